@@ -1,0 +1,142 @@
+/*
+ * memtool: the client side of the memory tool (memory_20250818).
+ *
+ * An agent sends `view`, `create`, `str_replace`, `insert`, `delete` and
+ * `rename` commands on paths under a virtual `/memories` directory; memtool
+ * carries them out on a store and returns the tool result text.
+ *
+ *     mt_memory *mem;
+ *     mt_result res;
+ *     if (mt_memory_open(&mem, "/var/lib/agent/memories", NULL) < 0)
+ *         fprintf(stderr, "%s\n", mt_error_last()->message);
+ *     mt_memory_call(&res, mem, json, strlen(json));
+ *     ... res.text, res.len, res.is_error ...
+ *     mt_result_dispose(&res);
+ *     mt_memory_free(mem);
+ *
+ * Functions return 0 (MT_OK) or a negative mt_error_code; mt_error_last()
+ * gives the details for the calling thread. One mt_memory may be used from
+ * any number of threads at once.
+ */
+#ifndef MEMTOOL_H
+#define MEMTOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MT_VERSION_MAJOR 0
+#define MT_VERSION_MINOR 1
+#define MT_VERSION_PATCH 0
+#define MT_VERSION       "0.1.0"
+
+#if defined(__GNUC__)
+#define MT_EXTERN(type) __attribute__((visibility("default"))) type
+#else
+#define MT_EXTERN(type) type
+#endif
+
+/* jansson's object type; the header does not need jansson.h. */
+struct json_t;
+
+typedef enum {
+    MT_OK = 0,
+    MT_ERROR = -1,        /* anything not listed below */
+    MT_ENOMEM = -2,       /* out of memory */
+    MT_EINVAL = -3,       /* a bad argument or option from the caller */
+    MT_ENOTFOUND = -4,    /* nothing at that path */
+    MT_EEXISTS = -5,      /* something already at that path */
+    MT_ENOTDIR = -6,      /* a file where a directory is needed */
+    MT_EISDIR = -7,       /* a directory where a file is needed */
+    MT_ESYMLINK = -8,     /* the path goes through or names a symbolic link */
+    MT_EUNSUPPORTED = -9, /* not a regular file or directory, or hard-linked */
+    MT_ELIMIT = -10,      /* a configured limit would be exceeded */
+    MT_EIO = -11,         /* the storage failed */
+    MT_ENOSYS = -12,      /* the kernel lacks something memtool requires */
+    MT_EBUSY = -13        /* the storage is in use and could not be locked */
+} mt_error_code;
+
+typedef struct {
+    int code;            /* an mt_error_code */
+    const char *message; /* never NULL; valid until the thread's next call */
+} mt_error;
+
+/* The last error raised on the calling thread. */
+MT_EXTERN(const mt_error *) mt_error_last(void);
+
+/* How hard a write works to survive a power cut. */
+typedef enum {
+    MT_DURABILITY_FULL = 0, /* fsync the file and its directory (default) */
+    MT_DURABILITY_FILE = 1, /* fsync the file only */
+    MT_DURABILITY_NONE = 2  /* leave it to the kernel; still atomic */
+} mt_durability;
+
+#define MT_OPTIONS_VERSION 1
+
+typedef struct {
+    unsigned int version;      /* MT_OPTIONS_VERSION */
+    uint64_t max_file_size;    /* bytes one file may hold; default 1 MiB */
+    uint64_t max_store_size;   /* bytes all files may hold; default 100 MiB */
+    uint64_t max_files;        /* files the store may hold; default 10,000 */
+    uint64_t view_limit;       /* characters in a view result; default 16,000 */
+    mt_durability durability;  /* default MT_DURABILITY_FULL */
+} mt_options;
+
+/* Fill opts with the defaults. */
+MT_EXTERN(void) mt_options_init(mt_options *opts);
+
+/* Parse a durability name ("full", "file", "none"). */
+MT_EXTERN(int) mt_durability_parse(mt_durability *out, const char *name);
+
+typedef struct mt_memory mt_memory;
+typedef struct mt_store mt_store; /* see memtool/store.h */
+
+/*
+ * Open the filesystem store rooted at `root` (created if missing, mode
+ * 0700). opts may be NULL for the defaults. Fails with MT_ENOSYS on a kernel
+ * without openat2(2): memtool never falls back to checking paths as strings.
+ */
+MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_options *opts);
+
+/* Wrap any store; the handle takes ownership of it, even on failure. */
+MT_EXTERN(int) mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts);
+
+MT_EXTERN(void) mt_memory_free(mt_memory *mem);
+
+/* The text of one tool result; text is NUL-terminated and valid UTF-8. */
+typedef struct {
+    char *text;
+    size_t len;
+    int is_error;
+} mt_result;
+
+/*
+ * Run one tool input, given as JSON text (`{"command": "view", ...}`).
+ * Returns 0 whenever a result was produced, tool errors included (bad JSON,
+ * a refused path, a missing file...: res->is_error is set and res->text says
+ * why). Returns < 0 only when no result could be made (MT_ENOMEM, MT_EINVAL
+ * for NULL arguments); then res is zeroed.
+ */
+MT_EXTERN(int) mt_memory_call(mt_result *res, mt_memory *mem, const char *json, size_t len);
+
+/* The same for an already parsed jansson object. */
+MT_EXTERN(int) mt_memory_call_object(mt_result *res, mt_memory *mem, const struct json_t *input);
+
+/*
+ * Answer a Messages API `tool_use` block (`{"type":"tool_use","id":...,
+ * "name":"memory","input":{...}}`) or a bare tool input with a new
+ * `tool_result` block: {"type":"tool_result","tool_use_id":...,"content":...,
+ * "is_error":...}; tool_use_id is present when the block had an id.
+ */
+MT_EXTERN(int) mt_memory_tool_result(struct json_t **out, mt_memory *mem, const struct json_t *block);
+
+MT_EXTERN(void) mt_result_dispose(mt_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

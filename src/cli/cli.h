@@ -1,0 +1,50 @@
+/* What every subcommand of the `memtool` command shares. */
+#ifndef MT_CLI_H
+#define MT_CLI_H
+
+#include <memtool.h>
+
+/* The options that go before the subcommand, as in git. */
+typedef struct {
+    const char *root; /* --root, MEMTOOL_ROOT, or the XDG default */
+    mt_options opts;
+} mt_cli;
+
+/* Exit statuses: the tool reported an error, or the command line/input was unusable. */
+#define MT_EXIT_OK    0
+#define MT_EXIT_TOOL  1
+#define MT_EXIT_USAGE 2
+
+/* A subcommand: argv[0] is its name; returns the exit status. */
+typedef int (*mt_cli_fn)(const mt_cli *cli, int argc, char **argv);
+
+/* Open the store the options name, creating the root; on failure print why and return NULL. */
+mt_memory *mt_cli_open(const mt_cli *cli);
+
+/* Run one tool input given as JSON text and print the result for a person:
+ * the text and a newline, on stdout, or on stderr when it is an error.
+ * Returns the exit status. */
+int mt_cli_run_json(const mt_cli *cli, const char *json, size_t len);
+
+/* Print "memtool <name>: msg" and a hint to stderr; returns MT_EXIT_USAGE. */
+int mt_cli_usage_error(const char *name, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Read all of a stream (stdin, a file) into a malloc'd, NUL-terminated buffer. */
+int mt_cli_read_all(char **out, size_t *out_len, int fd);
+
+/* Whether --help/-h was asked for, for subcommands without options of their own. */
+int mt_cli_wants_help(int argc, char **argv);
+
+int mt_cmd_call(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_view(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_create(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_str_replace(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_insert(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_delete(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_rename(const mt_cli *cli, int argc, char **argv);
+
+#endif

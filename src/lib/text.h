@@ -1,0 +1,29 @@
+/* Lines, numbered lines and sizes as the SPEC prints them (section 2). */
+#ifndef MT_TEXT_H
+#define MT_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Lines are split at '\n'; a final '\n' ends the last line: "a\nb\n" and "a\nb" have 2. */
+size_t mt_text_line_count(const char *data, size_t len);
+
+/* The 1-based line on which byte `offset` lies (offset may equal len). */
+size_t mt_text_line_at(const char *data, size_t len, size_t offset);
+
+/* Byte offset where 1-based line `line` starts (len when line is past the end). */
+size_t mt_text_line_start(const char *data, size_t len, size_t line);
+
+/* Append lines first..last (1-based, inclusive, last <= line count), each as
+ * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. */
+int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last);
+
+/* 1023 -> "1023B", 1280 -> "1.3K", 1048575 -> "1.0M" (SPEC section 3, view). */
+void mt_text_format_size(char out[16], uint64_t bytes);
+
+/* 1234567 -> "1,234,567", for messages about limits. */
+void mt_text_format_count(char out[32], uint64_t n);
+
+#endif

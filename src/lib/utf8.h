@@ -1,0 +1,24 @@
+/* UTF-8 as the SPEC reads it: strict (no overlong forms, no surrogates, nothing above U+10FFFF). */
+#ifndef MT_UTF8_H
+#define MT_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Decode one code point at s; returns its length in bytes (1-4), or 0 when the
+ * bytes there are not valid UTF-8 (then *cp is undefined). */
+size_t mt_utf8_decode(uint32_t *cp, const unsigned char *s, size_t len);
+
+/* Append s to out with every byte that is not part of valid UTF-8 shown as U+FFFD. */
+int mt_utf8_sanitize(mt_buf *out, const char *s, size_t len);
+
+/* The number of code points s shows as once sanitised (each bad byte counts one). */
+size_t mt_utf8_width(const char *s, size_t len);
+
+/* The longest prefix of s, in bytes, that shows as at most `chars` code points
+ * once sanitised, never splitting a valid sequence. */
+size_t mt_utf8_prefix(const char *s, size_t len, size_t chars);
+
+#endif
