@@ -1,0 +1,100 @@
+#include "text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "utf8.h"
+
+size_t mt_text_line_count(const char *data, size_t len)
+{
+    size_t n = 0;
+    const char *p = data, *end = data + len;
+
+    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    if (len > 0 && data[len - 1] != '\n')
+        n++;
+    return n;
+}
+
+size_t mt_text_line_at(const char *data, size_t len, size_t offset)
+{
+    size_t line = 1;
+    const char *p = data, *end = data + (offset < len ? offset : len);
+
+    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        line++;
+        p++;
+    }
+    return line;
+}
+
+size_t mt_text_line_start(const char *data, size_t len, size_t line)
+{
+    const char *p = data, *end = data + len;
+
+    while (line > 1 && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            return len;
+        p = nl + 1;
+        line--;
+    }
+    return (size_t)(p - data);
+}
+
+int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last)
+{
+    size_t off = mt_text_line_start(data, len, first);
+    size_t line;
+
+    for (line = first; line <= last && off <= len; line++) {
+        const char *nl = memchr(data + off, '\n', len - off);
+        size_t end = nl ? (size_t)(nl - data) : len;
+
+        if (mt_buf_printf(out, "\n%6zu\t", line) < 0 ||
+            mt_utf8_sanitize(out, data + off, end - off) < 0)
+            return -2;
+        off = end + 1;
+    }
+    return 0;
+}
+
+void mt_text_format_size(char out[16], uint64_t bytes)
+{
+    static const char units[] = "KMGT";
+    uint64_t unit = 1024, tenths = 0;
+    size_t i;
+
+    if (bytes < 1024) {
+        snprintf(out, 16, "%uB", (unsigned)bytes);
+        return;
+    }
+    for (i = 0; i < sizeof(units) - 1; i++, unit *= 1024) {
+        /* Rounded half up in tenths, without the overflow of bytes * 10. */
+        uint64_t rem10 = (bytes % unit) * 10, t = rem10 / unit;
+        if (2 * (rem10 % unit) >= unit)
+            t++;
+        tenths = (bytes / unit) * 10 + t;
+        if (tenths < 10240 || i == sizeof(units) - 2)
+            break;
+    }
+    snprintf(out, 16, "%llu.%u%c", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10),
+             units[i]);
+}
+
+void mt_text_format_count(char out[32], uint64_t n)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n);
+    int i, o = 0;
+
+    for (i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+}
