@@ -56,7 +56,8 @@ typedef enum {
     MT_ELIMIT = -10,      /* a configured limit would be exceeded */
     MT_EIO = -11,         /* the storage failed */
     MT_ENOSYS = -12,      /* the kernel lacks something memtool requires */
-    MT_EBUSY = -13        /* the storage is in use and could not be locked */
+    MT_EBUSY = -13,       /* the storage is in use and could not be locked */
+    MT_EMULTILINK = -14   /* a file with more than one hard link */
 } mt_error_code;
 
 typedef struct {
@@ -77,12 +78,12 @@ typedef enum {
 #define MT_OPTIONS_VERSION 1
 
 typedef struct {
-    unsigned int version;      /* MT_OPTIONS_VERSION */
-    uint64_t max_file_size;    /* bytes one file may hold; default 1 MiB */
-    uint64_t max_store_size;   /* bytes all files may hold; default 100 MiB */
-    uint64_t max_files;        /* files the store may hold; default 10,000 */
-    uint64_t view_limit;       /* characters in a view result; default 16,000 */
-    mt_durability durability;  /* default MT_DURABILITY_FULL */
+    unsigned int version;     /* MT_OPTIONS_VERSION */
+    uint64_t max_file_size;   /* bytes one file may hold; default 1 MiB */
+    uint64_t max_store_size;  /* bytes all files may hold; default 100 MiB */
+    uint64_t max_files;       /* files the store may hold; default 10,000 */
+    uint64_t view_limit;      /* characters in a view result; default 16,000 */
+    mt_durability durability; /* default MT_DURABILITY_FULL */
 } mt_options;
 
 /* Fill opts with the defaults. */
@@ -131,7 +132,8 @@ MT_EXTERN(int) mt_memory_call_object(mt_result *res, mt_memory *mem, const struc
  * `tool_result` block: {"type":"tool_result","tool_use_id":...,"content":...,
  * "is_error":...}; tool_use_id is present when the block had an id.
  */
-MT_EXTERN(int) mt_memory_tool_result(struct json_t **out, mt_memory *mem, const struct json_t *block);
+MT_EXTERN(int)
+mt_memory_tool_result(struct json_t **out, mt_memory *mem, const struct json_t *block);
 
 MT_EXTERN(void) mt_result_dispose(mt_result *res);
 

@@ -20,26 +20,25 @@ typedef enum { MT_NODE_FILE = 1, MT_NODE_DIR = 2 } mt_node_type;
 
 /* One line of a listing. */
 typedef struct {
-    char *path;        /* relative to the store root, normalised */
+    char *path; /* relative to the store root, normalised */
     mt_node_type type;
-    unsigned depth;    /* 1 for a child of the listed directory, 2 below */
-    uint64_t size;     /* bytes of regular files at or beneath it */
+    unsigned depth; /* 1 for a child of the listed directory, 2 below */
+    uint64_t size;  /* bytes of regular files at or beneath it */
 } mt_store_entry;
 
 typedef struct {
     mt_store_entry *entries; /* depth first, names sorted by bytes */
     size_t count;
-    uint64_t size;           /* bytes of regular files beneath the listed dir */
+    uint64_t size; /* bytes of regular files beneath the listed dir */
 } mt_store_listing;
 
 /*
  * The edit callback of a read-modify-write: given the current content, set
- * *out/*out_len to the new content (malloc'd; the store frees it) and return
+ * *out and *out_len to the new content (malloc'd; the store frees it) and return
  * 0, or return a negative code to leave the file untouched. The store holds
  * an exclusive lock on the file across the callback and the replacement.
  */
-typedef int (*mt_edit_cb)(char **out, size_t *out_len, const char *data, size_t len,
-                          void *payload);
+typedef int (*mt_edit_cb)(char **out, size_t *out_len, const char *data, size_t len, void *payload);
 
 #define MT_STORE_VERSION 1
 
@@ -80,7 +79,8 @@ MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
 MT_EXTERN(int) mt_store_fs_open(mt_store **out, const char *root, mt_durability durability);
 
 /* Record an error for mt_error_last(); returns code, for `return mt_error_set(...)`. */
-MT_EXTERN(int) mt_error_set(int code, const char *fmt, ...)
+MT_EXTERN(int)
+mt_error_set(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

@@ -21,11 +21,6 @@ typedef int (*mt_cli_fn)(const mt_cli *cli, int argc, char **argv);
 /* Open the store the options name, creating the root; on failure print why and return NULL. */
 mt_memory *mt_cli_open(const mt_cli *cli);
 
-/* Run one tool input given as JSON text and print the result for a person:
- * the text and a newline, on stdout, or on stderr when it is an error.
- * Returns the exit status. */
-int mt_cli_run_json(const mt_cli *cli, const char *json, size_t len);
-
 /* Print "memtool <name>: msg" and a hint to stderr; returns MT_EXIT_USAGE. */
 int mt_cli_usage_error(const char *name, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -11,7 +11,10 @@ typedef struct {
     size_t cap;
 } mt_buf;
 
-#define MT_BUF_INIT {NULL, 0, 0}
+#define MT_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Each returns 0 or MT_ENOMEM (the buffer keeps what it had). */
 int mt_buf_grow(mt_buf *b, size_t extra);
@@ -23,7 +26,11 @@ int mt_buf_printf(mt_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-int mt_buf_vprintf(mt_buf *b, const char *fmt, va_list ap);
+int mt_buf_vprintf(mt_buf *b, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 void mt_buf_truncate(mt_buf *b, size_t len);
 /* Hand the bytes to the caller (never NULL: "" for an empty buffer, or NULL on ENOMEM). */
 char *mt_buf_detach(mt_buf *b, size_t *len);

@@ -5,10 +5,12 @@
 
 /* Per thread, so one handle can serve many threads without their errors mixing. */
 static _Thread_local char last_message[1024] = "no error";
-static _Thread_local mt_error last = {MT_OK, last_message};
+static _Thread_local mt_error last;
 
 const mt_error *mt_error_last(void)
 {
+    /* A thread-local's address is not a constant initialiser: set it here. */
+    last.message = last_message;
     return &last;
 }
 

@@ -42,9 +42,7 @@ typedef struct {
 /* Append literal text or a string from the input (shown as valid UTF-8). */
 int mt_reply_put(mt_reply *r, const char *s);
 int mt_reply_str(mt_reply *r, mt_str s);
-/* Replace the reply with an error: the pieces are literal text and mt_str
- * values, alternating, ending with NULL: mt_reply_error(r, "Error: File ", &path, " exists", NULL)
- * is awkward in C, so errors are built as prefix + string + suffix. */
+/* Replace the reply with the error prefix + s + suffix. */
 int mt_reply_fail(mt_reply *r, const char *prefix, mt_str s, const char *suffix);
 /* Replace the reply with an error made by printf. */
 int mt_reply_failf(mt_reply *r, const char *fmt, ...)
@@ -59,22 +57,23 @@ int mt_reply_store_error(mt_reply *r, int code, mt_str path);
 /* Limits, checked before anything is written. `delta_bytes` is how much the
  * store grows, `new_files` how many files it gains; `file_size` the size of
  * the file being written. Returns 0, or fills r with the error and returns 1. */
-int mt_limits_check(mt_reply *r, mt_memory *m, uint64_t file_size, int64_t delta_bytes,
+int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size, int64_t delta_bytes,
                     uint64_t new_files);
-/* Tell the usage cache what a successful write did. */
+/* On success the growth is reserved in the usage cache; a write that then
+ * fails gives it back with mt_usage_note(m, -delta, -files). */
 void mt_usage_note(mt_memory *m, int64_t delta_bytes, int64_t delta_files);
 void mt_usage_forget(mt_memory *m);
 
 /* Each returns 0 with the result in r, or MT_ENOMEM. `path` is the path as
  * given (echoed in messages), `rel` its normalised form. */
-int mt_cmd_view(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range);
-int mt_cmd_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str text);
-int mt_cmd_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,
-                       mt_str new_str);
-int mt_cmd_insert(mt_reply *r, mt_memory *m, mt_str path, const char *rel, int64_t line,
-                  mt_str text);
-int mt_cmd_delete(mt_reply *r, mt_memory *m, mt_str path, const char *rel);
-int mt_cmd_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel,
-                  mt_str new_path, const char *new_rel);
+int mt_op_view(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range);
+int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str text);
+int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,
+                      mt_str new_str);
+int mt_op_insert(mt_reply *r, mt_memory *m, mt_str path, const char *rel, int64_t line,
+                 mt_str text);
+int mt_op_delete(mt_reply *r, mt_memory *m, mt_str path, const char *rel);
+int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel, mt_str new_path,
+                 const char *new_rel);
 
 #endif

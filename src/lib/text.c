@@ -62,14 +62,14 @@ int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first
     return 0;
 }
 
-void mt_text_format_size(char out[16], uint64_t bytes)
+void mt_text_format_size(char out[32], uint64_t bytes)
 {
     static const char units[] = "KMGT";
     uint64_t unit = 1024, tenths = 0;
     size_t i;
 
     if (bytes < 1024) {
-        snprintf(out, 16, "%uB", (unsigned)bytes);
+        snprintf(out, 32, "%uB", (unsigned)bytes);
         return;
     }
     for (i = 0; i < sizeof(units) - 1; i++, unit *= 1024) {
@@ -81,7 +81,7 @@ void mt_text_format_size(char out[16], uint64_t bytes)
         if (tenths < 10240 || i == sizeof(units) - 2)
             break;
     }
-    snprintf(out, 16, "%llu.%u%c", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10),
+    snprintf(out, 32, "%llu.%u%c", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10),
              units[i]);
 }
 

@@ -21,7 +21,7 @@ size_t mt_text_line_start(const char *data, size_t len, size_t line);
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last);
 
 /* 1023 -> "1023B", 1280 -> "1.3K", 1048575 -> "1.0M" (SPEC section 3, view). */
-void mt_text_format_size(char out[16], uint64_t bytes);
+void mt_text_format_size(char out[32], uint64_t bytes);
 
 /* 1234567 -> "1,234,567", for messages about limits. */
 void mt_text_format_count(char out[32], uint64_t n);

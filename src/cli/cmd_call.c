@@ -1,0 +1,78 @@
+/* memtool call: one JSON object on stdin, as an agent's client would pass it. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "usage: memtool [options] call < INPUT.json\n\n"
+    "Reads ONE JSON object from stdin.\n"
+    "  A tool input ({\"command\": \"view\", \"path\": \"/memories\"}): prints the result text\n"
+    "  exactly, with no newline added.\n"
+    "  A tool_use block ({\"type\":\"tool_use\",\"id\":...,\"name\":\"memory\",\"input\":{...}}):\n"
+    "  prints a tool_result block as JSON.\n"
+    "Exit status: 0 success, 1 the tool reported an error (the result is still printed),\n"
+    "2 usage error or input that is not one JSON object.\n";
+
+int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
+{
+    json_error_t err;
+    json_t *input = NULL, *result = NULL;
+    mt_memory *mem = NULL;
+    mt_result res = {NULL, 0, 0};
+    char *data = NULL, *out = NULL;
+    size_t len;
+    int status = MT_EXIT_USAGE, is_error;
+
+    if (mt_cli_wants_help(argc, argv)) {
+        fputs(help, stdout);
+        return MT_EXIT_OK;
+    }
+    if (argc > 1)
+        return mt_cli_usage_error("call", "takes no arguments (the input comes on stdin)");
+    if (mt_cli_read_all(&data, &len, STDIN_FILENO) < 0) {
+        mt_cli_usage_error("call", "cannot read stdin");
+        goto done;
+    }
+    input = json_loadb(data, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
+    if (!input || !json_is_object(input)) {
+        if (input)
+            mt_cli_usage_error("call", "the input must be one JSON object, got another JSON value");
+        else
+            mt_cli_usage_error("call", "the input is not one JSON object: %s (line %d, column %d)",
+                               err.text, err.line, err.column);
+        goto done;
+    }
+    status = MT_EXIT_TOOL;
+    if (!(mem = mt_cli_open(cli)))
+        goto done;
+    if (json_object_get(input, "type")) {
+        if (mt_memory_tool_result(&result, mem, input) < 0 ||
+            !(out = json_dumps(result, JSON_COMPACT))) {
+            fprintf(stderr, "memtool call: %s\n", mt_error_last()->message);
+            goto done;
+        }
+        fputs(out, stdout);
+        is_error = json_is_true(json_object_get(result, "is_error"));
+    } else {
+        if (mt_memory_call_object(&res, mem, input) < 0) {
+            fprintf(stderr, "memtool call: %s\n", mt_error_last()->message);
+            goto done;
+        }
+        fwrite(res.text, 1, res.len, stdout);
+        is_error = res.is_error;
+    }
+    status = is_error ? MT_EXIT_TOOL : MT_EXIT_OK;
+done:
+    if (fflush(stdout) != 0)
+        status = MT_EXIT_TOOL;
+    free(out);
+    json_decref(result);
+    mt_result_dispose(&res);
+    mt_memory_free(mem);
+    json_decref(input);
+    free(data);
+    return status;
+}

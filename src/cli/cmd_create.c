@@ -1,0 +1,46 @@
+/* memtool create PATH [FILE|-] */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "input.h"
+
+static const char help[] = "usage: memtool [options] create PATH [FILE|-]\n\n"
+                           "Create the file PATH (and missing parent directories) with the\n"
+                           "content of FILE, or of stdin when FILE is - or left out.\n";
+
+int mt_cmd_create(const mt_cli *cli, int argc, char **argv)
+{
+    const char *from;
+    char *data = NULL;
+    size_t len;
+    int fd, rc, status;
+
+    if (mt_cli_wants_help(argc, argv)) {
+        fputs(help, stdout);
+        return MT_EXIT_OK;
+    }
+    if (argc != 2 && argc != 3) {
+        fputs(help, stderr);
+        return MT_EXIT_USAGE;
+    }
+    from = argc == 3 ? argv[2] : "-";
+    fd = strcmp(from, "-") == 0 ? STDIN_FILENO : open(from, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mt_cli_usage_error("create", "cannot open %s: %s", from, strerror(errno));
+    rc = mt_cli_read_all(&data, &len, fd);
+    if (fd != STDIN_FILENO)
+        close(fd);
+    if (rc < 0)
+        return mt_cli_usage_error("create", "cannot read %s: %s", from, strerror(-rc));
+    status = mt_cli_run_input(cli, "create",
+                              json_pack("{s:s, s:s, s:s%}", "command", "create", "path", argv[1],
+                                        "file_text", data, len));
+    free(data);
+    return status;
+}

@@ -1,0 +1,18 @@
+/* Turning a command line into a tool input. */
+#ifndef MT_CLI_INPUT_H
+#define MT_CLI_INPUT_H
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* Run a tool input built from the command line (taking the reference; NULL
+ * means it could not be built, e.g. an argument that is not valid UTF-8) and
+ * print the result for a person. Returns the exit status. */
+int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input);
+
+/* The usual shape of a subcommand without options: --help, then exactly
+ * `nargs` arguments. Returns -1 to go on, else the exit status. */
+int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help);
+
+#endif

@@ -1,0 +1,190 @@
+/* memtool: the memory tool from the command line. Global options come before
+ * the subcommand, as in git; each subcommand lives in its own cmd_<name>.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+    const char *name;
+    mt_cli_fn run;
+    const char *summary;
+} mt_cli_command;
+
+static const mt_cli_command commands[] = {
+    {"call", mt_cmd_call, "run one JSON tool input (or tool_use block) from stdin"},
+    {"view", mt_cmd_view, "show a file with line numbers, or a directory"},
+    {"create", mt_cmd_create, "create a file from FILE or stdin"},
+    {"str-replace", mt_cmd_str_replace, "replace a unique string in a file"},
+    {"insert", mt_cmd_insert, "insert text after a line of a file"},
+    {"delete", mt_cmd_delete, "delete a file or directory"},
+    {"rename", mt_cmd_rename, "rename or move a file or directory"},
+};
+
+static void usage(FILE *out)
+{
+    size_t i;
+
+    fprintf(out, "usage: memtool [options] <command> [<args>]\n\n"
+                 "The memory tool for AI agents: the view, create, str_replace, insert, delete\n"
+                 "and rename commands of memory_20250818 on a store of files.\n\n"
+                 "Commands:\n");
+    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nOptions (each also read from the environment variable shown):\n"
+                 "  --root DIR              the store (MEMTOOL_ROOT; default\n"
+                 "                          $XDG_DATA_HOME/memtool/memories)\n"
+                 "  --max-file-size BYTES   largest file (MEMTOOL_MAX_FILE_SIZE; 1M)\n"
+                 "  --max-store-size BYTES  all files together (MEMTOOL_MAX_STORE_SIZE; 100M)\n"
+                 "  --max-files N           number of files (MEMTOOL_MAX_FILES; 10000)\n"
+                 "  --view-limit CHARS      longest view result (MEMTOOL_VIEW_LIMIT; 16000)\n"
+                 "  --durability MODE       full, file or none (MEMTOOL_DURABILITY; full)\n"
+                 "  -h, --help              this help; `memtool <command> --help` for a command\n"
+                 "  --version               the version\n"
+                 "Sizes take a K, M or G suffix (powers of 1024).\n");
+}
+
+/* A count or size: digits with an optional K/M/G suffix, nothing else. */
+static int parse_size(uint64_t *out, const char *s)
+{
+    unsigned long long v;
+    char *end;
+    uint64_t mult = 1;
+
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        mult = 1024ULL;
+    else if (*end == 'M' || *end == 'm')
+        mult = 1024ULL * 1024;
+    else if (*end == 'G' || *end == 'g')
+        mult = 1024ULL * 1024 * 1024;
+    if (mult > 1)
+        end++;
+    if (*end || (v && mult > UINT64_MAX / v))
+        return -1;
+    *out = (uint64_t)v * mult;
+    return 0;
+}
+
+static int set_option(mt_cli *cli, const char *name, const char *value)
+{
+    uint64_t *target = NULL;
+
+    if (strcmp(name, "root") == 0) {
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--root needs a directory");
+        cli->root = value;
+        return 0;
+    }
+    if (strcmp(name, "durability") == 0) {
+        if (mt_durability_parse(&cli->opts.durability, value) < 0)
+            return mt_cli_usage_error(NULL, "--durability: %s", mt_error_last()->message);
+        return 0;
+    }
+    if (strcmp(name, "max-file-size") == 0)
+        target = &cli->opts.max_file_size;
+    else if (strcmp(name, "max-store-size") == 0)
+        target = &cli->opts.max_store_size;
+    else if (strcmp(name, "max-files") == 0)
+        target = &cli->opts.max_files;
+    else
+        target = &cli->opts.view_limit;
+    if (parse_size(target, value) < 0)
+        return mt_cli_usage_error(NULL,
+                                  "--%s needs a whole number (with an optional K, M or G), "
+                                  "not '%s'",
+                                  name, value);
+    return 0;
+}
+
+static const struct {
+    const char *option, *env;
+} env_names[] = {
+    {"root", "MEMTOOL_ROOT"},
+    {"max-file-size", "MEMTOOL_MAX_FILE_SIZE"},
+    {"max-store-size", "MEMTOOL_MAX_STORE_SIZE"},
+    {"max-files", "MEMTOOL_MAX_FILES"},
+    {"view-limit", "MEMTOOL_VIEW_LIMIT"},
+    {"durability", "MEMTOOL_DURABILITY"},
+};
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"root", required_argument, NULL, 0},
+        {"max-file-size", required_argument, NULL, 0},
+        {"max-store-size", required_argument, NULL, 0},
+        {"max-files", required_argument, NULL, 0},
+        {"view-limit", required_argument, NULL, 0},
+        {"durability", required_argument, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    static char default_root[4096];
+    mt_cli cli;
+    size_t i;
+    int c, idx;
+
+    memset(&cli, 0, sizeof(cli));
+    mt_options_init(&cli.opts);
+    /* The environment first, so the command line wins. */
+    for (i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
+        const char *v = getenv(env_names[i].env);
+        if (v && *v && set_option(&cli, env_names[i].option, v) != 0) {
+            fprintf(stderr, "memtool: (from %s)\n", env_names[i].env);
+            return MT_EXIT_USAGE;
+        }
+    }
+    while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+        if (c == 0) {
+            if (set_option(&cli, longopts[idx].name, optarg) != 0)
+                return MT_EXIT_USAGE;
+        } else if (c == 'h') {
+            usage(stdout);
+            return MT_EXIT_OK;
+        } else if (c == 'V') {
+            printf("memtool %s\n", MT_VERSION);
+            return MT_EXIT_OK;
+        } else {
+            usage(stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (!cli.root) {
+        const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+        int n;
+        if (xdg && *xdg == '/')
+            n = snprintf(default_root, sizeof(default_root), "%s/memtool/memories", xdg);
+        else if (home && *home)
+            n = snprintf(default_root, sizeof(default_root), "%s/.local/share/memtool/memories",
+                         home);
+        else
+            return mt_cli_usage_error(NULL, "no store: give --root DIR or set MEMTOOL_ROOT");
+        if (n < 0 || (size_t)n >= sizeof(default_root))
+            return mt_cli_usage_error(NULL, "the default store path is too long; give --root");
+        cli.root = default_root;
+    }
+    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(argv[optind], commands[i].name) == 0) {
+            int sub_argc = argc - optind;
+            char **sub_argv = argv + optind;
+            optind = 0; /* the subcommand parses its own options from the start */
+            return commands[i].run(&cli, sub_argc, sub_argv);
+        }
+    }
+    return mt_cli_usage_error(NULL, "'%s' is not a memtool command; see memtool --help",
+                              argv[optind]);
+}

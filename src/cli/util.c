@@ -1,0 +1,130 @@
+/* What the subcommands share: opening the store, running an input, errors. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "input.h"
+
+mt_memory *mt_cli_open(const mt_cli *cli)
+{
+    mt_memory *mem = NULL;
+
+    if (mt_memory_open(&mem, cli->root, &cli->opts) < 0) {
+        fprintf(stderr, "memtool: %s\n", mt_error_last()->message);
+        return NULL;
+    }
+    return mem;
+}
+
+int mt_cli_usage_error(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (name)
+        fprintf(stderr, "memtool %s: ", name);
+    else
+        fputs("memtool: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return MT_EXIT_USAGE;
+}
+
+int mt_cli_read_all(char **out, size_t *out_len, int fd)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap), *grown;
+
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        ssize_t n;
+        if (cap - len < 2) {
+            if (cap > SIZE_MAX / 2 || !(grown = realloc(buf, cap * 2))) {
+                free(buf);
+                return -ENOMEM;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            free(buf);
+            return -err;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+int mt_cli_wants_help(int argc, char **argv)
+{
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return 0;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input)
+{
+    mt_memory *mem;
+    mt_result res;
+    int status;
+
+    if (!input)
+        return mt_cli_usage_error(name, "the arguments must be valid UTF-8 text");
+    if (!(mem = mt_cli_open(cli))) {
+        json_decref(input);
+        return MT_EXIT_TOOL;
+    }
+    if (mt_memory_call_object(&res, mem, input) < 0) {
+        fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
+        status = MT_EXIT_TOOL;
+        goto done;
+    }
+    /* For people: a newline after the text, and errors on stderr. */
+    fwrite(res.text, 1, res.len, res.is_error ? stderr : stdout);
+    fputc('\n', res.is_error ? stderr : stdout);
+    status = res.is_error ? MT_EXIT_TOOL : MT_EXIT_OK;
+    mt_result_dispose(&res);
+done:
+    json_decref(input);
+    mt_memory_free(mem);
+    return status;
+}
+
+int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help)
+{
+    if (mt_cli_wants_help(argc, argv)) {
+        fputs(help, stdout);
+        return MT_EXIT_OK;
+    }
+    /* "--" lets an argument start with a dash. */
+    if (argc > 1 && strcmp(argv[1], "--") == 0) {
+        memmove(argv + 1, argv + 2, (size_t)(argc - 1) * sizeof(*argv));
+        argc--;
+    }
+    if (argc - 1 != nargs) {
+        fputs(help, stderr);
+        return MT_EXIT_USAGE;
+    }
+    return -1;
+}

@@ -1,0 +1,23 @@
+/* create: a new file, written whole or not at all. */
+#include "memory.h"
+
+int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str text)
+{
+    int rc;
+
+    if (!*rel)
+        return mt_reply_fail(r, "Error: File ", path, " already exists");
+    if ((rc = mt_limits_check(r, m, path, text.len, (int64_t)text.len, 1)) != 0)
+        return rc < 0 ? rc : 0;
+    rc = m->store->create(m->store, rel, text.ptr, text.len);
+    if (rc < 0) {
+        mt_usage_note(m, -(int64_t)text.len, -1);
+        if (rc == MT_EEXISTS)
+            return mt_reply_fail(r, "Error: File ", path, " already exists");
+        return mt_reply_store_error(r, rc, path);
+    }
+    if (mt_reply_fail(r, "File created successfully at: ", path, "") < 0)
+        return MT_ENOMEM;
+    r->is_error = 0;
+    return 0;
+}

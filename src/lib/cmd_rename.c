@@ -1,0 +1,38 @@
+/* rename: move a file or directory, never replacing anything. */
+#include <string.h>
+
+#include "memory.h"
+
+int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel, mt_str new_path,
+                 const char *new_rel)
+{
+    size_t old_len = strlen(old_rel);
+    mt_node_type type;
+    uint64_t size;
+    int rc;
+
+    if (!*old_rel)
+        return mt_reply_failf(r, "Error: Cannot rename the /memories directory itself");
+    /* The source must exist before anything else about the move is judged;
+     * a link at the source counts (it is moved itself). */
+    rc = m->store->stat(m->store, &type, &size, old_rel);
+    if (rc == MT_ENOTFOUND)
+        return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
+    if (!*new_rel || strcmp(old_rel, new_rel) == 0)
+        return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
+    if (strncmp(new_rel, old_rel, old_len) == 0 && new_rel[old_len] == '/')
+        return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
+    rc = m->store->rename(m->store, old_rel, new_rel);
+    if (rc == MT_ENOTFOUND)
+        return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
+    if (rc == MT_EEXISTS)
+        return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
+    if (rc < 0)
+        return mt_reply_store_error(r, rc, new_path);
+    r->is_error = 0;
+    mt_buf_truncate(&r->text, 0);
+    if (mt_reply_put(r, "Successfully renamed ") < 0 || mt_reply_str(r, old_path) < 0 ||
+        mt_reply_put(r, " to ") < 0 || mt_reply_str(r, new_path) < 0)
+        return MT_ENOMEM;
+    return 0;
+}

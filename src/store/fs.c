@@ -1,0 +1,323 @@
+/* The filesystem store: opening it, resolving paths beneath it, reading. */
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/path.h"
+
+/* How often a resolution that raced with a rename elsewhere is tried again. */
+#define MT_OPENAT2_TRIES 256
+
+int mt_fs_error(int err, const char *what, const char *rel)
+{
+    const char *shown = rel && *rel ? rel : "/memories";
+
+    switch (err) {
+    case ENOENT:
+        return mt_error_set(MT_ENOTFOUND, "%s %s: no such file or directory", what, shown);
+    case EEXIST:
+    case ENOTEMPTY:
+        return mt_error_set(MT_EEXISTS, "%s %s: it already exists", what, shown);
+    case ENOTDIR:
+        return mt_error_set(MT_ENOTDIR, "%s %s: a component is not a directory", what, shown);
+    case EISDIR:
+        return mt_error_set(MT_EISDIR, "%s %s: it is a directory", what, shown);
+    case ELOOP:
+        return mt_error_set(MT_ESYMLINK, "%s %s: the path goes through a symbolic link", what,
+                            shown);
+    case EXDEV:
+        return mt_error_set(MT_EUNSUPPORTED, "%s %s: the path crosses into another filesystem",
+                            what, shown);
+    case ENOMEM:
+        return mt_error_set(MT_ENOMEM, "%s %s: out of memory", what, shown);
+    case ENOSYS:
+        return mt_error_set(MT_ENOSYS, "%s %s: the kernel does not support it", what, shown);
+    case EAGAIN:
+        return mt_error_set(MT_EBUSY, "%s %s: the store kept changing during the operation", what,
+                            shown);
+    case ENAMETOOLONG:
+        return mt_error_set(MT_EINVAL, "%s %s: the name is too long", what, shown);
+    default:
+        return mt_error_set(MT_EIO, "%s %s: %s", what, shown, strerror(err));
+    }
+}
+
+int mt_fs_openat(int dirfd, const char *rel, int flags, mode_t mode)
+{
+    struct open_how how;
+    int tries, fd = -1;
+
+    memset(&how, 0, sizeof(how));
+    how.flags = (uint64_t)(flags | O_CLOEXEC);
+    how.mode = (flags & O_CREAT) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    /* EAGAIN means a rename elsewhere raced with the lookup; the kernel asks us to retry. */
+    for (tries = 0; tries < MT_OPENAT2_TRIES; tries++) {
+        fd = (int)syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN)
+            break;
+    }
+    if (fd < 0)
+        return -errno;
+    return fd;
+}
+
+int mt_fs_sync(int fd, const char *rel)
+{
+    if (fsync(fd) < 0)
+        return mt_fs_error(errno, "cannot sync", rel);
+    return 0;
+}
+
+static int fs_mkdir_walk(int *out_fd, int root_fd, const char *dir, size_t dir_len, const char *rel,
+                         mt_durability durability)
+{
+    char comp[MT_NAME_MAX + 1];
+    int fd, next, rc = 0;
+    size_t i = 0;
+
+    fd = dup(root_fd);
+    if (fd < 0)
+        return mt_fs_error(errno, "cannot open", rel);
+    while (i < dir_len) {
+        size_t j = i;
+        while (j < dir_len && dir[j] != '/')
+            j++;
+        if (j - i > MT_NAME_MAX) {
+            rc = mt_fs_error(ENAMETOOLONG, "cannot create", rel);
+            goto done;
+        }
+        memcpy(comp, dir + i, j - i);
+        comp[j - i] = '\0';
+        next = mt_fs_openat(fd, comp, O_RDONLY | O_DIRECTORY, 0);
+        if (next == -ENOENT) {
+            if (mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
+                rc = mt_fs_error(errno, "cannot create a directory for", rel);
+                goto done;
+            }
+            /* The new entry must survive a crash before anything is put in it. */
+            if (durability == MT_DURABILITY_FULL && (rc = mt_fs_sync(fd, rel)) < 0)
+                goto done;
+            next = mt_fs_openat(fd, comp, O_RDONLY | O_DIRECTORY, 0);
+        }
+        if (next < 0) {
+            rc = mt_fs_error(-next, "cannot open a directory of", rel);
+            goto done;
+        }
+        close(fd);
+        fd = next;
+        i = j + 1;
+    }
+done:
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    *out_fd = fd;
+    return 0;
+}
+
+int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel, int create)
+{
+    const char *slash = strrchr(rel, '/');
+    char dir[MT_PATH_MAX + 1];
+    size_t dir_len = slash ? (size_t)(slash - rel) : 0;
+    int fd;
+
+    *name = slash ? slash + 1 : rel;
+    if (dir_len > MT_PATH_MAX)
+        return mt_fs_error(ENAMETOOLONG, "cannot open", rel);
+    memcpy(dir, rel, dir_len);
+    dir[dir_len] = '\0';
+    fd = mt_fs_openat(fs->root_fd, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd == -ENOENT && create)
+        return fs_mkdir_walk(out_fd, fs->root_fd, dir, dir_len, rel, fs->durability);
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot open", rel);
+    *out_fd = fd;
+    return 0;
+}
+
+static int fs_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *rel)
+{
+    mt_fs *fs = (mt_fs *)st;
+    struct stat sb;
+    int fd, rc = 0;
+
+    /* O_PATH looks without opening: a FIFO or a device is never touched. */
+    fd = mt_fs_openat(fs->root_fd, rel, O_PATH, 0);
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot look at", rel);
+    if (fstat(fd, &sb) < 0) {
+        rc = mt_fs_error(errno, "cannot look at", rel);
+        goto done;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        *type = MT_NODE_DIR;
+        *size = 0;
+    } else if (S_ISREG(sb.st_mode)) {
+        *type = MT_NODE_FILE;
+        *size = (uint64_t)sb.st_size;
+    } else {
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file or directory", rel);
+    }
+done:
+    close(fd);
+    return rc;
+}
+
+static int fs_read(mt_store *st, char **out, size_t *out_len, const char *rel)
+{
+    mt_fs *fs = (mt_fs *)st;
+    struct stat sb;
+    char *data = NULL, *grown;
+    size_t cap, len = 0;
+    int fd, rc = 0;
+
+    *out = NULL;
+    *out_len = 0;
+    /* O_NONBLOCK: should a FIFO be swapped in after a stat, opening it must not hang. */
+    fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot read", rel);
+    if (fstat(fd, &sb) < 0) {
+        rc = mt_fs_error(errno, "cannot read", rel);
+        goto done;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        rc = mt_fs_error(EISDIR, "cannot read", rel);
+        goto done;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+        goto done;
+    }
+    if (sb.st_nlink > 1) {
+        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
+        goto done;
+    }
+    cap = (size_t)sb.st_size + 1;
+    for (;;) {
+        ssize_t n;
+        if (len + 1 >= cap) {
+            cap = cap * 2 + 4096;
+            grown = realloc(data, cap);
+            if (!grown) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
+                goto done;
+            }
+            data = grown;
+        } else if (!data && !(data = malloc(cap))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
+            goto done;
+        }
+        n = read(fd, data + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = mt_fs_error(errno, "cannot read", rel);
+            goto done;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    data[len] = '\0';
+    *out = data;
+    *out_len = len;
+    data = NULL;
+done:
+    free(data);
+    close(fd);
+    return rc;
+}
+
+static void fs_free(mt_store *st)
+{
+    mt_fs *fs = (mt_fs *)st;
+
+    if (!fs)
+        return;
+    close(fs->root_fd);
+    free(fs);
+}
+
+/* mkdir -p for the root itself: it is the caller's configuration, trusted. */
+static int fs_make_root(const char *root)
+{
+    char path[MT_PATH_MAX + 1];
+    size_t len = strlen(root), i;
+
+    if (len == 0 || len > MT_PATH_MAX)
+        return mt_error_set(MT_EINVAL, "the store root '%s' is not a usable path", root);
+    memcpy(path, root, len + 1);
+    for (i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        path[i] = '\0';
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+            return mt_error_set(MT_EIO, "cannot create the store root %s: %s", path,
+                                strerror(errno));
+        path[i] = i == len ? '\0' : '/';
+    }
+    return 0;
+}
+
+int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
+{
+    mt_fs *fs = NULL;
+    int fd = -1, probe, rc;
+
+    *out = NULL;
+    if (!root)
+        return mt_error_set(MT_EINVAL, "no store root given");
+    if ((rc = fs_make_root(root)) < 0)
+        return rc;
+    fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return mt_error_set(MT_EIO, "cannot open the store root %s: %s", root, strerror(errno));
+    probe = mt_fs_openat(fd, "", O_RDONLY | O_DIRECTORY, 0);
+    if (probe == -ENOSYS || probe == -E2BIG || probe == -EINVAL) {
+        rc = mt_error_set(MT_ENOSYS,
+                          "this kernel has no openat2(2) with RESOLVE_BENEATH (Linux 5.6 or "
+                          "later is needed); memtool will not fall back to checking paths as "
+                          "strings, so the store %s cannot be opened",
+                          root);
+        goto done;
+    }
+    if (probe < 0) {
+        rc = mt_error_set(MT_EIO, "cannot open the store root %s: %s", root, strerror(-probe));
+        goto done;
+    }
+    close(probe);
+    fs = calloc(1, sizeof(*fs));
+    if (!fs) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory opening %s", root);
+        goto done;
+    }
+    fs->base.version = MT_STORE_VERSION;
+    fs->base.stat = fs_stat;
+    fs->base.read = fs_read;
+    fs->base.create = mt_fs_create;
+    fs->base.edit = mt_fs_edit;
+    fs->base.remove = mt_fs_remove;
+    fs->base.rename = mt_fs_rename;
+    fs->base.list = mt_fs_list;
+    fs->base.usage = mt_fs_usage;
+    fs->base.free = fs_free;
+    fs->root_fd = fd;
+    fs->durability = durability;
+    fd = -1;
+    *out = &fs->base;
+    rc = 0;
+done:
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* The filesystem store's internals, shared by fs.c, fs_write.c and fs_walk.c. */
+#ifndef MT_STORE_FS_H
+#define MT_STORE_FS_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <memtool/store.h>
+
+typedef struct {
+    mt_store base;
+    int root_fd;
+    mt_durability durability;
+} mt_fs;
+
+/* Open rel (a normalised relative path; "" is the root) beneath dirfd with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV): the kernel, not string checks, keeps it inside. Returns
+ * an fd or a negative mt_error_code. */
+int mt_fs_openat(int dirfd, const char *rel, int flags, mode_t mode);
+
+/* Open the directory that holds rel's last component, making the missing
+ * ones (0700) when create is set; *name points into rel at that component. */
+int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel, int create);
+
+/* errno as an mt_error_code, with a message naming what was being done. */
+int mt_fs_error(int err, const char *what, const char *rel);
+
+/* fsync with the error made an mt_error_code. */
+int mt_fs_sync(int fd, const char *rel);
+
+/* Write data to a new temporary file in dirfd, under an exclusive flock (so
+ * the stale-file cleaner leaves it alone); returns its fd and fills name. */
+int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
+                     const char *rel);
+
+/* Remove everything below the directory dirfd (never following a link). */
+int mt_fs_remove_tree(int dirfd, unsigned depth);
+
+/* Remove a `.mt-tmp.` entry of dirfd if no live writer holds it. */
+void mt_fs_clean_temp(int dirfd, const char *name);
+
+int mt_fs_create(mt_store *st, const char *path, const char *data, size_t len);
+int mt_fs_edit(mt_store *st, const char *path, mt_edit_cb cb, void *payload);
+int mt_fs_remove(mt_store *st, const char *path);
+int mt_fs_rename(mt_store *st, const char *from, const char *to);
+int mt_fs_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth);
+int mt_fs_usage(mt_store *st, uint64_t *bytes, uint64_t *files);
+
+#endif
