@@ -1,0 +1,131 @@
+/*
+ * `memtool serve`: one JSON object per line in, one tool_result block per
+ * line out (SPEC section 4). The library decides everything about a tool
+ * input or a tool_use block; this file only frames lines and answers the
+ * lines that are not JSON objects at all.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "server/server.h"
+
+static int is_blank(const char *line, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return 0;
+    }
+    return 1;
+}
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    default:
+        return "an object";
+    }
+}
+
+/* Dump a block as one compact line; takes the reference. */
+static int dump_line(char **out, size_t *out_len, json_t *block)
+{
+    int rc = MT_ENOMEM;
+    char *text;
+
+    if (!block)
+        goto done;
+    text = json_dumps(block, JSON_COMPACT);
+    if (!text)
+        goto done;
+    *out = text;
+    *out_len = strlen(text);
+    rc = MT_OK;
+done:
+    json_decref(block);
+    return rc;
+}
+
+/* A tool_result that carries only an error text: for lines the library never sees. */
+static int error_line(char **out, size_t *out_len, const char *message)
+{
+    return dump_line(out, out_len,
+                     json_pack("{s:s, s:s, s:b}", "type", "tool_result", "content", message,
+                               "is_error", 1));
+}
+
+int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
+{
+    json_error_t jerr;
+    json_t *input = NULL, *result = NULL;
+    char message[JSON_ERROR_TEXT_LENGTH + 128];
+    int rc;
+
+    *out = NULL;
+    *out_len = 0;
+    if (is_blank(line, len))
+        return MT_OK;
+
+    /* Duplicate keys are refused: {"command":"view","command":"delete"}
+     * must not mean whichever one a parser happens to keep. NUL is allowed
+     * so the library, not the parser, says why such a path is refused. */
+    input = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    if (!input) {
+        snprintf(message, sizeof(message), "Error: the line is not valid JSON: %s (column %d)",
+                 jerr.text, jerr.column);
+        rc = error_line(out, out_len, message);
+        goto done;
+    }
+    if (!json_is_object(input)) {
+        snprintf(message, sizeof(message),
+                 "Error: each line must be a JSON object (a tool input or a tool_use block), "
+                 "got %s",
+                 json_kind(input));
+        rc = error_line(out, out_len, message);
+        goto done;
+    }
+
+    rc = mt_memory_tool_result(&result, mem, input);
+    if (rc == MT_ENOMEM)
+        goto done;
+    if (rc < 0) {
+        snprintf(message, sizeof(message), "Error: %s", mt_error_last()->message);
+        rc = error_line(out, out_len, message);
+        goto done;
+    }
+    rc = dump_line(out, out_len, result);
+done:
+    json_decref(input);
+    return rc;
+}
+
+int mt_serve_oversize(char **out, size_t *out_len, size_t limit)
+{
+    char message[128];
+
+    *out = NULL;
+    *out_len = 0;
+    snprintf(message, sizeof(message), "Error: the line is longer than the %zu-byte limit",
+             limit);
+    return error_line(out, out_len, message);
+}
+
+int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len)
+{
+    return mt_serve_handle(out, out_len, mem, line, len);
+}

@@ -1,0 +1,87 @@
+/*
+ * The two long-running front ends: `memtool serve` (JSON lines of tool
+ * inputs in, tool_result blocks out) and `memtool mcp` (a Model Context
+ * Protocol server over newline-delimited JSON-RPC 2.0).
+ *
+ * Everything here is a pure function of one input line and, for MCP, a
+ * small per-connection state: a line goes in, at most one line comes out.
+ * That keeps the protocol logic testable and fuzzable without processes;
+ * mt_server_run() is the only part that touches file descriptors.
+ */
+#ifndef MT_SERVER_H
+#define MT_SERVER_H
+
+#include <stddef.h>
+
+#include <memtool.h>
+
+/* The longest input line accepted by default. A longer line is answered
+ * with an error and skipped, so one bad client line cannot exhaust memory. */
+#define MT_SERVER_MAX_LINE ((size_t)64 << 20)
+
+/*
+ * serve: answer one line (without its newline). On success *out is a
+ * malloc'd compact JSON tool_result block (no newline) of *out_len bytes,
+ * or NULL when the line is blank and nothing is to be sent. Returns 0, or
+ * MT_ENOMEM with *out NULL.
+ */
+int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len);
+
+/* serve: the answer to a line longer than `limit` bytes. */
+int mt_serve_oversize(char **out, size_t *out_len, size_t limit);
+
+/* The MCP protocol revisions: the handshake era, oldest first, then the
+ * stateless one. */
+#define MT_MCP_MODERN_VERSION "2026-07-28"
+#define MT_MCP_LATEST_LEGACY  "2025-11-25"
+
+/* One MCP connection. Only the handshake era has state; requests of the
+ * stateless revision carry everything they need. */
+typedef struct {
+    mt_memory *mem;  /* not owned */
+    int initialized; /* an initialize request was answered */
+    char version[16]; /* the handshake-era revision agreed on */
+} mt_mcp;
+
+void mt_mcp_init(mt_mcp *s, mt_memory *mem);
+
+/*
+ * mcp: handle one JSON-RPC message (a line without its newline). On success
+ * *out is a malloc'd compact JSON-RPC response (no newline), or NULL for a
+ * notification, a stray response or a blank line. Returns 0, or MT_ENOMEM
+ * with *out NULL.
+ */
+int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size_t len);
+
+/* mcp: the answer to a line longer than `limit` bytes. */
+int mt_mcp_oversize(char **out, size_t *out_len, size_t limit);
+
+/* What mt_server_run() calls: one of the two front ends bound to its state. */
+typedef struct {
+    int (*handle)(char **out, size_t *out_len, void *ctx, const char *line, size_t len);
+    int (*oversize)(char **out, size_t *out_len, size_t limit);
+    void *ctx;
+    /* Sent when a handler runs out of memory, so the peer still gets one line. */
+    const char *fallback;
+} mt_server_handler;
+
+int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len);
+int mt_mcp_handler_fn(char **out, size_t *out_len, void *mcp, const char *line, size_t len);
+
+#define MT_SERVE_FALLBACK                                                                         \
+    "{\"type\":\"tool_result\",\"content\":\"Error: out of memory\",\"is_error\":true}"
+#define MT_MCP_FALLBACK                                                                           \
+    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"Internal error: " \
+    "out of memory\"}}"
+
+/*
+ * Read lines from in_fd until end of input, answering each on out_fd with
+ * one line, written and flushed before the next line is read. Lines longer
+ * than max_line bytes (0: MT_SERVER_MAX_LINE) are answered by the handler's
+ * oversize function and skipped without being held in memory. Returns 0 at
+ * end of input, or a negative code when reading or writing failed (the
+ * reason is in mt_error_last(); MT_EIO with EPIPE when the reader went away).
+ */
+int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_line);
+
+#endif
