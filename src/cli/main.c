@@ -22,6 +22,8 @@ static const mt_cli_command commands[] = {
     {"insert", mt_cmd_insert, "insert text after a line of a file"},
     {"delete", mt_cmd_delete, "delete a file or directory"},
     {"rename", mt_cmd_rename, "rename or move a file or directory"},
+    {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
+    {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
 };
 
 static void usage(FILE *out)

@@ -5,6 +5,7 @@
  * are made, so a client waiting on a reply never waits on a buffer.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -151,4 +152,29 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
 done:
     free(buf);
     return rc;
+}
+
+int mt_server_parse_size(size_t *out, const char *s)
+{
+    unsigned long long v;
+    size_t mult = 1;
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return mt_error_set(MT_EINVAL, "not a size: '%s'", s ? s : "");
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        mult = (size_t)1 << 10;
+    else if (*end == 'M' || *end == 'm')
+        mult = (size_t)1 << 20;
+    else if (*end == 'G' || *end == 'g')
+        mult = (size_t)1 << 30;
+    if (mult > 1)
+        end++;
+    /* The bound leaves room for the read buffer's slack above the limit. */
+    if (errno || *end || v == 0 || v > (SIZE_MAX / 4) / mult)
+        return mt_error_set(MT_EINVAL, "not a size: '%s'", s);
+    *out = (size_t)v * mult;
+    return MT_OK;
 }
