@@ -1,0 +1,107 @@
+/*
+ * The tool loop: a conversation with Claude in which every `memory` tool call
+ * is carried out on a store through the library.
+ *
+ * One turn sends the user's text, then for as long as Claude stops for tools
+ * runs each memory call in order (so edits in one response never race) and
+ * answers with one user message holding all the tool_results. The assistant
+ * content goes back exactly as it came, unknown blocks and fields included.
+ * end_turn ends the turn; pause_turn sends the conversation again as it is;
+ * max_tokens ends it without running a call that may be cut off; refusal
+ * ends it and takes the turn out of the conversation, as the API asks.
+ */
+#ifndef MT_AGENT_H
+#define MT_AGENT_H
+
+#include <signal.h>
+
+#include <jansson.h>
+
+#include <memtool.h>
+
+#include "api/client.h"
+#include "lib/buf.h"
+
+#define MT_AGENT_DEFAULT_MODEL      "claude-sonnet-4-5"
+#define MT_AGENT_DEFAULT_MAX_TOKENS 8192
+#define MT_AGENT_MAX_ITERATIONS     50
+#define MT_AGENT_EDIT_TYPE          "clear_tool_uses_20250919"
+
+typedef struct {
+    const char *model;      /* NULL: MT_AGENT_DEFAULT_MODEL */
+    const char *system;     /* the system prompt, or NULL */
+    long max_tokens;        /* <= 0: MT_AGENT_DEFAULT_MAX_TOKENS */
+    long clear_at;          /* input tokens that trigger clearing old tool uses; 0: the
+                               API's default; < 0: no context editing at all */
+    long keep;              /* tool uses kept when clearing; < 0: the API's default */
+    const char *exclude;    /* comma-separated tools whose uses are never cleared, or NULL */
+    unsigned max_iterations; /* requests per turn; 0: MT_AGENT_MAX_ITERATIONS */
+    int stream;             /* stream responses (SSE) */
+} mt_agent_options;
+
+/* What a front end hears during a turn. All optional. */
+typedef struct {
+    /* Claude's text as it arrives (whole blocks when not streaming). */
+    void (*text)(void *payload, const char *text, size_t len);
+    /* A text block ended. */
+    void (*text_end)(void *payload);
+    /* A memory call was carried out (or refused): the tool_use block and the
+     * tool_result sent back. */
+    void (*tool)(void *payload, const json_t *tool_use, const json_t *tool_result);
+    /* Something the user should know, as one line: a retry, context edits the
+     * API applied, a pause. */
+    void (*notice)(void *payload, const char *line);
+    volatile sig_atomic_t *cancel; /* set to cancel the running request */
+    void *payload;
+} mt_agent_ui;
+
+/* How a turn ended. */
+typedef enum {
+    MT_AGENT_END_TURN = 0,   /* end_turn or stop_sequence: Claude is done */
+    MT_AGENT_MAX_TOKENS,     /* the response reached max_tokens */
+    MT_AGENT_REFUSAL,        /* Claude declined; the turn was taken back */
+    MT_AGENT_ITERATIONS,     /* the per-turn request limit was reached */
+    MT_AGENT_OTHER           /* a stop reason this loop cannot continue from */
+} mt_agent_outcome;
+
+typedef struct {
+    mt_agent_outcome outcome;
+    json_t *message;       /* the last response, as received */
+    json_t *applied_edits; /* every context edit the API reported in the turn */
+    unsigned requests;     /* requests sent, retries not counted */
+    unsigned tool_calls;   /* memory calls carried out */
+    unsigned skipped_calls; /* tool calls not run because the response was cut off */
+    int64_t input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens;
+} mt_agent_turn;
+
+typedef struct mt_agent mt_agent;
+
+/* The agent borrows api and mem; they must outlive it. */
+int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_options *opts);
+void mt_agent_free(mt_agent *ag);
+
+/*
+ * Run one turn for the user's `prompt`. Returns 0 when the turn came to a stop
+ * (see turn->outcome), or < 0: MT_API_ECANCELED, an API or connection error
+ * (mt_error_last() has the line), MT_ENOMEM. After a failure the conversation
+ * keeps what completed, so the next turn can go on from it; a turn that got
+ * no response at all is taken back.
+ */
+int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, const mt_agent_ui *ui);
+
+void mt_agent_turn_dispose(mt_agent_turn *turn);
+
+/* The conversation so far: the `messages` of the next request. */
+const json_t *mt_agent_messages(const mt_agent *ag);
+
+/* The request the agent would send now (for tests and --json). */
+json_t *mt_agent_request(const mt_agent *ag);
+
+/* One line for a memory call: "create /memories/progress.md", with the
+ * first line of the result after it when the call failed. */
+int mt_agent_describe_call(mt_buf *out, const json_t *tool_use, const json_t *tool_result);
+
+/* The outcome's stop reason as the API names it, or a word for the others. */
+const char *mt_agent_outcome_name(mt_agent_outcome outcome);
+
+#endif
