@@ -43,5 +43,7 @@ int mt_cmd_delete(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_rename(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_serve(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_mcp(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_chat(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_run(const mt_cli *cli, int argc, char **argv);
 
 #endif

@@ -24,6 +24,8 @@ static const mt_cli_command commands[] = {
     {"rename", mt_cmd_rename, "rename or move a file or directory"},
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
+    {"chat", mt_cmd_chat, "talk with Claude, which keeps its memory in the store"},
+    {"run", mt_cmd_run, "give Claude one task with memory, then exit"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,301 @@
+/* What `memtool chat` and `memtool run` share: options, setup, and showing a turn. */
+#include "agent_ui.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+
+volatile sig_atomic_t mt_agent_interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    mt_agent_interrupted = 1;
+}
+
+int mt_agent_catch_interrupt(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: Ctrl-C at the prompt must end the read */
+    return sigaction(SIGINT, &sa, NULL);
+}
+
+/* A whole number in [min, max], nothing else. */
+static int parse_long(long *out, const char *s, long min, long max)
+{
+    char *end;
+    long v;
+
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv, int allow_json)
+{
+    enum {
+        OPT_ROOT = 256,
+        OPT_MODEL,
+        OPT_SYSTEM,
+        OPT_MAX_TOKENS,
+        OPT_CLEAR_AT,
+        OPT_KEEP,
+        OPT_EXCLUDE,
+        OPT_ITERATIONS,
+        OPT_NO_STREAM,
+        OPT_JSON,
+    };
+    static const struct option longopts[] = {
+        {"root", required_argument, NULL, OPT_ROOT},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"system", required_argument, NULL, OPT_SYSTEM},
+        {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+        {"clear-tool-uses-at", required_argument, NULL, OPT_CLEAR_AT},
+        {"keep-tool-uses", required_argument, NULL, OPT_KEEP},
+        {"exclude-tools", required_argument, NULL, OPT_EXCLUDE},
+        {"max-iterations", required_argument, NULL, OPT_ITERATIONS},
+        {"no-stream", no_argument, NULL, OPT_NO_STREAM},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *model = getenv("MEMTOOL_MODEL");
+    long n;
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->agent.model = model && *model ? model : MT_AGENT_DEFAULT_MODEL;
+    o->agent.max_tokens = MT_AGENT_DEFAULT_MAX_TOKENS;
+    o->agent.keep = -1;
+    o->agent.stream = 1;
+    optind = 0; /* this parse starts afresh whatever parsed before it */
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            o->help = 1;
+            return 0;
+        case OPT_ROOT:
+            if (!*optarg)
+                return mt_cli_usage_error(name, "--root needs a directory");
+            o->root = optarg;
+            break;
+        case OPT_MODEL:
+            if (!*optarg)
+                return mt_cli_usage_error(name, "--model needs a model name");
+            o->agent.model = optarg;
+            break;
+        case OPT_SYSTEM:
+            o->system_file = optarg;
+            break;
+        case OPT_MAX_TOKENS:
+            if (parse_long(&n, optarg, 1, 1L << 30) < 0)
+                return mt_cli_usage_error(name, "--max-tokens needs a positive number, not '%s'",
+                                          optarg);
+            o->agent.max_tokens = n;
+            break;
+        case OPT_CLEAR_AT:
+            if (parse_long(&n, optarg, 0, 1L << 30) < 0)
+                return mt_cli_usage_error(name, "--clear-tool-uses-at needs a number of tokens, "
+                                                "not '%s'",
+                                          optarg);
+            /* 0 turns context editing off; the request then has none. */
+            o->agent.clear_at = n ? n : -1;
+            break;
+        case OPT_KEEP:
+            if (parse_long(&n, optarg, 0, 1L << 30) < 0)
+                return mt_cli_usage_error(name, "--keep-tool-uses needs a number, not '%s'",
+                                          optarg);
+            o->agent.keep = n;
+            break;
+        case OPT_EXCLUDE:
+            o->agent.exclude = optarg;
+            break;
+        case OPT_ITERATIONS:
+            if (parse_long(&n, optarg, 1, 100000) < 0)
+                return mt_cli_usage_error(name, "--max-iterations needs a positive number, "
+                                                "not '%s'",
+                                          optarg);
+            o->agent.max_iterations = (unsigned)n;
+            break;
+        case OPT_NO_STREAM:
+            o->agent.stream = 0;
+            break;
+        case OPT_JSON:
+            if (!allow_json)
+                return mt_cli_usage_error(name, "--json is an option of memtool run");
+            o->json = 1;
+            break;
+        default:
+            return mt_cli_usage_error(name, "see memtool %s --help", name);
+        }
+    }
+    if (o->agent.clear_at < 0 && (o->agent.keep >= 0 || o->agent.exclude))
+        return mt_cli_usage_error(name, "--keep-tool-uses and --exclude-tools need context "
+                                        "editing, which --clear-tool-uses-at 0 turned off");
+    o->first_arg = optind;
+    return 0;
+}
+
+int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o,
+                          const char *name)
+{
+    mt_cli local = *cli;
+    size_t len;
+    int fd, rc;
+
+    memset(s, 0, sizeof(*s));
+    if (o->system_file) {
+        fd = open(o->system_file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return mt_cli_usage_error(name, "--system: cannot read %s: %s", o->system_file,
+                                      strerror(errno));
+        rc = mt_cli_read_all(&s->system, &len, fd);
+        close(fd);
+        if (rc < 0)
+            return mt_cli_usage_error(name, "--system: cannot read %s: %s", o->system_file,
+                                      strerror(-rc));
+        if (strlen(s->system) != len) {
+            mt_agent_session_close(s);
+            return mt_cli_usage_error(name, "--system: %s holds a NUL byte", o->system_file);
+        }
+        o->agent.system = s->system;
+    }
+    if (mt_api_new(&s->api, NULL) < 0) {
+        fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
+        goto fail;
+    }
+    if (o->root)
+        local.root = o->root;
+    if (!(s->mem = mt_cli_open(&local)))
+        goto fail;
+    if (mt_agent_new(&s->agent, s->api, s->mem, &o->agent) < 0) {
+        fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
+        goto fail;
+    }
+    return 0;
+fail:
+    mt_agent_session_close(s);
+    return MT_EXIT_TOOL;
+}
+
+void mt_agent_session_close(mt_agent_session *s)
+{
+    mt_agent_free(s->agent);
+    mt_memory_free(s->mem);
+    mt_api_free(s->api);
+    free(s->system);
+    memset(s, 0, sizeof(*s));
+}
+
+void mt_agent_view_break(mt_agent_view *v)
+{
+    if (v->mid_line) {
+        fputc('\n', v->out);
+        v->mid_line = 0;
+    }
+    fflush(v->out);
+}
+
+static void show_text(void *payload, const char *text, size_t len)
+{
+    mt_agent_view *v = payload;
+
+    if (v->quiet_text || len == 0)
+        return;
+    fwrite(text, 1, len, v->out);
+    v->mid_line = text[len - 1] != '\n';
+    /* Token by token: the point of streaming is seeing it now. */
+    fflush(v->out);
+}
+
+static void end_text(void *payload)
+{
+    mt_agent_view_break(payload);
+}
+
+/* A status line on err, never in the middle of Claude's text. */
+static void status_line(mt_agent_view *v, const char *prefix, const char *line)
+{
+    mt_agent_view_break(v);
+    fprintf(v->err, "%s%s\n", prefix, line);
+    fflush(v->err);
+}
+
+static void show_tool(void *payload, const json_t *tool_use, const json_t *tool_result)
+{
+    mt_buf line = MT_BUF_INIT;
+
+    if (mt_agent_describe_call(&line, tool_use, tool_result) == 0)
+        status_line(payload, "memory: ", line.ptr);
+    mt_buf_dispose(&line);
+}
+
+static void show_notice(void *payload, const char *line)
+{
+    status_line(payload, "", line);
+}
+
+void mt_agent_view_ui(mt_agent_ui *ui, mt_agent_view *v, volatile sig_atomic_t *cancel)
+{
+    memset(ui, 0, sizeof(*ui));
+    ui->text = show_text;
+    ui->text_end = end_text;
+    ui->tool = show_tool;
+    ui->notice = show_notice;
+    ui->cancel = cancel;
+    ui->payload = v;
+}
+
+void mt_agent_view_summary(mt_agent_view *v, const mt_agent_turn *turn, long max_tokens)
+{
+    mt_agent_view_break(v);
+    switch (turn->outcome) {
+    case MT_AGENT_END_TURN:
+        break;
+    case MT_AGENT_MAX_TOKENS:
+        fprintf(v->err, "stopped: the response reached max_tokens (%ld)", max_tokens);
+        if (turn->skipped_calls)
+            fprintf(v->err, "; %u tool call%s in it %s not run", turn->skipped_calls,
+                    turn->skipped_calls == 1 ? "" : "s", turn->skipped_calls == 1 ? "was" : "were");
+        fputs(". Raise --max-tokens to let it finish.\n", v->err);
+        break;
+    case MT_AGENT_REFUSAL:
+        fputs("stopped: Claude declined to continue (refusal); this turn was taken out of the "
+              "conversation.\n",
+              v->err);
+        break;
+    case MT_AGENT_ITERATIONS:
+        fprintf(v->err, "stopped: the turn reached the limit of %u requests (--max-iterations).\n",
+                turn->requests);
+        break;
+    case MT_AGENT_OTHER: {
+        const char *why = json_string_value(json_object_get(turn->message, "stop_reason"));
+
+        fprintf(v->err, "stopped: stop_reason %s.\n", why ? why : "(none)");
+        break;
+    }
+    }
+    fprintf(v->err, "tokens: %" PRId64 " in, %" PRId64 " out", turn->input_tokens,
+            turn->output_tokens);
+    if (turn->cache_read_tokens || turn->cache_creation_tokens)
+        fprintf(v->err, " (cache: %" PRId64 " read, %" PRId64 " written)", turn->cache_read_tokens,
+                turn->cache_creation_tokens);
+    fprintf(v->err, "; %u request%s, %u memory call%s\n", turn->requests,
+            turn->requests == 1 ? "" : "s", turn->tool_calls, turn->tool_calls == 1 ? "" : "s");
+    fflush(v->err);
+}

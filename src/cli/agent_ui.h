@@ -1,0 +1,78 @@
+/* What `memtool chat` and `memtool run` share: options, setup, and showing a turn. */
+#ifndef MT_CLI_AGENT_UI_H
+#define MT_CLI_AGENT_UI_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "agent/agent.h"
+#include "cli.h"
+
+/* The options both commands take. */
+#define MT_AGENT_CLI_OPTIONS                                                                       \
+    "  --root DIR                 the store (also a global option)\n"                              \
+    "  --model MODEL              the model (MEMTOOL_MODEL; default " MT_AGENT_DEFAULT_MODEL ")\n" \
+    "  --system FILE              a system prompt, read from FILE\n"                               \
+    "  --max-tokens N             the longest response (default 8192)\n"                           \
+    "  --clear-tool-uses-at TOKENS  clear old tool uses from the context once the input\n"         \
+    "                             reaches TOKENS (default: the API's, 100000; 0: never)\n"         \
+    "  --keep-tool-uses N         tool uses kept when clearing (default: the API's, 3)\n"          \
+    "  --exclude-tools NAMES      tools whose uses are never cleared, e.g. memory\n"               \
+    "  --max-iterations N         requests per turn before stopping (default 50)\n"                \
+    "  --no-stream                wait for whole responses instead of streaming\n"                 \
+    "  -h, --help                 this help\n"                                                     \
+    "The API key is read from ANTHROPIC_API_KEY, the server from ANTHROPIC_BASE_URL\n"             \
+    "(default https://api.anthropic.com).\n"
+
+typedef struct {
+    mt_agent_options agent;
+    const char *root;        /* --root, or NULL for the global one */
+    const char *system_file; /* --system */
+    int json;                /* --json (run only) */
+    int first_arg;           /* index of the first argument after the options */
+    int help;                /* --help was asked for */
+} mt_agent_cli;
+
+/* Parse the options of `name` (chat or run; --json only when allow_json).
+ * Returns 0, or the exit status after printing why. */
+int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv, int allow_json);
+
+/* Everything a session needs. */
+typedef struct {
+    mt_memory *mem;
+    mt_api *api;
+    mt_agent *agent;
+    char *system; /* the system prompt read from --system */
+} mt_agent_session;
+
+/* Open the store, the API client and the agent. Returns 0, or the exit status
+ * after printing why. */
+int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o,
+                          const char *name);
+void mt_agent_session_close(mt_agent_session *s);
+
+/* Showing a turn on a terminal: text on `out` as it arrives, one line per memory
+ * call and per notice on `err`. */
+typedef struct {
+    FILE *out, *err;
+    int quiet_text; /* do not print Claude's text (run --json) */
+    int mid_line;   /* out is in the middle of a line */
+} mt_agent_view;
+
+/* Fill ui with callbacks that show a turn through v. */
+void mt_agent_view_ui(mt_agent_ui *ui, mt_agent_view *v, volatile sig_atomic_t *cancel);
+
+/* Print how the turn ended (when it was not end_turn) and its token usage. */
+void mt_agent_view_summary(mt_agent_view *v, const mt_agent_turn *turn, long max_tokens);
+
+/* End a line of streamed text, if one is open. */
+void mt_agent_view_break(mt_agent_view *v);
+
+/* Set by SIGINT once mt_agent_catch_interrupt installed the handler. */
+extern volatile sig_atomic_t mt_agent_interrupted;
+
+/* Let SIGINT set mt_agent_interrupted instead of ending the process, and
+ * interrupt a blocked read (no SA_RESTART). */
+int mt_agent_catch_interrupt(void);
+
+#endif

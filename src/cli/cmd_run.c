@@ -1,0 +1,138 @@
+/* memtool run [options] PROMPT: one task for Claude with memory, then exit. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_ui.h"
+#include "cli.h"
+
+static const char help[] =
+    "usage: memtool run [options] [--json] PROMPT...\n"
+    "       ... | memtool run [options] [--json]\n\n"
+    "Give Claude one task, with the memory tool on the store, and exit when it ends\n"
+    "its turn. The prompt is the arguments joined by spaces, or else all of stdin.\n"
+    "Claude's text goes to stdout as it arrives; memory calls and usage to stderr.\n"
+    "Exit status: 0 when Claude ended its turn; 1 on an API error or when the turn\n"
+    "stopped early (max_tokens, refusal, the iteration limit); 2 for a bad command\n"
+    "line; 130 when interrupted.\n\n"
+    "Options:\n"
+    "  --json                     print the final message, the transcript and usage\n"
+    "                             as one JSON object on stdout instead of the text\n" MT_AGENT_CLI_OPTIONS;
+
+/* The prompt: the arguments joined by spaces, or stdin. */
+static int read_prompt(char **out, int argc, char **argv, int first)
+{
+    mt_buf b = MT_BUF_INIT;
+    size_t len;
+    int i;
+
+    *out = NULL;
+    if (first < argc) {
+        for (i = first; i < argc; i++)
+            if ((i > first && mt_buf_putc(&b, ' ') < 0) || mt_buf_puts(&b, argv[i]) < 0)
+                goto nomem;
+        if (!(*out = mt_buf_detach(&b, NULL)))
+            goto nomem;
+        return 0;
+    }
+    if (isatty(STDIN_FILENO))
+        return mt_cli_usage_error("run", "give a PROMPT, or pipe one on stdin");
+    if (mt_cli_read_all(out, &len, STDIN_FILENO) < 0)
+        return mt_cli_usage_error("run", "cannot read the prompt from stdin");
+    if (strlen(*out) != len) {
+        free(*out);
+        *out = NULL;
+        return mt_cli_usage_error("run", "the prompt holds a NUL byte");
+    }
+    /* The newline that ends a piped prompt is not part of it. */
+    while (len > 0 && ((*out)[len - 1] == '\n' || (*out)[len - 1] == '\r'))
+        (*out)[--len] = '\0';
+    return 0;
+nomem:
+    mt_buf_dispose(&b);
+    fputs("memtool run: out of memory\n", stderr);
+    return MT_EXIT_TOOL;
+}
+
+static int print_json(mt_agent_session *s, const mt_agent_turn *turn, const char *error)
+{
+    json_t *edits = turn->applied_edits ? json_incref(turn->applied_edits) : json_array();
+    json_t *out = json_pack(
+        "{s:s?,s:O?,s:O,s:o,s:{s:I,s:I,s:I,s:I},s:I,s:I}", "outcome",
+        error ? NULL : mt_agent_outcome_name(turn->outcome), "message", turn->message,
+        "transcript", mt_agent_messages(s->agent), "applied_edits", edits, "usage", "input_tokens",
+        (json_int_t)turn->input_tokens, "output_tokens", (json_int_t)turn->output_tokens,
+        "cache_read_input_tokens", (json_int_t)turn->cache_read_tokens,
+        "cache_creation_input_tokens", (json_int_t)turn->cache_creation_tokens, "requests",
+        (json_int_t)turn->requests, "memory_calls", (json_int_t)turn->tool_calls);
+    const char *stop = json_string_value(json_object_get(turn->message, "stop_reason"));
+    int rc = 0;
+
+    if (!out)
+        return -1;
+    if ((stop && json_object_set_new(out, "stop_reason", json_string(stop)) < 0) ||
+        (error && json_object_set_new(out, "error", json_string(error)) < 0) ||
+        json_dumpf(out, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
+        rc = -1;
+    json_decref(out);
+    return rc;
+}
+
+int mt_cmd_run(const mt_cli *cli, int argc, char **argv)
+{
+    mt_agent_cli o;
+    mt_agent_session s;
+    mt_agent_view view;
+    mt_agent_turn turn;
+    mt_agent_ui ui;
+    char *prompt = NULL;
+    int rc, status;
+
+    memset(&turn, 0, sizeof(turn));
+    memset(&s, 0, sizeof(s));
+    if ((status = mt_agent_cli_parse(&o, "run", argc, argv, 1)) != 0)
+        return status;
+    if (o.help) {
+        fputs(help, stdout);
+        return MT_EXIT_OK;
+    }
+    if ((status = read_prompt(&prompt, argc, argv, o.first_arg)) != 0)
+        return status;
+    if (!*prompt) {
+        status = mt_cli_usage_error("run", "the prompt is empty");
+        goto done;
+    }
+    if ((status = mt_agent_session_open(&s, cli, &o, "run")) != 0)
+        goto done;
+    memset(&view, 0, sizeof(view));
+    view.out = stdout;
+    view.err = stderr;
+    view.quiet_text = o.json;
+    mt_agent_catch_interrupt();
+    mt_agent_view_ui(&ui, &view, &mt_agent_interrupted);
+    rc = mt_agent_run_turn(&turn, s.agent, prompt, &ui);
+    mt_agent_view_break(&view);
+    if (rc < 0) {
+        const char *why = rc == MT_API_ECANCELED ? "interrupted" : mt_error_last()->message;
+
+        fprintf(stderr, "memtool run: %s\n", why);
+        if (o.json)
+            print_json(&s, &turn, why);
+        status = rc == MT_API_ECANCELED ? 130 : MT_EXIT_TOOL;
+        goto done;
+    }
+    mt_agent_view_summary(&view, &turn, o.agent.max_tokens);
+    if (o.json && print_json(&s, &turn, NULL) < 0) {
+        fputs("memtool run: cannot write the JSON\n", stderr);
+        status = MT_EXIT_TOOL;
+        goto done;
+    }
+    status = turn.outcome == MT_AGENT_END_TURN ? MT_EXIT_OK : MT_EXIT_TOOL;
+done:
+    mt_agent_turn_dispose(&turn);
+    mt_agent_session_close(&s);
+    free(prompt);
+    return status;
+}
