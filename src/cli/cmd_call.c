@@ -45,9 +45,12 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
                                err.text, err.line, err.column);
         goto done;
     }
-    status = MT_EXIT_TOOL;
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open(cli))) {
+        /* Options the library rejects are the caller's to fix, like bad input. */
+        status = mt_error_last()->code == MT_EINVAL ? MT_EXIT_USAGE : MT_EXIT_TOOL;
         goto done;
+    }
+    status = MT_EXIT_TOOL;
     if (json_object_get(input, "type")) {
         if (mt_memory_tool_result(&result, mem, input) < 0 ||
             !(out = json_dumps(result, JSON_COMPACT))) {

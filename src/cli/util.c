@@ -93,7 +93,7 @@ int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input)
         return mt_cli_usage_error(name, "the arguments must be valid UTF-8 text");
     if (!(mem = mt_cli_open(cli))) {
         json_decref(input);
-        return MT_EXIT_TOOL;
+        return mt_error_last()->code == MT_EINVAL ? MT_EXIT_USAGE : MT_EXIT_TOOL;
     }
     if (mt_memory_call_object(&res, mem, input) < 0) {
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);

@@ -20,7 +20,8 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
         return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
     if (!*new_rel || strcmp(old_rel, new_rel) == 0)
         return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
-    if (strncmp(new_rel, old_rel, old_len) == 0 && new_rel[old_len] == '/')
+    if (rc == 0 && type == MT_NODE_DIR && strncmp(new_rel, old_rel, old_len) == 0 &&
+        new_rel[old_len] == '/')
         return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
     rc = m->store->rename(m->store, old_rel, new_rel);
     if (rc == MT_ENOTFOUND)
