@@ -28,15 +28,15 @@
 #include "server/mcp_tools.h"
 #include "server/server.h"
 
-#define RPC_PARSE_ERROR      -32700
-#define RPC_INVALID_REQUEST  -32600
-#define RPC_METHOD_NOT_FOUND -32601
-#define RPC_INVALID_PARAMS   -32602
+#define RPC_PARSE_ERROR         -32700
+#define RPC_INVALID_REQUEST     -32600
+#define RPC_METHOD_NOT_FOUND    -32601
+#define RPC_INVALID_PARAMS      -32602
 #define RPC_UNSUPPORTED_VERSION -32022
 
-#define META_PROTOCOL_VERSION     "io.modelcontextprotocol/protocolVersion"
-#define META_CLIENT_CAPABILITIES  "io.modelcontextprotocol/clientCapabilities"
-#define META_SERVER_INFO          "io.modelcontextprotocol/serverInfo"
+#define META_PROTOCOL_VERSION    "io.modelcontextprotocol/protocolVersion"
+#define META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER_INFO         "io.modelcontextprotocol/serverInfo"
 
 /* How long a client may cache the tool list and the discover result: the
  * tools are fixed for the life of the binary. */
@@ -130,8 +130,8 @@ done:
 }
 
 /* An error response; id NULL means null (the id could not be read). Takes data. */
-static int rpc_error(char **out, size_t *out_len, const json_t *id, int code,
-                     const char *message, json_t *data)
+static int rpc_error(char **out, size_t *out_len, const json_t *id, int code, const char *message,
+                     json_t *data)
 {
     json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
 
@@ -167,9 +167,9 @@ static int rpc_result(char **out, size_t *out_len, const request *r, json_t *res
         }
         json_decref(result);
     }
-    return dump_line(out, out_len,
-                     json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", (json_t *)r->id,
-                               "result", body));
+    return dump_line(
+        out, out_len,
+        json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", (json_t *)r->id, "result", body));
 }
 
 static int invalid_params(char **out, size_t *out_len, const request *r, const char *fmt, ...)
@@ -210,9 +210,9 @@ static int do_initialize(char **out, size_t *out_len, const request *r)
     snprintf(r->s->version, sizeof(r->s->version), "%s", version);
     r->s->initialized = 1;
     return rpc_result(out, out_len, r,
-                      json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", version,
-                                "capabilities", server_capabilities(), "serverInfo",
-                                server_info(), "instructions", mt_mcp_instructions));
+                      json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", version, "capabilities",
+                                server_capabilities(), "serverInfo", server_info(), "instructions",
+                                mt_mcp_instructions));
 }
 
 static int do_discover(char **out, size_t *out_len, const request *r)
@@ -266,8 +266,7 @@ static int do_tools_call(char **out, size_t *out_len, const request *r)
 static int modern_request(char **out, size_t *out_len, const request *r, const json_t *meta)
 {
     if (!json_is_object(json_object_get(meta, META_CLIENT_CAPABILITIES)))
-        return invalid_params(out, out_len, r,
-                              "Invalid params: _meta must carry the object %s",
+        return invalid_params(out, out_len, r, "Invalid params: _meta must carry the object %s",
                               META_CLIENT_CAPABILITIES);
     if (strcmp(r->method, "server/discover") == 0)
         return do_discover(out, out_len, r);
@@ -374,15 +373,15 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
         return MT_OK;
 
     /* A duplicated key ({"id":1,"id":2}) has no one meaning: refuse it. */
-    msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     if (!msg) {
         snprintf(message, sizeof(message), "Parse error: %s (column %d)", jerr.text, jerr.column);
         rc = rpc_error(out, out_len, NULL, RPC_PARSE_ERROR, message, NULL);
         goto done;
     }
     if (!json_is_object(msg)) {
-        snprintf(message, sizeof(message), "Invalid Request: a message must be a JSON object, got %s",
-                 json_kind(msg));
+        snprintf(message, sizeof(message),
+                 "Invalid Request: a message must be a JSON object, got %s", json_kind(msg));
         rc = rpc_error(out, out_len, NULL, RPC_INVALID_REQUEST, message, NULL);
         goto done;
     }
@@ -442,8 +441,8 @@ int mt_mcp_oversize(char **out, size_t *out_len, size_t limit)
 
     *out = NULL;
     *out_len = 0;
-    snprintf(message, sizeof(message), "Invalid Request: the message is longer than the %zu-byte limit",
-             limit);
+    snprintf(message, sizeof(message),
+             "Invalid Request: the message is longer than the %zu-byte limit", limit);
     return rpc_error(out, out_len, NULL, RPC_INVALID_REQUEST, message, NULL);
 }
 

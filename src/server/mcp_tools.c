@@ -56,58 +56,82 @@ static json_t *string_prop(const char *description)
 
 static json_t *view_range_prop(const char *description)
 {
-    return json_pack("{s:s, s:{s:s}, s:i, s:i, s:s}", "type", "array", "items", "type",
-                     "integer", "minItems", 2, "maxItems", 2, "description", description);
+    return json_pack("{s:s, s:{s:s}, s:i, s:i, s:s}", "type", "array", "items", "type", "integer",
+                     "minItems", 2, "maxItems", 2, "description", description);
 }
+
+/* The memory tool's string parameters, in the order a reader meets them. */
+static const struct {
+    const char *name, *description;
+} memory_strings[] = {
+    {"file_text", "create: the content of the new file (may be empty)"},
+    {"old_str", "str_replace: the exact text to replace; it must occur exactly once in the file"},
+    {"new_str", "str_replace: the text to put in its place (missing means empty: old_str is "
+                "deleted)"},
+    {"insert_text", "insert: the text to insert"},
+    {"old_path", "rename: the file or directory to rename"},
+    {"new_path", "rename: its new path, which must not exist yet"},
+};
 
 static json_t *memory_schema(void)
 {
-    return json_pack(
-        "{s:s, s:{s:{s:s, s:[s,s,s,s,s,s], s:s}, s:o, s:o, s:o, s:o, s:o, s:{s:s, s:i, s:s}, "
-        "s:o, s:o, s:o}, s:[s], s:b}",
-        "type", "object", "properties",
-        "command", "type", "string", "enum", "view", "create", "str_replace", "insert",
-        "delete", "rename", "description", "The operation to perform",
-        "path", string_prop("view, create, str_replace, insert, delete: the file or directory, "
-                            "e.g. /memories/notes.md"),
-        "view_range", view_range_prop("view: for a file, the lines [start, end] to show; "
+    json_t *props, *schema = NULL;
+    size_t i;
+
+    props = json_pack("{s:{s:s, s:[s,s,s,s,s,s], s:s}, s:o, s:o, s:{s:s, s:i, s:s}}", "command",
+                      "type", "string", "enum", "view", "create", "str_replace", "insert", "delete",
+                      "rename", "description", "The operation to perform", "path",
+                      string_prop("view, create, str_replace, insert, delete: the file or "
+                                  "directory, e.g. /memories/notes.md"),
+                      "view_range",
+                      view_range_prop("view: for a file, the lines [start, end] to show; "
                                       "1-based and inclusive, end -1 means the last line"),
-        "file_text", string_prop("create: the content of the new file (may be empty)"),
-        "old_str", string_prop("str_replace: the exact text to replace; it must occur exactly "
-                               "once in the file"),
-        "new_str", string_prop("str_replace: the text to put in its place (missing means "
-                               "empty: old_str is deleted)"),
-        "insert_line", "type", "integer", "minimum", 0, "description",
-        "insert: the line after which to insert (0 = before the first line)",
-        "insert_text", string_prop("insert: the text to insert"),
-        "old_path", string_prop("rename: the file or directory to rename"),
-        "new_path", string_prop("rename: its new path, which must not exist yet"),
-        "required", "command", "additionalProperties", 0);
+                      "insert_line", "type", "integer", "minimum", 0, "description",
+                      "insert: the line after which to insert (0 = before the first line)");
+    for (i = 0; props && i < sizeof(memory_strings) / sizeof(memory_strings[0]); i++) {
+        if (json_object_set_new(props, memory_strings[i].name,
+                                string_prop(memory_strings[i].description)) < 0) {
+            json_decref(props);
+            props = NULL;
+        }
+    }
+    if (props)
+        schema = json_pack("{s:s, s:o, s:[s], s:b}", "type", "object", "properties", props,
+                           "required", "command", "additionalProperties", 0);
+    return schema;
 }
 
 static json_t *view_schema(void)
 {
-    return json_pack("{s:s, s:{s:o, s:o}, s:[s], s:b}", "type", "object", "properties", "path",
-                     string_prop("The file or directory to view, e.g. /memories or "
-                                 "/memories/notes.md"),
-                     "view_range", view_range_prop("For a file, the lines [start, end] to show; "
-                                                   "1-based and inclusive, end -1 means the "
-                                                   "last line"),
-                     "required", "path",
-                     "additionalProperties", 0);
+    json_t *props = json_pack(
+        "{s:o, s:o}", "path",
+        string_prop("The file or directory to view, e.g. /memories or /memories/notes.md"),
+        "view_range",
+        view_range_prop("For a file, the lines [start, end] to show; 1-based and inclusive, "
+                        "end -1 means the last line"));
+
+    if (!props)
+        return NULL;
+    return json_pack("{s:s, s:o, s:[s], s:b}", "type", "object", "properties", props, "required",
+                     "path", "additionalProperties", 0);
+}
+
+/* A tool and its hints: a client may approve read-only calls without asking. */
+static json_t *tool(const char *name, const char *title, const char *description, json_t *schema,
+                    int read_only)
+{
+    if (!schema)
+        return NULL;
+    return json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", name, "title",
+                     title, "description", description, "inputSchema", schema, "annotations",
+                     "title", title, "readOnlyHint", read_only, "destructiveHint", !read_only,
+                     "idempotentHint", read_only, "openWorldHint", 0);
 }
 
 json_t *mt_mcp_tools_list(void)
 {
-    return json_pack(
-        "[{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}},"
-        " {s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}]",
-        "name", "memory", "title", "Memory", "description", memory_description, "inputSchema",
-        memory_schema(), "annotations", "title", "Memory", "readOnlyHint", 0,
-        "destructiveHint", 1, "idempotentHint", 0, "openWorldHint", 0,
-        "name", "memory_view", "title", "View memory", "description", view_description,
-        "inputSchema", view_schema(), "annotations", "title", "View memory", "readOnlyHint", 1,
-        "destructiveHint", 0, "idempotentHint", 1, "openWorldHint", 0);
+    return json_pack("[o, o]", tool("memory", "Memory", memory_description, memory_schema(), 0),
+                     tool("memory_view", "View memory", view_description, view_schema(), 1));
 }
 
 /* The tool input a memory_view call stands for: only path and view_range

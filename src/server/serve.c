@@ -64,9 +64,9 @@ done:
 /* A tool_result that carries only an error text: for lines the library never sees. */
 static int error_line(char **out, size_t *out_len, const char *message)
 {
-    return dump_line(out, out_len,
-                     json_pack("{s:s, s:s, s:b}", "type", "tool_result", "content", message,
-                               "is_error", 1));
+    return dump_line(
+        out, out_len,
+        json_pack("{s:s, s:s, s:b}", "type", "tool_result", "content", message, "is_error", 1));
 }
 
 int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
@@ -84,7 +84,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     /* Duplicate keys are refused: {"command":"view","command":"delete"}
      * must not mean whichever one a parser happens to keep. NUL is allowed
      * so the library, not the parser, says why such a path is refused. */
-    input = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    input = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     if (!input) {
         snprintf(message, sizeof(message), "Error: the line is not valid JSON: %s (column %d)",
                  jerr.text, jerr.column);
@@ -120,8 +120,7 @@ int mt_serve_oversize(char **out, size_t *out_len, size_t limit)
 
     *out = NULL;
     *out_len = 0;
-    snprintf(message, sizeof(message), "Error: the line is longer than the %zu-byte limit",
-             limit);
+    snprintf(message, sizeof(message), "Error: the line is longer than the %zu-byte limit", limit);
     return error_line(out, out_len, message);
 }
 

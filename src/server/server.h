@@ -38,8 +38,8 @@ int mt_serve_oversize(char **out, size_t *out_len, size_t limit);
 /* One MCP connection. Only the handshake era has state; requests of the
  * stateless revision carry everything they need. */
 typedef struct {
-    mt_memory *mem;  /* not owned */
-    int initialized; /* an initialize request was answered */
+    mt_memory *mem;   /* not owned */
+    int initialized;  /* an initialize request was answered */
     char version[16]; /* the handshake-era revision agreed on */
 } mt_mcp;
 
@@ -68,10 +68,10 @@ typedef struct {
 int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len);
 int mt_mcp_handler_fn(char **out, size_t *out_len, void *mcp, const char *line, size_t len);
 
-#define MT_SERVE_FALLBACK                                                                         \
+#define MT_SERVE_FALLBACK                                                                          \
     "{\"type\":\"tool_result\",\"content\":\"Error: out of memory\",\"is_error\":true}"
-#define MT_MCP_FALLBACK                                                                           \
-    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"Internal error: " \
+#define MT_MCP_FALLBACK                                                                            \
+    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"Internal error: "   \
     "out of memory\"}}"
 
 /*

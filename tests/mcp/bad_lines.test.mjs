@@ -1,0 +1,131 @@
+// Input no well-behaved client sends: lines far past the limit, binary
+// junk, a last line without a newline. Each gets its error answer and the
+// server goes on serving, in both `serve` and `mcp`.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { linesOf, runWith, scratchStore } from './lib.mjs';
+
+const DEFAULT_LIMIT = 64 * 1024 * 1024;
+const PING = '{"jsonrpc":"2.0","id":2,"method":"ping"}';
+const INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';
+
+// A create whose line is exactly `size` bytes long.
+function createLine(path, size) {
+  const head = `{"command":"create","path":"${path}","file_text":"`;
+  const tail = '"}';
+  return head + 'a'.repeat(size - head.length - tail.length) + tail;
+}
+
+test('serve: a line past the default limit gets an error and is skipped', async () => {
+  const root = scratchStore();
+  const huge = createLine('/memories/huge.md', DEFAULT_LIMIT + 1);
+  const r = await runWith(root, ['serve'], [huge, '{"command":"view","path":"/memories"}']);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 2);
+  assert.deepEqual(out[0], {
+    type: 'tool_result',
+    content: `Error: the line is longer than the ${DEFAULT_LIMIT}-byte limit`,
+    is_error: true,
+  });
+  assert.equal(out[1].is_error, false);
+  assert.ok(!existsSync(join(root, 'huge.md')));
+});
+
+test('serve: --max-line takes a line of exactly the limit and refuses one byte more', async () => {
+  const root = scratchStore();
+  const r = await runWith(root, ['serve', '--max-line', '1K'], [
+    createLine('/memories/fits.md', 1024),
+    createLine('/memories/over.md', 1025),
+    createLine('/memories/way-over.md', 300000),
+    '{"command":"view","path":"/memories/fits.md","view_range":[1,1]}',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 4);
+  assert.equal(out[0].content, 'File created successfully at: /memories/fits.md');
+  assert.equal(out[1].content, 'Error: the line is longer than the 1024-byte limit');
+  assert.equal(out[2].content, 'Error: the line is longer than the 1024-byte limit');
+  assert.ok(out[3].content.startsWith("Here's the content of /memories/fits.md with line numbers:\n     1\taaa"));
+  assert.ok(!existsSync(join(root, 'over.md')));
+});
+
+test('serve: an oversized last line without a newline still gets its answer', async () => {
+  const r = await runWith(scratchStore(), ['serve', '--max-line', '100'], '{"command":"view","path":"/memories"}\n' + 'x'.repeat(5000));
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 2);
+  assert.equal(out[1].content, 'Error: the line is longer than the 100-byte limit');
+});
+
+test('serve: binary junk, NUL bytes and bad UTF-8 are answered, not fatal', async () => {
+  const junk = Buffer.concat([
+    Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x0a]),
+    Buffer.from('{"command":"view","path":"/memories/\\u0000x"}\n'), // an escaped NUL reaches the path rules
+    Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d, 0x0a]), // {"\xc3(":1}
+    Buffer.from('{"command":"view","path":"/memories"}\n'),
+  ]);
+  const r = await runWith(scratchStore(), ['serve'], junk);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 4);
+  assert.ok(out[0].content.startsWith('Error: the line is not valid JSON'));
+  assert.equal(out[1].is_error, true);
+  assert.ok(out[1].content.startsWith('Error: '));
+  assert.ok(out[2].content.startsWith('Error: the line is not valid JSON'));
+  assert.equal(out[3].is_error, false);
+});
+
+test('mcp: a message past the default limit gets -32600 with id null, then serving goes on', async () => {
+  const huge = '{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"' + 'p'.repeat(DEFAULT_LIMIT) + '"}}';
+  const r = await runWith(scratchStore(), ['mcp'], [INIT, huge, PING]);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 3);
+  assert.deepEqual(out[1], {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: `Invalid Request: the message is longer than the ${DEFAULT_LIMIT}-byte limit` },
+  });
+  assert.deepEqual(out[2], { jsonrpc: '2.0', id: 2, result: {} });
+});
+
+test('mcp: junk of every kind between good messages', async () => {
+  const input = Buffer.concat([
+    Buffer.from(INIT + '\n'),
+    Buffer.from([0x00, 0x0a]),
+    Buffer.from([0xc0, 0xaf, 0x0a]),
+    Buffer.from('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":{"command":"view","path":"/memories/\\u0000"}}}\n'),
+    Buffer.from('}{\n'),
+    Buffer.from(PING + '\n'),
+  ]);
+  const r = await runWith(scratchStore(), ['mcp', '--max-line', '64K'], input);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 6);
+  assert.equal(out[1].error.code, -32700);
+  assert.equal(out[1].id, null);
+  assert.equal(out[2].error.code, -32700);
+  assert.equal(out[3].result.isError, true);
+  assert.ok(out[3].result.content[0].text.startsWith('Error: '));
+  assert.equal(out[4].error.code, -32700);
+  assert.deepEqual(out[5], { jsonrpc: '2.0', id: 2, result: {} });
+});
+
+test('serve and mcp exit 0 at once on empty input, and refuse stray arguments', async () => {
+  for (const mode of ['serve', 'mcp']) {
+    const r = await runWith(scratchStore(), [mode], '');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '');
+    const bad = await runWith(scratchStore(), [mode, 'extra'], '');
+    assert.equal(bad.code, 2);
+    const badLimit = await runWith(scratchStore(), [mode, '--max-line', 'lots'], '');
+    assert.equal(badLimit.code, 2);
+    const help = await runWith(scratchStore(), [mode, '--help'], '');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, new RegExp(`usage: memtool \\[options\\] ${mode}`));
+  }
+});

@@ -1,0 +1,322 @@
+/* The server's line functions without processes: serve and MCP framing,
+ * both MCP eras, and the shared read loop over pipes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "server/server.h"
+
+static char store_dir[] = "/tmp/memtool-server-test-XXXXXX";
+static char root[sizeof(store_dir) + 16];
+static mt_memory *mem;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(store_dir))
+        return -1;
+    snprintf(root, sizeof(root), "%s/memories", store_dir);
+    return mt_memory_open(&mem, root, NULL) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[sizeof(store_dir) + 16];
+
+    (void)state;
+    mt_memory_free(mem);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", store_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Answer one line and parse the answer (NULL when there was none). */
+static json_t *serve(const char *line)
+{
+    char *out = NULL;
+    size_t len = 0;
+    json_t *v = NULL;
+
+    assert_int_equal(mt_serve_handle(&out, &len, mem, line, strlen(line)), 0);
+    if (out) {
+        assert_int_equal(strlen(out), len);
+        assert_null(memchr(out, '\n', len));
+        v = json_loadb(out, len, 0, NULL);
+        assert_non_null(v);
+    }
+    free(out);
+    return v;
+}
+
+static json_t *mcp(mt_mcp *s, const char *line)
+{
+    char *out = NULL;
+    size_t len = 0;
+    json_t *v = NULL;
+
+    assert_int_equal(mt_mcp_handle(&out, &len, s, line, strlen(line)), 0);
+    if (out) {
+        assert_null(memchr(out, '\n', len));
+        v = json_loadb(out, len, 0, NULL);
+        assert_non_null(v);
+    }
+    free(out);
+    return v;
+}
+
+static int error_code(const json_t *v)
+{
+    return (int)json_integer_value(json_object_get(json_object_get(v, "error"), "code"));
+}
+
+static void test_serve_lines(void **state)
+{
+    json_t *v;
+
+    (void)state;
+    assert_null(serve(""));
+    assert_null(serve(" \t\r"));
+
+    v = serve("{\"command\":\"create\",\"path\":\"/memories/u.md\",\"file_text\":\"x\"}");
+    assert_string_equal(json_string_value(json_object_get(v, "content")),
+                        "File created successfully at: /memories/u.md");
+    assert_true(json_is_false(json_object_get(v, "is_error")));
+    assert_null(json_object_get(v, "tool_use_id"));
+    json_decref(v);
+
+    v = serve("{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"memory\",\"input\":{\"command\":"
+              "\"delete\",\"path\":\"/memories/u.md\"}}");
+    assert_string_equal(json_string_value(json_object_get(v, "tool_use_id")), "t1");
+    assert_string_equal(json_string_value(json_object_get(v, "content")),
+                        "Successfully deleted /memories/u.md");
+    json_decref(v);
+
+    v = serve("[1]");
+    assert_true(json_is_true(json_object_get(v, "is_error")));
+    assert_string_equal(json_string_value(json_object_get(v, "type")), "tool_result");
+    assert_int_equal(strncmp(json_string_value(json_object_get(v, "content")), "Error: ", 7), 0);
+    json_decref(v);
+
+    v = serve("{\"command\":");
+    assert_true(json_is_true(json_object_get(v, "is_error")));
+    json_decref(v);
+}
+
+static const char init_line[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+    "\"2025-03-26\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+
+static void test_mcp_handshake(void **state)
+{
+    mt_mcp s;
+    json_t *v;
+
+    (void)state;
+    mt_mcp_init(&s, mem);
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}");
+    assert_int_equal(error_code(v), -32600);
+    json_decref(v);
+
+    v = mcp(&s, init_line);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(v, "result"), "protocolVersion")),
+        "2025-03-26");
+    assert_string_equal(s.version, "2025-03-26");
+    assert_true(s.initialized);
+    json_decref(v);
+
+    assert_null(mcp(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/list\"}");
+    assert_true(json_is_integer(json_object_get(v, "id")));
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 0);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(v, "result"), "tools")), 2);
+    assert_null(json_object_get(json_object_get(v, "result"), "resultType"));
+    json_decref(v);
+
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":{\"name\":"
+                "\"memory\",\"arguments\":{\"command\":\"view\",\"path\":\"/nope\"}}}");
+    assert_true(json_is_true(json_object_get(json_object_get(v, "result"), "isError")));
+    json_decref(v);
+}
+
+static void test_mcp_modern(void **state)
+{
+    mt_mcp s;
+    json_t *v, *result;
+
+    (void)state;
+    mt_mcp_init(&s, mem);
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{"
+                "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    result = json_object_get(v, "result");
+    assert_string_equal(json_string_value(json_object_get(result, "resultType")), "complete");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(result, "supportedVersions"), 0)),
+        MT_MCP_MODERN_VERSION);
+    assert_true(json_is_integer(json_object_get(result, "ttlMs")));
+    assert_non_null(
+        json_object_get(json_object_get(result, "_meta"), "io.modelcontextprotocol/serverInfo"));
+    /* Stateless: serving it did not open the handshake era. */
+    assert_false(s.initialized);
+    json_decref(v);
+
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+                "{\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\","
+                "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    assert_int_equal(error_code(v), -32022);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(v, "error"), "data"), "requested")),
+                        "2030-01-01");
+    json_decref(v);
+}
+
+static void test_mcp_faults(void **state)
+{
+    mt_mcp s;
+    json_t *v;
+
+    (void)state;
+    mt_mcp_init(&s, mem);
+    v = mcp(&s, "{oops");
+    assert_int_equal(error_code(v), -32700);
+    assert_true(json_is_null(json_object_get(v, "id")));
+    json_decref(v);
+
+    v = mcp(&s, "[]");
+    assert_int_equal(error_code(v), -32600);
+    json_decref(v);
+
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"nope\"}");
+    assert_int_equal(error_code(v), -32601);
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 5);
+    json_decref(v);
+
+    /* Notifications get no answer, even unknown or malformed ones. */
+    assert_null(mcp(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"nope\",\"params\":7}"));
+    /* Nor do responses to requests this server never sent. */
+    assert_null(mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}"));
+}
+
+static void test_oversize(void **state)
+{
+    char *out = NULL;
+    size_t len = 0;
+
+    (void)state;
+    assert_int_equal(mt_serve_oversize(&out, &len, 10), 0);
+    assert_string_equal(
+        out, "{\"type\":\"tool_result\",\"content\":\"Error: the line is longer than the 10-byte "
+             "limit\",\"is_error\":true}");
+    free(out);
+    assert_int_equal(mt_mcp_oversize(&out, &len, 10), 0);
+    assert_string_equal(out, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+                             "\"message\":\"Invalid Request: the message is longer than the "
+                             "10-byte limit\"}}");
+    free(out);
+}
+
+/* A handler that echoes each line with its length, to test the loop alone. */
+static int echo(char **out, size_t *out_len, void *ctx, const char *line, size_t len)
+{
+    char buf[64];
+    int n;
+
+    (void)ctx;
+    if (len == 0)
+        return 0;
+    n = snprintf(buf, sizeof(buf), "%zu:%.*s", len, (int)(len < 20 ? len : 20), line);
+    *out = strdup(buf);
+    *out_len = (size_t)n;
+    return *out ? 0 : MT_ENOMEM;
+}
+
+static int too_long(char **out, size_t *out_len, size_t limit)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "long>%zu", limit);
+
+    *out = strdup(buf);
+    *out_len = (size_t)n;
+    return *out ? 0 : MT_ENOMEM;
+}
+
+/* Feed `input` through mt_server_run and return what it wrote. */
+static char *run_loop(const char *input, size_t input_len, size_t max_line)
+{
+    mt_server_handler h = {echo, too_long, NULL, "fallback"};
+    int in[2], out[2];
+    char *result = malloc(1 << 16);
+    size_t got = 0;
+    ssize_t n;
+
+    assert_non_null(result);
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    /* Small inputs fit in the pipe buffers, so one thread is enough. */
+    assert_int_equal(write(in[1], input, input_len), (ssize_t)input_len);
+    close(in[1]);
+    assert_int_equal(mt_server_run(in[0], out[1], &h, max_line), 0);
+    close(in[0]);
+    close(out[1]);
+    while ((n = read(out[0], result + got, (1 << 16) - 1 - got)) > 0)
+        got += (size_t)n;
+    close(out[0]);
+    result[got] = '\0';
+    return result;
+}
+
+static void test_loop(void **state)
+{
+    char *out;
+
+    (void)state;
+    out = run_loop("a\n\nbb\nccc", 9, 0);
+    assert_string_equal(out, "1:a\n2:bb\n3:ccc\n");
+    free(out);
+
+    out = run_loop("12345\n123456\n1234567890123\nok\n", 30, 6);
+    assert_string_equal(out, "5:12345\n6:123456\nlong>6\n2:ok\n");
+    free(out);
+
+    out = run_loop("", 0, 0);
+    assert_string_equal(out, "");
+    free(out);
+}
+
+static void test_parse_size(void **state)
+{
+    size_t v = 0;
+
+    (void)state;
+    assert_int_equal(mt_server_parse_size(&v, "100"), 0);
+    assert_int_equal(v, 100);
+    assert_int_equal(mt_server_parse_size(&v, "2K"), 0);
+    assert_int_equal(v, 2048);
+    assert_int_equal(mt_server_parse_size(&v, "3m"), 0);
+    assert_int_equal(v, (size_t)3 << 20);
+    assert_true(mt_server_parse_size(&v, "0") < 0);
+    assert_true(mt_server_parse_size(&v, "-1") < 0);
+    assert_true(mt_server_parse_size(&v, "1T") < 0);
+    assert_true(mt_server_parse_size(&v, "") < 0);
+    assert_true(mt_server_parse_size(&v, "99999999999999999999999") < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_serve_lines), cmocka_unit_test(test_mcp_handshake),
+        cmocka_unit_test(test_mcp_modern),  cmocka_unit_test(test_mcp_faults),
+        cmocka_unit_test(test_oversize),    cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_parse_size),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
