@@ -1,0 +1,68 @@
+#include "helpers.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void mt_test_store_init(mt_test_store *ts, const mt_options *opts)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(ts->dir, sizeof(ts->dir), "%s/memtool-unit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(ts->dir));
+    snprintf(ts->root, sizeof(ts->root), "%s/store", ts->dir);
+    assert_int_equal(mt_memory_open(&ts->mem, ts->root, opts), 0);
+}
+
+void mt_test_store_free(mt_test_store *ts)
+{
+    char cmd[600];
+
+    mt_memory_free(ts->mem);
+    ts->mem = NULL;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ts->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+char *mt_test_call(mt_memory *mem, int *is_error, const char *json)
+{
+    mt_result res;
+    assert_int_equal(mt_memory_call(&res, mem, json, strlen(json)), 0);
+    *is_error = res.is_error;
+    assert_int_equal(strlen(res.text), res.len);
+    return res.text;
+}
+
+void mt_test_expect(mt_memory *mem, const char *json, int is_error, const char *text)
+{
+    int err;
+    char *got = mt_test_call(mem, &err, json);
+
+    assert_string_equal(got, text);
+    assert_int_equal(err, is_error);
+    free(got);
+}
+
+char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len)
+{
+    char path[1024], *buf;
+    FILE *f;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/%s", ts->root, rel);
+    if (!(f = fopen(path, "rb")))
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}

@@ -1,0 +1,31 @@
+/* Shared by the unit tests: scratch stores and running tool inputs. */
+#ifndef MT_TEST_HELPERS_H
+#define MT_TEST_HELPERS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <memtool.h>
+
+/* A fresh store in a new temporary directory; free with mt_test_store_free. */
+typedef struct {
+    char dir[256];  /* the temporary directory */
+    char root[300]; /* the store root inside it */
+    mt_memory *mem;
+} mt_test_store;
+
+void mt_test_store_init(mt_test_store *ts, const mt_options *opts);
+void mt_test_store_free(mt_test_store *ts);
+
+/* Run a tool input; returns the text (malloc'd) and sets *is_error. */
+char *mt_test_call(mt_memory *mem, int *is_error, const char *json);
+
+/* Run a tool input and assert its exact text and error flag. */
+void mt_test_expect(mt_memory *mem, const char *json, int is_error, const char *text);
+
+/* The whole content of a file under the store root (malloc'd), or NULL. */
+char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
+
+#endif

@@ -1,0 +1,101 @@
+/* Lines, numbered lines and sizes (SPEC section 2 and view's sizes). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "lib/buf.h"
+#include "lib/text.h"
+
+static void test_line_count(void **state)
+{
+    (void)state;
+    assert_int_equal(mt_text_line_count("", 0), 0);
+    assert_int_equal(mt_text_line_count("a", 1), 1);
+    assert_int_equal(mt_text_line_count("a\n", 2), 1);
+    assert_int_equal(mt_text_line_count("a\nb\n", 4), 2);
+    assert_int_equal(mt_text_line_count("a\nb", 3), 2);
+    assert_int_equal(mt_text_line_count("\n", 1), 1);
+    assert_int_equal(mt_text_line_count("\n\n", 2), 2);
+    assert_int_equal(mt_text_line_count("a\r\nb\r\n", 6), 2);
+}
+
+static void test_line_at_and_start(void **state)
+{
+    const char *t = "ab\ncd\n\nef";
+    size_t len = strlen(t);
+    (void)state;
+    assert_int_equal(mt_text_line_at(t, len, 0), 1);
+    assert_int_equal(mt_text_line_at(t, len, 2), 1); /* the newline belongs to its line */
+    assert_int_equal(mt_text_line_at(t, len, 3), 2);
+    assert_int_equal(mt_text_line_at(t, len, 6), 3);
+    assert_int_equal(mt_text_line_at(t, len, 7), 4);
+    assert_int_equal(mt_text_line_at(t, len, len), 4);
+    assert_int_equal(mt_text_line_start(t, len, 1), 0);
+    assert_int_equal(mt_text_line_start(t, len, 2), 3);
+    assert_int_equal(mt_text_line_start(t, len, 3), 6);
+    assert_int_equal(mt_text_line_start(t, len, 4), 7);
+    assert_int_equal(mt_text_line_start(t, len, 5), len);
+    assert_int_equal(mt_text_line_start("a\n", 2, 2), 2);
+}
+
+static void test_number_lines(void **state)
+{
+    mt_buf b = MT_BUF_INIT;
+    const char *t = "one\ntwo\n\xff\n";
+    (void)state;
+    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 1, 3), 0);
+    assert_string_equal(b.ptr, "\n     1\tone\n     2\ttwo\n     3\t\xEF\xBF\xBD");
+    mt_buf_truncate(&b, 0);
+    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 2, 2), 0);
+    assert_string_equal(b.ptr, "\n     2\ttwo");
+    mt_buf_dispose(&b);
+}
+
+static void test_format_size(void **state)
+{
+    static const struct {
+        uint64_t n;
+        const char *s;
+    } cases[] = {
+        {0, "0B"},           {1, "1B"},           {1023, "1023B"},
+        {1024, "1.0K"},      {1075, "1.0K"},      {1076, "1.1K"},
+        {1280, "1.3K"},      {1536, "1.5K"},      {4096, "4.0K"},
+        {1048524, "1023.9K"}, {1048525, "1.0M"},   {1048575, "1.0M"},
+        {1048576, "1.0M"},   {1572864, "1.5M"},   {1073741824, "1.0G"},
+        {1099511627776ULL, "1.0T"}, {1125899906842624ULL, "1024.0T"},
+        {UINT64_MAX, "16777216.0T"},
+    };
+    char out[32];
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mt_text_format_size(out, cases[i].n);
+        assert_string_equal(out, cases[i].s);
+    }
+}
+
+static void test_format_count(void **state)
+{
+    char out[32];
+    (void)state;
+    mt_text_format_count(out, 0);
+    assert_string_equal(out, "0");
+    mt_text_format_count(out, 999);
+    assert_string_equal(out, "999");
+    mt_text_format_count(out, 1000);
+    assert_string_equal(out, "1,000");
+    mt_text_format_count(out, 999999);
+    assert_string_equal(out, "999,999");
+    mt_text_format_count(out, 1048576);
+    assert_string_equal(out, "1,048,576");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_line_count),  cmocka_unit_test(test_line_at_and_start),
+        cmocka_unit_test(test_number_lines), cmocka_unit_test(test_format_size),
+        cmocka_unit_test(test_format_count),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
