@@ -16,18 +16,18 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: the unit, golden and integration tests, then again under sanitizers.
-check: deps
+check:
 	@sh scripts/check.sh
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Build, then show memtool working on a scratch store.
-run: build
-	@sh scripts/demo.sh $(BUILD)/memtool
+run:
+	@sh scripts/run.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-*
+	rm -rf $(BUILD) build-asan build-tsan
