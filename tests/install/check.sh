@@ -3,7 +3,7 @@
 # against the installed library with pkg-config only, and run it (shared and
 # static), comparing its output with examples/expected.txt.
 set -eu
-build=$1 src=$2
+build=$1 src=$2 extra=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
@@ -16,12 +16,12 @@ test -x "$tmp/prefix/bin/memtool"
 # A real soname, and the static archive next to it.
 readelf -d "$lib/libmemtool.so" | grep -q 'SONAME.*libmemtool\.so\.0'
 test -f "$lib/libmemtool.a"
-cc "$src/examples/embed.c" $(pkg-config --cflags --libs memtool) -o "$tmp/embed"
+cc $extra "$src/examples/embed.c" $(pkg-config --cflags --libs memtool) -o "$tmp/embed"
 LD_LIBRARY_PATH="$lib" "$tmp/embed" "$tmp/store-shared" > "$tmp/out-shared"
 diff -u "$src/examples/expected.txt" "$tmp/out-shared"
 # The archive with its dependencies (from Requires.private) linked as shared libraries.
 deps=$(pkg-config --print-requires-private memtool | tr '\n' ' ')
-cc "$src/examples/embed.c" $(pkg-config --cflags memtool) "$lib/libmemtool.a" \
+cc $extra "$src/examples/embed.c" $(pkg-config --cflags memtool) "$lib/libmemtool.a" \
     $(pkg-config --libs $deps) -pthread -o "$tmp/embed-static"
 "$tmp/embed-static" "$tmp/store-static" > "$tmp/out-static"
 diff -u "$src/examples/expected.txt" "$tmp/out-static"
