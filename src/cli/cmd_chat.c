@@ -84,6 +84,9 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         if (n > 0 && line[n - 1] == '\n')
             line[--n] = '\0';
         rc = mt_agent_run_turn(&turn, s.agent, line, &ui);
+        /* The terminal echoed ^C where the cursor was: end that line. */
+        if (rc == MT_API_ECANCELED && tty)
+            view.mid_line = 1;
         mt_agent_view_break(&view);
         if (rc == MT_API_ECANCELED)
             fputs("[cancelled]\n", stderr);

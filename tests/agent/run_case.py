@@ -19,7 +19,8 @@ A case is a JSON object:
   seconds     {"min": s, "max": s} for the whole run
   pty         steps for an interactive run on a pseudo-terminal instead of pipes:
               {"send": text}, {"expect": regex}, {"absent": regex},
-              {"wait_gate": true}, {"open_gate": true}, {"wait_client_gone": true}
+              {"wait_gate": true}, {"open_gate": true}, {"wait_requests": n},
+              {"wait_client_gone": true}
 """
 
 import json
@@ -154,6 +155,12 @@ def run_pty(cmd, env, case, server):
                     raise Failed("the server never sent the first text delta")
             elif step.get("open_gate"):
                 server.gate.set()
+            elif "wait_requests" in step:
+                deadline = time.monotonic() + 10
+                while len(server.requests) < step["wait_requests"]:
+                    if time.monotonic() > deadline:
+                        raise Failed("request %d never arrived" % step["wait_requests"])
+                    pump(0.05)
             elif step.get("wait_client_gone"):
                 if not server.client_went_away.wait(10):
                     raise Failed("the client never dropped the request")
