@@ -172,57 +172,31 @@ done:
     return rc;
 }
 
-static int fs_read(mt_store *st, char **out, size_t *out_len, const char *rel)
+int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *rel)
 {
-    mt_fs *fs = (mt_fs *)st;
-    struct stat sb;
-    char *data = NULL, *grown;
-    size_t cap, len = 0;
-    int fd, rc = 0;
+    size_t cap = hint + 1, len = 0;
+    char *data = malloc(cap), *grown;
 
-    *out = NULL;
-    *out_len = 0;
-    /* O_NONBLOCK: should a FIFO be swapped in after a stat, opening it must not hang. */
-    fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-    if (fd < 0)
-        return mt_fs_error(-fd, "cannot read", rel);
-    if (fstat(fd, &sb) < 0) {
-        rc = mt_fs_error(errno, "cannot read", rel);
-        goto done;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        rc = mt_fs_error(EISDIR, "cannot read", rel);
-        goto done;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
-        goto done;
-    }
-    if (sb.st_nlink > 1) {
-        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
-        goto done;
-    }
-    cap = (size_t)sb.st_size + 1;
+    if (!data)
+        return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
+    /* Read to the end, not to the size seen: the file may have grown since. */
     for (;;) {
         ssize_t n;
         if (len + 1 >= cap) {
             cap = cap * 2 + 4096;
-            grown = realloc(data, cap);
-            if (!grown) {
-                rc = mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-                goto done;
+            if (!(grown = realloc(data, cap))) {
+                free(data);
+                return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
             }
             data = grown;
-        } else if (!data && !(data = malloc(cap))) {
-            rc = mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-            goto done;
         }
-        n = read(fd, data + len, cap - len - 1);
+        n = pread(fd, data + len, cap - len - 1, (off_t)len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = mt_fs_error(errno, "cannot read", rel);
-            goto done;
+            int err = errno;
+            free(data);
+            return mt_fs_error(err, "cannot read", rel);
         }
         if (n == 0)
             break;
@@ -231,9 +205,31 @@ static int fs_read(mt_store *st, char **out, size_t *out_len, const char *rel)
     data[len] = '\0';
     *out = data;
     *out_len = len;
-    data = NULL;
-done:
-    free(data);
+    return 0;
+}
+
+static int fs_read(mt_store *st, char **out, size_t *out_len, const char *rel)
+{
+    mt_fs *fs = (mt_fs *)st;
+    struct stat sb;
+    int fd, rc = 0;
+
+    *out = NULL;
+    *out_len = 0;
+    /* O_NONBLOCK: should a FIFO be swapped in after a stat, opening it must not hang. */
+    fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot read", rel);
+    if (fstat(fd, &sb) < 0)
+        rc = mt_fs_error(errno, "cannot read", rel);
+    else if (S_ISDIR(sb.st_mode))
+        rc = mt_fs_error(EISDIR, "cannot read", rel);
+    else if (!S_ISREG(sb.st_mode))
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+    else if (sb.st_nlink > 1)
+        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
+    else
+        rc = mt_fs_read_fd(out, out_len, fd, (size_t)sb.st_size, rel);
     close(fd);
     return rc;
 }

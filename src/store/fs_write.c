@@ -96,12 +96,33 @@ static int fs_rename_noreplace(int fromfd, const char *from, int tofd, const cha
     return 0;
 }
 
+/* Put data at name in dirfd atomically: a temporary file, synced as the
+ * durability asks, renamed into place (never replacing unless asked). */
+static int fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size_t len, int replace,
+                  const char *rel)
+{
+    char tmp[64];
+    int fd = -1, rc;
+
+    if ((rc = mt_fs_write_temp(fs, &fd, tmp, dirfd, data, len, rel)) < 0)
+        return rc;
+    rc = replace ? (renameat(dirfd, tmp, dirfd, name) < 0 ? -errno : 0)
+                 : fs_rename_noreplace(dirfd, tmp, dirfd, name);
+    if (rc < 0) {
+        unlinkat(dirfd, tmp, 0);
+        rc = mt_fs_error(-rc, replace ? "cannot replace" : "cannot create", rel);
+    } else if (fs->durability == MT_DURABILITY_FULL) {
+        rc = mt_fs_sync(dirfd, rel);
+    }
+    close(fd);
+    return rc;
+}
+
 int mt_fs_create(mt_store *st, const char *rel, const char *data, size_t len)
 {
     mt_fs *fs = (mt_fs *)st;
     const char *name;
-    char tmp[64];
-    int dirfd = -1, fd = -1, rc;
+    int dirfd = -1, rc;
 
     if (!*rel)
         return mt_fs_error(EEXIST, "cannot create", rel);
@@ -112,56 +133,10 @@ int mt_fs_create(mt_store *st, const char *rel, const char *data, size_t len)
         rc = mt_fs_error(EEXIST, "cannot create", rel);
         goto done;
     }
-    if ((rc = mt_fs_write_temp(fs, &fd, tmp, dirfd, data, len, rel)) < 0)
-        goto done;
-    if ((rc = fs_rename_noreplace(dirfd, tmp, dirfd, name)) < 0) {
-        unlinkat(dirfd, tmp, 0);
-        rc = mt_fs_error(-rc, "cannot create", rel);
-        goto done;
-    }
-    if (fs->durability == MT_DURABILITY_FULL)
-        rc = mt_fs_sync(dirfd, rel);
+    rc = fs_put(fs, dirfd, name, data, len, 0, rel);
 done:
-    if (fd >= 0)
-        close(fd);
-    if (dirfd >= 0)
-        close(dirfd);
+    close(dirfd);
     return rc;
-}
-
-static int fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *rel)
-{
-    size_t cap = hint + 1, len = 0;
-    char *data = malloc(cap), *grown;
-
-    if (!data)
-        return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-    for (;;) {
-        ssize_t n;
-        if (len + 1 >= cap) {
-            cap = cap * 2 + 4096;
-            if (!(grown = realloc(data, cap))) {
-                free(data);
-                return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-            }
-            data = grown;
-        }
-        n = pread(fd, data + len, cap - len - 1, (off_t)len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            free(data);
-            return mt_fs_error(err, "cannot read", rel);
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    data[len] = '\0';
-    *out = data;
-    *out_len = len;
-    return 0;
 }
 
 /*
@@ -222,9 +197,9 @@ int mt_fs_edit(mt_store *st, const char *rel, mt_edit_cb cb, void *payload)
     mt_fs *fs = (mt_fs *)st;
     const char *name;
     struct stat sb;
-    char tmp[64], *data = NULL, *out = NULL;
+    char *data = NULL, *out = NULL;
     size_t len = 0, out_len = 0;
-    int dirfd = -1, fd = -1, tmpfd = -1, rc;
+    int dirfd = -1, fd = -1, rc;
 
     if (!*rel)
         return mt_fs_error(EISDIR, "cannot edit", rel);
@@ -232,23 +207,13 @@ int mt_fs_edit(mt_store *st, const char *rel, mt_edit_cb cb, void *payload)
         return rc;
     if ((rc = fs_lock_current(&fd, &sb, dirfd, name, rel)) < 0)
         goto done;
-    if ((rc = fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
+    if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
         goto done;
     if ((rc = cb(&out, &out_len, data, len, payload)) < 0)
         goto done;
-    if ((rc = mt_fs_write_temp(fs, &tmpfd, tmp, dirfd, out, out_len, rel)) < 0)
-        goto done;
-    if (renameat(dirfd, tmp, dirfd, name) < 0) {
-        rc = mt_fs_error(errno, "cannot replace", rel);
-        unlinkat(dirfd, tmp, 0);
-        goto done;
-    }
-    if (fs->durability == MT_DURABILITY_FULL)
-        rc = mt_fs_sync(dirfd, rel);
+    rc = fs_put(fs, dirfd, name, out, out_len, 1, rel);
 done:
     /* Closing fd releases the lock, after the new content is in place. */
-    if (tmpfd >= 0)
-        close(tmpfd);
     if (fd >= 0)
         close(fd);
     if (dirfd >= 0)
