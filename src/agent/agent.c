@@ -452,6 +452,25 @@ static void take_back(mt_agent *ag, size_t len, json_t *saved)
         json_object_set(json_array_get(ag->messages, len - 1), "content", saved);
 }
 
+/* Add a response to the conversation. After a pause_turn the conversation
+ * already ends with this turn's assistant message: the API continued it, so
+ * the new blocks join it and roles keep alternating. */
+static int add_assistant(mt_agent *ag, json_t *content)
+{
+    json_t *last = json_array_get(ag->messages, json_array_size(ag->messages) - 1);
+    const char *role = json_string_value(json_object_get(last, "role"));
+    json_t *have = json_object_get(last, "content");
+
+    if (role && strcmp(role, "assistant") == 0 && json_is_array(have))
+        return json_array_extend(have, content) < 0 ? MT_ENOMEM : 0;
+    /* A copy of the list (the blocks are shared), so extending it later
+     * leaves the response it came from as it was. */
+    return json_array_append_new(ag->messages, json_pack("{s:s,s:o}", "role", "assistant",
+                                                         "content", json_copy(content))) < 0
+               ? MT_ENOMEM
+               : 0;
+}
+
 /* After max_tokens: the response without its tool calls, none of which ran
  * (the last may be cut off), so the conversation stays one the API accepts. */
 static int add_cut_response(mt_agent *ag, const json_t *content, mt_agent_turn *turn)
@@ -471,11 +490,7 @@ static int add_cut_response(mt_agent *ag, const json_t *content, mt_agent_turn *
         if (json_array_append(kept, block) < 0)
             goto done;
     }
-    rc = 0;
-    if (json_array_size(kept) > 0 &&
-        json_array_append_new(ag->messages,
-                              json_pack("{s:s,s:O}", "role", "assistant", "content", kept)) < 0)
-        rc = MT_ENOMEM;
+    rc = json_array_size(kept) > 0 ? add_assistant(ag, kept) : 0;
 done:
     json_decref(kept);
     return rc;
@@ -507,7 +522,7 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
     hooks.cancel = ui->cancel;
     hooks.payload = &st;
     for (;;) {
-        const json_t *content;
+        json_t *content;
         const char *stop;
 
         if (turn->requests >= ag->max_iterations) {
@@ -558,11 +573,8 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
         }
         /* Exactly as received: the same JSON values, unknown blocks and
          * fields included. */
-        if (json_array_append_new(ag->messages, json_pack("{s:s,s:O}", "role", "assistant",
-                                                          "content", content)) < 0) {
-            rc = MT_ENOMEM;
+        if ((rc = add_assistant(ag, content)) < 0)
             goto done;
-        }
         if (strcmp(stop, "pause_turn") == 0) {
             if (ui->notice)
                 ui->notice(ui->payload, "paused by the API; continuing");
