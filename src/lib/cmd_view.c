@@ -42,7 +42,9 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
     int rc, cut = 0;
 
     if ((rc = m->store->read(m->store, &data, &len, rel)) < 0) {
-        if (rc == MT_ENOTFOUND || rc == MT_EISDIR)
+        if (rc == MT_EISDIR)
+            return rc; /* the caller lists it */
+        if (rc == MT_ENOTFOUND)
             rc = mt_reply_fail(r, "The path ", path,
                                " does not exist. Please provide a valid path.");
         else
@@ -124,7 +126,7 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
     }
 done:
     free(data);
-    return rc < 0 ? rc : 0;
+    return rc == MT_ENOMEM ? rc : 0;
 }
 
 static int view_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
@@ -196,15 +198,11 @@ done:
 
 int mt_op_view(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range)
 {
-    mt_node_type type;
-    uint64_t size;
-    int rc = m->store->stat(m->store, &type, &size, rel);
+    /* Files are what is viewed most: try to read first, and list only when
+     * the store says it is a directory (one open instead of a stat and an open). */
+    int rc = view_file(r, m, path, rel, range);
 
-    if (rc == MT_ENOTFOUND)
-        return mt_reply_fail(r, "The path ", path, " does not exist. Please provide a valid path.");
-    if (rc < 0)
-        return mt_reply_store_error(r, rc, path);
-    if (type == MT_NODE_DIR)
+    if (rc == MT_EISDIR)
         return view_dir(r, m, path, rel);
-    return view_file(r, m, path, rel, range);
+    return rc;
 }

@@ -174,7 +174,8 @@ done:
 
 int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *rel)
 {
-    size_t cap = hint + 1, len = 0;
+    /* One byte more than expected, so the read that finds the end needs no realloc. */
+    size_t cap = hint + 2, len = 0;
     char *data = malloc(cap), *grown;
 
     if (!data)
