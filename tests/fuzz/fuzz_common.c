@@ -116,6 +116,27 @@ static void remove_below(int dirfd)
     closedir(d);
 }
 
+/*
+ * Whether hay holds needle, compared by hand: a libc or compiler-traced
+ * comparison would hand the canary to libFuzzer's dictionary, and the fuzzer
+ * would then type it in itself.
+ */
+static int contains(const char *hay, size_t len, const char *needle)
+{
+    size_t n = 0;
+
+    while (needle[n])
+        n++;
+    for (size_t i = 0; n <= len && i <= len - n; i++) {
+        size_t k = 0;
+        while (k < n && hay[i + k] == needle[k])
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
 static int read_noatime(char *buf, size_t cap, const char *path)
 {
     /* O_NOATIME: the check itself must not look like a read by memtool. */
@@ -313,7 +334,8 @@ void fuzz_check_outside(void)
                    "outside file %s was replaced or written", path);
         FUZZ_CHECK(!fuzz_env.atime_works || sb.st_atim.tv_sec == outside_sb[i].st_atim.tv_sec,
                    "outside file %s was read", path);
-        FUZZ_CHECK(read_noatime(buf, sizeof(buf), path) >= 0 && strcmp(buf, fuzz_env.canary) == 0,
+        FUZZ_CHECK(read_noatime(buf, sizeof(buf), path) == (int)strlen(fuzz_env.canary) &&
+                       contains(buf, strlen(buf), fuzz_env.canary),
                    "outside file %s changed", path);
     }
     /* Nothing new outside, nor beside the store. */
@@ -345,6 +367,6 @@ void fuzz_check_text(const char *text, size_t len)
     FUZZ_CHECK(text != NULL, "a result without text");
     FUZZ_CHECK(text[len] == '\0', "result text not NUL-terminated");
     FUZZ_CHECK(fuzz_utf8_valid(text, len), "result text is not valid UTF-8: %.200s", text);
-    FUZZ_CHECK(!memmem(text, len, fuzz_env.canary, strlen(fuzz_env.canary)),
+    FUZZ_CHECK(!contains(text, len, fuzz_env.canary),
                "the outside canary showed in a result: %.300s", text);
 }
