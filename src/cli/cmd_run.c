@@ -58,23 +58,22 @@ nomem:
 
 static int print_json(mt_agent_session *s, const mt_agent_turn *turn, const char *error)
 {
+    const char *stop = json_string_value(json_object_get(turn->message, "stop_reason"));
     json_t *edits = turn->applied_edits ? json_incref(turn->applied_edits) : json_array();
     json_t *out = json_pack(
-        "{s:s?,s:O?,s:O,s:o,s:{s:I,s:I,s:I,s:I},s:I,s:I}", "outcome",
-        error ? NULL : mt_agent_outcome_name(turn->outcome), "message", turn->message,
+        "{s:s?,s:s?,s:s?,s:O?,s:O,s:o,s:{s:I,s:I,s:I,s:I},s:I,s:I}", "outcome",
+        error ? NULL : mt_agent_outcome_name(turn->outcome), "stop_reason", stop, "error", error,
+        "message", turn->message,
         "transcript", mt_agent_messages(s->agent), "applied_edits", edits, "usage", "input_tokens",
         (json_int_t)turn->input_tokens, "output_tokens", (json_int_t)turn->output_tokens,
         "cache_read_input_tokens", (json_int_t)turn->cache_read_tokens,
         "cache_creation_input_tokens", (json_int_t)turn->cache_creation_tokens, "requests",
         (json_int_t)turn->requests, "memory_calls", (json_int_t)turn->tool_calls);
-    const char *stop = json_string_value(json_object_get(turn->message, "stop_reason"));
     int rc = 0;
 
     if (!out)
         return -1;
-    if ((stop && json_object_set_new(out, "stop_reason", json_string(stop)) < 0) ||
-        (error && json_object_set_new(out, "error", json_string(error)) < 0) ||
-        json_dumpf(out, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
+    if (json_dumpf(out, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
         rc = -1;
     json_decref(out);
     return rc;
