@@ -269,8 +269,10 @@ static void on_retry(void *payload, unsigned attempt, long delay_ms, const char 
     (void)attempt;
     if (!st->ui->notice)
         return;
-    mt_buf_printf(&line, "%s; retrying in %ld.%01ld s", why, delay_ms / 1000,
-                  delay_ms % 1000 / 100);
+    if (delay_ms < 1000)
+        mt_buf_printf(&line, "%s; retrying in %ld ms", why, delay_ms);
+    else
+        mt_buf_printf(&line, "%s; retrying in %.1f s", why, (double)delay_ms / 1000);
     if (line.ptr)
         st->ui->notice(st->ui->payload, line.ptr);
     mt_buf_dispose(&line);
