@@ -118,7 +118,7 @@ void mt_api_free(mt_api *api)
         curl_easy_cleanup(api->curl);
     free(api->url);
     if (api->key_header) /* the key should not linger in freed memory */
-        memset(api->key_header, 0, strlen(api->key_header));
+        explicit_bzero(api->key_header, strlen(api->key_header));
     free(api->key_header);
     free(api);
 }
