@@ -25,6 +25,8 @@
 
 #include <jansson.h>
 
+#include "lib/buf.h"
+#include "lib/utf8.h"
 #include "server/mcp_tools.h"
 #include "server/server.h"
 
@@ -71,6 +73,22 @@ static int is_blank(const char *line, size_t len)
             return 0;
     }
     return 1;
+}
+
+/* A string's text, or NULL for anything else or a string holding NUL: a
+ * method "tools/list\u0000x" must not pass for "tools/list". */
+static const char *str_of(const json_t *v)
+{
+    const char *s = json_string_value(v);
+
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
+/* How many bytes of s to quote in a message: its first `chars` code points,
+ * never half of one. */
+static int clip(const char *s, size_t chars)
+{
+    return (int)mt_utf8_prefix(s, strlen(s), chars);
 }
 
 static int legacy_version_known(const char *v)
@@ -133,7 +151,14 @@ done:
 static int rpc_error(char **out, size_t *out_len, const json_t *id, int code, const char *message,
                      json_t *data)
 {
-    json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+    mt_buf text = MT_BUF_INIT;
+    json_t *err = NULL;
+
+    /* Messages quote the input and the JSON parser; whatever they hold,
+     * the answer must stay valid UTF-8. */
+    if (mt_utf8_sanitize(&text, message, strlen(message)) == 0)
+        err = json_pack("{s:i, s:s%}", "code", code, "message", text.ptr ? text.ptr : "", text.len);
+    mt_buf_dispose(&text);
 
     if (err && data && json_object_set_new(err, "data", data) < 0) {
         json_decref(err);
@@ -190,7 +215,8 @@ static int method_not_found(char **out, size_t *out_len, const request *r, const
 {
     char message[512];
 
-    snprintf(message, sizeof(message), "Method not found: %.300s%s", r->method, why);
+    snprintf(message, sizeof(message), "Method not found: %.*s%s", clip(r->method, 100), r->method,
+             why);
     return rpc_error(out, out_len, r->id, RPC_METHOD_NOT_FOUND, message, NULL);
 }
 
@@ -199,7 +225,7 @@ static int do_initialize(char **out, size_t *out_len, const request *r)
     const json_t *requested = r->params ? json_object_get(r->params, "protocolVersion") : NULL;
     const char *version;
 
-    if (!json_is_string(requested))
+    if (!str_of(requested))
         return invalid_params(out, out_len, r,
                               "Invalid params: initialize needs a string protocolVersion");
     /* Echo a revision we speak; otherwise offer the newest and let the
@@ -248,10 +274,11 @@ static int do_tools_call(char **out, size_t *out_len, const request *r)
     json_t *result = NULL;
     int rc;
 
-    if (!json_is_string(name))
+    if (!str_of(name))
         return invalid_params(out, out_len, r, "Invalid params: tools/call needs a string name");
     if (!mt_mcp_tool_known(json_string_value(name)))
-        return invalid_params(out, out_len, r, "Unknown tool: %.300s", json_string_value(name));
+        return invalid_params(out, out_len, r, "Unknown tool: %.*s",
+                              clip(json_string_value(name), 100), json_string_value(name));
     if (args && json_is_null(args))
         args = NULL;
     if (args && !json_is_object(args))
@@ -317,7 +344,7 @@ static int handle_request(char **out, size_t *out_len, request *r)
     /* initialize opens the handshake era whatever else it carries. */
     if (!version || strcmp(r->method, "initialize") == 0)
         return legacy_request(out, out_len, r);
-    if (!json_is_string(version))
+    if (!str_of(version))
         return invalid_params(out, out_len, r, "Invalid params: %s must be a string",
                               META_PROTOCOL_VERSION);
     v = json_string_value(version);
@@ -329,13 +356,6 @@ static int handle_request(char **out, size_t *out_len, request *r)
         return legacy_request(out, out_len, r);
     return rpc_error(out, out_len, r->id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version",
                      json_pack("{s:o, s:s}", "supported", supported_versions(), "requested", v));
-}
-
-/* Notifications get no answer, whatever they say; the handshake's one is noted. */
-static void handle_notification(mt_mcp *s, const char *method)
-{
-    if (strcmp(method, "notifications/initialized") == 0 && !s->initialized)
-        fprintf(stderr, "memtool mcp: notifications/initialized before initialize; ignored\n");
 }
 
 static const char *json_kind(const json_t *v)
@@ -393,7 +413,7 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
         goto done;
     }
     jsonrpc = json_object_get(msg, "jsonrpc");
-    if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0) {
+    if (!str_of(jsonrpc) || strcmp(str_of(jsonrpc), "2.0") != 0) {
         rc = rpc_error(out, out_len, id, RPC_INVALID_REQUEST,
                        "Invalid Request: jsonrpc must be \"2.0\"", NULL);
         goto done;
@@ -408,15 +428,15 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
                        NULL);
         goto done;
     }
-    if (!json_is_string(method)) {
+    if (!str_of(method)) {
         rc = rpc_error(out, out_len, id, RPC_INVALID_REQUEST,
                        "Invalid Request: method must be a string", NULL);
         goto done;
     }
-    if (!id) {
-        handle_notification(s, json_string_value(method));
+    /* A notification gets no answer, whatever it says: initialized,
+     * cancelled and the rest change nothing here. */
+    if (!id)
         goto done;
-    }
     params = json_object_get(msg, "params");
     if (params && !json_is_object(params)) {
         rc = rpc_error(out, out_len, id, RPC_INVALID_PARAMS,

@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "lib/buf.h"
+#include "lib/utf8.h"
 #include "server/server.h"
 
 static int is_blank(const char *line, size_t len)
@@ -61,12 +63,19 @@ done:
     return rc;
 }
 
-/* A tool_result that carries only an error text: for lines the library never sees. */
+/* A tool_result that carries only an error text: for lines the library
+ * never sees. The text may quote the parser, which may quote the line, so
+ * it is made valid UTF-8 first. */
 static int error_line(char **out, size_t *out_len, const char *message)
 {
-    return dump_line(
-        out, out_len,
-        json_pack("{s:s, s:s, s:b}", "type", "tool_result", "content", message, "is_error", 1));
+    mt_buf text = MT_BUF_INIT;
+    json_t *block = NULL;
+
+    if (mt_utf8_sanitize(&text, message, strlen(message)) == 0)
+        block = json_pack("{s:s, s:s%, s:b}", "type", "tool_result", "content",
+                          text.ptr ? text.ptr : "", text.len, "is_error", 1);
+    mt_buf_dispose(&text);
+    return dump_line(out, out_len, block);
 }
 
 int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
