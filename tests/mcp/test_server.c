@@ -206,6 +206,32 @@ static void test_mcp_faults(void **state)
     assert_null(mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}"));
 }
 
+/* Quoting a long name must not cut a character in half: the answer would
+ * not be valid UTF-8, and jansson would refuse to make it. */
+static void test_mcp_quotes_utf8(void **state)
+{
+    char line[2048];
+    mt_mcp s;
+    json_t *v;
+    size_t n;
+    int i;
+
+    (void)state;
+    mt_mcp_init(&s, mem);
+    n = (size_t)snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a");
+    for (i = 0; i < 400; i++)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "\xc3\xa9");
+    snprintf(line + n, sizeof(line) - n, "\"}");
+    v = mcp(&s, line);
+    assert_int_equal(error_code(v), -32601);
+    json_decref(v);
+
+    /* A NUL inside a method does not make it another method. */
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\\u0000x\"}");
+    assert_int_equal(error_code(v), -32600);
+    json_decref(v);
+}
+
 static void test_oversize(void **state)
 {
     char *out = NULL;
@@ -313,9 +339,13 @@ static void test_parse_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_serve_lines), cmocka_unit_test(test_mcp_handshake),
-        cmocka_unit_test(test_mcp_modern),  cmocka_unit_test(test_mcp_faults),
-        cmocka_unit_test(test_oversize),    cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_serve_lines),
+        cmocka_unit_test(test_mcp_handshake),
+        cmocka_unit_test(test_mcp_modern),
+        cmocka_unit_test(test_mcp_faults),
+        cmocka_unit_test(test_mcp_quotes_utf8),
+        cmocka_unit_test(test_oversize),
+        cmocka_unit_test(test_loop),
         cmocka_unit_test(test_parse_size),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
