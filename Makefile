@@ -26,6 +26,11 @@ install: build
 run:
 	@sh scripts/run.sh
 
+# Benchmarks against the official SDK's memory tool and the syscall floor:
+# writes BENCHMARKS.md, bench/results/*.csv and the plots (a few minutes).
+bench: build
+	@sh bench/run.sh --build $(BUILD)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

@@ -1,0 +1,112 @@
+/*
+ * mt_bench_floor_serve --root DIR [serve]: the floor of `memtool serve` for
+ * the view mix. Lines in, one line out each, over the same pipes and the
+ * same client as memtool; per line it finds the "path" value, opens, stats
+ * and reads the file under DIR, and writes the bytes back framed like a
+ * tool_result (newlines blanked so the answer stays one line, no escaping,
+ * no line numbers). One write per answer, as memtool serve does.
+ *
+ * It accepts and ignores memtool's global options, so mt_bench_serve can
+ * start it in memtool's place.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define CHUNK (1 << 16)
+
+static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
+{
+    static const char key[] = "\"path\":\"/memories/";
+    static const char head[] = "{\"type\":\"tool_result\",\"content\":\"";
+    static const char tail[] = "\",\"is_error\":false}\n";
+    char *p = memmem(line, len, key, sizeof(key) - 1), *end;
+    struct iovec iov[3];
+    struct stat sb;
+    ssize_t n;
+    size_t i;
+    int fd;
+
+    if (!p)
+        return -1;
+    p += sizeof(key) - 1;
+    end = memchr(p, '"', len - (size_t)(p - line));
+    if (!end)
+        return -1;
+    *end = '\0';
+    fd = openat(root_fd, p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &sb) < 0)
+        return -1;
+    if ((size_t)sb.st_size + 1 > *cap) {
+        free(*buf);
+        *cap = (size_t)sb.st_size + 1;
+        if (!(*buf = malloc(*cap)))
+            return -1;
+    }
+    n = read(fd, *buf, (size_t)sb.st_size);
+    close(fd);
+    if (n < 0)
+        return -1;
+    for (i = 0; i < (size_t)n; i++) {
+        if ((*buf)[i] == '\n')
+            (*buf)[i] = ' ';
+    }
+    iov[0].iov_base = (void *)head;
+    iov[0].iov_len = sizeof(head) - 1;
+    iov[1].iov_base = *buf;
+    iov[1].iov_len = (size_t)n;
+    iov[2].iov_base = (void *)tail;
+    iov[2].iov_len = sizeof(tail) - 1;
+    return writev(1, iov, 3) < 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = NULL;
+    char *in = malloc(CHUNK * 2), *file = NULL;
+    size_t start = 0, end = 0, cap = 0;
+    int i, root_fd;
+
+    for (i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--root") == 0)
+            root = argv[i + 1];
+    }
+    if (!root || !in)
+        return 2;
+    root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0)
+        return 1;
+    for (;;) {
+        char *nl;
+        ssize_t got;
+
+        while ((nl = memchr(in + start, '\n', end - start)) != NULL) {
+            size_t len = (size_t)(nl - (in + start));
+            if (len > 0 && answer(root_fd, in + start, len, &file, &cap) < 0) {
+                /* Framing must hold even for a line it cannot serve. */
+                static const char err[] = "{\"type\":\"tool_result\",\"is_error\":true}\n";
+                if (write(1, err, sizeof(err) - 1) < 0)
+                    return 1;
+            }
+            start = (size_t)(nl - in) + 1;
+        }
+        memmove(in, in + start, end - start);
+        end -= start;
+        start = 0;
+        if (end == CHUNK * 2)
+            return 1; /* no line is that long in the view mix */
+        got = read(0, in + end, CHUNK * 2 - end);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        end += (size_t)got;
+    }
+    free(in);
+    free(file);
+    return 0;
+}

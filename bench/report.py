@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+"""Turn the CSV a bench/run.sh run wrote into BENCHMARKS.md and gnuplot PNGs.
+
+    report.py --results DIR --markdown FILE   write the report (and DIR/*.png)
+    report.py --results DIR --check           exit 1 unless every row a run
+                                              should produce is in DIR's CSV
+"""
+import argparse
+import csv
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+VIEW_OPS = ["view", "view_dir"]
+WRITE_OPS = ["create", "str_replace", "insert", "delete", "rename"]
+DURABILITIES = ["full", "file", "none"]
+PROCESS_ROWS = [  # (op, impl, durability)
+    ("view", "floor", "-"),
+    ("view", "memtool", "-"),
+    ("view", "lean", "-"),
+    ("create", "memtool", "file"),
+    ("create", "memtool", "full"),
+    ("str_replace", "memtool", "file"),
+    ("view", "sdk", "-"),
+    ("create", "sdk", "file"),
+    ("str_replace", "sdk", "file"),
+]
+SERVE_ROWS = [  # (mix, impl, clients, durability)
+    ("view", "floor", 1, "none"),
+    ("view", "memtool", 1, "none"),
+    ("view", "memtool", 4, "none"),
+    ("read", "memtool", 1, "none"),
+    ("read", "memtool", 4, "none"),
+    ("write", "memtool", 1, "file"),
+    ("write", "memtool", 4, "file"),
+    ("write", "memtool", 1, "none"),
+    ("write", "memtool", 4, "none"),
+    ("scan", "memtool", 1, "none"),
+]
+PLOTS = ["inproc.png", "durability.png", "process.png", "serve.png", "listing.png", "bigfile.png"]
+
+
+def load(results):
+    def rows(name):
+        with open(os.path.join(results, name), newline="") as f:
+            return list(csv.DictReader(f))
+
+    meta = {}
+    with open(os.path.join(results, "meta.txt")) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                meta[k] = v
+    timings = {}
+    for r in rows("timings.csv"):
+        key = (r["suite"], r["op"], r["impl"], r["durability"], r["param"])
+        timings[key] = {k: float(r[k]) for k in ("n", "median_us", "p99_us", "mean_us", "min_us")}
+    serve = {}
+    for r in rows("serve.csv"):
+        key = (r["mix"], r["impl"], int(r["clients"]), r["durability"])
+        serve[key] = {k: float(r[k]) for k in ("ops", "wall_s", "ops_per_s", "server_cpu_s",
+                                               "ops_per_cpu_s", "max_rss_kb")}
+    memory = {(r["op"], r["impl"], r["param"]): float(r["peak_rss_kb"]) for r in rows("memory.csv")}
+    return meta, timings, serve, memory
+
+
+def expected(meta):
+    """Every timing row a run makes, from the sizes the run recorded."""
+    want = []
+    for impl in ("memtool", "floor", "sdk"):
+        for op in VIEW_OPS:
+            want.append(("inproc", op, impl, "-", "100 entries" if op == "view_dir" else "small file"))
+    for op in WRITE_OPS:
+        for d in DURABILITIES:
+            for impl in ("memtool", "floor"):
+                want.append(("inproc", op, impl, d, "small file"))
+        want.append(("inproc", op, "sdk", "file", "small file"))
+    for op, impl, d in PROCESS_ROWS:
+        want.append(("process", op, impl, d, "one process"))
+    for files in meta["trees"].split():
+        for impl in ("memtool", "floor", "sdk"):
+            want.append(("scale", "view_root", impl, "-", files))
+    for size in meta["bigs"].split():
+        for impl in ("memtool", "floor", "sdk"):
+            want.append(("scale", "view_range", impl, "-", size))
+            want.append(("scale", "str_replace", impl, "file", size))
+        for impl in ("memtool", "floor"):
+            want.append(("scale", "str_replace", impl, "none", size))
+    return want
+
+
+def check(results):
+    meta, timings, serve, memory = load(results)
+    problems = []
+    for key in expected(meta):
+        row = timings.get(key)
+        if row is None:
+            problems.append("no timing row %s" % ",".join(key))
+        elif row["n"] < 1 or row["median_us"] <= 0:
+            problems.append("an empty timing row %s" % ",".join(key))
+    for key in SERVE_ROWS:
+        row = serve.get(key)
+        if row is None:
+            problems.append("no serve row %s" % ",".join(map(str, key)))
+        elif row["ops"] < 1 or row["ops_per_s"] <= 0:
+            problems.append("an empty serve row %s" % ",".join(map(str, key)))
+    largest = meta["trees"].split()[-1]
+    if serve.get(("scan", "memtool", 1, "none"), {}).get("max_rss_kb", 0) <= 0:
+        problems.append("no peak RSS for serve")
+    for files in meta["trees"].split():
+        if memory.get(("view_root", "sdk", files), 0) <= 0:
+            problems.append("no peak RSS for the SDK over %s files" % files)
+    if shutil.which("gnuplot"):
+        for p in PLOTS:
+            path = os.path.join(results, p)
+            if not os.path.exists(path) or os.path.getsize(path) == 0:
+                problems.append("no plot %s" % p)
+    for p in problems:
+        print("bench check: " + p, file=sys.stderr)
+    expected_count = len(expected(meta)) + len(SERVE_ROWS)
+    print("bench check: %d of %d result rows present, largest store %s files" %
+          (expected_count - len([p for p in problems if p.startswith(("no timing", "no serve"))]),
+           expected_count, largest))
+    return 1 if problems else 0
+
+
+# ---- formatting ---------------------------------------------------------------
+
+def fmt_us(us):
+    if us is None:
+        return "–"
+    if us < 10:
+        return "%.2f µs" % us
+    if us < 1000:
+        return "%.1f µs" % us
+    if us < 10000:
+        return "%.2f ms" % (us / 1000)
+    if us < 1e6:
+        return "%.1f ms" % (us / 1000)
+    return "%.2f s" % (us / 1e6)
+
+
+def fmt_ratio(x):
+    if x is None:
+        return "–"
+    if x >= 100:
+        return "%.0f×" % x
+    if x >= 10:
+        return "%.1f×" % x
+    return "%.2f×" % x
+
+
+def fmt_bytes(n):
+    n = int(n)
+    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= div:
+            v = n / div
+            return ("%.0f %s" if v == int(v) else "%.1f %s") % (v, unit)
+    return "%d B" % n
+
+
+def fmt_count(n):
+    return "{:,}".format(int(n))
+
+
+def med(t, *key):
+    row = t.get(key)
+    return row["median_us"] if row else None
+
+
+def p99(t, *key):
+    row = t.get(key)
+    return row["p99_us"] if row else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def growth(points):
+    """Exponents k of time ~ size^k between successive sizes."""
+    ks = []
+    for (s1, t1), (s2, t2) in zip(points, points[1:]):
+        if t1 and t2 and s2 > s1:
+            ks.append(math.log(t2 / t1) / math.log(s2 / s1))
+    return ks
+
+
+# ---- plots ---------------------------------------------------------------------
+
+def gnuplot(results, name, script):
+    exe = shutil.which("gnuplot")
+    if not exe:
+        return False
+    head = ('set terminal pngcairo size 960,540 font "DejaVu Sans,10" noenhanced\n'
+            'set output "%s"\nset grid ytics mytics\nset key top left\n' %
+            os.path.join(results, name))
+    subprocess.run([exe], input=head + script, text=True, check=True)
+    return True
+
+
+def datablock(name, rows):
+    return "$%s << EOD\n%s\nEOD\n" % (name, "\n".join(" ".join(str(c) for c in r) for r in rows))
+
+
+def bars(results, name, title, ylabel, labels, series, log=True):
+    """Clustered bars: one cluster per label, one bar per series (name, values)."""
+    rows = []
+    for i, label in enumerate(labels):
+        rows.append(['"%s"' % label] + [("%.6g" % s[1][i]) if s[1][i] else "NaN" for s in series])
+    cols = " , ".join('$D using %d:xtic(1) title "%s"' % (j + 2, s[0]) for j, s in enumerate(series))
+    script = datablock("D", rows)
+    script += ('set title "%s"\nset ylabel "%s"\nset style data histograms\n'
+               'set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n'
+               'set boxwidth 0.9\nset xtics rotate by -20\n' % (title, ylabel))
+    if log:
+        script += "set logscale y\n"
+    else:
+        script += "set yrange [0:*]\n"
+    script += "plot " + cols + "\n"
+    return gnuplot(results, name, script)
+
+
+def lines(results, name, title, xlabel, ylabel, series):
+    """Log-log lines: series is (title, [(x, y)...])."""
+    script = ""
+    plots = []
+    for j, (t, pts) in enumerate(series):
+        pts = [(x, y) for x, y in pts if y]
+        if not pts:
+            continue
+        script += datablock("S%d" % j, [("%.6g" % x, "%.6g" % y) for x, y in pts])
+        plots.append('$S%d using 1:2 with linespoints lw 2 pt 7 title "%s"' % (j, t))
+    script += ('set title "%s"\nset xlabel "%s"\nset ylabel "%s"\nset logscale xy\n'
+               'set format x "%%.0s%%c"\n' % (title, xlabel, ylabel))
+    script += "plot " + " , ".join(plots) + "\n"
+    return gnuplot(results, name, script)
+
+
+# ---- the report ----------------------------------------------------------------
+
+def report(results, markdown):
+    meta, t, serve, memory = load(results)
+    trees = [int(x) for x in meta["trees"].split()]
+    bigs = [int(x) for x in meta["bigs"].split()]
+    rel = os.path.relpath(results, os.path.dirname(os.path.abspath(markdown)))
+    img = lambda name: "![%s](%s)" % (name, os.path.join(rel, name))
+    out = []
+    w = out.append
+
+    def inproc(op, impl, d):
+        return ("inproc", op, impl, "-" if op in VIEW_OPS else d,
+                "100 entries" if op == "view_dir" else "small file")
+
+    # Plots first, so the text can say when one could not be drawn.
+    all_ops = VIEW_OPS + WRITE_OPS
+    plotted = bars(results, "inproc.png", "One operation in process (median; writes at file durability)",
+                   "microseconds (log)", all_ops,
+                   [(impl, [med(t, *inproc(op, impl, "file")) for op in all_ops])
+                    for impl in ("memtool", "sdk", "floor")])
+    bars(results, "durability.png", "Writes at each durability: memtool and the floor (median)",
+         "microseconds (log)", WRITE_OPS,
+         [("%s %s" % (impl, d), [med(t, *inproc(op, impl, d)) for op in WRITE_OPS])
+          for d in DURABILITIES for impl in ("memtool", "floor")])
+    proc_ops = [("view", "-"), ("create", "file"), ("str_replace", "file")]
+    bars(results, "process.png", "One command as one process (median wall time)", "milliseconds (log)",
+         ["view", "create", "str_replace"],
+         [("memtool call", [ratio(med(t, "process", op, "memtool", d, "one process"), 1000)
+                            for op, d in proc_ops]),
+          ("node + SDK", [ratio(med(t, "process", op, "sdk", d, "one process"), 1000)
+                          for op, d in proc_ops]),
+          ("libmemtool + jansson only", [ratio(med(t, "process", "view", "lean", "-", "one process"), 1000),
+                                         None, None]),
+          ("floor (C, libc only)", [ratio(med(t, "process", "view", "floor", "-", "one process"), 1000),
+                                    None, None])])
+    serve_keys = [k for k in SERVE_ROWS if k in serve and k[0] != "scan"]
+    bars(results, "serve.png", "memtool serve throughput (pipelined)", "requests per second (log)",
+         ["%s %s x%d %s" % (m, i, c, d) for m, i, c, d in serve_keys],
+         [("per second of wall time", [serve[k]["ops_per_s"] for k in serve_keys]),
+          ("per second of server CPU", [serve[k]["ops_per_cpu_s"] for k in serve_keys])])
+    lines(results, "listing.png", "view /memories against the number of files (median)", "files",
+          "milliseconds",
+          [(impl, [(n, ratio(med(t, "scale", "view_root", impl, "-", str(n)), 1000)) for n in trees])
+           for impl in ("memtool", "sdk", "floor")])
+    lines(results, "bigfile.png", "One big file: view_range and str_replace (median, file durability)",
+          "file size (bytes)", "milliseconds",
+          [("%s %s" % (impl, op), [(b, ratio(med(t, "scale", op, impl, "-" if op == "view_range" else "file",
+                                                   str(b)), 1000)) for b in bigs])
+           for op in ("view_range", "str_replace") for impl in ("memtool", "sdk", "floor")])
+
+    # ---- targets
+    v_mt = med(t, *inproc("view", "memtool", "-"))
+    v_fl = med(t, *inproc("view", "floor", "-"))
+    v_sdk = med(t, *inproc("view", "sdk", "-"))
+    targets = []
+
+    def target(name, measured, ok):
+        targets.append((name, measured, "met" if ok else "**missed**"))
+
+    r = ratio(v_mt, v_fl)
+    target("in-process `view` of a small file within 2× of the floor",
+           "%s vs %s: %s" % (fmt_us(v_mt), fmt_us(v_fl), fmt_ratio(r)), r is not None and r <= 2)
+    r = ratio(v_sdk, v_mt)
+    target("in-process `view` at least 40× faster than the SDK",
+           "%s vs %s: %s faster" % (fmt_us(v_mt), fmt_us(v_sdk), fmt_ratio(r)), r is not None and r >= 40)
+    for op in ("create", "str_replace", "insert"):
+        a, b = med(t, *inproc(op, "memtool", "file")), med(t, *inproc(op, "floor", "file"))
+        r = ratio(a, b)
+        target("`%s` at `file` durability within 1.3× of the floor" % op,
+               "%s vs %s: %s" % (fmt_us(a), fmt_us(b), fmt_ratio(r)), r is not None and r <= 1.3)
+    a = med(t, "process", "view", "memtool", "-", "one process")
+    target("one `memtool call` process under 2 ms wall (view)", fmt_us(a), a is not None and a < 2000)
+    s = serve.get(("view", "memtool", 1, "none"))
+    if s:
+        target("`serve` at least 100,000 small views per second on one core",
+               "%s per second of server CPU (%s per second of wall time, client on the other core)" %
+               (fmt_count(s["ops_per_cpu_s"]), fmt_count(s["ops_per_s"])), s["ops_per_cpu_s"] >= 100000)
+    big_n = str(trees[-1])
+    a = med(t, "scale", "view_root", "memtool", "-", big_n)
+    target("`view /memories` over %s files under 100 ms" % fmt_count(big_n), fmt_us(a),
+           a is not None and a < 100000)
+    big_b = str(bigs[-1])
+    a, b = med(t, "scale", "str_replace", "memtool", "file", big_b), med(t, "scale", "str_replace", "floor", "file", big_b)
+    r = ratio(a, b)
+    target("`str_replace` on a %s file within 2× of reading and writing it once" % fmt_bytes(big_b),
+           "%s vs %s: %s" % (fmt_us(a), fmt_us(b), fmt_ratio(r)), r is not None and r <= 2)
+
+    # ---- the document
+    smoke = meta.get("smoke") == "1"
+    w("# Benchmarks\n")
+    if smoke:
+        w("**This is a smoke run** (a few iterations on small fixtures, to test the harness): "
+          "its numbers mean nothing.\n")
+    w("memtool against the memory tool of Anthropic's official TypeScript SDK "
+      "(`BetaLocalFilesystemMemoryTool` from `@anthropic-ai/sdk/tools/memory/node`, version %s) "
+      "and against a *floor*: C code that makes only the system calls an operation needs and formats "
+      "nothing. Everything below comes from one run of `make bench` (`sh bench/run.sh`) on one machine; "
+      "the raw numbers are in [`%s`](%s) (`timings.csv`, `serve.csv`, `memory.csv`, `meta.txt`).\n"
+      % (meta.get("sdk", "?"), rel + "/", rel + "/"))
+    w("## The machine and the run\n")
+    w(table(["", ""], [
+        ("when", meta.get("date", "?")),
+        ("CPU", "%s, %s cores (`nproc`)" % (meta.get("cpu", "?"), meta.get("nproc", "?"))),
+        ("memory", meta.get("memory", "?")),
+        ("kernel", meta.get("kernel", "?")),
+        ("filesystem of the stores", meta.get("filesystem", "?")),
+        ("memtool", "%s, commit %s, %s build, %s" % (meta.get("memtool", "?"), meta.get("commit", "?"),
+                                                    meta.get("build_type", "?"), meta.get("cc", "?"))),
+        ("Node.js / SDK", "%s / @anthropic-ai/sdk %s" % (meta.get("node", "?"), meta.get("sdk", "?"))),
+        ("load average (1, 5, 15 min) at start / end", "%s / %s" % (meta.get("load_start", "?"),
+                                                                   meta.get("load_end", "?"))),
+        ("duration of the whole run", "%s s" % meta.get("duration_s", "?")),
+    ]))
+    w("")
+    w("Times are wall-clock, per operation, measured around each single call "
+      "(`clock_gettime(CLOCK_MONOTONIC)` in C, `process.hrtime.bigint()` in Node); *median* and *p99* "
+      "are nearest-rank over all runs after a warm-up. The page cache is warm: these are the costs of "
+      "the code and the system calls, plus the disk where a durability level asks for `fsync`.\n")
+
+    w("## Targets\n")
+    w(table(["target", "measured", ""], targets))
+    w("")
+    notes = os.path.join(HERE, "analysis.md")
+    if os.path.exists(notes):
+        w("Where a target is missed, [the analysis below](#where-the-time-goes) says why, from profiles.\n")
+
+    # ---- 1
+    w("## 1. One operation, in process\n")
+    w("(a) libmemtool called from C (`mt_memory_call` on a JSON input built beforehand), "
+      "(b) the SDK's tool called from Node in one process, the way its tool runner does "
+      "(`betaMemoryTool(new BetaLocalFilesystemMemoryTool(...)).run(input)`), "
+      "(c) the floor. The small file is 20 lines, 1,262 bytes; the directory holds 100 such files. "
+      "`create` writes a new file; `str_replace` swaps a unique token back and forth in one file; "
+      "`insert` adds a line after line 10 of a fresh file; `delete` and `rename` act on fresh files. "
+      "Write suites run in batches of 250 files, each batch's setup flushed with `syncfs` before "
+      "timing.\n")
+    w("The SDK has one durability: it `fsync`s a file it writes (`create`, `str_replace`, `insert`) "
+      "and never a directory, which is what memtool's `file` level does; so the SDK is compared at "
+      "`file`. The floor does, per operation: view: `open`, `fstat`, `read`, `close`; directory view: "
+      "`open`, `getdents64`, `fstatat` per entry; create: `open(O_CREAT|O_EXCL)` of a temporary name, "
+      "`write`, `fsync` (file, full), `rename(RENAME_NOREPLACE)`, `fsync` of the directory (full); "
+      "str_replace/insert: `open`, `flock`, `fstat`, `read`, then as create but `writev` straight from "
+      "the read buffer and a replacing `rename`; delete: `unlink` (+ directory `fsync` at full); "
+      "rename: `renameat2(RENAME_NOREPLACE)` (+ directory `fsync` at full). It holds the directory "
+      "descriptors open across calls, which is the cheapest the kernel allows.\n")
+    w(img("inproc.png") if plotted else "(gnuplot was not found: no plots)")
+    w("")
+    rows = []
+    for op in all_ops:
+        d = "-" if op in VIEW_OPS else "file"
+        m, s, f = (med(t, *inproc(op, i, "file")) for i in ("memtool", "sdk", "floor"))
+        rows.append(("`%s`" % op, d, fmt_us(m), fmt_us(p99(t, *inproc(op, "memtool", "file"))),
+                     fmt_us(s), fmt_us(p99(t, *inproc(op, "sdk", "file"))),
+                     fmt_us(f), fmt_us(p99(t, *inproc(op, "floor", "file"))),
+                     "%s (%s faster)" % ("%.3f" % ratio(m, s) if ratio(m, s) else "–", fmt_ratio(ratio(s, m))),
+                     fmt_ratio(ratio(m, f))))
+    w(table(["op", "durability", "memtool median", "memtool p99", "SDK median", "SDK p99",
+             "floor median", "floor p99", "memtool/SDK", "memtool/floor"], rows))
+    w("")
+    w("Every write at every durability, memtool against the floor doing the same syncs:\n")
+    w(img("durability.png"))
+    w("")
+    rows = []
+    for op in WRITE_OPS:
+        for d in DURABILITIES:
+            m, f = med(t, *inproc(op, "memtool", d)), med(t, *inproc(op, "floor", d))
+            rows.append(("`%s`" % op, d, fmt_us(m), fmt_us(p99(t, *inproc(op, "memtool", d))),
+                         fmt_us(f), fmt_us(p99(t, *inproc(op, "floor", d))), fmt_ratio(ratio(m, f))))
+    w(table(["op", "durability", "memtool median", "memtool p99", "floor median", "floor p99",
+             "memtool/floor"], rows))
+    w("")
+
+    # ---- 2
+    w("## 2. One command, one process\n")
+    w("What a shell script or a hook pays: spawn, run one command, exit, reaped "
+      "(`posix_spawn` to `waitpid`, stdin from a pipe filled beforehand, stdout to `/dev/null`). "
+      "memtool: `memtool --root DIR --durability file call`; the SDK: `node bench/sdk_call.mjs DIR`, "
+      "which imports the SDK, runs one input from stdin and prints the result; the floor: a C program "
+      "linked against libc only that reads its stdin and then opens, reads and prints the file. "
+      "*libmemtool only* is `bench/lean_call.c`: the same `mt_memory_call` from a program linked with "
+      "libmemtool and jansson and nothing else, to show what the memtool binary's other libraries "
+      "cost at start-up.\n")
+    w(img("process.png"))
+    w("")
+    rows = []
+    for op, d in (("view", "-"), ("create", "file"), ("create", "full"), ("str_replace", "file")):
+        m = med(t, "process", op, "memtool", d, "one process")
+        s = med(t, "process", op, "sdk", d, "one process")
+        f = med(t, "process", op, "floor", d, "one process")
+        lean = med(t, "process", op, "lean", d, "one process")
+        rows.append(("`%s`" % op, d, fmt_us(m), fmt_us(p99(t, "process", op, "memtool", d, "one process")),
+                     fmt_us(s), fmt_us(p99(t, "process", op, "sdk", d, "one process")),
+                     fmt_us(lean), fmt_us(f), fmt_ratio(ratio(s, m)) if s else "–"))
+    w(table(["command", "durability", "memtool call median", "p99", "node + SDK median", "p99",
+             "libmemtool only", "floor process", "SDK/memtool"], rows))
+    w("")
+
+    # ---- 3
+    w("## 3. Throughput of `memtool serve`\n")
+    w("One client per serve process, pipelining: a thread writes all requests as fast as the pipe takes "
+      "them while another reads and checks the answers (every one must be a success). *4 clients* means "
+      "four serve processes on the same store at once. *Per second of server CPU* divides the requests "
+      "by the user+system CPU time of the serve processes (`wait4`), i.e. what one core of server "
+      "achieves; *per second of wall time* is what the client saw with the client and the server "
+      "sharing the machine's %s cores.\n" % meta.get("nproc", "?"))
+    w("Mixes: **view**: views of one of 100 small files, round robin. **read**: of every 20 requests, "
+      "1 view of a 10-file directory, 3 `view_range` of a small file, 16 whole-file views. "
+      "**write**: cycles of `create`, `str_replace`, `insert`, `view`, `rename`, `delete` on a new small "
+      "file (5 writes to 1 read), each client in its own directory. The **floor** server (for the view "
+      "mix) reads the same request lines, finds the path, does `open`/`fstat`/`read`/`close` and writes "
+      "the bytes back in one line, one `writev` per answer as memtool does.\n")
+    w(img("serve.png"))
+    w("")
+    rows = []
+    for k in SERVE_ROWS:
+        if k not in serve or k[0] == "scan":
+            continue
+        s = serve[k]
+        rows.append((k[0], k[1], k[2], k[3], fmt_count(s["ops"]), "%.2f" % s["wall_s"],
+                     fmt_count(s["ops_per_s"]), "%.2f" % s["server_cpu_s"], fmt_count(s["ops_per_cpu_s"])))
+    w(table(["mix", "server", "clients", "durability", "requests", "wall s", "requests/s (wall)",
+             "server CPU s", "requests per server CPU-second"], rows))
+    w("")
+
+    # ---- 4
+    w("## 4. Scale\n")
+    w("### `view /memories` on big stores\n")
+    w("Stores of small files in directories of 100 (so `/memories` has n/100 directories, and all n "
+      "files are within the two levels a view lists). memtool's answer is cut at its view limit (16,000 "
+      "characters, the default) but the sizes it shows are totals over everything, so every file is "
+      "visited. The floor walks the tree with `getdents64` and `fstatat`. The SDK lists everything "
+      "(it has no limit) and `realpath`s every entry.\n")
+    w(img("listing.png"))
+    w("")
+    rows = []
+    pts = {impl: [(n, med(t, "scale", "view_root", impl, "-", str(n))) for n in trees]
+           for impl in ("memtool", "floor", "sdk")}
+    for n in trees:
+        m, f, s = (med(t, "scale", "view_root", i, "-", str(n)) for i in ("memtool", "floor", "sdk"))
+        rows.append((fmt_count(n), fmt_us(m), fmt_us(p99(t, "scale", "view_root", "memtool", "-", str(n))),
+                     fmt_us(f), fmt_us(s), fmt_ratio(ratio(m, f)), fmt_ratio(ratio(s, m)),
+                     "%.2f µs" % (m / n) if m else "–"))
+    w(table(["files", "memtool median", "memtool p99", "floor median", "SDK median", "memtool/floor",
+             "SDK/memtool", "memtool per file"], rows))
+    w("")
+    ks = growth(pts["memtool"])
+    w("Growth of memtool's time with the store size, as the exponent k in time ∝ files^k between "
+      "successive sizes (1 is linear): %s.\n" % (", ".join("%.2f" % k for k in ks) or "–"))
+
+    w("### One big file: `view_range` and `str_replace`\n")
+    w("Files of 200-byte lines (a 100 MB file has 524,288 lines, under the 999,999-line limit) with one "
+      "unique token in the middle line; memtool's limits are raised (`max_file_size` 1 GiB) for this. "
+      "`view_range` asks for 20 lines in the middle; `str_replace` swaps the token. The floor for "
+      "`view_range` reads the file once (`open`/`fstat`/`read`/`close`); the floor for `str_replace` "
+      "reads it once and writes it once (temporary file, `writev`, `fsync` at `file`, `rename`): "
+      "*reading and writing it once*.\n")
+    w(img("bigfile.png"))
+    w("")
+    rows = []
+    growth_lines = []
+    for op, durs in (("view_range", ["-"]), ("str_replace", ["file", "none"])):
+        for d in durs:
+            series = []
+            for b in bigs:
+                m, f = med(t, "scale", op, "memtool", d, str(b)), med(t, "scale", op, "floor", d, str(b))
+                s = med(t, "scale", op, "sdk", d if d != "none" else "x", str(b))
+                series.append((b, m))
+                rows.append(("`%s`" % op, d, fmt_bytes(b), fmt_us(m),
+                             fmt_us(p99(t, "scale", op, "memtool", d, str(b))), fmt_us(f), fmt_us(s),
+                             fmt_ratio(ratio(m, f)), fmt_ratio(ratio(s, m)) if s else "–",
+                             "%.2f ms" % (m / 1000 / (b / (1 << 20))) if m else "–"))
+            growth_lines.append("`%s` (%s): %s" % (op, d, ", ".join("%.2f" % k for k in growth(series)) or "–"))
+    w(table(["op", "durability", "size", "memtool median", "memtool p99", "floor median", "SDK median",
+             "memtool/floor", "SDK/memtool", "memtool per MB"], rows))
+    w("")
+    w("Growth exponents k (time ∝ size^k) between successive sizes: " + "; ".join(growth_lines) + ".\n")
+
+    # ---- 5
+    w("## 5. Memory\n")
+    scan = serve.get(("scan", "memtool", 1, "none"))
+    rows = []
+    if scan:
+        rows.append(("`memtool serve`: %s requests over the %s-file store, 1 in 50 a `view /memories`, the "
+                     "rest file views" % (fmt_count(scan["ops"]), fmt_count(trees[-1])),
+                     "%.1f MB" % (scan["max_rss_kb"] / 1024)))
+    for n in trees:
+        kb = memory.get(("view_root", "sdk", str(n)))
+        if kb:
+            rows.append(("node + SDK, in process, after its `view /memories` runs over %s files" % fmt_count(n),
+                         "%.1f MB" % (kb / 1024)))
+    w("Peak resident set size (`getrusage` `ru_maxrss` of the serve process through `wait4`; Node's "
+      "`process.resourceUsage().maxRSS`).\n")
+    w(table(["process", "peak RSS"], rows))
+    w("")
+    if scan:
+        w("Over the same store, `serve` answered %s requests per second (wall) in this mix.\n" %
+          fmt_count(scan["ops_per_s"]))
+
+    if os.path.exists(notes):
+        with open(notes) as f:
+            w(f.read().rstrip() + "\n")
+
+    w("## Reproducing\n")
+    w("`make bench` builds memtool, installs the SDK with `npm ci` from `bench/package-lock.json`, runs "
+      "every suite (a few minutes on 2 cores) and writes this file, `bench/results/*.csv` and the plots. "
+      "The stores are made in `$TMPDIR` (`BENCH_WORKDIR` to choose): it should be a disk filesystem, "
+      "not tmpfs, for the `fsync` numbers to mean anything. `ctest -R bench_smoke` runs every part "
+      "with a few iterations and checks that every result row is produced.\n")
+    with open(markdown, "w") as f:
+        f.write("\n".join(out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--markdown")
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    if a.check:
+        sys.exit(check(a.results))
+    if not a.markdown:
+        ap.error("--markdown or --check")
+    report(a.results, a.markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+#!/bin/sh
+# The whole benchmark in one go: memtool (libmemtool in process, `memtool call`,
+# `memtool serve`) against the official TypeScript SDK's memory tool and the
+# syscall floor, on this machine. Writes CSV, PNG plots and BENCHMARKS.md.
+#
+#   sh bench/run.sh [--build DIR] [--out DIR] [--smoke]
+#
+# --build  the CMake build tree with memtool and bench/mt_bench* (default: build)
+# --out    where the CSV and plots go (default: bench/results; BENCHMARKS.md goes
+#          to the repository root). With --smoke: a few iterations of every suite
+#          on small fixtures, BENCHMARKS.md inside --out, then a check that every
+#          row a run should produce is there. The smoke run times nothing that
+#          matters; it keeps the harness from rotting.
+# BENCH_WORKDIR  where the stores are made (default: a new directory in $TMPDIR);
+#          it must be on a real disk filesystem for the fsync numbers to mean anything.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+build="$top/build"
+out=""
+smoke=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --build) build=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --smoke) smoke=1; shift ;;
+    *) echo "usage: sh bench/run.sh [--build DIR] [--out DIR] [--smoke]" >&2; exit 2 ;;
+    esac
+done
+build=$(cd "$build" && pwd)
+if [ -z "$out" ]; then
+    [ $smoke = 1 ] && out="$build/bench-smoke" || out="$here/results"
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if [ $smoke = 1 ]; then md="$out/BENCHMARKS.md"; else md="$top/BENCHMARKS.md"; fi
+
+memtool="$build/memtool"
+bin="$build/bench"
+for p in "$memtool" "$bin/mt_bench" "$bin/mt_bench_spawn" "$bin/mt_bench_once" \
+    "$bin/mt_bench_serve" "$bin/mt_bench_floor_serve" "$bin/mt_bench_lean_call"; do
+    [ -x "$p" ] || { echo "bench: $p is missing: build first (make build)" >&2; exit 1; }
+done
+command -v node >/dev/null 2>&1 || { echo "bench: node is needed (scripts/install-deps.sh)" >&2; exit 1; }
+command -v python3 >/dev/null 2>&1 || { echo "bench: python3 is needed" >&2; exit 1; }
+
+# The SDK, exactly as pinned in package-lock.json. npm ci is skipped when the
+# installed tree already matches the lock file.
+stamp="$here/node_modules/.memtool-bench-lock"
+if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
+    echo "bench: installing the SDK (npm ci)" >&2
+    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    cp "$here/package-lock.json" "$stamp"
+fi
+
+# Sizes and iteration counts. A full run takes a few minutes on 2 cores.
+if [ $smoke = 1 ]; then
+    OPS_ITERS=4; VIEW_ITERS=40; SDK_ITERS=4; SDK_VIEW_ITERS=20
+    PROC_ITERS=3; NODE_ITERS=2
+    SERVE_VIEW_OPS=300; SERVE_READ_OPS=200; SERVE_WRITE_OPS=24; SERVE_WRITE_NONE_OPS=48
+    TREES="100 300"; TREE_ITERS=2; SDK_TREE_ITERS=1
+    BIGS="65536 262144"; BIG_ITERS=2; SDK_BIG_ITERS=2
+    SCAN_OPS=100
+else
+    OPS_ITERS=1000; VIEW_ITERS=20000; SDK_ITERS=1000; SDK_VIEW_ITERS=5000
+    PROC_ITERS=300; NODE_ITERS=40
+    SERVE_VIEW_OPS=200000; SERVE_READ_OPS=100000; SERVE_WRITE_OPS=1200; SERVE_WRITE_NONE_OPS=12000
+    TREES="1000 10000 100000"; TREE_ITERS=""; SDK_TREE_ITERS=""
+    BIGS="1048576 10485760 104857600"; BIG_ITERS=""; SDK_BIG_ITERS=""
+    SCAN_OPS=1000
+fi
+# Bigger inputs, fewer runs: each row still has several samples.
+iters_for() { # $1 size, $2 small-count, $3 mid, $4 large, $5 override
+    if [ -n "$5" ]; then echo "$5"; return; fi
+    case $1 in
+    1000 | 1048576) echo "$2" ;;
+    10000 | 10485760) echo "$3" ;;
+    *) echo "$4" ;;
+    esac
+}
+
+work=${BENCH_WORKDIR:-}
+if [ -z "$work" ]; then
+    work=$(mktemp -d "${TMPDIR:-/tmp}/memtool-bench.XXXXXX")
+    trap 'rm -rf "$work"' EXIT INT TERM
+fi
+mkdir -p "$work"
+
+timings="$out/timings.csv"
+serve="$out/serve.csv"
+memory="$out/memory.csv"
+meta="$out/meta.txt"
+echo "suite,op,impl,durability,param,n,median_us,p99_us,mean_us,min_us" >"$timings"
+echo "suite,mix,impl,clients,durability,ops,wall_s,ops_per_s,server_cpu_s,ops_per_cpu_s,max_rss_kb" >"$serve"
+echo "suite,op,impl,param,peak_rss_kb" >"$memory"
+
+step() { echo "bench: $*" >&2; }
+fresh() { rm -rf "$1"; mkdir -p "$1/memories"; }
+
+{
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "smoke=$smoke"
+    echo "nproc=$(nproc)"
+    echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+    echo "kernel=$(uname -sr)"
+    echo "memory=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+    echo "filesystem=$(df -PT "$work" | awk 'NR == 2 {print $2}')"
+    echo "node=$(node --version)"
+    echo "sdk=$(cd "$here" && node -p "require('./node_modules/@anthropic-ai/sdk/package.json').version")"
+    echo "memtool=$("$memtool" --version)"
+    echo "commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")"
+    echo "cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" | xargs -I{} sh -c '{} --version | head -n 1')"
+    echo "load_start=$(cut -d ' ' -f 1-3 /proc/loadavg)"
+    echo "trees=$TREES"
+    echo "bigs=$BIGS"
+} >"$meta"
+started=$(date +%s)
+
+# 1. Per operation, in process. memtool and the floor run interleaved (see bench.c).
+step "in-process suite: memtool and the floor"
+rm -rf "$work/ops"
+"$bin/mt_bench" ops --impl memtool,floor --root "$work/ops" --iters $OPS_ITERS \
+    --view-iters $VIEW_ITERS >>"$timings"
+step "in-process suite: sdk"
+fresh "$work/ops-sdk"
+node "$here/sdk_bench.mjs" ops --base "$work/ops-sdk" --iters $SDK_ITERS \
+    --view-iters $SDK_VIEW_ITERS >>"$timings"
+
+# 2. Per process: `memtool call` and `node` with the SDK, one command each.
+step "per-process suite"
+fresh "$work/proc"
+"$bin/mt_bench" fixture-small "$work/proc/memories/small.md"
+"$bin/mt_bench" fixture-small "$work/proc/memories/edit.md"
+mkdir -p "$work/proc/memories/c-memtool" "$work/proc/memories/c-full" "$work/proc/memories/c-sdk"
+inputs="$work/proc-inputs"
+mkdir -p "$inputs"
+printf '{"command":"view","path":"/memories/small.md"}' >"$inputs/view.json"
+smalljson=$(node -e 'process.stdout.write(JSON.stringify(require("fs").readFileSync(process.argv[1], "utf8")))' \
+    "$work/proc/memories/small.md")
+for d in memtool full sdk; do
+    printf '{"command":"create","path":"/memories/c-%s/f%%N.md","file_text":%s}' "$d" "$smalljson" \
+        >"$inputs/create-$d.json"
+done
+printf '{"command":"str_replace","path":"/memories/edit.md","old_str":"TOKEN_AAAA","new_str":"TOKEN_BBBB"}' >"$inputs/sr1.json"
+printf '{"command":"str_replace","path":"/memories/edit.md","old_str":"TOKEN_BBBB","new_str":"TOKEN_AAAA"}' >"$inputs/sr2.json"
+spawn="$bin/mt_bench_spawn"
+call="$memtool --root $work/proc/memories"
+$spawn --op view --impl floor --iters $PROC_ITERS --input "$inputs/view.json" \
+    -- "$bin/mt_bench_once" "$work/proc/memories/small.md" >>"$timings"
+$spawn --op view --impl memtool --iters $PROC_ITERS --input "$inputs/view.json" \
+    -- $call --durability file call >>"$timings"
+# The same call from a program that links libmemtool and jansson and nothing else.
+$spawn --op view --impl lean --iters $PROC_ITERS --input "$inputs/view.json" \
+    -- "$bin/mt_bench_lean_call" --root "$work/proc/memories" --durability file >>"$timings"
+$spawn --op create --impl memtool --durability file --iters $PROC_ITERS --input "$inputs/create-memtool.json" \
+    -- $call --durability file call >>"$timings"
+$spawn --op create --impl memtool --durability full --iters $PROC_ITERS --input "$inputs/create-full.json" \
+    -- $call --durability full call >>"$timings"
+# An even count (plus the two warm-up runs) leaves edit.md as it was.
+$spawn --op str_replace --impl memtool --durability file --iters $PROC_ITERS \
+    --input "$inputs/sr1.json" --input "$inputs/sr2.json" -- $call --durability file call >>"$timings"
+node_call="node $here/sdk_call.mjs $work/proc"
+$spawn --op view --impl sdk --iters $NODE_ITERS --input "$inputs/view.json" -- $node_call >>"$timings"
+$spawn --op create --impl sdk --durability file --iters $NODE_ITERS --input "$inputs/create-sdk.json" \
+    -- $node_call >>"$timings"
+$spawn --op str_replace --impl sdk --durability file --iters $NODE_ITERS \
+    --input "$inputs/sr1.json" --input "$inputs/sr2.json" -- $node_call >>"$timings"
+
+# 3. Throughput of `memtool serve` with pipelining clients.
+tput() { # impl server mix clients durability ops
+    step "serve: $3 mix, $4 client(s), $5 ($1)"
+    fresh "$work/serve"
+    "$bin/mt_bench_serve" --impl "$1" --memtool "$2" --root "$work/serve/memories" --mix "$3" \
+        --clients "$4" --durability "$5" --ops "$6" >>"$serve"
+}
+tput floor "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS
+tput memtool "$memtool" view 1 none $SERVE_VIEW_OPS
+tput memtool "$memtool" view 4 none $((SERVE_VIEW_OPS / 4))
+tput memtool "$memtool" read 1 none $SERVE_READ_OPS
+tput memtool "$memtool" read 4 none $((SERVE_READ_OPS / 4))
+tput memtool "$memtool" write 1 file $SERVE_WRITE_OPS
+tput memtool "$memtool" write 4 file $SERVE_WRITE_OPS
+tput memtool "$memtool" write 1 none $SERVE_WRITE_NONE_OPS
+tput memtool "$memtool" write 4 none $((SERVE_WRITE_NONE_OPS / 4))
+
+# 4. Scale: a listing of big stores; view_range and str_replace on big files.
+largest=""
+for files in $TREES; do
+    step "scale: view /memories over $files files"
+    fresh "$work/tree$files"
+    "$bin/mt_bench" fixture-tree "$work/tree$files/memories" "$files"
+    n=$(iters_for "$files" 20 10 5 "$TREE_ITERS")
+    "$bin/mt_bench" listing --impl memtool,floor --root "$work/tree$files/memories" --param "$files" \
+        --iters "$n" >>"$timings"
+    n=$(iters_for "$files" 10 5 3 "$SDK_TREE_ITERS")
+    node "$here/sdk_bench.mjs" listing --base "$work/tree$files" --param "$files" --iters "$n" \
+        --rss-out "$memory" >>"$timings"
+    [ -n "$largest" ] && rm -rf "$work/tree$largest"
+    largest=$files
+done
+
+# 5. Memory: peak RSS of one serve process working on the largest store.
+step "memory: serve over $largest files"
+"$bin/mt_bench_serve" --memtool "$memtool" --root "$work/tree$largest/memories" --mix scan \
+    --files "$largest" --durability none --ops $SCAN_OPS >>"$serve"
+rm -rf "$work/tree$largest"
+
+for bytes in $BIGS; do
+    step "scale: a $bytes-byte file"
+    # One copy each: every implementation edits its own.
+    rm -rf "$work/big"
+    "$bin/mt_bench" fixture-bigfile "$work/big/memtool/big.txt" "$bytes"
+    mkdir -p "$work/big/floor" "$work/big/sdk/memories"
+    cp "$work/big/memtool/big.txt" "$work/big/floor/big.txt"
+    cp "$work/big/memtool/big.txt" "$work/big/sdk/memories/big.txt"
+    n=$(iters_for "$bytes" 20 10 5 "$BIG_ITERS")
+    "$bin/mt_bench" bigfile --impl memtool,floor --root "$work/big" --param "$bytes" \
+        --iters "$n" --durability file >>"$timings"
+    "$bin/mt_bench" bigfile --impl memtool,floor --root "$work/big" --param "$bytes" \
+        --iters "$n" --durability none --ops str_replace >>"$timings"
+    n=$(iters_for "$bytes" 10 5 3 "$SDK_BIG_ITERS")
+    node "$here/sdk_bench.mjs" bigfile --base "$work/big/sdk" --param "$bytes" --iters "$n" >>"$timings"
+done
+rm -rf "$work/big"
+
+echo "load_end=$(cut -d ' ' -f 1-3 /proc/loadavg)" >>"$meta"
+echo "duration_s=$(($(date +%s) - started))" >>"$meta"
+
+step "report: $md"
+python3 "$here/report.py" --results "$out" --markdown "$md"
+if [ $smoke = 1 ]; then
+    python3 "$here/report.py" --results "$out" --check
+fi
