@@ -47,9 +47,9 @@ static int make_context_management(json_t **out, const mt_agent_options *o)
                                                json_pack("{s:s,s:I}", "type", "input_tokens",
                                                          "value", (json_int_t)o->clear_at)) < 0)
         goto done;
-    if (o->keep >= 0 &&
-        json_object_set_new(edit, "keep", json_pack("{s:s,s:I}", "type", "tool_uses", "value",
-                                                    (json_int_t)o->keep)) < 0)
+    if (o->keep >= 0 && json_object_set_new(edit, "keep",
+                                            json_pack("{s:s,s:I}", "type", "tool_uses", "value",
+                                                      (json_int_t)o->keep)) < 0)
         goto done;
     if (o->exclude && *o->exclude) {
         if (!(list = json_array()))
@@ -95,10 +95,10 @@ int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_opt
     ag->api = api;
     ag->mem = mem;
     ag->max_iterations = o.max_iterations ? o.max_iterations : MT_AGENT_MAX_ITERATIONS;
-    ag->base = json_pack("{s:s,s:I,s:[{s:s,s:s}]}", "model",
-                         o.model && *o.model ? o.model : MT_AGENT_DEFAULT_MODEL, "max_tokens",
-                         (json_int_t)(o.max_tokens > 0 ? o.max_tokens : MT_AGENT_DEFAULT_MAX_TOKENS),
-                         "tools", "type", "memory_20250818", "name", "memory");
+    ag->base = json_pack(
+        "{s:s,s:I,s:[{s:s,s:s}]}", "model", o.model && *o.model ? o.model : MT_AGENT_DEFAULT_MODEL,
+        "max_tokens", (json_int_t)(o.max_tokens > 0 ? o.max_tokens : MT_AGENT_DEFAULT_MAX_TOKENS),
+        "tools", "type", "memory_20250818", "name", "memory");
     if (!ag->base || !(ag->messages = json_array()))
         goto done;
     if (o.system && json_object_set_new(ag->base, "system", json_string(o.system)) < 0) {
@@ -302,7 +302,8 @@ static void add_usage(mt_agent_turn *turn, const json_t *usage)
 {
     turn->input_tokens += json_integer_value(json_object_get(usage, "input_tokens"));
     turn->output_tokens += json_integer_value(json_object_get(usage, "output_tokens"));
-    turn->cache_read_tokens += json_integer_value(json_object_get(usage, "cache_read_input_tokens"));
+    turn->cache_read_tokens +=
+        json_integer_value(json_object_get(usage, "cache_read_input_tokens"));
     turn->cache_creation_tokens +=
         json_integer_value(json_object_get(usage, "cache_creation_input_tokens"));
 }
@@ -353,9 +354,7 @@ static int has_tool_use(const json_t *content)
     size_t i;
     json_t *block;
 
-    json_array_foreach(content, i, block)
-        if (is_type(block, "tool_use"))
-            return 1;
+    json_array_foreach(content, i, block) if (is_type(block, "tool_use")) return 1;
     return 0;
 }
 
@@ -438,8 +437,8 @@ static int add_prompt(mt_agent *ag, const char *prompt, json_t **saved)
     } else {
         list = json_pack("[{s:s,s:O}]", "type", "text", "text", content);
     }
-    if (!list || json_array_append_new(list, json_pack("{s:s,s:o}", "type", "text", "text", text)) <
-                     0 ||
+    if (!list ||
+        json_array_append_new(list, json_pack("{s:s,s:o}", "type", "text", "text", text)) < 0 ||
         json_object_set_new(last, "content", list) < 0) {
         return MT_ENOMEM;
     }

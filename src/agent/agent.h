@@ -28,15 +28,15 @@
 #define MT_AGENT_EDIT_TYPE          "clear_tool_uses_20250919"
 
 typedef struct {
-    const char *model;      /* NULL: MT_AGENT_DEFAULT_MODEL */
-    const char *system;     /* the system prompt, or NULL */
-    long max_tokens;        /* <= 0: MT_AGENT_DEFAULT_MAX_TOKENS */
-    long clear_at;          /* input tokens that trigger clearing old tool uses; 0: the
-                               API's default; < 0: no context editing at all */
-    long keep;              /* tool uses kept when clearing; < 0: the API's default */
-    const char *exclude;    /* comma-separated tools whose uses are never cleared, or NULL */
+    const char *model;       /* NULL: MT_AGENT_DEFAULT_MODEL */
+    const char *system;      /* the system prompt, or NULL */
+    long max_tokens;         /* <= 0: MT_AGENT_DEFAULT_MAX_TOKENS */
+    long clear_at;           /* input tokens that trigger clearing old tool uses; 0: the
+                                API's default; < 0: no context editing at all */
+    long keep;               /* tool uses kept when clearing; < 0: the API's default */
+    const char *exclude;     /* comma-separated tools whose uses are never cleared, or NULL */
     unsigned max_iterations; /* requests per turn; 0: MT_AGENT_MAX_ITERATIONS */
-    int stream;             /* stream responses (SSE) */
+    int stream;              /* stream responses (SSE) */
 } mt_agent_options;
 
 /* What a front end hears during a turn. All optional. */
@@ -57,19 +57,19 @@ typedef struct {
 
 /* How a turn ended. */
 typedef enum {
-    MT_AGENT_END_TURN = 0,   /* end_turn or stop_sequence: Claude is done */
-    MT_AGENT_MAX_TOKENS,     /* the response reached max_tokens */
-    MT_AGENT_REFUSAL,        /* Claude declined; the turn was taken back */
-    MT_AGENT_ITERATIONS,     /* the per-turn request limit was reached */
-    MT_AGENT_OTHER           /* a stop reason this loop cannot continue from */
+    MT_AGENT_END_TURN = 0, /* end_turn or stop_sequence: Claude is done */
+    MT_AGENT_MAX_TOKENS,   /* the response reached max_tokens */
+    MT_AGENT_REFUSAL,      /* Claude declined; the turn was taken back */
+    MT_AGENT_ITERATIONS,   /* the per-turn request limit was reached */
+    MT_AGENT_OTHER         /* a stop reason this loop cannot continue from */
 } mt_agent_outcome;
 
 typedef struct {
     mt_agent_outcome outcome;
-    json_t *message;       /* the last response, as received */
-    json_t *applied_edits; /* every context edit the API reported in the turn */
-    unsigned requests;     /* requests sent, retries not counted */
-    unsigned tool_calls;   /* memory calls carried out */
+    json_t *message;        /* the last response, as received */
+    json_t *applied_edits;  /* every context edit the API reported in the turn */
+    unsigned requests;      /* requests sent, retries not counted */
+    unsigned tool_calls;    /* memory calls carried out */
     unsigned skipped_calls; /* tool calls not run because the response was cut off */
     int64_t input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens;
 } mt_agent_turn;

@@ -88,8 +88,7 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
     while (blen > 0 && base[blen - 1] == '/')
         blen--;
     if (mt_buf_put(&b, base, blen) < 0 || mt_buf_puts(&b, "/v1/messages") < 0 ||
-        !(api->url = mt_buf_detach(&b, NULL)) ||
-        mt_buf_printf(&b, "x-api-key: %s", key) < 0 ||
+        !(api->url = mt_buf_detach(&b, NULL)) || mt_buf_printf(&b, "x-api-key: %s", key) < 0 ||
         !(api->key_header = mt_buf_detach(&b, NULL))) {
         rc = MT_ENOMEM;
         goto done;
@@ -432,8 +431,10 @@ static int set_options(mt_api *api, attempt *at, struct curl_slist *headers, con
 static struct curl_slist *make_headers(const mt_api *api)
 {
     static const char *const fixed[] = {
-        "content-type: application/json", "anthropic-version: " MT_API_VERSION,
-        "anthropic-beta: " MT_API_BETA, "accept: application/json",
+        "content-type: application/json",
+        "anthropic-version: " MT_API_VERSION,
+        "anthropic-beta: " MT_API_BETA,
+        "accept: application/json",
         "Expect:", /* no 100-continue round trip before large bodies */
     };
     struct curl_slist *list = NULL, *next;
@@ -468,8 +469,7 @@ static int take_message(json_t **out, attempt *at)
         msg = json_loadb(at->body.ptr ? at->body.ptr : "", at->body.len, JSON_ALLOW_NUL, &jerr);
         if (!json_is_object(msg)) {
             json_decref(msg);
-            return mt_error_set(MT_ERROR, "the API's response is not a JSON object: %s",
-                                jerr.text);
+            return mt_error_set(MT_ERROR, "the API's response is not a JSON object: %s", jerr.text);
         }
     }
     *out = msg;

@@ -93,8 +93,7 @@ done:
     return rc;
 }
 
-int mt_sse_feed(mt_sse_parser *p, const char *bytes, size_t len, mt_sse_event_fn fn,
-                void *payload)
+int mt_sse_feed(mt_sse_parser *p, const char *bytes, size_t len, mt_sse_event_fn fn, void *payload)
 {
     const char *end = bytes + len;
     int rc;
@@ -346,9 +345,8 @@ static int merge(json_t *to, const json_t *from)
     const char *key;
     json_t *value;
 
-    json_object_foreach((json_t *)from, key, value)
-        if (json_object_set(to, key, value) < 0)
-            return MT_ENOMEM;
+    json_object_foreach((json_t *)from, key,
+                        value) if (json_object_set(to, key, value) < 0) return MT_ENOMEM;
     return 0;
 }
 
@@ -430,10 +428,14 @@ int mt_sse_message_apply(mt_sse_message *m, const char *event, const json_t *dat
 
 static int is_known(const char *event)
 {
-    static const char *const known[] = {"message_start",       "content_block_start",
-                                        "content_block_delta", "content_block_stop",
-                                        "message_delta",       "message_stop",
-                                        "ping",                "error"};
+    static const char *const known[] = {"message_start",
+                                        "content_block_start",
+                                        "content_block_delta",
+                                        "content_block_stop",
+                                        "message_delta",
+                                        "message_stop",
+                                        "ping",
+                                        "error"};
     size_t i;
 
     for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)

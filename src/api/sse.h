@@ -52,8 +52,7 @@ void mt_sse_parser_init(mt_sse_parser *p);
  * Parse the next `len` bytes and call `fn` for every event they complete.
  * Returns 0, MT_ENOMEM, MT_ELIMIT, or the callback's non-zero return.
  */
-int mt_sse_feed(mt_sse_parser *p, const char *bytes, size_t len, mt_sse_event_fn fn,
-                void *payload);
+int mt_sse_feed(mt_sse_parser *p, const char *bytes, size_t len, mt_sse_event_fn fn, void *payload);
 
 /* Whether bytes of an event that was never completed are held: at the end of
  * a stream they mean it was cut off. */
@@ -68,9 +67,9 @@ typedef struct {
 } mt_sse_block;
 
 typedef struct {
-    json_t *message; /* the message so far; NULL before message_start */
-    json_t *error;   /* the `error` object of an error event, or NULL */
-    int stopped;     /* message_stop was seen */
+    json_t *message;   /* the message so far; NULL before message_start */
+    json_t *error;     /* the `error` object of an error event, or NULL */
+    int stopped;       /* message_stop was seen */
     size_t bad_inputs; /* tool inputs whose streamed JSON did not parse (cut off) */
     mt_sse_block *blocks;
     size_t nblocks;

@@ -110,8 +110,9 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
             break;
         case OPT_CLEAR_AT:
             if (parse_long(&n, optarg, 0, 1L << 30) < 0)
-                return mt_cli_usage_error(name, "--clear-tool-uses-at needs a number of tokens, "
-                                                "not '%s'",
+                return mt_cli_usage_error(name,
+                                          "--clear-tool-uses-at needs a number of tokens, "
+                                          "not '%s'",
                                           optarg);
             /* 0 turns context editing off; the request then has none. */
             o->agent.clear_at = n ? n : -1;
@@ -127,8 +128,9 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
             break;
         case OPT_ITERATIONS:
             if (parse_long(&n, optarg, 1, 100000) < 0)
-                return mt_cli_usage_error(name, "--max-iterations needs a positive number, "
-                                                "not '%s'",
+                return mt_cli_usage_error(name,
+                                          "--max-iterations needs a positive number, "
+                                          "not '%s'",
                                           optarg);
             o->agent.max_iterations = (unsigned)n;
             break;
@@ -151,8 +153,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     return 0;
 }
 
-int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o,
-                          const char *name)
+int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o, const char *name)
 {
     mt_cli local = *cli;
     size_t len;

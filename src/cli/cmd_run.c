@@ -19,7 +19,8 @@ static const char help[] =
     "line; 130 when interrupted.\n\n"
     "Options:\n"
     "  --json                     print the final message, the transcript and usage\n"
-    "                             as one JSON object on stdout instead of the text\n" MT_AGENT_CLI_OPTIONS;
+    "                             as one JSON object on stdout instead of the "
+    "text\n" MT_AGENT_CLI_OPTIONS;
 
 /* The prompt: the arguments joined by spaces, or stdin. */
 static int read_prompt(char **out, int argc, char **argv, int first)
@@ -60,15 +61,15 @@ static int print_json(mt_agent_session *s, const mt_agent_turn *turn, const char
 {
     const char *stop = json_string_value(json_object_get(turn->message, "stop_reason"));
     json_t *edits = turn->applied_edits ? json_incref(turn->applied_edits) : json_array();
-    json_t *out = json_pack(
-        "{s:s?,s:s?,s:s?,s:O?,s:O,s:o,s:{s:I,s:I,s:I,s:I},s:I,s:I}", "outcome",
-        error ? NULL : mt_agent_outcome_name(turn->outcome), "stop_reason", stop, "error", error,
-        "message", turn->message,
-        "transcript", mt_agent_messages(s->agent), "applied_edits", edits, "usage", "input_tokens",
-        (json_int_t)turn->input_tokens, "output_tokens", (json_int_t)turn->output_tokens,
-        "cache_read_input_tokens", (json_int_t)turn->cache_read_tokens,
-        "cache_creation_input_tokens", (json_int_t)turn->cache_creation_tokens, "requests",
-        (json_int_t)turn->requests, "memory_calls", (json_int_t)turn->tool_calls);
+    json_t *out =
+        json_pack("{s:s?,s:s?,s:s?,s:O?,s:O,s:o,s:{s:I,s:I,s:I,s:I},s:I,s:I}", "outcome",
+                  error ? NULL : mt_agent_outcome_name(turn->outcome), "stop_reason", stop, "error",
+                  error, "message", turn->message, "transcript", mt_agent_messages(s->agent),
+                  "applied_edits", edits, "usage", "input_tokens", (json_int_t)turn->input_tokens,
+                  "output_tokens", (json_int_t)turn->output_tokens, "cache_read_input_tokens",
+                  (json_int_t)turn->cache_read_tokens, "cache_creation_input_tokens",
+                  (json_int_t)turn->cache_creation_tokens, "requests", (json_int_t)turn->requests,
+                  "memory_calls", (json_int_t)turn->tool_calls);
     int rc = 0;
 
     if (!out)

@@ -104,7 +104,8 @@ static void test_connection_refused(void **state)
     assert_int_equal(mt_api_new(&api, &o), 0);
     assert_int_equal(mt_api_send(&out, api, req, NULL), MT_ERROR);
     assert_null(out);
-    assert_non_null(strstr(mt_error_last()->message, "cannot reach http://127.0.0.1:1/v1/messages"));
+    assert_non_null(
+        strstr(mt_error_last()->message, "cannot reach http://127.0.0.1:1/v1/messages"));
     assert_non_null(strstr(mt_error_last()->message, "gave up after 2 attempts"));
     assert_null(strchr(mt_error_last()->message, '\n'));
     json_decref(req);
@@ -218,7 +219,8 @@ static void test_describe_call(void **state)
              "\"new_path\":\"/memories/b\"}}",
              ok, "rename /memories/a -> /memories/b");
     /* A path cannot move the cursor, and an error shows its first line. */
-    describe("{\"name\":\"memory\",\"input\":{\"command\":\"delete\",\"path\":\"/memories/\\u001b[2J\"}}",
+    describe("{\"name\":\"memory\",\"input\":{\"command\":\"delete\",\"path\":\"/memories/"
+             "\\u001b[2J\"}}",
              "{\"content\":\"Error: no\\nmore\",\"is_error\":true}",
              "delete /memories/?[2J (Error: no)");
     describe("{\"name\":\"memory\",\"input\":{}}", ok, "(no command)");
@@ -228,8 +230,8 @@ static void test_describe_call(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_should_retry),     cmocka_unit_test(test_retry_delay),
-        cmocka_unit_test(test_new_needs_key),    cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_should_retry),        cmocka_unit_test(test_retry_delay),
+        cmocka_unit_test(test_new_needs_key),       cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_cancel_before_retry), cmocka_unit_test(test_agent_request),
         cmocka_unit_test(test_describe_call),
     };

@@ -45,9 +45,8 @@ static char *parse(const char *text, size_t len, size_t chunk, int *pending)
     if (!chunk)
         chunk = len ? len : 1;
     for (off = 0; off < len; off += chunk)
-        assert_int_equal(mt_sse_feed(&p, text + off, len - off < chunk ? len - off : chunk,
-                                     collect, &s),
-                         0);
+        assert_int_equal(
+            mt_sse_feed(&p, text + off, len - off < chunk ? len - off : chunk, collect, &s), 0);
     if (pending)
         *pending = mt_sse_pending(&p);
     mt_sse_parser_dispose(&p);
@@ -315,37 +314,36 @@ static void test_fixture_any_chunking(void **state)
 }
 
 #define START                                                                                      \
-    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\","          \
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\","           \
     "\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
 #define EVENT(name, data) "event: " name "\ndata: " data "\n\n"
 
 static void test_unknown_things_kept(void **state)
 {
-    static const char text[] =
-        START EVENT("future_event", "{\"type\":\"future_event\",\"x\":1}")
-            EVENT("future_event", "not json at all")
-                EVENT("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,"
-                                             "\"content_block\":{\"type\":\"future_block\","
-                                             "\"data\":[1,2],\"extra\":{\"y\":true}}}")
-                    EVENT("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,"
-                                                 "\"delta\":{\"type\":\"future_delta\",\"z\":1}}")
-                        EVENT("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}")
-                            EVENT("content_block_start",
-                                  "{\"type\":\"content_block_start\",\"index\":1,"
-                                  "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\","
-                                  "\"signature\":\"\"}}")
+    static const char text[] = START EVENT("future_event", "{\"type\":\"future_event\",\"x\":1}")
+        EVENT("future_event", "not json at all")
+            EVENT("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,"
+                                         "\"content_block\":{\"type\":\"future_block\","
+                                         "\"data\":[1,2],\"extra\":{\"y\":true}}}")
+                EVENT("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,"
+                                             "\"delta\":{\"type\":\"future_delta\",\"z\":1}}")
+                    EVENT("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}")
+                        EVENT("content_block_start",
+                              "{\"type\":\"content_block_start\",\"index\":1,"
+                              "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\","
+                              "\"signature\":\"\"}}")
+                            EVENT("content_block_delta",
+                                  "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{"
+                                  "\"type\":\"thinking_delta\",\"thinking\":\"Hm\"}}")
                                 EVENT("content_block_delta",
-                                      "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{"
-                                      "\"type\":\"thinking_delta\",\"thinking\":\"Hm\"}}")
+                                      "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":"
+                                      "{\"type\":\"thinking_delta\",\"thinking\":\"m.\"}}")
                                     EVENT("content_block_delta",
-                                          "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":"
-                                          "{\"type\":\"thinking_delta\",\"thinking\":\"m.\"}}")
-                                        EVENT("content_block_delta",
-                                              "{\"type\":\"content_block_delta\",\"index\":1,"
-                                              "\"delta\":{\"type\":\"signature_delta\","
-                                              "\"signature\":\"sig\"}}")
-                                            EVENT("content_block_stop",
-                                                  "{\"type\":\"content_block_stop\",\"index\":1}")
+                                          "{\"type\":\"content_block_delta\",\"index\":1,"
+                                          "\"delta\":{\"type\":\"signature_delta\","
+                                          "\"signature\":\"sig\"}}")
+                                        EVENT("content_block_stop",
+                                              "{\"type\":\"content_block_stop\",\"index\":1}")
         /* No event: line: the type comes from the data. */
         "data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"text\","
         "\"text\":\"\"}}\n\n" EVENT("content_block_delta",
