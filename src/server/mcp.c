@@ -317,8 +317,9 @@ static int legacy_request(char **out, size_t *out_len, const request *r)
         return rpc_result(out, out_len, r, json_object());
     if (strcmp(r->method, "server/discover") == 0)
         return invalid_params(out, out_len, r,
-                              "Invalid params: server/discover needs params._meta with %s",
-                              META_PROTOCOL_VERSION);
+                              "Invalid params: server/discover is part of protocol revision %s, "
+                              "which params._meta must name in %s",
+                              MT_MCP_MODERN_VERSION, META_PROTOCOL_VERSION);
     if (!is_tools)
         return method_not_found(out, out_len, r, "");
     if (!r->s->initialized)
