@@ -13,8 +13,7 @@
  *   _meta; cacheable results carry ttlMs and cacheScope.
  * - Anything else is the handshake era (2024-11-05 .. 2025-11-25):
  *   initialize, notifications/initialized and ping, and the tools methods
- *   only once
- *   initialize has been answered.
+ *   only once initialize has been answered.
  *
  * Protocol faults are JSON-RPC errors; a failing memory command is a tool
  * result with isError set, so the model sees the text and can correct itself.

@@ -30,8 +30,8 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
 /* serve: the answer to a line longer than `limit` bytes. */
 int mt_serve_oversize(char **out, size_t *out_len, size_t limit);
 
-/* The MCP protocol revisions: the handshake era, oldest first, then the
- * stateless one. */
+/* The stateless MCP revision, and the newest of the handshake era (which
+ * also takes 2024-11-05, 2025-03-26 and 2025-06-18). */
 #define MT_MCP_MODERN_VERSION "2026-07-28"
 #define MT_MCP_LATEST_LEGACY  "2025-11-25"
 
