@@ -180,15 +180,23 @@ static int floor_dir(bench_backend *b, const char **name, const char *rel)
     return b->dirs[i].fd;
 }
 
+/* A new buffer per call, freed when the call ends, as a program that reads a
+ * file once gets it: for a big file that means fresh pages from the kernel,
+ * which reading it once costs too. */
 static void floor_reserve(bench_backend *b, size_t want)
 {
-    if (want <= b->cap)
-        return;
     free(b->buf);
     b->buf = malloc(want);
     if (!b->buf)
         bench_die("out of memory");
     b->cap = want;
+}
+
+static void floor_release(bench_backend *b)
+{
+    free(b->buf);
+    b->buf = NULL;
+    b->cap = 0;
 }
 
 /* open, fstat, read, close: the whole of what showing a file needs from the kernel. */
@@ -282,6 +290,7 @@ static void floor_run(bench_backend *b, const bench_req *r)
     switch (r->op) {
     case OP_VIEW:
         floor_read(b, dirfd, name, 0, NULL);
+        floor_release(b);
         return;
     case OP_VIEW_DIR:
         fd = openat(dirfd, *name ? name : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -321,6 +330,7 @@ static void floor_run(bench_backend *b, const bench_req *r)
         iov[2].iov_len = len - at - k;
         floor_write_new(b, dirfd, name, iov, 3, 0);
         close(fd);
+        floor_release(b);
         return;
     case OP_DELETE:
         if (unlinkat(dirfd, name, 0) < 0)

@@ -84,6 +84,8 @@ def expected(meta):
     for files in meta["trees"].split():
         for impl in ("memtool", "floor", "sdk"):
             want.append(("scale", "view_root", impl, "-", files))
+        for impl in ("memtool", "sdk"):
+            want.append(("scale", "create_call", impl, "file", files))
     for size in meta["bigs"].split():
         for impl in ("memtool", "floor", "sdk"):
             want.append(("scale", "view_range", impl, "-", size))
@@ -213,16 +215,22 @@ def datablock(name, rows):
     return "$%s << EOD\n%s\nEOD\n" % (name, "\n".join(" ".join(str(c) for c in r) for r in rows))
 
 
+COLORS = {"memtool": "#9400d3", "sdk": "#009e73", "floor": "#56b4e9"}
+
+
 def bars(results, name, title, ylabel, labels, series, log=True):
     """Clustered bars: one cluster per label, one bar per series (name, values)."""
     rows = []
     for i, label in enumerate(labels):
         rows.append(['"%s"' % label] + [("%.6g" % s[1][i]) if s[1][i] else "NaN" for s in series])
-    cols = " , ".join('$D using %d:xtic(1) title "%s"' % (j + 2, s[0]) for j, s in enumerate(series))
+    cols = " , ".join('$D using %d:xtic(1) title "%s"%s' %
+                      (j + 2, s[0], ' lc rgb "%s"' % COLORS[s[0]] if s[0] in COLORS else "")
+                      for j, s in enumerate(series))
     script = datablock("D", rows)
     script += ('set title "%s"\nset ylabel "%s"\nset style data histograms\n'
                'set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n'
-               'set boxwidth 0.9\nset xtics rotate by -20\n' % (title, ylabel))
+               'set boxwidth 0.9\nset xtics rotate by -25 nomirror\nset bmargin 7\nset rmargin 10\n'
+               % (title, ylabel))
     if log:
         script += "set logscale y\n"
     else:
@@ -232,15 +240,24 @@ def bars(results, name, title, ylabel, labels, series, log=True):
 
 
 def lines(results, name, title, xlabel, ylabel, series):
-    """Log-log lines: series is (title, [(x, y)...])."""
+    """Log-log lines: series is (title, [(x, y)...]); the title's first word names the
+    implementation (its colour), a second word the operation (solid, then dashed)."""
     script = ""
     plots = []
+    ops = []
     for j, (t, pts) in enumerate(series):
         pts = [(x, y) for x, y in pts if y]
         if not pts:
             continue
+        words = t.split()
+        op = words[1] if len(words) > 1 else ""
+        if op not in ops:
+            ops.append(op)
+        dash = ops.index(op) + 1
+        color = COLORS.get(words[0], "black")
         script += datablock("S%d" % j, [("%.6g" % x, "%.6g" % y) for x, y in pts])
-        plots.append('$S%d using 1:2 with linespoints lw 2 pt 7 title "%s"' % (j, t))
+        plots.append('$S%d using 1:2 with linespoints lw 2 dt %d pt %d lc rgb "%s" title "%s"' %
+                     (j, dash, 5 + 2 * dash, color, t))
     script += ('set title "%s"\nset xlabel "%s"\nset ylabel "%s"\nset logscale xy\n'
                'set format x "%%.0s%%c"\n' % (title, xlabel, ylabel))
     script += "plot " + " , ".join(plots) + "\n"
@@ -496,6 +513,22 @@ def report(results, markdown):
     ks = growth(pts["memtool"])
     w("Growth of memtool's time with the store size, as the exponent k in time ∝ files^k between "
       "successive sizes (1 is linear): %s.\n" % (", ".join("%.2f" % k for k in ks) or "–"))
+
+    w("### Writing into a big store, one process per command\n")
+    w("One `create` of a small file (at `file` durability) by one process, `memtool call` against "
+      "`node bench/sdk_call.mjs`, in the same stores: what a hook that saves a memory pays as the "
+      "store grows.\n")
+    rows = []
+    cpts = []
+    for n in trees:
+        m = med(t, "scale", "create_call", "memtool", "file", str(n))
+        s = med(t, "scale", "create_call", "sdk", "file", str(n))
+        cpts.append((n, m))
+        rows.append((fmt_count(n), fmt_us(m), fmt_us(p99(t, "scale", "create_call", "memtool", "file", str(n))),
+                     fmt_us(s), fmt_ratio(ratio(s, m)) if s else "–"))
+    w(table(["files in the store", "memtool call median", "p99", "node + SDK median", "SDK/memtool"], rows))
+    w("")
+    w("Growth exponents k for memtool: %s.\n" % (", ".join("%.2f" % k for k in growth(cpts)) or "–"))
 
     w("### One big file: `view_range` and `str_replace`\n")
     w("Files of 200-byte lines (a 100 MB file has 524,288 lines, under the 999,999-line limit) with one "

@@ -3,7 +3,7 @@
 # `memtool serve`) against the official TypeScript SDK's memory tool and the
 # syscall floor, on this machine. Writes CSV, PNG plots and BENCHMARKS.md.
 #
-#   sh bench/run.sh [--build DIR] [--out DIR] [--smoke]
+#   sh bench/run.sh [--build DIR] [--out DIR] [--markdown FILE] [--smoke]
 #
 # --build  the CMake build tree with memtool and bench/mt_bench* (default: build)
 # --out    where the CSV and plots go (default: bench/results; BENCHMARKS.md goes
@@ -11,6 +11,7 @@
 #          on small fixtures, BENCHMARKS.md inside --out, then a check that every
 #          row a run should produce is there. The smoke run times nothing that
 #          matters; it keeps the harness from rotting.
+# --markdown  where the report goes instead
 # BENCH_WORKDIR  where the stores are made (default: a new directory in $TMPDIR);
 #          it must be on a real disk filesystem for the fsync numbers to mean anything.
 set -eu
@@ -19,13 +20,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 build="$top/build"
 out=""
+md=""
 smoke=0
 while [ $# -gt 0 ]; do
     case $1 in
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --markdown) md=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
-    *) echo "usage: sh bench/run.sh [--build DIR] [--out DIR] [--smoke]" >&2; exit 2 ;;
+    *) echo "usage: sh bench/run.sh [--build DIR] [--out DIR] [--markdown FILE] [--smoke]" >&2; exit 2 ;;
     esac
 done
 build=$(cd "$build" && pwd)
@@ -34,7 +37,9 @@ if [ -z "$out" ]; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-if [ $smoke = 1 ]; then md="$out/BENCHMARKS.md"; else md="$top/BENCHMARKS.md"; fi
+if [ -z "$md" ]; then
+    [ $smoke = 1 ] && md="$out/BENCHMARKS.md" || md="$top/BENCHMARKS.md"
+fi
 
 memtool="$build/memtool"
 bin="$build/bench"
@@ -194,9 +199,20 @@ for files in $TREES; do
     n=$(iters_for "$files" 20 10 5 "$TREE_ITERS")
     "$bin/mt_bench" listing --impl memtool,floor --root "$work/tree$files/memories" --param "$files" \
         --iters "$n" >>"$timings"
-    n=$(iters_for "$files" 10 5 3 "$SDK_TREE_ITERS")
+    n=$(iters_for "$files" 10 5 2 "$SDK_TREE_ITERS")
     node "$here/sdk_bench.mjs" listing --base "$work/tree$files" --param "$files" --iters "$n" \
         --rss-out "$memory" >>"$timings"
+    # One create per process in the big store: what a hook pays to write there
+    # (the limits raised, as the default max_files is 10,000).
+    n=$(iters_for "$files" 10 10 5 "$TREE_ITERS")
+    $spawn --suite scale --op create_call --impl memtool --durability file --param "$files" \
+        --iters "$n" --input "$inputs/create-memtool.json" \
+        -- "$memtool" --root "$work/tree$files/memories" --durability file \
+        --max-files 1000000000 --max-store-size 1024G call >>"$timings"
+    n=$(iters_for "$files" 5 5 3 "$SDK_TREE_ITERS")
+    $spawn --suite scale --op create_call --impl sdk --durability file --param "$files" \
+        --iters "$n" --input "$inputs/create-sdk.json" -- node "$here/sdk_call.mjs" "$work/tree$files" \
+        >>"$timings"
     [ -n "$largest" ] && rm -rf "$work/tree$largest"
     largest=$files
 done

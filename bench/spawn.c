@@ -3,6 +3,7 @@
  * script or a hook pays for it: spawn, run, exit, reaped.
  *
  *   mt_bench_spawn --op NAME --impl NAME [--durability D] [--iters N]
+ *                  [--suite NAME] [--param TEXT]
  *                  --input TEMPLATE [--input TEMPLATE...] -- COMMAND ARGS...
  *
  * Run i gets input template i % (number of templates) on its stdin, with
@@ -66,10 +67,10 @@ static size_t expand(char *out, size_t size, const char *tpl, size_t run)
 
 int main(int argc, char **argv)
 {
-    const char *op = NULL, *impl = NULL, *dur = "-";
+    const char *op = NULL, *impl = NULL, *dur = "-", *suite = "process", *param = "one process";
     char *inputs[MAX_INPUTS];
     size_t ninputs = 0, iters = 100, warm, i;
-    char **cmd = NULL, buf[1 << 15], param[64];
+    char **cmd = NULL, buf[1 << 15];
     posix_spawn_file_actions_t fa;
     int devnull, a;
     bench_samples s;
@@ -88,6 +89,10 @@ int main(int argc, char **argv)
             impl = argv[++a];
         else if (strcmp(argv[a], "--durability") == 0)
             dur = argv[++a];
+        else if (strcmp(argv[a], "--suite") == 0)
+            suite = argv[++a];
+        else if (strcmp(argv[a], "--param") == 0)
+            param = argv[++a];
         else if (strcmp(argv[a], "--iters") == 0)
             iters = (size_t)bench_parse_u64(argv[++a], "--iters");
         else if (strcmp(argv[a], "--input") == 0 && ninputs < MAX_INPUTS)
@@ -137,8 +142,7 @@ int main(int argc, char **argv)
             bench_samples_add(&s, t1 - t0);
     }
     st = bench_stats_of(&s);
-    bench_fmt(param, sizeof(param), "one process");
-    bench_row(stdout, "process", op, impl, dur, param, &st);
+    bench_row(stdout, suite, op, impl, dur, param, &st);
     bench_samples_free(&s);
     for (i = 0; i < ninputs; i++)
         free(inputs[i]);
