@@ -57,7 +57,8 @@ typedef enum {
     MT_EIO = -11,         /* the storage failed */
     MT_ENOSYS = -12,      /* the kernel lacks something memtool requires */
     MT_EBUSY = -13,       /* the storage is in use and could not be locked */
-    MT_EMULTILINK = -14   /* a file with more than one hard link */
+    MT_EMULTILINK = -14,  /* a file with more than one hard link */
+    MT_ENOTDURABLE = -15  /* the change was made, but syncing it to disk failed */
 } mt_error_code;
 
 typedef struct {

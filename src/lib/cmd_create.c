@@ -11,7 +11,8 @@ int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str
         return rc < 0 ? rc : 0;
     rc = m->store->create(m->store, rel, text.ptr, text.len);
     if (rc < 0) {
-        mt_usage_note(m, -(int64_t)text.len, -1);
+        if (rc != MT_ENOTDURABLE)
+            mt_usage_note(m, -(int64_t)text.len, -1);
         if (rc == MT_EEXISTS)
             return mt_reply_fail(r, "Error: File ", path, " already exists");
         return mt_reply_store_error(r, rc, path);

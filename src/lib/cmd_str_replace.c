@@ -113,7 +113,8 @@ int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, m
     if (rc == MT_ENOMEM)
         return rc;
     if (rc < 0) {
-        mt_usage_note(m, -c.reserved, 0);
+        if (rc != MT_ENOTDURABLE)
+            mt_usage_note(m, -c.reserved, 0);
         if (c.answered)
             return 0;
         if (rc == MT_ENOTFOUND || rc == MT_EISDIR)

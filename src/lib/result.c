@@ -59,6 +59,12 @@ int mt_reply_store_error(mt_reply *r, int code, mt_str path)
         return mt_reply_fail(r, "Error: The file ", path,
                              " has more than one hard link; memtool never reads or writes "
                              "through hard links");
+    case MT_ENOTDURABLE:
+        if (mt_reply_fail(r, "Error: The change to ", path,
+                          " was made, but it may not survive a crash: ") < 0 ||
+            mt_reply_put(r, mt_error_last()->message) < 0)
+            return MT_ENOMEM;
+        return 0;
     default:
         /* I/O, locking, space: the store's own words, which name the cause. */
         if (mt_reply_fail(r, "Error: Cannot complete the operation on ", path, ": ") < 0 ||

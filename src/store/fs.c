@@ -75,6 +75,13 @@ int mt_fs_sync(int fd, const char *rel)
     return 0;
 }
 
+int mt_fs_sync_done(int fd, const char *rel)
+{
+    if (fsync(fd) < 0)
+        return mt_error_set(MT_ENOTDURABLE, "syncing %s to disk failed: %s", rel, strerror(errno));
+    return 0;
+}
+
 static int fs_mkdir_walk(int *out_fd, int root_fd, const char *dir, size_t dir_len, const char *rel,
                          mt_durability durability)
 {

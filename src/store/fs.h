@@ -26,6 +26,10 @@ int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel
 /* errno as an mt_error_code, with a message naming what was being done. */
 int mt_fs_error(int err, const char *what, const char *rel);
 
+/* fsync after the change is already in place: a failure is MT_ENOTDURABLE,
+ * so the caller can say the change was made. */
+int mt_fs_sync_done(int fd, const char *rel);
+
 /* Read all of fd (a regular file of about `hint` bytes) into a malloc'd,
  * NUL-terminated buffer. */
 int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *rel);

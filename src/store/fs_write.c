@@ -112,7 +112,7 @@ static int fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size
         unlinkat(dirfd, tmp, 0);
         rc = mt_fs_error(-rc, replace ? "cannot replace" : "cannot create", rel);
     } else if (fs->durability == MT_DURABILITY_FULL) {
-        rc = mt_fs_sync(dirfd, rel);
+        rc = mt_fs_sync_done(dirfd, rel);
     }
     close(fd);
     return rc;
@@ -317,7 +317,7 @@ int mt_fs_remove(mt_store *st, const char *rel)
     }
 sync:
     if (rc == 0 && fs->durability == MT_DURABILITY_FULL)
-        rc = mt_fs_sync(dirfd, rel);
+        rc = mt_fs_sync_done(dirfd, rel);
 done:
     if (fd >= 0)
         close(fd);
@@ -359,8 +359,8 @@ int mt_fs_rename(mt_store *st, const char *from, const char *to)
                          rc == -ENOENT ? from : to);
         goto done;
     }
-    if (fs->durability == MT_DURABILITY_FULL && (rc = mt_fs_sync(tofd, to)) == 0)
-        rc = mt_fs_sync(fromfd, from);
+    if (fs->durability == MT_DURABILITY_FULL && (rc = mt_fs_sync_done(tofd, to)) == 0)
+        rc = mt_fs_sync_done(fromfd, from);
 done:
     if (fromfd >= 0)
         close(fromfd);
