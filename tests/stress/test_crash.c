@@ -6,7 +6,8 @@
  *
  * Each round forks a child that runs one command on the store; the parent
  * waits until the child is about to start it, sleeps a random time within the
- * command's measured duration, and kills it. Then the parent checks the
+ * command's duration (measured first, then steered by where the kills land),
+ * and kills it. Then the parent checks the
  * store through the filesystem directly. Durability is the default (full), so
  * kills land inside fsyncs too. MT_STRESS_SCALE multiplies the rounds;
  * MT_STRESS_SEED replays a run.
@@ -219,6 +220,10 @@ static void run_case(const crash_case *k)
         done = run_and_kill(&c, k->op(&c, r), delay, NULL);
         mid += !done;
         k->verify(&c, r, done);
+        /* Steer the window toward the command's real length under the load
+         * of the moment: a kill that came too late shrinks it, one that
+         * landed inside grows it, so about half the kills land inside. */
+        window = done ? window - window / 8 : window + window / 16;
     }
     print_message("%s: %ld kills, %ld before the command finished (window %lld us, seed %llu)\n",
                   k->name, rounds, mid, window / 1000, (unsigned long long)seed);
