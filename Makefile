@@ -31,6 +31,11 @@ run:
 bench: build
 	@sh bench/run.sh --build $(BUILD)
 
+# Each fuzz target for FUZZ_SECONDS (default 600) in a clang ASan+UBSan build.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@sh scripts/fuzz.sh $(FUZZ_SECONDS)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_text(out, out_len);
         FUZZ_CHECK(!memchr(out, '\n', out_len) && !memchr(out, '\r', out_len),
                    "an answer spans lines: %s", out);
-        msg = json_loadb(out, out_len, JSON_REJECT_DUPLICATES, NULL);
+        msg = json_loadb(out, out_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
         FUZZ_CHECK(json_is_object(msg), "the answer is not a JSON object: %s", out);
         content = json_object_get(msg, "content");
         FUZZ_CHECK(json_is_string(json_object_get(msg, "type")) &&
