@@ -12,7 +12,7 @@
 # Build trees: build-san/ and build-tsan/. Uses clang when there is one (the
 # fuzz targets need it), else the default compiler (the fuzz corpora are then
 # replayed, not fuzzed). MT_STRESS_SCALE scales the stress tests (the TSan run
-# uses a quarter of it: TSan is about ten times slower).
+# uses half of it: TSan is several times slower).
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -48,7 +48,7 @@ phase_tsan() {
     extra=$(cd build-tsan && ctest -N -R '^(test_concurrency|test_race)$' | sed -n 's/^ *Test *#[0-9]*: //p')
     # shellcheck disable=SC2086
     cmake --build build-tsan -j "$jobs" --target $targets $extra
-    tscale=$(awk "BEGIN { print $scale / 4 }")
+    tscale=$(awk "BEGIN { print $scale / 2 }")
     (cd build-tsan && MT_STRESS_SCALE=$tscale TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --output-on-failure -j "$jobs" -R "^($(echo $targets $extra | tr ' ' '|'))\$")
 }
