@@ -510,9 +510,10 @@ def report(results, markdown):
     w(table(["files", "memtool median", "memtool p99", "floor median", "SDK median", "memtool/floor",
              "SDK/memtool", "memtool per file"], rows))
     w("")
-    ks = growth(pts["memtool"])
-    w("Growth of memtool's time with the store size, as the exponent k in time ∝ files^k between "
-      "successive sizes (1 is linear): %s.\n" % (", ".join("%.2f" % k for k in ks) or "–"))
+    fk = lambda impl: ", ".join("%.2f" % k for k in growth(pts[impl])) or "–"
+    w("Growth of the time with the store size, as the exponent k in time ∝ files^k between "
+      "successive sizes (1 is linear): memtool %s; the floor %s; the SDK %s.\n" %
+      (fk("memtool"), fk("floor"), fk("sdk")))
 
     w("### Writing into a big store, one process per command\n")
     w("One `create` of a small file (at `file` durability) by one process, `memtool call` against "
