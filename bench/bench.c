@@ -73,7 +73,7 @@ static void parse_args(bench_args *a, int argc, char **argv)
     a->durability = "file";
     a->ops = "view_range,str_replace";
     a->param = "";
-    for (i = 0; i < argc; i++) {
+    for (i = 0; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             usage();
@@ -97,7 +97,6 @@ static void parse_args(bench_args *a, int argc, char **argv)
             a->only = v;
         else
             usage();
-        i++;
     }
     if (!a->impls || !a->root || a->iters == 0)
         usage();
