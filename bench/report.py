@@ -218,19 +218,20 @@ def datablock(name, rows):
 COLORS = {"memtool": "#9400d3", "sdk": "#009e73", "floor": "#56b4e9"}
 
 
-def bars(results, name, title, ylabel, labels, series, log=True):
+def bars(results, name, title, ylabel, labels, series, log=True, colors=None):
     """Clustered bars: one cluster per label, one bar per series (name, values)."""
+    colors = colors or [COLORS.get(s[0]) for s in series]
     rows = []
     for i, label in enumerate(labels):
         rows.append(['"%s"' % label] + [("%.6g" % s[1][i]) if s[1][i] else "NaN" for s in series])
     cols = " , ".join('$D using %d:xtic(1) title "%s"%s' %
-                      (j + 2, s[0], ' lc rgb "%s"' % COLORS[s[0]] if s[0] in COLORS else "")
+                      (j + 2, s[0], ' lc rgb "%s"' % colors[j] if colors[j] else "")
                       for j, s in enumerate(series))
     script = datablock("D", rows)
     script += ('set title "%s"\nset ylabel "%s"\nset style data histograms\n'
                'set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n'
                'set boxwidth 0.9\nset xtics rotate by -25 nomirror\nset bmargin 7\nset rmargin 10\n'
-               % (title, ylabel))
+               'set key outside top center horizontal\n' % (title, ylabel))
     if log:
         script += "set logscale y\n"
     else:
@@ -288,7 +289,8 @@ def report(results, markdown):
     bars(results, "durability.png", "Writes at each durability: memtool and the floor (median)",
          "microseconds (log)", WRITE_OPS,
          [("%s %s" % (impl, d), [med(t, *inproc(op, impl, d)) for op in WRITE_OPS])
-          for d in DURABILITIES for impl in ("memtool", "floor")])
+          for d in DURABILITIES for impl in ("memtool", "floor")],
+         colors=["#4b0082", "#9e9ac8", "#9400d3", "#56b4e9", "#d55e00", "#f0c987"])
     proc_ops = [("view", "-"), ("create", "file"), ("str_replace", "file")]
     bars(results, "process.png", "One command as one process (median wall time)", "milliseconds (log)",
          ["view", "create", "str_replace"],
@@ -379,6 +381,15 @@ def report(results, markdown):
         ("duration of the whole run", "%s s" % meta.get("duration_s", "?")),
     ]))
     w("")
+    try:
+        busy = float(meta.get("load_start", "0").split()[0]) > float(meta.get("nproc", "1"))
+    except ValueError:
+        busy = False
+    if busy:
+        w("**The machine was busy with other work during this run** (the load average was above the "
+          "number of cores): absolute times are higher and noisier than on an idle machine. memtool "
+          "and the floor run interleaved, slice by slice (see `bench/bench.c`), so their ratios suffer "
+          "least from it; the SDK runs after them.\n")
     w("Times are wall-clock, per operation, measured around each single call "
       "(`clock_gettime(CLOCK_MONOTONIC)` in C, `process.hrtime.bigint()` in Node); *median* and *p99* "
       "are nearest-rank over all runs after a warm-up. The page cache is warm: these are the costs of "
@@ -403,7 +414,9 @@ def report(results, markdown):
       "timing.\n")
     w("The SDK has one durability: it `fsync`s a file it writes (`create`, `str_replace`, `insert`) "
       "and never a directory, which is what memtool's `file` level does; so the SDK is compared at "
-      "`file`. The floor does, per operation: view: `open`, `fstat`, `read`, `close`; directory view: "
+      "`file`. Its `create` writes the file in place rather than through a temporary file and a "
+      "rename, so a crash can leave a partial file where memtool's cannot; it saves a `rename`. "
+      "The floor does, per operation: view: `open`, `fstat`, `read`, `close`; directory view: "
       "`open`, `getdents64`, `fstatat` per entry; create: `open(O_CREAT|O_EXCL)` of a temporary name, "
       "`write`, `fsync` (file, full), `rename(RENAME_NOREPLACE)`, `fsync` of the directory (full); "
       "str_replace/insert: `open`, `flock`, `fstat`, `read`, then as create but `writev` straight from "
