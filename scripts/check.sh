@@ -1,6 +1,5 @@
 #!/bin/sh
-# The test command: build, run every test, then build again with AddressSanitizer
-# and UndefinedBehaviorSanitizer and run every test there too.
+# The test command: build and run every test, then the hardening runs.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/install-deps.sh
@@ -11,9 +10,6 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
 
-echo "== build and test under ASan + UBSan"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DMEMTOOL_SANITIZE=address,undefined >/dev/null
-cmake --build build-asan -j "$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs")
+# Then every test again under ASan+UBSan (with the fuzz targets), the threaded
+# tests under TSan, and static analysis: see scripts/sanitize.sh.
+sh scripts/sanitize.sh
