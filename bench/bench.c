@@ -12,10 +12,12 @@
  *   mt_bench fixture-bigfile FILE BYTES
  *
  * The implementations named in --impl run interleaved, a slice of each in
- * turn, so a change in the machine's load while the suite runs lands on all
- * of them alike and their ratios stay fair. `ops` and `bigfile` give each
- * its own store, DIR/IMPL (bigfile expects DIR/IMPL/big.txt); `listing`
- * reads the one store DIR.
+ * turn, on the same store DIR and the same directories in it, so a change in
+ * the machine's load, or in the filesystem's state (ext4 allocates a new
+ * inode more slowly where many were freed recently), lands on all of them
+ * alike and their ratios stay fair. Edits come in pairs that undo each
+ * other, and every slice holds whole pairs, so each implementation finds
+ * the files as the previous one left them. bigfile expects DIR/big.txt.
  *
  * Results go to stdout as CSV rows (see common.h), progress to stderr.
  */
@@ -116,8 +118,8 @@ static const char *next_item(char *buf, size_t size, const char *list)
     return *end ? end + 1 : end;
 }
 
-/* The lanes named by --impl; with per_impl, each in its own DIR/IMPL. */
-static size_t make_lanes(lane *lanes, const bench_args *a, int per_impl)
+/* The lanes named by --impl, all on the store DIR. */
+static size_t make_lanes(lane *lanes, const bench_args *a)
 {
     const char *p = a->impls;
     size_t n = 0;
@@ -128,10 +130,7 @@ static size_t make_lanes(lane *lanes, const bench_args *a, int per_impl)
             bench_die("at most %d implementations at once", MAX_LANES);
         memset(&lanes[n], 0, sizeof(lanes[n]));
         bench_fmt(lanes[n].impl, sizeof(lanes[n].impl), "%s", name);
-        if (per_impl)
-            bench_fmt(lanes[n].root, sizeof(lanes[n].root), "%s/%s", a->root, name);
-        else
-            bench_fmt(lanes[n].root, sizeof(lanes[n].root), "%s", a->root);
+        bench_fmt(lanes[n].root, sizeof(lanes[n].root), "%s", a->root);
         bench_mkdirs(lanes[n].root);
         n++;
     }
@@ -406,7 +405,7 @@ static int cmd_ops(int argc, char **argv)
     char *small, dur[16];
 
     parse_args(&a, argc, argv);
-    nl = make_lanes(lanes, &a, 1);
+    nl = make_lanes(lanes, &a);
     small = bench_small_text(&small_len);
     if (a.view_iters > 0)
         ops_views(&a, lanes, nl, small, small_len);
@@ -441,7 +440,7 @@ static int cmd_listing(int argc, char **argv)
     size_t nl, l;
 
     parse_args(&a, argc, argv);
-    nl = make_lanes(lanes, &a, 0);
+    nl = make_lanes(lanes, &a);
     open_lanes(lanes, nl, MT_DURABILITY_FULL);
     for (l = 0; l < nl; l++) {
         lanes[l].req[0].op = OP_VIEW_DIR;
@@ -480,7 +479,7 @@ static int cmd_bigfile(int argc, char **argv)
     size_t lines, nl, l;
 
     parse_args(&a, argc, argv);
-    nl = make_lanes(lanes, &a, 1);
+    nl = make_lanes(lanes, &a);
     path_join(p, sizeof(p), lanes[0].root, "big.txt");
     lines = count_lines(p);
     open_lanes(lanes, nl, durability_of(a.durability));

@@ -265,6 +265,52 @@ def lines(results, name, title, xlabel, ylabel, series):
     return gnuplot(results, name, script)
 
 
+# ---- the hand-written analysis ---------------------------------------------------
+
+def facts(t, serve, trees, bigs):
+    """The measured numbers bench/analysis.md quotes, as {{name}} placeholders."""
+    f = {}
+    v_mt, v_fl, v_sdk = (med(t, "inproc", "view", i, "-", "small file") for i in ("memtool", "floor", "sdk"))
+    f["view_ratio_floor"] = fmt_ratio(ratio(v_mt, v_fl))
+    f["view_ratio_sdk"] = fmt_ratio(ratio(v_sdk, v_mt))
+    for impl, key in (("memtool", "call_view"), ("lean", "lean_view"), ("floor", "floor_process_view")):
+        f[key] = fmt_us(med(t, "process", "view", impl, "-", "one process"))
+    for impl, key in (("memtool", "serve_view_cpu"), ("floor", "serve_floor_cpu")):
+        s = serve.get(("view", impl, 1, "none"))
+        f[key] = fmt_count(s["ops_per_cpu_s"]) if s else "–"
+    n = str(trees[-1])
+    m, fl = med(t, "scale", "view_root", "memtool", "-", n), med(t, "scale", "view_root", "floor", "-", n)
+    f["listing_memtool_max"] = fmt_us(m)
+    f["listing_floor_max"] = fmt_us(fl)
+    f["listing_floor_per_file"] = fmt_us(fl / trees[-1]) if fl else "–"
+    rs = [ratio(med(t, "scale", "view_root", "memtool", "-", str(x)),
+                med(t, "scale", "view_root", "floor", "-", str(x))) for x in trees]
+    rs = [r for r in rs if r]
+    f["listing_ratio_range"] = ("%.2f–%.2f×" % (min(rs), max(rs))) if rs else "–"
+    for impl in ("memtool", "floor"):
+        ks = growth([(x, med(t, "scale", "view_root", impl, "-", str(x))) for x in trees])
+        f["listing_k_" + impl] = ", ".join("%.2f" % k for k in ks) or "–"
+    f["create_call_100k"] = fmt_us(med(t, "scale", "create_call", "memtool", "file", n))
+    f["create_call_sdk_100k"] = fmt_us(med(t, "scale", "create_call", "sdk", "file", n))
+    b = str(bigs[-1])
+    f["sr100_ratio"] = fmt_ratio(ratio(med(t, "scale", "str_replace", "memtool", "file", b),
+                                       med(t, "scale", "str_replace", "floor", "file", b)))
+    rs = [ratio(med(t, "scale", "view_range", "memtool", "-", str(x)),
+                med(t, "scale", "view_range", "floor", "-", str(x))) for x in bigs]
+    rs = [r for r in rs if r]
+    f["view_range_ratio_range"] = ("%.2f–%.2f×" % (min(rs), max(rs))) if rs else "–"
+    return f
+
+
+def fill(text, values):
+    out = text
+    for k, v in values.items():
+        out = out.replace("{{%s}}" % k, v)
+    if "{{" in out:
+        raise SystemExit("report: bench/analysis.md has a placeholder report.py does not fill")
+    return out
+
+
 # ---- the report ----------------------------------------------------------------
 
 def report(results, markdown):
@@ -595,7 +641,7 @@ def report(results, markdown):
 
     if os.path.exists(notes):
         with open(notes) as f:
-            w(f.read().rstrip() + "\n")
+            w(fill(f.read().rstrip(), facts(t, serve, trees, bigs)) + "\n")
 
     w("## Reproducing\n")
     w("`make bench` builds memtool, installs the SDK with `npm ci` from `bench/package-lock.json`, runs "

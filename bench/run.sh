@@ -125,8 +125,8 @@ started=$(date +%s)
 
 # 1. Per operation, in process. memtool and the floor run interleaved (see bench.c).
 step "in-process suite: memtool and the floor"
-rm -rf "$work/ops"
-"$bin/mt_bench" ops --impl memtool,floor --root "$work/ops" --iters $OPS_ITERS \
+fresh "$work/ops"
+"$bin/mt_bench" ops --impl memtool,floor --root "$work/ops/memories" --iters $OPS_ITERS \
     --view-iters $VIEW_ITERS >>"$timings"
 step "in-process suite: sdk"
 fresh "$work/ops-sdk"
@@ -225,19 +225,16 @@ rm -rf "$work/tree$largest"
 
 for bytes in $BIGS; do
     step "scale: a $bytes-byte file"
-    # One copy each: every implementation edits its own.
-    rm -rf "$work/big"
-    "$bin/mt_bench" fixture-bigfile "$work/big/memtool/big.txt" "$bytes"
-    mkdir -p "$work/big/floor" "$work/big/sdk/memories"
-    cp "$work/big/memtool/big.txt" "$work/big/floor/big.txt"
-    cp "$work/big/memtool/big.txt" "$work/big/sdk/memories/big.txt"
+    # One file for all: every run of edits leaves it as it found it.
+    fresh "$work/big"
+    "$bin/mt_bench" fixture-bigfile "$work/big/memories/big.txt" "$bytes"
     n=$(iters_for "$bytes" 20 10 5 "$BIG_ITERS")
-    "$bin/mt_bench" bigfile --impl memtool,floor --root "$work/big" --param "$bytes" \
+    "$bin/mt_bench" bigfile --impl memtool,floor --root "$work/big/memories" --param "$bytes" \
         --iters "$n" --durability file >>"$timings"
-    "$bin/mt_bench" bigfile --impl memtool,floor --root "$work/big" --param "$bytes" \
+    "$bin/mt_bench" bigfile --impl memtool,floor --root "$work/big/memories" --param "$bytes" \
         --iters "$n" --durability none --ops str_replace >>"$timings"
     n=$(iters_for "$bytes" 10 5 3 "$SDK_BIG_ITERS")
-    node "$here/sdk_bench.mjs" bigfile --base "$work/big/sdk" --param "$bytes" --iters "$n" >>"$timings"
+    node "$here/sdk_bench.mjs" bigfile --base "$work/big" --param "$bytes" --iters "$n" >>"$timings"
 done
 rm -rf "$work/big"
 
