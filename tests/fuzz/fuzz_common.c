@@ -165,6 +165,19 @@ static void age_atime(const char *path)
     FUZZ_CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0, "utimensat %s", path);
 }
 
+/* The scratch tree goes when the process exits normally (the replay driver,
+ * libFuzzer's -runs and -max_total_time); after a crash it stays as evidence. */
+static void scratch_remove(void)
+{
+    int fd = open(fuzz_env.base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    remove_below(fd);
+    close(fd);
+    rmdir(fuzz_env.base);
+}
+
 void fuzz_scratch_init(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -209,6 +222,7 @@ void fuzz_scratch_init(void)
         FUZZ_CHECK(stat(path, &outside_sb[i]) == 0, "stat %s", path);
     }
     FUZZ_CHECK(mkdir(fuzz_env.store, 0700) == 0, "mkdir store");
+    atexit(scratch_remove);
     fuzz_store_reset();
 }
 
