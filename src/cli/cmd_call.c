@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/json.h"
 
 static const char help[] =
     "usage: memtool [options] call < INPUT.json\n\n"
@@ -36,7 +37,12 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
         mt_cli_usage_error("call", "cannot read stdin");
         goto done;
     }
-    input = json_loadb(data, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
+    if (mt_json_loadb(&input, data, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err) ==
+        MT_ENOMEM) {
+        fprintf(stderr, "memtool call: out of memory reading the input\n");
+        status = MT_EXIT_TOOL;
+        goto done;
+    }
     if (!input || !json_is_object(input)) {
         if (input)
             mt_cli_usage_error("call", "the input must be one JSON object, got another JSON value");

@@ -1,11 +1,11 @@
 /* From a JSON tool input to one of the six commands: every parameter is
  * checked here, so the commands see only well-typed values and valid paths. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memory.h"
+#include "json.h"
 #include "path.h"
 
 #define VALID_COMMANDS "view, create, str_replace, insert, delete, rename"
@@ -216,10 +216,10 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
         return mt_error_set(MT_EINVAL, "mt_memory_call needs a handle and an input");
     /* NULs are allowed inside strings (a path with one is refused by the path
      * rules with a clear message); duplicate keys would make intent ambiguous. */
-    errno = 0;
-    input = json_loadb(json ? json : "", len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
-    if (!input && errno == ENOMEM) /* jansson words a failed malloc as a syntax error */
-        return mt_error_set(MT_ENOMEM, "out of memory reading the tool input");
+    rc =
+        mt_json_loadb(&input, json ? json : "", len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
+    if (rc == MT_ENOMEM)
+        return rc;
     if (!input) {
         rc = mt_reply_failf(&r, "Error: The tool input is not valid JSON: %s (line %d, column %d)",
                             err.text, err.line, err.column);

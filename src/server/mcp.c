@@ -25,15 +25,16 @@
 #include <jansson.h>
 
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "lib/utf8.h"
 #include "server/mcp_tools.h"
 #include "server/server.h"
 
-#define RPC_PARSE_ERROR         -32700
-#define RPC_INVALID_REQUEST     -32600
-#define RPC_METHOD_NOT_FOUND    -32601
-#define RPC_INVALID_PARAMS      -32602
-#define RPC_UNSUPPORTED_VERSION -32022
+#define RPC_PARSE_ERROR         (-32700)
+#define RPC_INVALID_REQUEST     (-32600)
+#define RPC_METHOD_NOT_FOUND    (-32601)
+#define RPC_INVALID_PARAMS      (-32602)
+#define RPC_UNSUPPORTED_VERSION (-32022)
 
 #define META_PROTOCOL_VERSION    "io.modelcontextprotocol/protocolVersion"
 #define META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
@@ -393,7 +394,9 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
         return MT_OK;
 
     /* A duplicated key ({"id":1,"id":2}) has no one meaning: refuse it. */
-    msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    if (mt_json_loadb(&msg, line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
+                      &jerr) == MT_ENOMEM)
+        return MT_ENOMEM;
     if (!msg) {
         snprintf(message, sizeof(message), "Parse error: %s (column %d)", jerr.text, jerr.column);
         rc = rpc_error(out, out_len, NULL, RPC_PARSE_ERROR, message, NULL);

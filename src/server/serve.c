@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "lib/utf8.h"
 #include "server/server.h"
 
@@ -93,7 +94,9 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     /* Duplicate keys are refused: {"command":"view","command":"delete"}
      * must not mean whichever one a parser happens to keep. NUL is allowed
      * so the library, not the parser, says why such a path is refused. */
-    input = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    if (mt_json_loadb(&input, line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
+                      &jerr) == MT_ENOMEM)
+        return MT_ENOMEM;
     if (!input) {
         snprintf(message, sizeof(message), "Error: the line is not valid JSON: %s (column %d)",
                  jerr.text, jerr.column);

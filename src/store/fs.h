@@ -45,7 +45,11 @@ int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const cha
 /* Remove everything below the directory dirfd (never following a link). */
 int mt_fs_remove_tree(int dirfd, unsigned depth);
 
-/* Remove a `.mt-tmp.` entry of dirfd if no live writer holds it. */
+/* Whether a name is one of memtool's temporary files: ".mt-tmp." and a
+ * closing backslash, which no request path can contain. */
+int mt_fs_is_temp(const char *name);
+
+/* Remove a temporary entry of dirfd if no live writer holds it. */
 void mt_fs_clean_temp(int dirfd, const char *name);
 
 int mt_fs_create(mt_store *st, const char *path, const char *data, size_t len);

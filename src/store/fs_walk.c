@@ -129,7 +129,7 @@ static int walk(mt_walk *w, int dirfd, unsigned level, int listed, uint64_t *tot
         struct stat sb;
         size_t index = 0;
 
-        if (strncmp(name, MT_TMP_PREFIX, sizeof(MT_TMP_PREFIX) - 1) == 0) {
+        if (mt_fs_is_temp(name)) {
             mt_fs_clean_temp(dirfd, name);
             continue;
         }

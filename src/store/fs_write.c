@@ -28,7 +28,10 @@ static void fs_temp_name(char name[64])
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(name, 64, MT_TMP_PREFIX "%ld.%u.%lx", (long)getpid(),
+    /* The backslash at the end is a byte the path rules refuse: no request
+     * can name a temporary file, nor make a directory the cleaner would take
+     * for one. */
+    snprintf(name, 64, MT_TMP_PREFIX "%ld.%u.%lx\\", (long)getpid(),
              atomic_fetch_add(&temp_counter, 1), (unsigned long)ts.tv_nsec);
 }
 
@@ -299,22 +302,19 @@ int mt_fs_remove(mt_store *st, const char *rel)
      * then emptied. A crash half way leaves only a hidden stale entry that
      * the next walk of the store cleans. */
     fs_temp_name(tmp);
-    if ((rc = fs_rename_noreplace(dirfd, name, dirfd, tmp)) < 0) {
-        rc = mt_fs_error(-rc, "cannot delete", rel);
-        goto done;
-    }
-    fd = mt_fs_openat(dirfd, tmp, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0) {
-        rc = mt_fs_error(-fd, "cannot delete", rel);
-        goto done;
-    }
-    fs_flock(fd, LOCK_EX); /* keeps the cleaner off while we work */
-    if ((rc = mt_fs_remove_tree(fd, 1)) < 0)
-        goto done;
-    if (unlinkat(dirfd, tmp, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+    /* The temporary name is fresh, so a plain rename is as safe where the
+     * filesystem lacks RENAME_NOREPLACE (and link() cannot take a directory). */
+    if (renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) < 0 &&
+        (errno != EINVAL || renameat(dirfd, name, dirfd, tmp) < 0)) {
         rc = mt_fs_error(errno, "cannot delete", rel);
         goto done;
     }
+    /* From here the tree is gone from the store. Emptying it is tidying up:
+     * if that fails part way, what is left is a hidden stale entry that
+     * later walks of the store remove, and the delete has still happened. */
+    fd = mt_fs_openat(dirfd, tmp, O_RDONLY | O_DIRECTORY, 0);
+    if (fd >= 0 && fs_flock(fd, LOCK_EX) == 0 && mt_fs_remove_tree(fd, 1) == 0)
+        unlinkat(dirfd, tmp, AT_REMOVEDIR);
 sync:
     if (rc == 0 && fs->durability == MT_DURABILITY_FULL)
         rc = mt_fs_sync_done(dirfd, rel);
@@ -367,6 +367,13 @@ done:
     if (tofd >= 0)
         close(tofd);
     return rc;
+}
+
+int mt_fs_is_temp(const char *name)
+{
+    size_t len = strlen(name);
+
+    return strncmp(name, MT_TMP_PREFIX, sizeof(MT_TMP_PREFIX) - 1) == 0 && name[len - 1] == '\\';
 }
 
 void mt_fs_clean_temp(int dirfd, const char *name)

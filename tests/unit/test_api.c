@@ -146,22 +146,32 @@ static void test_stale_temp_cleaned(void **state)
     int fd;
     (void)state;
     mt_test_store_init(&ts, NULL);
-    /* What a writer killed half way leaves: an old, unlocked temporary file. */
-    snprintf(path, sizeof(path), "%s/.mt-tmp.dead", ts.root);
+    /* What a writer killed half way leaves: an old, unlocked temporary file
+     * (named with a closing backslash, which no request can use). */
+    snprintf(path, sizeof(path), "%s/.mt-tmp.dead\\", ts.root);
     fd = open(path, O_CREAT | O_WRONLY, 0600);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "partial", 7), 7);
     assert_int_equal(futimens(fd, old), 0);
     close(fd);
     /* A fresh one may be a live writer's: it stays. */
-    snprintf(path, sizeof(path), "%s/.mt-tmp.live", ts.root);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.live\\", ts.root);
     fd = open(path, O_CREAT | O_WRONLY, 0600);
     close(fd);
+    /* A directory a request may name (.mt-tmp. is reserved only as the last
+     * component) is the user's, however old. */
+    mt_test_expect(ts.mem,
+                   "{\"command\":\"create\",\"path\":\"/memories/.mt-tmp.x/f\",\"file_text\":\"keep\"}",
+                   0, "File created successfully at: /memories/.mt-tmp.x/f");
+    snprintf(path, sizeof(path), "%s/.mt-tmp.x", ts.root);
+    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
     mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/n\",\"file_text\":\"\"}", 0,
                    "File created successfully at: /memories/n");
-    snprintf(path, sizeof(path), "%s/.mt-tmp.dead", ts.root);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.dead\\", ts.root);
     assert_int_equal(access(path, F_OK), -1);
-    snprintf(path, sizeof(path), "%s/.mt-tmp.live", ts.root);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.live\\", ts.root);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.x/f", ts.root);
     assert_int_equal(access(path, F_OK), 0);
     mt_test_store_free(&ts);
 }

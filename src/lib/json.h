@@ -1,0 +1,16 @@
+/* Parsing JSON that may not be trusted to survive a failed allocation. */
+#ifndef MT_JSON_H
+#define MT_JSON_H
+
+#include <jansson.h>
+
+/*
+ * json_loadb, except that an allocation failing anywhere inside jansson makes
+ * it fail with MT_ENOMEM: jansson 2.14's lexer drops a byte it could not
+ * save and parses on, so "/memories/a/new.md" can come out as
+ * "/memories/a/ne.md". Returns 0 with *out set, MT_EINVAL when the text is
+ * not JSON (err says why), or MT_ENOMEM.
+ */
+int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err);
+
+#endif
