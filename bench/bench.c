@@ -168,13 +168,13 @@ static size_t warmup_of(size_t iters)
     return iters >= 20 ? iters / 20 : 1;
 }
 
-/* Time one request per element of reqs; the first `warm` are not recorded. */
-static void measure(bench_backend *b, const bench_req *reqs, size_t n, size_t stride,
-                    size_t warm, bench_samples *s)
+/* Time each request of reqs once, in order; the first `warm` are not recorded. */
+static void measure(bench_backend *b, const bench_req *reqs, size_t n, size_t warm,
+                    bench_samples *s)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t t0 = bench_now_ns(), t1;
-        bench_run(b, &reqs[stride ? i : 0]);
+        bench_run(b, &reqs[i]);
         t1 = bench_now_ns();
         if (i >= warm)
             bench_samples_add(s, t1 - t0);
@@ -346,7 +346,7 @@ static void ops_batched(lane *lanes, size_t nl, const bench_args *a, bench_op op
         size_t n = total - done < BATCH ? total - done : BATCH;
         for (l = 0; l < nl; l++) {
             batch_setup(&lanes[l], reqs, op, dirname, done, n, small, small_len);
-            measure(lanes[l].b, reqs, n, 1, done == 0 ? (warm < n ? warm : n) : 0, &lanes[l].s);
+            measure(lanes[l].b, reqs, n, done == 0 ? (warm < n ? warm : n) : 0, &lanes[l].s);
             for (size_t i = 0; i < n; i++)
                 bench_req_dispose(&reqs[i]);
         }
