@@ -10,27 +10,6 @@
 
 #define VALID_COMMANDS "view, create, str_replace, insert, delete, rename"
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    default:
-        return "null";
-    }
-}
-
 /* A string parameter. Returns 0 when found, 1 when absent and optional (or
  * null), 2 when the reply now holds the error, or MT_ENOMEM. */
 static int get_str(mt_reply *r, mt_str *out, const json_t *input, const char *name,
@@ -50,7 +29,7 @@ static int get_str(mt_reply *r, mt_str *out, const json_t *input, const char *na
     }
     if (!json_is_string(v))
         return mt_reply_failf(r, "Error: Parameter `%s` of command `%s` must be a string, not %s",
-                              name, command, json_kind(v)) < 0
+                              name, command, mt_json_kind(v)) < 0
                    ? MT_ENOMEM
                    : 2;
     out->ptr = json_string_value(v);
@@ -95,7 +74,7 @@ static int get_view_range(mt_reply *r, int64_t range[2], int *has, const json_t 
         return mt_reply_failf(r,
                               "Error: Parameter `view_range` of command `view` must be an "
                               "array of two integers [start, end], not %s",
-                              json_is_array(v) ? "that array" : json_kind(v)) < 0
+                              json_is_array(v) ? "that array" : mt_json_kind(v)) < 0
                    ? MT_ENOMEM
                    : 2;
     range[0] = json_integer_value(json_array_get(v, 0));
@@ -115,14 +94,14 @@ static int run_command(mt_reply *r, mt_memory *m, const json_t *input)
 
     if (!json_is_object(input))
         return mt_reply_failf(r, "Error: The tool input must be a JSON object, not %s",
-                              json_kind(input));
+                              mt_json_kind(input));
     cmd = json_object_get(input, "command");
     if (!cmd)
         return mt_reply_failf(r, "Error: Missing required parameter `command`. Valid commands "
                                  "are: " VALID_COMMANDS);
     if (!json_is_string(cmd))
         return mt_reply_failf(r, "Error: Parameter `command` must be a string, not %s",
-                              json_kind(cmd));
+                              mt_json_kind(cmd));
     name = json_string_value(cmd);
     if (strlen(name) != json_string_length(cmd) ||
         (strcmp(name, "view") && strcmp(name, "create") && strcmp(name, "str_replace") &&
@@ -165,7 +144,7 @@ static int run_command(mt_reply *r, mt_memory *m, const json_t *input)
             rc = mt_reply_failf(r,
                                 "Error: Parameter `insert_line` of command `insert` must be "
                                 "an integer, not %s",
-                                json_kind(line));
+                                mt_json_kind(line));
         else if ((rc = get_str(r, &s1, input, "insert_text", name, 1)) == 0)
             rc = mt_op_insert(r, m, path, rel, json_integer_value(line), s1);
     } else {

@@ -45,3 +45,24 @@ int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_
     *out = v;
     return v ? 0 : MT_EINVAL;
 }
+
+const char *mt_json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}

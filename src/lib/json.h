@@ -13,4 +13,7 @@
  */
 int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err);
 
+/* What a JSON value is, for messages: "an object", "an integer", "null"... */
+const char *mt_json_kind(const json_t *v);
+
 #endif

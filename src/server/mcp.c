@@ -359,26 +359,6 @@ static int handle_request(char **out, size_t *out_len, request *r)
                      json_pack("{s:o, s:s}", "supported", supported_versions(), "requested", v));
 }
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_ARRAY:
-        return "an array (batches are not supported)";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_NULL:
-        return "null";
-    default:
-        return "an object";
-    }
-}
-
 int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size_t len)
 {
     json_error_t jerr;
@@ -404,7 +384,8 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
     }
     if (!json_is_object(msg)) {
         snprintf(message, sizeof(message),
-                 "Invalid Request: a message must be a JSON object, got %s", json_kind(msg));
+                 "Invalid Request: a message must be a JSON object, got %s",
+                 json_is_array(msg) ? "an array (batches are not supported)" : mt_json_kind(msg));
         rc = rpc_error(out, out_len, NULL, RPC_INVALID_REQUEST, message, NULL);
         goto done;
     }

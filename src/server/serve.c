@@ -25,26 +25,6 @@ static int is_blank(const char *line, size_t len)
     return 1;
 }
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_NULL:
-        return "null";
-    default:
-        return "an object";
-    }
-}
-
 /* Dump a block as one compact line; takes the reference. */
 static int dump_line(char **out, size_t *out_len, json_t *block)
 {
@@ -107,7 +87,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
         snprintf(message, sizeof(message),
                  "Error: each line must be a JSON object (a tool input or a tool_use block), "
                  "got %s",
-                 json_kind(input));
+                 mt_json_kind(input));
         rc = error_line(out, out_len, message);
         goto done;
     }
