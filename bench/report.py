@@ -4,6 +4,9 @@
     report.py --results DIR --markdown FILE   write the report (and DIR/*.png)
     report.py --results DIR --check           exit 1 unless every row a run
                                               should produce is in DIR's CSV
+    report.py --best-of ALL ROUND1 ROUND2...  print, of the timing rows of several
+                                              rounds, each one's fastest (by median);
+                                              write them all to ALL with their round
 """
 import argparse
 import csv
@@ -410,7 +413,8 @@ def report(results, markdown):
       "(`BetaLocalFilesystemMemoryTool` from `@anthropic-ai/sdk/tools/memory/node`, version %s) "
       "and against a *floor*: C code that makes only the system calls an operation needs and formats "
       "nothing. Everything below comes from one run of `make bench` (`sh bench/run.sh`) on one machine; "
-      "the raw numbers are in [`%s`](%s) (`timings.csv`, `serve.csv`, `memory.csv`, `meta.txt`).\n"
+      "the raw numbers are in [`%s`](%s) (`timings.csv`, `serve.csv`, `memory.csv`, `meta.txt`, "
+      "and `rounds.csv` for sections 1 and 2).\n"
       % (meta.get("sdk", "?"), rel + "/", rel + "/"))
     w("## The machine and the run\n")
     w(table(["", ""], [
@@ -424,6 +428,7 @@ def report(results, markdown):
         ("Node.js / SDK", "%s / @anthropic-ai/sdk %s" % (meta.get("node", "?"), meta.get("sdk", "?"))),
         ("load average (1, 5, 15 min) at start / end", "%s / %s" % (meta.get("load_start", "?"),
                                                                    meta.get("load_end", "?"))),
+        ("CPU time stolen by the hypervisor during the run", meta.get("steal", "?")),
         ("duration of the whole run", "%s s" % meta.get("duration_s", "?")),
     ]))
     w("")
@@ -439,7 +444,10 @@ def report(results, markdown):
     w("Times are wall-clock, per operation, measured around each single call "
       "(`clock_gettime(CLOCK_MONOTONIC)` in C, `process.hrtime.bigint()` in Node); *median* and *p99* "
       "are nearest-rank over all runs after a warm-up. The page cache is warm: these are the costs of "
-      "the code and the system calls, plus the disk where a durability level asks for `fsync`.\n")
+      "the code and the system calls, plus the disk where a durability level asks for `fsync`. "
+      "Sections 1 and 2 compare C with Node, which cannot run interleaved, so they run in two rounds, "
+      "C and Node taking turns, and each row is the round with the lower median: a burst of load "
+      "elsewhere on the machine during one round does not decide a ratio.\n")
 
     w("## Targets\n")
     w(table(["target", "measured", ""], targets))
@@ -653,12 +661,47 @@ def report(results, markdown):
         f.write("\n".join(out))
 
 
+HEADER = "suite,op,impl,durability,param,n,median_us,p99_us,mean_us,min_us"
+
+
+def best_of(all_out, rounds):
+    best = {}
+    order = []
+    with open(all_out, "w") as out:
+        out.write("round," + HEADER + "\n")
+        for i, path in enumerate(rounds, 1):
+            with open(path) as f:
+                for line in f:
+                    line = line.strip()
+                    if not line:
+                        continue
+                    cells = line.split(",")
+                    if len(cells) != 10:
+                        raise SystemExit("report: a timing row of the wrong shape in %s: %s" % (path, line))
+                    out.write("%d,%s\n" % (i, line))
+                    key = tuple(cells[:5])
+                    if key not in best:
+                        order.append(key)
+                    if key not in best or float(cells[6]) < float(best[key][6]):
+                        best[key] = cells
+    for key in order:
+        print(",".join(best[key]))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--results", required=True)
+    ap.add_argument("--results")
     ap.add_argument("--markdown")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--best-of", nargs="+", metavar="FILE")
     a = ap.parse_args()
+    if a.best_of:
+        if len(a.best_of) < 2:
+            ap.error("--best-of ALL ROUND...")
+        best_of(a.best_of[0], a.best_of[1:])
+        return
+    if not a.results:
+        ap.error("--results is needed")
     if a.check:
         sys.exit(check(a.results))
     if not a.markdown:

@@ -122,28 +122,22 @@ fresh() { rm -rf "$1"; mkdir -p "$1/memories"; }
     echo "bigs=$BIGS"
 } >"$meta"
 started=$(date +%s)
+# CPU time the hypervisor gave to others while this VM wanted it, if any.
+cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9}' /proc/stat; }
+ticks_start=$(cpu_ticks)
 
-# 1. Per operation, in process. memtool and the floor run interleaved (see bench.c).
-step "in-process suite: memtool and the floor"
-fresh "$work/ops"
-"$bin/mt_bench" ops --impl memtool,floor --root "$work/ops/memories" --iters $OPS_ITERS \
-    --view-iters $VIEW_ITERS >>"$timings"
-step "in-process suite: sdk"
-fresh "$work/ops-sdk"
-node "$here/sdk_bench.mjs" ops --base "$work/ops-sdk" --iters $SDK_ITERS \
-    --view-iters $SDK_VIEW_ITERS >>"$timings"
+# 1 and 2 compare C with Node, which cannot run interleaved; they run in two
+# rounds, C and Node taking turns, and each row keeps its faster round (by
+# median), so a passing burst of load elsewhere on the machine does not decide
+# a ratio. Both rounds are in rounds.csv.
 
-# 2. Per process: `memtool call` and `node` with the SDK, one command each.
-step "per-process suite"
-fresh "$work/proc"
-"$bin/mt_bench" fixture-small "$work/proc/memories/small.md"
-"$bin/mt_bench" fixture-small "$work/proc/memories/edit.md"
-mkdir -p "$work/proc/memories/c-memtool" "$work/proc/memories/c-full" "$work/proc/memories/c-sdk"
+# Inputs of the per-process suite: each run of a create names a new file.
 inputs="$work/proc-inputs"
 mkdir -p "$inputs"
+"$bin/mt_bench" fixture-small "$inputs/small.md"
 printf '{"command":"view","path":"/memories/small.md"}' >"$inputs/view.json"
 smalljson=$(node -e 'process.stdout.write(JSON.stringify(require("fs").readFileSync(process.argv[1], "utf8")))' \
-    "$work/proc/memories/small.md")
+    "$inputs/small.md")
 for d in memtool full sdk; do
     printf '{"command":"create","path":"/memories/c-%s/f%%N.md","file_text":%s}' "$d" "$smalljson" \
         >"$inputs/create-$d.json"
@@ -151,27 +145,54 @@ done
 printf '{"command":"str_replace","path":"/memories/edit.md","old_str":"TOKEN_AAAA","new_str":"TOKEN_BBBB"}' >"$inputs/sr1.json"
 printf '{"command":"str_replace","path":"/memories/edit.md","old_str":"TOKEN_BBBB","new_str":"TOKEN_AAAA"}' >"$inputs/sr2.json"
 spawn="$bin/mt_bench_spawn"
-call="$memtool --root $work/proc/memories"
-$spawn --op view --impl floor --iters $PROC_ITERS --input "$inputs/view.json" \
-    -- "$bin/mt_bench_once" "$work/proc/memories/small.md" >>"$timings"
-$spawn --op view --impl memtool --iters $PROC_ITERS --input "$inputs/view.json" \
-    -- $call --durability file call >>"$timings"
-# The same call from a program that links libmemtool and jansson and nothing else.
-$spawn --op view --impl lean --iters $PROC_ITERS --input "$inputs/view.json" \
-    -- "$bin/mt_bench_lean_call" --root "$work/proc/memories" --durability file >>"$timings"
-$spawn --op create --impl memtool --durability file --iters $PROC_ITERS --input "$inputs/create-memtool.json" \
-    -- $call --durability file call >>"$timings"
-$spawn --op create --impl memtool --durability full --iters $PROC_ITERS --input "$inputs/create-full.json" \
-    -- $call --durability full call >>"$timings"
-# An even count (plus the two warm-up runs) leaves edit.md as it was.
-$spawn --op str_replace --impl memtool --durability file --iters $PROC_ITERS \
-    --input "$inputs/sr1.json" --input "$inputs/sr2.json" -- $call --durability file call >>"$timings"
-node_call="node $here/sdk_call.mjs $work/proc"
-$spawn --op view --impl sdk --iters $NODE_ITERS --input "$inputs/view.json" -- $node_call >>"$timings"
-$spawn --op create --impl sdk --durability file --iters $NODE_ITERS --input "$inputs/create-sdk.json" \
-    -- $node_call >>"$timings"
-$spawn --op str_replace --impl sdk --durability file --iters $NODE_ITERS \
-    --input "$inputs/sr1.json" --input "$inputs/sr2.json" -- $node_call >>"$timings"
+
+# 1. Per operation, in process. memtool and the floor run interleaved (see bench.c).
+inproc_round() { # round, output file
+    step "in-process suite, round $1: memtool and the floor"
+    fresh "$work/ops"
+    "$bin/mt_bench" ops --impl memtool,floor --root "$work/ops/memories" --iters $OPS_ITERS \
+        --view-iters $VIEW_ITERS >>"$2"
+    step "in-process suite, round $1: sdk"
+    fresh "$work/ops-sdk"
+    node "$here/sdk_bench.mjs" ops --base "$work/ops-sdk" --iters $SDK_ITERS \
+        --view-iters $SDK_VIEW_ITERS >>"$2"
+}
+
+# 2. Per process: `memtool call` and `node` with the SDK, one command each.
+proc_round() { # round, output file
+    step "per-process suite, round $1"
+    fresh "$work/proc"
+    cp "$inputs/small.md" "$work/proc/memories/small.md"
+    cp "$inputs/small.md" "$work/proc/memories/edit.md"
+    call="$memtool --root $work/proc/memories"
+    $spawn --op view --impl floor --iters $PROC_ITERS --input "$inputs/view.json" \
+        -- "$bin/mt_bench_once" "$work/proc/memories/small.md" >>"$2"
+    $spawn --op view --impl memtool --iters $PROC_ITERS --input "$inputs/view.json" \
+        -- $call --durability file call >>"$2"
+    # The same call from a program that links libmemtool and jansson and nothing else.
+    $spawn --op view --impl lean --iters $PROC_ITERS --input "$inputs/view.json" \
+        -- "$bin/mt_bench_lean_call" --root "$work/proc/memories" --durability file >>"$2"
+    $spawn --op create --impl memtool --durability file --iters $PROC_ITERS \
+        --input "$inputs/create-memtool.json" -- $call --durability file call >>"$2"
+    $spawn --op create --impl memtool --durability full --iters $PROC_ITERS \
+        --input "$inputs/create-full.json" -- $call --durability full call >>"$2"
+    # Whole rounds of the two inputs leave edit.md as it was.
+    $spawn --op str_replace --impl memtool --durability file --iters $PROC_ITERS \
+        --input "$inputs/sr1.json" --input "$inputs/sr2.json" -- $call --durability file call >>"$2"
+    node_call="node $here/sdk_call.mjs $work/proc"
+    $spawn --op view --impl sdk --iters $NODE_ITERS --input "$inputs/view.json" -- $node_call >>"$2"
+    $spawn --op create --impl sdk --durability file --iters $NODE_ITERS \
+        --input "$inputs/create-sdk.json" -- $node_call >>"$2"
+    $spawn --op str_replace --impl sdk --durability file --iters $NODE_ITERS \
+        --input "$inputs/sr1.json" --input "$inputs/sr2.json" -- $node_call >>"$2"
+}
+
+for round in 1 2; do
+    : >"$work/round$round.csv"
+    inproc_round $round "$work/round$round.csv"
+    proc_round $round "$work/round$round.csv"
+done
+python3 "$here/report.py" --best-of "$out/rounds.csv" "$work/round1.csv" "$work/round2.csv" >>"$timings"
 
 # 3. Throughput of `memtool serve` with pipelining clients.
 tput() { # impl server mix clients durability ops
@@ -239,6 +260,8 @@ done
 rm -rf "$work/big"
 
 echo "load_end=$(cut -d ' ' -f 1-3 /proc/loadavg)" >>"$meta"
+echo "$ticks_start $(cpu_ticks)" | awk '{ d = $3 - $1; s = 0; if (d > 0) s = 100 * ($4 - $2) / d
+    printf "steal=%.1f%%\n", s }' >>"$meta"
 echo "duration_s=$(($(date +%s) - started))" >>"$meta"
 
 step "report: $md"
