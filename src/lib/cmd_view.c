@@ -1,5 +1,4 @@
 /* view: a file with line numbers, or a directory two levels deep. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +17,7 @@ static long put_line(mt_buf *out, int *was_cut, size_t number, const char *s, si
 {
     char prefix[32];
     size_t plen, width;
-    int n = snprintf(prefix, sizeof(prefix), "\n%6zu\t", number);
-
-    plen = (size_t)n;
+    plen = mt_text_line_prefix(prefix, number);
     width = plen + mt_utf8_width(s, len);
     *was_cut = 0;
     if (width > room) {

@@ -16,6 +16,9 @@ size_t mt_text_line_at(const char *data, size_t len, size_t offset);
 /* Byte offset where 1-based line `line` starts (len when line is past the end). */
 size_t mt_text_line_start(const char *data, size_t len, size_t line);
 
+/* "\n%6zu\t" for a line number, into out; returns its length. */
+size_t mt_text_line_prefix(char out[32], size_t line);
+
 /* Append lines first..last (1-based, inclusive, last <= line count), each as
  * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. */
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last);

@@ -8,6 +8,8 @@
  */
 #include "utf8.h"
 
+#include <string.h>
+
 #define MT_REPLACEMENT     "\xEF\xBF\xBD"
 #define MT_REPLACEMENT_LEN 3
 
@@ -60,6 +62,23 @@ size_t mt_utf8_decode(uint32_t *cp, const unsigned char *s, size_t len)
 }
 
 /* Length of the unit at s once sanitised: a whole valid sequence, or one bad byte. */
+/* How many bytes from s on are ASCII, eight at a time: most text is, and
+ * ASCII needs neither decoding nor replacing. */
+static size_t ascii_run(const char *s, size_t len)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL)
+            break;
+    }
+    while (i < len && (unsigned char)s[i] < 0x80)
+        i++;
+    return i;
+}
+
 static size_t unit_len(const char *s, size_t len, int *valid)
 {
     uint32_t cp;
@@ -78,8 +97,13 @@ int mt_utf8_sanitize(mt_buf *out, const char *s, size_t len)
     /* Valid text is copied in runs, so the common case is one mt_buf_put. */
     while (i < len) {
         int valid;
-        size_t n = unit_len(s + i, len - i, &valid);
+        size_t n = ascii_run(s + i, len - i);
 
+        if (n) {
+            i += n;
+            continue;
+        }
+        n = unit_len(s + i, len - i, &valid);
         if (valid) {
             i += n;
             continue;
@@ -107,7 +131,13 @@ size_t mt_utf8_width(const char *s, size_t len)
 
     while (i < len) {
         int valid;
+        size_t n = ascii_run(s + i, len - i);
 
+        if (n) {
+            i += n;
+            count += n;
+            continue;
+        }
         i += unit_len(s + i, len - i, &valid);
         count++;
     }
@@ -121,7 +151,14 @@ size_t mt_utf8_prefix(const char *s, size_t len, size_t chars)
 
     while (i < len && count < chars) {
         int valid;
+        size_t n = ascii_run(s + i, len - i);
 
+        if (n) {
+            n = n < chars - count ? n : chars - count;
+            i += n;
+            count += n;
+            continue;
+        }
         i += unit_len(s + i, len - i, &valid);
         count++;
     }

@@ -51,18 +51,46 @@ static void test_number_lines(void **state)
     mt_buf_dispose(&b);
 }
 
+static void test_line_prefix(void **state)
+{
+    static const struct {
+        size_t n;
+        const char *s;
+    } cases[] = {{1, "\n     1\t"},        {42, "\n    42\t"}, {999999, "\n999999\t"},
+                 {1000000, "\n1000000\t"}, {0, "\n     0\t"},  {123456789, "\n123456789\t"}};
+    char out[32];
+    size_t i, n;
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        n = mt_text_line_prefix(out, cases[i].n);
+        out[n] = '\0';
+        assert_string_equal(out, cases[i].s);
+    }
+}
+
 static void test_format_size(void **state)
 {
     static const struct {
         uint64_t n;
         const char *s;
     } cases[] = {
-        {0, "0B"},           {1, "1B"},           {1023, "1023B"},
-        {1024, "1.0K"},      {1075, "1.0K"},      {1076, "1.1K"},
-        {1280, "1.3K"},      {1536, "1.5K"},      {4096, "4.0K"},
-        {1048524, "1023.9K"}, {1048525, "1.0M"},   {1048575, "1.0M"},
-        {1048576, "1.0M"},   {1572864, "1.5M"},   {1073741824, "1.0G"},
-        {1099511627776ULL, "1.0T"}, {1125899906842624ULL, "1024.0T"},
+        {0, "0B"},
+        {1, "1B"},
+        {1023, "1023B"},
+        {1024, "1.0K"},
+        {1075, "1.0K"},
+        {1076, "1.1K"},
+        {1280, "1.3K"},
+        {1536, "1.5K"},
+        {4096, "4.0K"},
+        {1048524, "1023.9K"},
+        {1048525, "1.0M"},
+        {1048575, "1.0M"},
+        {1048576, "1.0M"},
+        {1572864, "1.5M"},
+        {1073741824, "1.0G"},
+        {1099511627776ULL, "1.0T"},
+        {1125899906842624ULL, "1024.0T"},
         {UINT64_MAX, "16777216.0T"},
     };
     char out[32];
@@ -93,9 +121,9 @@ static void test_format_count(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_count),  cmocka_unit_test(test_line_at_and_start),
-        cmocka_unit_test(test_number_lines), cmocka_unit_test(test_format_size),
-        cmocka_unit_test(test_format_count),
+        cmocka_unit_test(test_line_count),   cmocka_unit_test(test_line_at_and_start),
+        cmocka_unit_test(test_number_lines), cmocka_unit_test(test_line_prefix),
+        cmocka_unit_test(test_format_size),  cmocka_unit_test(test_format_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
