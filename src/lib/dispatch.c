@@ -200,8 +200,11 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
     if (rc == MT_ENOMEM)
         return rc;
     if (!input) {
-        rc = mt_reply_failf(&r, "Error: The tool input is not valid JSON: %s (line %d, column %d)",
-                            err.text, err.line, err.column);
+        /* jansson's words may quote the input's bytes, which need not be UTF-8. */
+        mt_str why = {err.text, strlen(err.text)};
+        rc = mt_reply_fail(&r, "Error: The tool input is not valid JSON: ", why, "");
+        if (rc == 0)
+            rc = mt_buf_printf(&r.text, " (line %d, column %d)", err.line, err.column);
         return finish(res, &r, rc);
     }
     rc = run_command(&r, m, input);

@@ -4,6 +4,8 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+
 /*
  * json_loadb, except that an allocation failing anywhere inside jansson makes
  * it fail with MT_ENOMEM: jansson 2.14's lexer drops a byte it could not
@@ -12,6 +14,12 @@
  * not JSON (err says why), or MT_ENOMEM.
  */
 int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err);
+
+/* Append v as compact JSON, as json_dumps(JSON_COMPACT) would write it, but
+ * with strings copied in runs rather than a code point at a time: answers
+ * carry whole files. */
+int mt_json_put_compact(mt_buf *out, const json_t *v);
+int mt_json_put_string(mt_buf *out, const char *s, size_t len);
 
 /* What a JSON value is, for messages: "an object", "an integer", "null"... */
 const char *mt_json_kind(const json_t *v);

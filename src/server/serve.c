@@ -28,16 +28,14 @@ static int is_blank(const char *line, size_t len)
 /* Dump a block as one compact line; takes the reference. */
 static int dump_line(char **out, size_t *out_len, json_t *block)
 {
+    mt_buf line = MT_BUF_INIT;
     int rc = MT_ENOMEM;
-    char *text;
 
-    if (!block)
+    if (!block || mt_json_put_compact(&line, block) < 0) {
+        mt_buf_dispose(&line);
         goto done;
-    text = json_dumps(block, JSON_COMPACT);
-    if (!text)
-        goto done;
-    *out = text;
-    *out_len = strlen(text);
+    }
+    *out = mt_buf_detach(&line, out_len);
     rc = MT_OK;
 done:
     json_decref(block);
