@@ -1,4 +1,5 @@
 #include "client.h"
+#include "curl_load.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -45,13 +46,8 @@ typedef struct {
     mt_sse_message msg;
 } attempt;
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-
-static void init_curl(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
+/* libcurl's functions, loaded by the first mt_api_new (curl_load.h says why). */
+static const mt_curl_fns *curl;
 
 int mt_api_new(mt_api **out, const mt_api_options *opts)
 {
@@ -74,11 +70,8 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
     }
     if (!base || !*base)
         base = MT_API_DEFAULT_BASE_URL;
-    pthread_once(&curl_once, init_curl);
-    if (curl_init_rc != CURLE_OK) {
-        rc = mt_error_set(MT_ERROR, "libcurl did not start: %s", curl_easy_strerror(curl_init_rc));
+    if ((rc = mt_curl_load(&curl)) < 0)
         goto done;
-    }
     if (!(api = calloc(1, sizeof(*api)))) {
         rc = MT_ENOMEM;
         goto done;
@@ -93,7 +86,7 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
         rc = MT_ENOMEM;
         goto done;
     }
-    if (!(api->curl = curl_easy_init())) {
+    if (!(api->curl = curl->easy_init())) {
         rc = mt_error_set(MT_ERROR, "libcurl could not make a handle");
         goto done;
     }
@@ -114,7 +107,7 @@ void mt_api_free(mt_api *api)
     if (!api)
         return;
     if (api->curl)
-        curl_easy_cleanup(api->curl);
+        curl->easy_cleanup(api->curl);
     free(api->url);
     if (api->key_header) /* the key should not linger in freed memory */
         explicit_bzero(api->key_header, strlen(api->key_header));
@@ -394,10 +387,10 @@ static int set_options(mt_api *api, attempt *at, struct curl_slist *headers, con
     CURL *c = api->curl;
     CURLcode e = CURLE_OK;
 
-    curl_easy_reset(c);
+    curl->easy_reset(c);
 #define SET(opt, val)                                                                              \
     if (e == CURLE_OK)                                                                             \
-    e = curl_easy_setopt(c, opt, val)
+    e = curl->easy_setopt(c, opt, val)
     SET(CURLOPT_URL, api->url);
     SET(CURLOPT_HTTPHEADER, headers);
     SET(CURLOPT_POST, 1L);
@@ -424,7 +417,7 @@ static int set_options(mt_api *api, attempt *at, struct curl_slist *headers, con
     }
 #undef SET
     if (e != CURLE_OK)
-        return mt_error_set(MT_ERROR, "libcurl: %s", curl_easy_strerror(e));
+        return mt_error_set(MT_ERROR, "libcurl: %s", curl->easy_strerror(e));
     return 0;
 }
 
@@ -440,11 +433,11 @@ static struct curl_slist *make_headers(const mt_api *api)
     struct curl_slist *list = NULL, *next;
     size_t i;
 
-    if (!(list = curl_slist_append(NULL, api->key_header)))
+    if (!(list = curl->slist_append(NULL, api->key_header)))
         return NULL;
     for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-        if (!(next = curl_slist_append(list, fixed[i]))) {
-            curl_slist_free_all(list);
+        if (!(next = curl->slist_append(list, fixed[i]))) {
+            curl->slist_free_all(list);
             return NULL;
         }
         list = next;
@@ -500,7 +493,7 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
         mt_buf_truncate(&why, 0);
         if ((rc = set_options(api, &at, headers, body, strlen(body), stream)) < 0)
             goto done;
-        cc = curl_easy_perform(api->curl);
+        cc = curl->easy_perform(api->curl);
         if (at.stopped && at.rc == MT_API_ECANCELED) {
             rc = mt_error_set(MT_API_ECANCELED, "cancelled");
             goto done;
@@ -526,7 +519,7 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
             goto done;
         }
         if (cc != CURLE_OK) {
-            mt_buf_printf(&why, "cannot reach %s: %s", api->url, curl_easy_strerror(cc));
+            mt_buf_printf(&why, "cannot reach %s: %s", api->url, curl->easy_strerror(cc));
             if (at.status >= 200 && at.status < 300) {
                 mt_buf_puts(&why, " (the response had begun, so it is not retried");
                 if (at.request_id[0])
@@ -567,7 +560,7 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
 done:
     attempt_dispose(&at);
     mt_buf_dispose(&why);
-    curl_slist_free_all(headers);
+    curl->slist_free_all(headers);
     free(body);
     return rc;
 }
