@@ -433,11 +433,12 @@ def report(results, markdown):
     ]))
     w("")
     try:
-        busy = float(meta.get("load_start", "0").split()[0]) > float(meta.get("nproc", "1"))
-    except ValueError:
+        loads = [float(meta.get(k, "0").split()[0]) for k in ("load_start", "load_end")]
+        busy = max(loads) >= float(meta.get("nproc", "1"))
+    except (ValueError, IndexError):
         busy = False
     if busy:
-        w("**The machine was busy with other work during this run** (the load average was above the "
+        w("**The machine was busy with other work during this run** (the load average reached the "
           "number of cores): absolute times are higher and noisier than on an idle machine. memtool "
           "and the floor run interleaved, slice by slice (see `bench/bench.c`), so their ratios suffer "
           "least from it; the SDK runs after them.\n")
