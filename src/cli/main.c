@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib/text.h"
 
 typedef struct {
     const char *name;
@@ -51,33 +52,6 @@ static void usage(FILE *out)
                  "Sizes take a K, M or G suffix (powers of 1024).\n");
 }
 
-/* A count or size: digits with an optional K/M/G suffix, nothing else. */
-static int parse_size(uint64_t *out, const char *s)
-{
-    unsigned long long v;
-    char *end;
-    uint64_t mult = 1;
-
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1024ULL;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1024ULL * 1024;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1024ULL * 1024 * 1024;
-    if (mult > 1)
-        end++;
-    if (*end || (v && mult > UINT64_MAX / v))
-        return -1;
-    *out = (uint64_t)v * mult;
-    return 0;
-}
-
 static int set_option(mt_cli *cli, const char *name, const char *value)
 {
     uint64_t *target = NULL;
@@ -101,7 +75,7 @@ static int set_option(mt_cli *cli, const char *name, const char *value)
         target = &cli->opts.max_files;
     else
         target = &cli->opts.view_limit;
-    if (parse_size(target, value) < 0)
+    if (mt_text_parse_size(target, value) < 0)
         return mt_cli_usage_error(NULL,
                                   "--%s needs a whole number (with an optional K, M or G), "
                                   "not '%s'",

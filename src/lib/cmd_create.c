@@ -17,8 +17,5 @@ int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str
             return mt_reply_fail(r, "Error: File ", path, " already exists");
         return mt_reply_store_error(r, rc, path);
     }
-    if (mt_reply_fail(r, "File created successfully at: ", path, "") < 0)
-        return MT_ENOMEM;
-    r->is_error = 0;
-    return 0;
+    return mt_reply_ok(r, "File created successfully at: ", path, "");
 }

@@ -22,8 +22,5 @@ int mt_op_delete(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
         mt_usage_note(m, -(int64_t)size, -1);
     else
         mt_usage_forget(m);
-    if (mt_reply_fail(r, "Successfully deleted ", path, "") < 0)
-        return MT_ENOMEM;
-    r->is_error = 0;
-    return 0;
+    return mt_reply_ok(r, "Successfully deleted ", path, "");
 }

@@ -30,10 +30,8 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
         return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
     if (rc < 0)
         return mt_reply_store_error(r, rc, new_path);
-    r->is_error = 0;
-    mt_buf_truncate(&r->text, 0);
-    if (mt_reply_put(r, "Successfully renamed ") < 0 || mt_reply_str(r, old_path) < 0 ||
-        mt_reply_put(r, " to ") < 0 || mt_reply_str(r, new_path) < 0)
+    if (mt_reply_ok(r, "Successfully renamed ", old_path, " to ") < 0 ||
+        mt_reply_str(r, new_path) < 0)
         return MT_ENOMEM;
     return 0;
 }

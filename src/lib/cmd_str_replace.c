@@ -6,11 +6,8 @@
 #include "text.h"
 
 typedef struct {
-    mt_reply *r;
-    mt_memory *m;
-    mt_str path, old_str, new_str;
-    int64_t reserved; /* growth reserved against the store-size limit */
-    int answered;     /* r already holds the outcome (an error found under the lock) */
+    mt_edit e; /* first: the store hands this payload to mt_edit_run's callback */
+    mt_str old_str, new_str;
 } replace_ctx;
 
 /* The distinct lines on which old_str starts, overlapping matches counted. */
@@ -49,10 +46,10 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
 
     hit = c->old_str.len <= len ? memmem(data, len, c->old_str.ptr, c->old_str.len) : NULL;
     if (!hit) {
-        c->answered = 1;
-        mt_reply_fail(c->r, "No replacement was performed, old_str `", c->old_str, "");
-        if (mt_reply_put(c->r, "` did not appear verbatim in ") < 0 ||
-            mt_reply_str(c->r, c->path) < 0 || mt_reply_put(c->r, ".") < 0)
+        c->e.answered = 1;
+        mt_reply_fail(c->e.r, "No replacement was performed, old_str `", c->old_str, "");
+        if (mt_reply_put(c->e.r, "` did not appear verbatim in ") < 0 ||
+            mt_reply_str(c->e.r, c->e.path) < 0 || mt_reply_put(c->e.r, ".") < 0)
             return MT_ENOMEM;
         return MT_ERROR;
     }
@@ -60,22 +57,18 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
                 ? memmem(hit + 1, (size_t)(data + len - hit - 1), c->old_str.ptr, c->old_str.len)
                 : NULL;
     if (again) {
-        c->answered = 1;
-        mt_reply_fail(c->r, "No replacement was performed. Multiple occurrences of old_str `",
+        c->e.answered = 1;
+        mt_reply_fail(c->e.r, "No replacement was performed. Multiple occurrences of old_str `",
                       c->old_str, "` in lines: ");
-        if (list_match_lines(&c->r->text, data, len, c->old_str) < 0 ||
-            mt_reply_put(c->r, ". Please ensure it is unique") < 0)
+        if (list_match_lines(&c->e.r->text, data, len, c->old_str) < 0 ||
+            mt_reply_put(c->e.r, ". Please ensure it is unique") < 0)
             return MT_ENOMEM;
         return MT_ERROR;
     }
     at = (size_t)(hit - data);
     new_len = len - c->old_str.len + c->new_str.len;
-    c->reserved = (int64_t)new_len - (int64_t)len;
-    if ((rc = mt_limits_check(c->r, c->m, c->path, new_len, c->reserved, 0)) != 0) {
-        c->reserved = 0;
-        c->answered = 1;
-        return rc < 0 ? rc : MT_ELIMIT;
-    }
+    if ((rc = mt_edit_reserve(&c->e, len, new_len)) != 0)
+        return rc;
     if (!(buf = malloc(new_len + 1)))
         return MT_ENOMEM;
     memcpy(buf, data, at);
@@ -91,11 +84,11 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     e = c->new_str.len ? mt_text_line_at(buf, new_len, at + c->new_str.len - 1) : s;
     first = s > 4 ? s - 4 : 1;
     last = e + 4 < n ? e + 4 : n;
-    mt_buf_truncate(&c->r->text, 0);
-    c->r->is_error = 0;
-    if (mt_reply_put(c->r, "The memory file has been edited. Here is the snippet showing the "
-                           "change (with line numbers):") < 0 ||
-        (first <= last && mt_text_number_lines(&c->r->text, buf, new_len, first, last) < 0))
+    if (mt_reply_ok(c->e.r,
+                    "The memory file has been edited. Here is the snippet showing the change "
+                    "(with line numbers):",
+                    (mt_str){"", 0}, "") < 0 ||
+        (first <= last && mt_text_number_lines(&c->e.r->text, buf, new_len, first, last) < 0))
         return MT_ENOMEM;
     return 0;
 }
@@ -103,26 +96,9 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
 int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,
                       mt_str new_str)
 {
-    replace_ctx c = {r, m, path, old_str, new_str, 0, 0};
-    int rc;
+    replace_ctx c = {{r, m, path, 0, 0}, old_str, new_str};
+    int rc = mt_edit_run(&c.e, rel, replace_cb, " does not exist. Please provide a valid path.");
 
-    if (!*rel)
-        return mt_reply_fail(r, "Error: The path ", path,
-                             " does not exist. Please provide a valid path.");
-    rc = m->store->edit(m->store, rel, replace_cb, &c);
-    if (rc == MT_ENOMEM)
-        return rc;
-    if (rc < 0) {
-        if (rc != MT_ENOTDURABLE)
-            mt_usage_note(m, -c.reserved, 0);
-        if (c.answered)
-            return 0;
-        if (rc == MT_ENOTFOUND || rc == MT_EISDIR)
-            return mt_reply_fail(r, "Error: The path ", path,
-                                 " does not exist. Please provide a valid path.");
-        return mt_reply_store_error(r, rc, path);
-    }
-    if (c.reserved < 0)
-        mt_usage_note(m, c.reserved, 0);
-    return 0;
+    /* On success the callback has already written the snippet. */
+    return rc < 0 ? rc : 0;
 }

@@ -82,9 +82,8 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         if (range[1] != -1 && (uint64_t)range[1] < n)
             last = (size_t)range[1];
     }
-    if ((rc = mt_reply_fail(r, "Here's the content of ", path, " with line numbers:")) < 0)
+    if ((rc = mt_reply_ok(r, "Here's the content of ", path, " with line numbers:")) < 0)
         goto done;
-    r->is_error = 0;
     used = mt_utf8_width(r->text.ptr, r->text.len);
     off = mt_text_line_start(data, len, first);
     for (line = first; line <= last; line++) {
@@ -148,11 +147,10 @@ static int view_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
         base_depth += rel[i] == '/';
     base_depth += *rel ? 1 : 0;
     mt_text_format_size(size, l.size);
-    if ((rc = mt_reply_fail(r, "Here're the files and directories up to 2 levels deep in ", path,
-                            ", excluding hidden items and node_modules:")) < 0 ||
+    if ((rc = mt_reply_ok(r, "Here're the files and directories up to 2 levels deep in ", path,
+                          ", excluding hidden items and node_modules:")) < 0 ||
         (rc = mt_buf_printf(&r->text, "\n%s\t/memories%s%s", size, *rel ? "/" : "", rel)) < 0)
         goto done;
-    r->is_error = 0;
     used = mt_utf8_width(r->text.ptr, r->text.len);
     for (i = 0; i < l.count; i++) {
         const mt_store_entry *e = &l.entries[i];

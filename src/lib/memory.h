@@ -42,7 +42,8 @@ typedef struct {
 /* Append literal text or a string from the input (shown as valid UTF-8). */
 int mt_reply_put(mt_reply *r, const char *s);
 int mt_reply_str(mt_reply *r, mt_str s);
-/* Replace the reply with the error prefix + s + suffix. */
+/* Replace the reply with prefix + s + suffix, as an error or a success. */
+int mt_reply_ok(mt_reply *r, const char *prefix, mt_str s, const char *suffix);
 int mt_reply_fail(mt_reply *r, const char *prefix, mt_str s, const char *suffix);
 /* Replace the reply with an error made by printf. */
 int mt_reply_failf(mt_reply *r, const char *fmt, ...)
@@ -63,6 +64,30 @@ int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size, 
  * fails gives it back with mt_usage_note(m, -delta, -files). */
 void mt_usage_note(mt_memory *m, int64_t delta_bytes, int64_t delta_files);
 void mt_usage_forget(mt_memory *m);
+
+/*
+ * What str_replace and insert share around the store's read-modify-write:
+ * the reply, the growth reserved against the store-size limit, and whether
+ * the callback has already answered (no match, a bad line, a limit). It is
+ * the first member of each callback's payload.
+ */
+typedef struct {
+    mt_reply *r;
+    mt_memory *m;
+    mt_str path;
+    int64_t reserved;
+    int answered;
+} mt_edit;
+
+/* From the callback: check the limits for content growing from old_len to
+ * new_len bytes and reserve the growth. Returns 0, or the code for the
+ * callback to return (the reply then holds the error). */
+int mt_edit_reserve(mt_edit *e, size_t old_len, size_t new_len);
+
+/* Run cb on rel's content under the file's lock. Returns 1 when the file
+ * was edited, 0 when r holds the error (`missing` ends the message for a
+ * missing file), or MT_ENOMEM. */
+int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing);
 
 /* Each returns 0 with the result in r, or MT_ENOMEM. `path` is the path as
  * given (echoed in messages), `rel` its normalised form. */

@@ -15,13 +15,23 @@ int mt_reply_str(mt_reply *r, mt_str s)
     return mt_utf8_sanitize(&r->text, s.ptr, s.len);
 }
 
-int mt_reply_fail(mt_reply *r, const char *prefix, mt_str s, const char *suffix)
+static int reply_set(mt_reply *r, int is_error, const char *prefix, mt_str s, const char *suffix)
 {
     mt_buf_truncate(&r->text, 0);
-    r->is_error = 1;
+    r->is_error = is_error;
     if (mt_reply_put(r, prefix) < 0 || mt_reply_str(r, s) < 0 || mt_reply_put(r, suffix) < 0)
         return MT_ENOMEM;
     return 0;
+}
+
+int mt_reply_fail(mt_reply *r, const char *prefix, mt_str s, const char *suffix)
+{
+    return reply_set(r, 1, prefix, s, suffix);
+}
+
+int mt_reply_ok(mt_reply *r, const char *prefix, mt_str s, const char *suffix)
+{
+    return reply_set(r, 0, prefix, s, suffix);
 }
 
 int mt_reply_failf(mt_reply *r, const char *fmt, ...)

@@ -1,9 +1,13 @@
 #include "text.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "utf8.h"
+
+#include <memtool.h>
 
 size_t mt_text_line_count(const char *data, size_t len)
 {
@@ -117,4 +121,30 @@ void mt_text_format_count(char out[32], uint64_t n)
         out[o++] = digits[i];
     }
     out[o] = '\0';
+}
+
+int mt_text_parse_size(uint64_t *out, const char *s)
+{
+    unsigned long long v;
+    uint64_t mult = 1;
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return MT_EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return MT_EINVAL;
+    if (*end == 'K' || *end == 'k')
+        mult = 1ULL << 10;
+    else if (*end == 'M' || *end == 'm')
+        mult = 1ULL << 20;
+    else if (*end == 'G' || *end == 'g')
+        mult = 1ULL << 30;
+    if (mult > 1)
+        end++;
+    if (*end || (v && mult > UINT64_MAX / v))
+        return MT_EINVAL;
+    *out = (uint64_t)v * mult;
+    return 0;
 }

@@ -26,6 +26,11 @@ int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first
 /* 1023 -> "1023B", 1280 -> "1.3K", 1048575 -> "1.0M" (SPEC section 3, view). */
 void mt_text_format_size(char out[32], uint64_t bytes);
 
+/* A size or count as people write it: digits with an optional K, M or G
+ * (powers of 1024), nothing else. Returns 0, or MT_EINVAL on anything else
+ * or on overflow. */
+int mt_text_parse_size(uint64_t *out, const char *s);
+
 /* 1234567 -> "1,234,567", for messages about limits. */
 void mt_text_format_count(char out[32], uint64_t n);
 

@@ -13,6 +13,7 @@
 
 #include <memtool/store.h>
 
+#include "lib/text.h"
 #include "server/server.h"
 
 #define READ_CHUNK ((size_t)64 << 10)
@@ -156,25 +157,22 @@ done:
 
 int mt_server_parse_size(size_t *out, const char *s)
 {
-    unsigned long long v;
-    size_t mult = 1;
-    char *end;
+    uint64_t v;
 
-    if (!s || *s < '0' || *s > '9')
-        return mt_error_set(MT_EINVAL, "not a size: '%s'", s ? s : "");
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (*end == 'K' || *end == 'k')
-        mult = (size_t)1 << 10;
-    else if (*end == 'M' || *end == 'm')
-        mult = (size_t)1 << 20;
-    else if (*end == 'G' || *end == 'g')
-        mult = (size_t)1 << 30;
-    if (mult > 1)
-        end++;
     /* The bound leaves room for the read buffer's slack above the limit. */
-    if (errno || *end || v == 0 || v > (SIZE_MAX / 4) / mult)
-        return mt_error_set(MT_EINVAL, "not a size: '%s'", s);
-    *out = (size_t)v * mult;
+    if (mt_text_parse_size(&v, s) < 0 || v == 0 || v > SIZE_MAX / 4)
+        return mt_error_set(MT_EINVAL, "not a size: '%s'", s ? s : "");
+    *out = (size_t)v;
     return MT_OK;
+}
+
+int mt_server_is_blank(const char *line, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return 0;
+    }
+    return 1;
 }

@@ -64,17 +64,6 @@ void mt_mcp_init(mt_mcp *s, mt_memory *mem)
     s->mem = mem;
 }
 
-static int is_blank(const char *line, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
-            return 0;
-    }
-    return 1;
-}
-
 /* A string's text, or NULL for anything else or a string holding NUL: a
  * method "tools/list\u0000x" must not pass for "tools/list". */
 static const char *str_of(const json_t *v)
@@ -370,7 +359,7 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
 
     *out = NULL;
     *out_len = 0;
-    if (is_blank(line, len))
+    if (mt_server_is_blank(line, len))
         return MT_OK;
 
     /* A duplicated key ({"id":1,"id":2}) has no one meaning: refuse it. */

@@ -14,17 +14,6 @@
 #include "lib/utf8.h"
 #include "server/server.h"
 
-static int is_blank(const char *line, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
-            return 0;
-    }
-    return 1;
-}
-
 /* Dump a block as one compact line; takes the reference. */
 static int dump_line(char **out, size_t *out_len, json_t *block)
 {
@@ -66,7 +55,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
 
     *out = NULL;
     *out_len = 0;
-    if (is_blank(line, len))
+    if (mt_server_is_blank(line, len))
         return MT_OK;
 
     /* Duplicate keys are refused: {"command":"view","command":"delete"}

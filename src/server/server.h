@@ -84,6 +84,9 @@ int mt_mcp_handler_fn(char **out, size_t *out_len, void *mcp, const char *line, 
  */
 int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_line);
 
+/* Whether a line holds only spaces, tabs and a CR: such lines get no answer. */
+int mt_server_is_blank(const char *line, size_t len);
+
 /* Parse a line limit for --max-line: digits with an optional K, M or G
  * (powers of 1024), at least 1. Returns 0, or MT_EINVAL. */
 int mt_server_parse_size(size_t *out, const char *s);

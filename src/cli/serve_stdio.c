@@ -1,0 +1,44 @@
+#include "serve_stdio.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *name, const char *help,
+                       mt_cli_bind_fn bind, void *state)
+{
+    static const struct option longopts[] = {
+        {"max-line", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mt_server_handler h;
+    mt_memory *mem;
+    size_t max_line = 0;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        }
+        if (c != 'l' || mt_server_parse_size(&max_line, optarg) < 0) {
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return mt_cli_usage_error(name, "takes no arguments (input comes on stdin)");
+
+    /* A client that goes away must end the loop with an error, not a signal. */
+    signal(SIGPIPE, SIG_IGN);
+    if (!(mem = mt_cli_open(cli)))
+        return MT_EXIT_TOOL;
+    bind(&h, mem, state);
+    rc = mt_server_run(STDIN_FILENO, STDOUT_FILENO, &h, max_line);
+    if (rc < 0)
+        fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
+    mt_memory_free(mem);
+    return rc < 0 ? MT_EXIT_TOOL : MT_EXIT_OK;
+}
