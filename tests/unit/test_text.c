@@ -102,6 +102,36 @@ static void test_format_size(void **state)
     }
 }
 
+static void test_parse_size(void **state)
+{
+    uint64_t v = 7;
+    (void)state;
+    assert_int_equal(mt_text_parse_size(&v, "0"), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(mt_text_parse_size(&v, "1048576"), 0);
+    assert_int_equal(v, 1048576);
+    assert_int_equal(mt_text_parse_size(&v, "1K"), 0);
+    assert_int_equal(v, 1024);
+    assert_int_equal(mt_text_parse_size(&v, "100m"), 0);
+    assert_int_equal(v, 104857600);
+    assert_int_equal(mt_text_parse_size(&v, "2G"), 0);
+    assert_int_equal(v, 2147483648ULL);
+    assert_int_equal(mt_text_parse_size(&v, "18446744073709551615"), 0);
+    assert_true(v == UINT64_MAX);
+    v = 7;
+    /* Overflow, signs, spaces, other suffixes, trailing text: all refused, v untouched. */
+    assert_int_equal(mt_text_parse_size(&v, "18446744073709551616"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, "17179869184G"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, "-1"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, "+1"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, " 1"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, "1T"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, "1KB"), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, ""), MT_EINVAL);
+    assert_int_equal(mt_text_parse_size(&v, NULL), MT_EINVAL);
+    assert_int_equal(v, 7);
+}
+
 static void test_format_count(void **state)
 {
     char out[32];
@@ -123,7 +153,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_count),   cmocka_unit_test(test_line_at_and_start),
         cmocka_unit_test(test_number_lines), cmocka_unit_test(test_line_prefix),
-        cmocka_unit_test(test_format_size),  cmocka_unit_test(test_format_count),
+        cmocka_unit_test(test_format_size),  cmocka_unit_test(test_parse_size),
+        cmocka_unit_test(test_format_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
