@@ -7,6 +7,7 @@
 
 #include "agent_ui.h"
 #include "cli.h"
+#include "prompt.h"
 
 static const char help[] =
     "usage: memtool chat [options]\n\n"
@@ -32,8 +33,8 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
     mt_agent_session s;
     mt_agent_view view;
     mt_agent_ui ui;
-    char *line = NULL;
-    size_t cap = 0;
+    mt_prompt prompt;
+    char *line;
     int status, tty = isatty(STDIN_FILENO);
 
     if ((status = mt_agent_cli_parse(&o, "chat", argc, argv, 0)) != 0)
@@ -46,6 +47,7 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         return mt_cli_usage_error("chat", "takes no arguments (did you mean memtool run?)");
     if ((status = mt_agent_session_open(&s, cli, &o, "chat")) != 0)
         return status;
+    memset(&prompt, 0, sizeof(prompt));
     memset(&view, 0, sizeof(view));
     view.out = stdout;
     view.err = stderr;
@@ -58,7 +60,7 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
                 o.agent.model, o.root ? o.root : cli->root);
     for (;;) {
         mt_agent_turn turn;
-        ssize_t n;
+        size_t n;
         int rc;
 
         mt_agent_interrupted = 0;
@@ -66,23 +68,25 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
             fputs("> ", stdout);
             fflush(stdout);
         }
-        errno = 0;
-        n = getline(&line, &cap, stdin);
-        if (n < 0) {
-            if (mt_agent_interrupted || errno == EINTR) {
-                /* Ctrl-C at the prompt drops the line being typed. */
-                clearerr(stdin);
-                fputc('\n', stdout);
-                continue;
-            }
+        rc = mt_prompt_read(&prompt, STDIN_FILENO, &mt_agent_interrupted, &line, &n);
+        if (rc == MT_PROMPT_INTR) {
+            /* Ctrl-C at the prompt drops the line being typed (the
+             * terminal discards it); the echoed ^C needs its line ended. */
+            fputc('\n', stdout);
+            continue;
+        }
+        if (rc == MT_PROMPT_FAIL) {
+            fprintf(stderr, "memtool chat: cannot read standard input: %s\n", strerror(errno));
+            status = MT_EXIT_USAGE;
+            break;
+        }
+        if (rc == MT_PROMPT_EOF) {
             if (tty)
                 fputc('\n', stdout);
             break;
         }
         if (is_blank(line))
             continue;
-        if (n > 0 && line[n - 1] == '\n')
-            line[--n] = '\0';
         rc = mt_agent_run_turn(&turn, s.agent, line, &ui);
         /* The terminal echoed ^C where the cursor was: end that line. */
         if (rc == MT_API_ECANCELED && tty)
@@ -97,7 +101,7 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         fflush(stderr);
         mt_agent_turn_dispose(&turn);
     }
-    free(line);
+    mt_prompt_dispose(&prompt);
     mt_agent_session_close(&s);
-    return MT_EXIT_OK;
+    return status;
 }
