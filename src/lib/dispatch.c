@@ -212,19 +212,14 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
     return finish(res, &r, rc);
 }
 
-int mt_memory_tool_result(json_t **out, mt_memory *m, const json_t *block)
+int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, const json_t *block)
 {
     mt_reply r = {MT_BUF_INIT, 0};
     const json_t *id = NULL, *type, *name, *input = block;
-    json_t *result = NULL;
-    mt_result res = {NULL, 0, 0};
     int rc;
 
-    if (!out)
-        return mt_error_set(MT_EINVAL, "mt_memory_tool_result needs an out pointer");
-    *out = NULL;
-    if (!m || !block)
-        return mt_error_set(MT_EINVAL, "mt_memory_tool_result needs a handle and a block");
+    memset(res, 0, sizeof(*res));
+    *id_out = NULL;
     type = json_is_object(block) ? json_object_get(block, "type") : NULL;
     if (type) {
         id = json_object_get(block, "id");
@@ -240,12 +235,27 @@ int mt_memory_tool_result(json_t **out, mt_memory *m, const json_t *block)
             rc = mt_reply_failf(&r, "Error: The tool_use block has no `input`");
         else
             rc = run_command(&r, m, input);
-        if (id && !json_is_string(id))
-            id = NULL;
+        if (id && json_is_string(id))
+            *id_out = id;
     } else {
         rc = run_command(&r, m, input);
     }
-    if ((rc = finish(&res, &r, rc)) < 0)
+    return finish(res, &r, rc);
+}
+
+int mt_memory_tool_result(json_t **out, mt_memory *m, const json_t *block)
+{
+    const json_t *id;
+    json_t *result = NULL;
+    mt_result res;
+    int rc;
+
+    if (!out)
+        return mt_error_set(MT_EINVAL, "mt_memory_tool_result needs an out pointer");
+    *out = NULL;
+    if (!m || !block)
+        return mt_error_set(MT_EINVAL, "mt_memory_tool_result needs a handle and a block");
+    if ((rc = mt_memory_tool_call(&res, &id, m, block)) < 0)
         return rc;
     /* Results are valid UTF-8 by construction (the fuzz target checks it), so
      * jansson need not check a whole file's worth again. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,60 +69,102 @@ const char *mt_json_kind(const json_t *v)
     }
 }
 
+/* Nonzero when any of the 8 bytes in w is below 0x20, '"' or '\\': the word
+ * tricks for "a byte below n" and "a zero byte", exact for "any" (which byte
+ * is left to the caller, so byte order does not matter). */
+static uint64_t word_escapes(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+
+    return (((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) &
+           high;
+}
+
 int mt_json_put_string(mt_buf *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
-    size_t i = 0, run;
+    size_t i = 0;
+    char *d, *end;
 
-    if (mt_buf_putc(out, '"') < 0)
+    /* Room for the text unescaped and both quotes; escapes grow it as met.
+     * Writing straight into the buffer keeps a result of thousands of bytes
+     * from becoming dozens of mt_buf_put calls. */
+    if (mt_buf_grow(out, len + 2) < 0)
         return MT_ENOMEM;
+    d = out->ptr + out->len;
+    end = out->ptr + out->cap - 1;
+    *d++ = '"';
     while (i < len) {
-        char esc[8];
-        size_t n = 2;
         unsigned char c;
 
-        /* Copy what needs no escape in one go: most of a result text. */
-        for (run = i; i < len; i++) {
-            c = (unsigned char)s[i];
-            if (c < 0x20 || c == '"' || c == '\\')
+        while (i + 8 <= len) {
+            uint64_t w, mask;
+            size_t k;
+
+            memcpy(&w, s + i, 8);
+            mask = word_escapes(w);
+            /* The bytes before the first one to escape go out as they are. */
+            for (k = 0; mask && k < 8; k++) {
+                unsigned char b = (unsigned char)s[i + k];
+                if (b < 0x20 || b == '"' || b == '\\')
+                    break;
+            }
+            if (!mask)
+                k = 8;
+            memcpy(d, &w, 8);
+            d += k;
+            i += k;
+            if (k < 8)
                 break;
         }
-        if (i > run && mt_buf_put(out, s + run, i - run) < 0)
-            return MT_ENOMEM;
         if (i == len)
             break;
         c = (unsigned char)s[i++];
-        esc[0] = '\\';
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *d++ = (char)c;
+            continue;
+        }
+        /* An escape takes at most 6 bytes; keep room for the rest and the quote. */
+        if ((size_t)(end - d) < 6 + (len - i) + 1) {
+            out->len = (size_t)(d - out->ptr);
+            if (mt_buf_grow(out, 6 + (len - i) + (len - i) / 4 + 1) < 0)
+                return MT_ENOMEM;
+            d = out->ptr + out->len;
+            end = out->ptr + out->cap - 1;
+        }
+        *d++ = '\\';
         switch (c) {
         case '"':
         case '\\':
-            esc[1] = (char)c;
+            *d++ = (char)c;
             break;
         case '\b':
-            esc[1] = 'b';
+            *d++ = 'b';
             break;
         case '\f':
-            esc[1] = 'f';
+            *d++ = 'f';
             break;
         case '\n':
-            esc[1] = 'n';
+            *d++ = 'n';
             break;
         case '\r':
-            esc[1] = 'r';
+            *d++ = 'r';
             break;
         case '\t':
-            esc[1] = 't';
+            *d++ = 't';
             break;
         default:
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            n = 6;
+            memcpy(d, "u00", 3);
+            d[3] = hex[c >> 4];
+            d[4] = hex[c & 15];
+            d += 5;
         }
-        if (mt_buf_put(out, esc, n) < 0)
-            return MT_ENOMEM;
     }
-    return mt_buf_putc(out, '"');
+    *d++ = '"';
+    out->len = (size_t)(d - out->ptr);
+    *d = '\0';
+    return MT_OK;
 }
 
 int mt_json_put_compact(mt_buf *out, const json_t *v)

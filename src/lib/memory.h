@@ -91,6 +91,12 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 
 /* Each returns 0 with the result in r, or MT_ENOMEM. `path` is the path as
  * given (echoed in messages), `rel` its normalised form. */
+/* What mt_memory_tool_result computes, without building its json_t: the
+ * result, and the block's id (borrowed from block) or NULL. For servers that
+ * write the tool_result line themselves. */
+int mt_memory_tool_call(mt_result *res, const struct json_t **id, mt_memory *m,
+                        const struct json_t *block);
+
 int mt_op_view(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range);
 int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str text);
 int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,

@@ -1,58 +1,60 @@
 /*
  * The one loop both servers share: read newline-terminated lines of any
  * length from a descriptor, hand each to the front end, and write its answer
- * as one line before reading on. Answers are written with write(2) as they
- * are made, so a client waiting on a reply never waits on a buffer.
+ * as one line. Answers to lines that were already read together are written
+ * together, and all of them before the loop reads again, so a client waiting
+ * on a reply never waits on a buffer.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <memtool/store.h>
 
+#include "lib/buf.h"
 #include "lib/text.h"
 #include "server/server.h"
 
 #define READ_CHUNK ((size_t)64 << 10)
 
-static int write_line(int fd, const char *text, size_t len)
-{
-    struct iovec iov[2];
-    int n = 2, first = 0;
+/* Answers wait here until the loop is about to wait for input (or there
+ * are this many bytes): a client that sends one line and waits gets its
+ * answer at once, and a pipelining client gets many per write. */
+#define FLUSH_AT ((size_t)64 << 10)
 
-    iov[0].iov_base = (void *)text;
-    iov[0].iov_len = len;
-    iov[1].iov_base = (void *)"\n";
-    iov[1].iov_len = 1;
-    /* One writev for the line and its newline, so a line is never split
-     * by a concurrent writer; partial writes are finished in a loop. */
-    while (first < n) {
-        ssize_t w = writev(fd, iov + first, n - first);
-        size_t left;
+static int flush(int fd, mt_buf *out)
+{
+    size_t done = 0;
+
+    while (done < out->len) {
+        ssize_t w = write(fd, out->ptr + done, out->len - done);
 
         if (w < 0) {
             if (errno == EINTR)
                 continue;
             return mt_error_set(MT_EIO, "cannot write the answer: %s", strerror(errno));
         }
-        left = (size_t)w;
-        while (first < n && left >= iov[first].iov_len) {
-            left -= iov[first].iov_len;
-            first++;
-        }
-        if (first < n) {
-            iov[first].iov_base = (char *)iov[first].iov_base + left;
-            iov[first].iov_len -= left;
-        }
+        done += (size_t)w;
     }
+    mt_buf_truncate(out, 0);
     return MT_OK;
 }
 
+/* Queue one line and its newline; write the queue once it is big. */
+static int put_line(int fd, mt_buf *out, const char *text, size_t len)
+{
+    if (mt_buf_grow(out, len + 1) < 0)
+        return mt_error_set(MT_ENOMEM, "out of memory for a %zu-byte answer", len);
+    memcpy(out->ptr + out->len, text, len);
+    out->ptr[out->len + len] = '\n';
+    out->len += len + 1;
+    return out->len >= FLUSH_AT ? flush(fd, out) : MT_OK;
+}
+
 /* Answer one complete line; an oversized one gets the oversize answer. */
-static int answer(int out_fd, const mt_server_handler *h, const char *line, size_t len,
+static int answer(int out_fd, mt_buf *out, const mt_server_handler *h, const char *line, size_t len,
                   size_t max_line)
 {
     char *text = NULL;
@@ -66,11 +68,14 @@ static int answer(int out_fd, const mt_server_handler *h, const char *line, size
     if (rc < 0) {
         /* Out of memory for this line: the peer still gets one answer. */
         free(text);
-        return write_line(out_fd, h->fallback, strlen(h->fallback));
+        if ((rc = flush(out_fd, out)) < 0)
+            return rc;
+        return put_line(out_fd, out, h->fallback, strlen(h->fallback)) < 0 ? MT_ENOMEM
+                                                                           : flush(out_fd, out);
     }
     if (!text)
         return MT_OK;
-    rc = write_line(out_fd, text, text_len);
+    rc = put_line(out_fd, out, text, text_len);
     free(text);
     return rc;
 }
@@ -80,6 +85,7 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
     char *buf = NULL;
     size_t cap = 0, start = 0, scan = 0, end = 0;
     int discarding = 0; /* inside an oversized line that was already answered */
+    mt_buf out = MT_BUF_INIT;
     int rc = MT_OK;
 
     if (max_line == 0)
@@ -93,7 +99,7 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
             size_t len = (size_t)(nl - (buf + start));
 
             if (!discarding)
-                rc = answer(out_fd, h, buf + start, len, max_line);
+                rc = answer(out_fd, &out, h, buf + start, len, max_line);
             discarding = 0;
             start = scan = (size_t)(nl - buf) + 1;
             if (rc < 0)
@@ -104,7 +110,7 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
         /* No newline in what is buffered: answer a line that is already
          * too long now, and drop its bytes as they come. */
         if (!discarding && end - start > max_line) {
-            rc = answer(out_fd, h, NULL, end - start, max_line);
+            rc = answer(out_fd, &out, h, NULL, end - start, max_line);
             if (rc < 0)
                 goto done;
             discarding = 1;
@@ -135,6 +141,9 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
             cap = want;
         }
 
+        /* Every answer is out before the loop may wait for more input. */
+        if ((rc = flush(out_fd, &out)) < 0)
+            goto done;
         got = read(in_fd, buf + end, cap - end);
         if (got < 0) {
             if (errno == EINTR)
@@ -145,12 +154,19 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
         if (got == 0) {
             /* End of input: a last line without a newline still counts. */
             if (!discarding && end > 0)
-                rc = answer(out_fd, h, buf, end, max_line);
+                rc = answer(out_fd, &out, h, buf, end, max_line);
             goto done;
         }
         end += (size_t)got;
     }
 done:
+    /* What was answered is written even when a later read failed. */
+    if (out.len) {
+        int frc = flush(out_fd, &out);
+        if (rc == MT_OK)
+            rc = frc;
+    }
+    mt_buf_dispose(&out);
     free(buf);
     return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "lib/buf.h"
 #include "lib/json.h"
+#include "lib/memory.h"
 #include "lib/utf8.h"
 #include "server/server.h"
 
@@ -46,10 +47,34 @@ static int error_line(char **out, size_t *out_len, const char *message)
     return dump_line(out, out_len, block);
 }
 
+/* The tool_result block for a result, written straight from its text: the
+ * same bytes json_dumps would give for {"type", "tool_use_id", "content",
+ * "is_error"} in that order, without copying a file's worth into a json_t. */
+static int result_line(char **out, size_t *out_len, const mt_result *res, const json_t *id)
+{
+    mt_buf line = MT_BUF_INIT;
+
+    if (mt_buf_grow(&line, res->len + res->len / 8 + 64) < 0 ||
+        mt_buf_puts(&line, "{\"type\":\"tool_result\",") < 0 ||
+        (id && (mt_buf_puts(&line, "\"tool_use_id\":") < 0 ||
+                mt_json_put_string(&line, json_string_value(id), json_string_length(id)) < 0 ||
+                mt_buf_putc(&line, ',') < 0)) ||
+        mt_buf_puts(&line, "\"content\":") < 0 ||
+        mt_json_put_string(&line, res->text, res->len) < 0 ||
+        mt_buf_puts(&line, res->is_error ? ",\"is_error\":true}" : ",\"is_error\":false}") < 0) {
+        mt_buf_dispose(&line);
+        return MT_ENOMEM;
+    }
+    *out = mt_buf_detach(&line, out_len);
+    return MT_OK;
+}
+
 int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
 {
     json_error_t jerr;
-    json_t *input = NULL, *result = NULL;
+    json_t *input = NULL;
+    const json_t *id;
+    mt_result res;
     char message[JSON_ERROR_TEXT_LENGTH + 128];
     int rc;
 
@@ -79,7 +104,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
         goto done;
     }
 
-    rc = mt_memory_tool_result(&result, mem, input);
+    rc = mt_memory_tool_call(&res, &id, mem, input);
     if (rc == MT_ENOMEM)
         goto done;
     if (rc < 0) {
@@ -87,7 +112,8 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
         rc = error_line(out, out_len, message);
         goto done;
     }
-    rc = dump_line(out, out_len, result);
+    rc = result_line(out, out_len, &res, id);
+    mt_result_dispose(&res);
 done:
     json_decref(input);
     return rc;

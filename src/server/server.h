@@ -76,7 +76,8 @@ int mt_mcp_handler_fn(char **out, size_t *out_len, void *mcp, const char *line, 
 
 /*
  * Read lines from in_fd until end of input, answering each on out_fd with
- * one line, written and flushed before the next line is read. Lines longer
+ * one line. Answers are written in order, together when their lines came in
+ * together, and always before the loop waits for more input. Lines longer
  * than max_line bytes (0: MT_SERVER_MAX_LINE) are answered by the handler's
  * oversize function and skipped without being held in memory. Returns 0 at
  * end of input, or a negative code when reading or writing failed (the
