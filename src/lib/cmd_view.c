@@ -9,17 +9,31 @@
 
 #define MT_MAX_LINES 999999
 
-/* Append one numbered line if it fits in `room` characters; with `cut`, put
- * as much of it as fits instead and set *was_cut. Returns characters used, 0
- * if it did not fit, or MT_ENOMEM. */
-static long put_line(mt_buf *out, int *was_cut, size_t number, const char *s, size_t len,
-                     size_t room, int cut)
+static size_t min_size(size_t a, size_t b)
 {
-    char prefix[32];
-    size_t plen, width;
-    plen = mt_text_line_prefix(prefix, number);
-    width = plen + mt_utf8_width(s, len);
+    return a < b ? a : b;
+}
+
+/* Append one numbered line if it fits in `room` characters; with `cut`, put
+ * as much of it as fits instead and set *was_cut. `ascii` says the line is
+ * known to be ASCII (as wide as it is long, nothing to replace). Returns
+ * characters used, 0 if it did not fit, or MT_ENOMEM. */
+static long put_line(mt_buf *out, int *was_cut, const mt_text_prefix *prefix, const char *s,
+                     size_t len, size_t room, int cut, int ascii)
+{
+    size_t plen = prefix->len, width;
+
     *was_cut = 0;
+    if (ascii && plen + len <= room) {
+        if (mt_buf_grow(out, plen + len) < 0)
+            return MT_ENOMEM;
+        memcpy(out->ptr + out->len, prefix->text, plen);
+        memcpy(out->ptr + out->len + plen, s, len);
+        out->len += plen + len;
+        out->ptr[out->len] = '\0';
+        return (long)(plen + len);
+    }
+    width = plen + mt_utf8_width(s, len);
     if (width > room) {
         if (!cut || plen >= room)
             return 0;
@@ -27,7 +41,7 @@ static long put_line(mt_buf *out, int *was_cut, size_t number, const char *s, si
         width = plen + mt_utf8_width(s, len);
         *was_cut = 1;
     }
-    if (mt_buf_put(out, prefix, plen) < 0 || mt_utf8_sanitize(out, s, len) < 0)
+    if (mt_buf_put(out, prefix->text, plen) < 0 || mt_utf8_sanitize(out, s, len) < 0)
         return MT_ENOMEM;
     return (long)width;
 }
@@ -36,7 +50,8 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
 {
     char *data = NULL;
     size_t len, n, first, last, line, off, used, limit = (size_t)m->opts.view_limit;
-    int rc, cut = 0;
+    mt_text_prefix prefix;
+    int rc, cut = 0, ascii;
 
     if ((rc = m->store->read(m->store, &data, &len, rel)) < 0) {
         if (rc == MT_EISDIR)
@@ -82,17 +97,28 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         if (range[1] != -1 && (uint64_t)range[1] < n)
             last = (size_t)range[1];
     }
+    /* Room for the whole answer at once: each line adds at most a 9-byte
+     * prefix, and no more than the view limit's worth (4 bytes a code point)
+     * is ever shown. */
+    if (mt_buf_grow(&r->text,
+                    path.len + 64 + min_size(len + 9 * (last - first + 1), 4 * limit + 256)) < 0) {
+        rc = MT_ENOMEM;
+        goto done;
+    }
     if ((rc = mt_reply_ok(r, "Here's the content of ", path, " with line numbers:")) < 0)
         goto done;
     used = mt_utf8_width(r->text.ptr, r->text.len);
     off = mt_text_line_start(data, len, first);
-    for (line = first; line <= last; line++) {
+    /* One check for the whole rest of the file, not one per line. */
+    ascii = mt_utf8_ascii_run(data + off, len - off) == len - off;
+    mt_text_prefix_start(&prefix, first);
+    for (line = first; line <= last; line++, mt_text_prefix_next(&prefix)) {
         const char *nl = memchr(data + off, '\n', len - off);
         size_t end = nl ? (size_t)(nl - data) : len;
         /* Whole lines only, but a first line too long for the limit is cut
          * inside: otherwise it could never be read at all. */
-        long w = put_line(&r->text, &cut, line, data + off, end - off,
-                          used < limit ? limit - used : 0, line == first);
+        long w = put_line(&r->text, &cut, &prefix, data + off, end - off,
+                          used < limit ? limit - used : 0, line == first, ascii);
 
         if (w < 0) {
             rc = MT_ENOMEM;

@@ -6,42 +6,42 @@
 
 #include "memory.h"
 #include "json.h"
+#include "input.h"
 #include "path.h"
 
 #define VALID_COMMANDS "view, create, str_replace, insert, delete, rename"
 
 /* A string parameter. Returns 0 when found, 1 when absent and optional (or
  * null), 2 when the reply now holds the error, or MT_ENOMEM. */
-static int get_str(mt_reply *r, mt_str *out, const json_t *input, const char *name,
+static int get_str(mt_reply *r, mt_str *out, const mt_input *in, mt_input_key key,
                    const char *command, int required)
 {
-    const json_t *v = json_object_get(input, name);
+    const mt_arg *a = &in->arg[key];
 
     out->ptr = "";
     out->len = 0;
-    if (!v || (json_is_null(v) && !required)) {
+    if (a->type == MT_ARG_ABSENT || (a->type == MT_ARG_NULL && !required)) {
         if (!required)
             return 1;
-        return mt_reply_failf(r, "Error: Missing required parameter `%s` for command `%s`", name,
-                              command) < 0
+        return mt_reply_failf(r, "Error: Missing required parameter `%s` for command `%s`",
+                              mt_input_name(key), command) < 0
                    ? MT_ENOMEM
                    : 2;
     }
-    if (!json_is_string(v))
+    if (a->type != MT_ARG_STRING)
         return mt_reply_failf(r, "Error: Parameter `%s` of command `%s` must be a string, not %s",
-                              name, command, mt_json_kind(v)) < 0
+                              mt_input_name(key), command, a->kind) < 0
                    ? MT_ENOMEM
                    : 2;
-    out->ptr = json_string_value(v);
-    out->len = json_string_length(v);
+    *out = a->str;
     return 0;
 }
 
 /* A path parameter, checked against the path rules; *rel is its normalised form. */
-static int get_path(mt_reply *r, mt_str *out, char **rel, const json_t *input, const char *name,
+static int get_path(mt_reply *r, mt_str *out, char **rel, const mt_input *in, mt_input_key key,
                     const char *command)
 {
-    int rc = get_str(r, out, input, name, command, 1);
+    int rc = get_str(r, out, in, key, command, 1);
 
     *rel = NULL;
     if (rc != 0)
@@ -62,73 +62,77 @@ static int get_path(mt_reply *r, mt_str *out, char **rel, const json_t *input, c
     }
 }
 
-static int get_view_range(mt_reply *r, int64_t range[2], int *has, const json_t *input)
+static int get_view_range(mt_reply *r, int64_t range[2], int *has, const mt_input *in)
 {
-    const json_t *v = json_object_get(input, "view_range");
+    const mt_arg *a = &in->arg[MT_IN_VIEW_RANGE];
 
     *has = 0;
-    if (!v || json_is_null(v))
+    if (a->type == MT_ARG_ABSENT || a->type == MT_ARG_NULL)
         return 0;
-    if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_integer(json_array_get(v, 0)) ||
-        !json_is_integer(json_array_get(v, 1)))
+    if (!a->is_pair)
         return mt_reply_failf(r,
                               "Error: Parameter `view_range` of command `view` must be an "
                               "array of two integers [start, end], not %s",
-                              json_is_array(v) ? "that array" : mt_json_kind(v)) < 0
+                              a->type == MT_ARG_ARRAY ? "that array" : a->kind) < 0
                    ? MT_ENOMEM
                    : 2;
-    range[0] = json_integer_value(json_array_get(v, 0));
-    range[1] = json_integer_value(json_array_get(v, 1));
+    range[0] = a->pair[0];
+    range[1] = a->pair[1];
     *has = 1;
     return 0;
 }
 
-static int run_command(mt_reply *r, mt_memory *m, const json_t *input)
+/* The command's name as a C string, or NULL when it is none of the six. */
+static const char *command_name(mt_str name)
 {
-    const json_t *cmd;
-    const char *name;
+    static const char *const commands[] = {"view",   "create", "str_replace",
+                                           "insert", "delete", "rename"};
+    size_t i;
+
+    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strlen(commands[i]) == name.len && memcmp(name.ptr, commands[i], name.len) == 0)
+            return commands[i];
+    }
+    return NULL;
+}
+
+static int run_command(mt_reply *r, mt_memory *m, const mt_input *in)
+{
+    const mt_arg *cmd = &in->arg[MT_IN_COMMAND];
+    const mt_arg *line = &in->arg[MT_IN_INSERT_LINE];
     mt_str path, path2, s1, s2;
+    const char *name;
     char *rel = NULL, *rel2 = NULL;
     int64_t range[2];
     int rc, has;
 
-    if (!json_is_object(input))
-        return mt_reply_failf(r, "Error: The tool input must be a JSON object, not %s",
-                              mt_json_kind(input));
-    cmd = json_object_get(input, "command");
-    if (!cmd)
+    if (cmd->type == MT_ARG_ABSENT)
         return mt_reply_failf(r, "Error: Missing required parameter `command`. Valid commands "
                                  "are: " VALID_COMMANDS);
-    if (!json_is_string(cmd))
-        return mt_reply_failf(r, "Error: Parameter `command` must be a string, not %s",
-                              mt_json_kind(cmd));
-    name = json_string_value(cmd);
-    if (strlen(name) != json_string_length(cmd) ||
-        (strcmp(name, "view") && strcmp(name, "create") && strcmp(name, "str_replace") &&
-         strcmp(name, "insert") && strcmp(name, "delete") && strcmp(name, "rename"))) {
-        mt_str shown = {name, json_string_length(cmd)};
-        return mt_reply_fail(r, "Error: Unknown command: '", shown,
+    if (cmd->type != MT_ARG_STRING)
+        return mt_reply_failf(r, "Error: Parameter `command` must be a string, not %s", cmd->kind);
+    if (!(name = command_name(cmd->str)))
+        return mt_reply_fail(r, "Error: Unknown command: '", cmd->str,
                              "'. Valid commands are: " VALID_COMMANDS);
-    }
 
     if (strcmp(name, "rename") == 0) {
-        if ((rc = get_path(r, &path, &rel, input, "old_path", name)) != 0 ||
-            (rc = get_path(r, &path2, &rel2, input, "new_path", name)) != 0)
+        if ((rc = get_path(r, &path, &rel, in, MT_IN_OLD_PATH, name)) != 0 ||
+            (rc = get_path(r, &path2, &rel2, in, MT_IN_NEW_PATH, name)) != 0)
             goto done;
         rc = mt_op_rename(r, m, path, rel, path2, rel2);
         goto done;
     }
-    if ((rc = get_path(r, &path, &rel, input, "path", name)) != 0)
+    if ((rc = get_path(r, &path, &rel, in, MT_IN_PATH, name)) != 0)
         goto done;
     if (strcmp(name, "view") == 0) {
-        if ((rc = get_view_range(r, range, &has, input)) == 0)
+        if ((rc = get_view_range(r, range, &has, in)) == 0)
             rc = mt_op_view(r, m, path, rel, has ? range : NULL);
     } else if (strcmp(name, "create") == 0) {
-        if ((rc = get_str(r, &s1, input, "file_text", name, 1)) == 0)
+        if ((rc = get_str(r, &s1, in, MT_IN_FILE_TEXT, name, 1)) == 0)
             rc = mt_op_create(r, m, path, rel, s1);
     } else if (strcmp(name, "str_replace") == 0) {
-        if ((rc = get_str(r, &s1, input, "old_str", name, 1)) != 0 ||
-            (rc = get_str(r, &s2, input, "new_str", name, 0)) > 1 || rc < 0)
+        if ((rc = get_str(r, &s1, in, MT_IN_OLD_STR, name, 1)) != 0 ||
+            (rc = get_str(r, &s2, in, MT_IN_NEW_STR, name, 0)) > 1 || rc < 0)
             goto done;
         if (s1.len == 0)
             rc = mt_reply_failf(r, "Error: Parameter `old_str` of command `str_replace` must "
@@ -136,17 +140,16 @@ static int run_command(mt_reply *r, mt_memory *m, const json_t *input)
         else
             rc = mt_op_str_replace(r, m, path, rel, s1, s2);
     } else if (strcmp(name, "insert") == 0) {
-        const json_t *line = json_object_get(input, "insert_line");
-        if (!line)
+        if (line->type == MT_ARG_ABSENT)
             rc = mt_reply_failf(r, "Error: Missing required parameter `insert_line` for command "
                                    "`insert`");
-        else if (!json_is_integer(line))
+        else if (line->type != MT_ARG_INTEGER)
             rc = mt_reply_failf(r,
                                 "Error: Parameter `insert_line` of command `insert` must be "
                                 "an integer, not %s",
-                                mt_json_kind(line));
-        else if ((rc = get_str(r, &s1, input, "insert_text", name, 1)) == 0)
-            rc = mt_op_insert(r, m, path, rel, json_integer_value(line), s1);
+                                line->kind);
+        else if ((rc = get_str(r, &s1, in, MT_IN_INSERT_TEXT, name, 1)) == 0)
+            rc = mt_op_insert(r, m, path, rel, line->num, s1);
     } else {
         rc = mt_op_delete(r, m, path, rel);
     }
@@ -154,6 +157,18 @@ done:
     free(rel);
     free(rel2);
     return rc < 0 ? rc : 0;
+}
+
+/* A parsed value as the tool input: it must be an object. */
+static int run_json(mt_reply *r, mt_memory *m, const json_t *input)
+{
+    mt_input in;
+
+    if (!json_is_object(input))
+        return mt_reply_failf(r, "Error: The tool input must be a JSON object, not %s",
+                              mt_json_kind(input));
+    mt_input_from_json(&in, input);
+    return run_command(r, m, &in);
 }
 
 static int finish(mt_result *res, mt_reply *r, int rc)
@@ -178,7 +193,7 @@ int mt_memory_call_object(mt_result *res, mt_memory *m, const json_t *input)
     memset(res, 0, sizeof(*res));
     if (!m || !input)
         return mt_error_set(MT_EINVAL, "mt_memory_call_object needs a handle and an input");
-    return finish(res, &r, run_command(&r, m, input));
+    return finish(res, &r, run_json(&r, m, input));
 }
 
 int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
@@ -186,6 +201,7 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
     mt_reply r = {MT_BUF_INIT, 0};
     json_error_t err;
     json_t *input;
+    mt_input in;
     int rc;
 
     if (!res)
@@ -193,6 +209,14 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
     memset(res, 0, sizeof(*res));
     if (!m || (!json && len))
         return mt_error_set(MT_EINVAL, "mt_memory_call needs a handle and an input");
+    /* A flat object, the usual input, needs no jansson tree. */
+    if ((rc = mt_input_parse_flat(&in, json, len)) != 0) {
+        if (rc < 0)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        rc = run_command(&r, m, &in);
+        mt_input_dispose(&in);
+        return finish(res, &r, rc);
+    }
     /* NULs are allowed inside strings (a path with one is refused by the path
      * rules with a clear message); duplicate keys would make intent ambiguous. */
     rc =
@@ -207,9 +231,17 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
             rc = mt_buf_printf(&r.text, " (line %d, column %d)", err.line, err.column);
         return finish(res, &r, rc);
     }
-    rc = run_command(&r, m, input);
+    rc = run_json(&r, m, input);
     json_decref(input);
     return finish(res, &r, rc);
+}
+
+int mt_memory_run_input(mt_result *res, mt_memory *m, const mt_input *in)
+{
+    mt_reply r = {MT_BUF_INIT, 0};
+
+    memset(res, 0, sizeof(*res));
+    return finish(res, &r, run_command(&r, m, in));
 }
 
 int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, const json_t *block)
@@ -234,11 +266,11 @@ int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, con
         else if (!input)
             rc = mt_reply_failf(&r, "Error: The tool_use block has no `input`");
         else
-            rc = run_command(&r, m, input);
+            rc = run_json(&r, m, input);
         if (id && json_is_string(id))
             *id_out = id;
     } else {
-        rc = run_command(&r, m, input);
+        rc = run_json(&r, m, input);
     }
     return finish(res, &r, rc);
 }

@@ -69,18 +69,6 @@ const char *mt_json_kind(const json_t *v)
     }
 }
 
-/* Nonzero when any of the 8 bytes in w is below 0x20, '"' or '\\': the word
- * tricks for "a byte below n" and "a zero byte", exact for "any" (which byte
- * is left to the caller, so byte order does not matter). */
-static uint64_t word_escapes(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-
-    return (((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) &
-           high;
-}
-
 int mt_json_put_string(mt_buf *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -103,7 +91,7 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
             size_t k;
 
             memcpy(&w, s + i, 8);
-            mask = word_escapes(w);
+            mask = mt_json_word_escapes(w);
             /* The bytes before the first one to escape go out as they are. */
             for (k = 0; mask && k < 8; k++) {
                 unsigned char b = (unsigned char)s[i + k];

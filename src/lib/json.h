@@ -3,6 +3,7 @@
 #define MT_JSON_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "buf.h"
 
@@ -20,6 +21,19 @@ int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_
  * carry whole files. */
 int mt_json_put_compact(mt_buf *out, const json_t *v);
 int mt_json_put_string(mt_buf *out, const char *s, size_t len);
+
+/* Nonzero when any of the 8 bytes in w is below 0x20, '"' or '\\' (a byte a
+ * JSON string must escape): the word tricks for "a byte below n" and "a zero
+ * byte", exact for "any". Which byte is left to the caller, so byte order
+ * does not matter. */
+static inline uint64_t mt_json_word_escapes(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+
+    return (((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) &
+           high;
+}
 
 /* What a JSON value is, for messages: "an object", "an integer", "null"... */
 const char *mt_json_kind(const json_t *v);

@@ -94,6 +94,10 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 /* What mt_memory_tool_result computes, without building its json_t: the
  * result, and the block's id (borrowed from block) or NULL. For servers that
  * write the tool_result line themselves. */
+/* Run a tool input whose parameters are already read (lib/input.h). */
+struct mt_input;
+int mt_memory_run_input(mt_result *res, mt_memory *m, const struct mt_input *in);
+
 int mt_memory_tool_call(mt_result *res, const struct json_t **id, mt_memory *m,
                         const struct json_t *block);
 

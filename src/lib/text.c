@@ -68,6 +68,30 @@ size_t mt_text_line_prefix(char out[32], size_t line)
     return o;
 }
 
+void mt_text_prefix_start(mt_text_prefix *p, size_t line)
+{
+    p->line = line;
+    p->len = mt_text_line_prefix(p->text, line);
+}
+
+void mt_text_prefix_next(mt_text_prefix *p)
+{
+    size_t i = p->len - 2; /* the last digit, before the tab */
+
+    p->line++;
+    for (;;) {
+        if (p->text[i] != '9') {
+            p->text[i] = p->text[i] == ' ' ? '1' : (char)(p->text[i] + 1);
+            return;
+        }
+        p->text[i] = '0';
+        if (i == 1) /* all nines, no pad left: the number grows a digit */
+            break;
+        i--;
+    }
+    p->len = mt_text_line_prefix(p->text, p->line);
+}
+
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last)
 {
     size_t off = mt_text_line_start(data, len, first);

@@ -19,6 +19,17 @@ size_t mt_text_line_start(const char *data, size_t len, size_t line);
 /* "\n%6zu\t" for a line number, into out; returns its length. */
 size_t mt_text_line_prefix(char out[32], size_t line);
 
+/* The prefixes of consecutive lines, counted up in place rather than
+ * formatted afresh: a view prints one per line. */
+typedef struct {
+    char text[32];
+    size_t len;
+    size_t line;
+} mt_text_prefix;
+
+void mt_text_prefix_start(mt_text_prefix *p, size_t line);
+void mt_text_prefix_next(mt_text_prefix *p);
+
 /* Append lines first..last (1-based, inclusive, last <= line count), each as
  * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. */
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last);

@@ -61,10 +61,8 @@ size_t mt_utf8_decode(uint32_t *cp, const unsigned char *s, size_t len)
     return n;
 }
 
-/* Length of the unit at s once sanitised: a whole valid sequence, or one bad byte. */
-/* How many bytes from s on are ASCII, eight at a time: most text is, and
- * ASCII needs neither decoding nor replacing. */
-static size_t ascii_run(const char *s, size_t len)
+/* Eight bytes at a time: most text is ASCII. */
+size_t mt_utf8_ascii_run(const char *s, size_t len)
 {
     size_t i = 0;
 
@@ -79,6 +77,7 @@ static size_t ascii_run(const char *s, size_t len)
     return i;
 }
 
+/* Length of the unit at s once sanitised: a whole valid sequence, or one bad byte. */
 static size_t unit_len(const char *s, size_t len, int *valid)
 {
     uint32_t cp;
@@ -97,7 +96,7 @@ int mt_utf8_sanitize(mt_buf *out, const char *s, size_t len)
     /* Valid text is copied in runs, so the common case is one mt_buf_put. */
     while (i < len) {
         int valid;
-        size_t n = ascii_run(s + i, len - i);
+        size_t n = mt_utf8_ascii_run(s + i, len - i);
 
         if (n) {
             i += n;
@@ -131,7 +130,7 @@ size_t mt_utf8_width(const char *s, size_t len)
 
     while (i < len) {
         int valid;
-        size_t n = ascii_run(s + i, len - i);
+        size_t n = mt_utf8_ascii_run(s + i, len - i);
 
         if (n) {
             i += n;
@@ -151,7 +150,7 @@ size_t mt_utf8_prefix(const char *s, size_t len, size_t chars)
 
     while (i < len && count < chars) {
         int valid;
-        size_t n = ascii_run(s + i, len - i);
+        size_t n = mt_utf8_ascii_run(s + i, len - i);
 
         if (n) {
             n = n < chars - count ? n : chars - count;

@@ -14,6 +14,10 @@ size_t mt_utf8_decode(uint32_t *cp, const unsigned char *s, size_t len);
 /* Append s to out with every byte that is not part of valid UTF-8 shown as U+FFFD. */
 int mt_utf8_sanitize(mt_buf *out, const char *s, size_t len);
 
+/* How many bytes from the start of s are ASCII: text that needs neither
+ * decoding nor replacing, one code point per byte. */
+size_t mt_utf8_ascii_run(const char *s, size_t len);
+
 /* The number of code points s shows as once sanitised (each bad byte counts one). */
 size_t mt_utf8_width(const char *s, size_t len);
 

@@ -11,6 +11,7 @@
 
 #include "lib/buf.h"
 #include "lib/json.h"
+#include "lib/input.h"
 #include "lib/memory.h"
 #include "lib/utf8.h"
 #include "server/server.h"
@@ -74,6 +75,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     json_error_t jerr;
     json_t *input = NULL;
     const json_t *id;
+    mt_input flat;
     mt_result res;
     char message[JSON_ERROR_TEXT_LENGTH + 128];
     int rc;
@@ -82,6 +84,21 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     *out_len = 0;
     if (mt_server_is_blank(line, len))
         return MT_OK;
+
+    /* A flat tool input, the usual line, is read without a jansson tree;
+     * anything else (a tool_use block, a nested value, bad JSON) below. */
+    if ((rc = mt_input_parse_flat(&flat, line, len)) < 0)
+        return MT_ENOMEM;
+    if (rc == 1 && !flat.has_type) {
+        rc = mt_memory_run_input(&res, mem, &flat);
+        mt_input_dispose(&flat);
+        if (rc < 0)
+            return MT_ENOMEM; /* the only way running an input fails */
+        rc = result_line(out, out_len, &res, NULL);
+        mt_result_dispose(&res);
+        return rc;
+    }
+    mt_input_dispose(&flat);
 
     /* Duplicate keys are refused: {"command":"view","command":"delete"}
      * must not mean whichever one a parser happens to keep. NUL is allowed

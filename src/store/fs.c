@@ -209,6 +209,11 @@ int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *
         if (n == 0)
             break;
         len += (size_t)n;
+        /* Short of what was asked, at exactly the size fstat saw: that is the
+         * end, and the read that would return 0 to say so can be saved. A
+         * file that grew since fills the read, and reading goes on. */
+        if (len == hint && len + 1 < cap)
+            break;
     }
     data[len] = '\0';
     *out = data;

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Write the seed corpora of the dispatch, serve, mcp and sse fuzz targets.
+"""Write the seed corpora of the input, dispatch, serve, mcp and sse fuzz targets.
 
 Seeds are small, well-formed examples of each input kind, so the fuzzers start
 from inputs that reach deep code instead of being refused by the JSON parser.
 Every hostile path in corpus/path/ is also tried as the path of each command.
-Run from anywhere; it rewrites corpus/{dispatch,serve,mcp,sse}/.
+Run from anywhere; it rewrites corpus/{input,dispatch,serve,mcp,sse}/.
 """
 import json
 import os
@@ -97,6 +97,32 @@ for h in hostile:
     calls.append(lines(C(p, "x")))
     calls.append(lines(R("/memories/notes/a.md", p)))
 out("dispatch", calls)
+
+# One JSON text each, for the flat reader against jansson: every value kind,
+# every escape, surrogate pairs, and the shapes it must hand to jansson.
+out("input", [
+    '{"command":"view","path":"/memories/a.md"}',
+    ' {\t"command" : "view" ,\n"path":"/memories","view_range":[ 1 , -1 ]}\r\n',
+    '{"command":"create","path":"/memories/x","file_text":"a\\n\\t\\"\\\\\\/\\b\\f\\r\\u00e9\\u0000\\ud83d\\ude00z"}',
+    '{"command":"insert","path":"/memories/x","insert_line":0,"insert_text":"é中😀"}',
+    '{"command":"insert","path":"/memories/x","insert_line":-0,"insert_text":null}',
+    '{"command":"str_replace","path":"/p","old_str":"a","new_str":true,"x":false,"y":null}',
+    '{"type":"tool_use","id":"t","name":"memory","command":"view"}',
+    '{"command":"view","command":"view"}',
+    '{"command":"view","path":"/memories","view_range":[1,2,3]}',
+    '{"command":"view","view_range":[1.5,2],"n":1e3}',
+    '{"command":"rename","old_path":"/memories/a","new_path":"/memories/b","extra":{"a":[1]}}',
+    '{"a\\u0062":1}',
+    '{"command":"view","path":"\\ud800"}',
+    '{"command":"view","path":"\\udc00\\ud800x"}',
+    '{"insert_line":123456789012345678}',
+    '{"insert_line":1234567890123456789}',
+    '{"insert_line":012}',
+    '{}',
+    '{"command":"view"} x',
+    b'{"command":"\xc0\xaf"}',
+    b'{"path":"\xed\xa0\x80"}',
+])
 
 serve = [c for c in calls[:20]]
 serve += [

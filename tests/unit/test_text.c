@@ -68,6 +68,29 @@ static void test_line_prefix(void **state)
     }
 }
 
+/* Counting up in place gives what formatting each number gives, across every
+ * carry and the growth from 6 digits to 7. */
+static void test_prefix_counting(void **state)
+{
+    mt_text_prefix p;
+    char want[32];
+    size_t line, n;
+    (void)state;
+    mt_text_prefix_start(&p, 0);
+    for (line = 0; line <= 1100000; line++) {
+        n = mt_text_line_prefix(want, line);
+        assert_int_equal(p.len, n);
+        assert_int_equal(p.line, line);
+        assert_memory_equal(p.text, want, n);
+        mt_text_prefix_next(&p);
+    }
+    mt_text_prefix_start(&p, 9999999);
+    mt_text_prefix_next(&p);
+    n = mt_text_line_prefix(want, 10000000);
+    assert_int_equal(p.len, n);
+    assert_memory_equal(p.text, want, n);
+}
+
 static void test_format_size(void **state)
 {
     static const struct {
@@ -151,10 +174,10 @@ static void test_format_count(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_count),   cmocka_unit_test(test_line_at_and_start),
-        cmocka_unit_test(test_number_lines), cmocka_unit_test(test_line_prefix),
-        cmocka_unit_test(test_format_size),  cmocka_unit_test(test_parse_size),
-        cmocka_unit_test(test_format_count),
+        cmocka_unit_test(test_line_count),      cmocka_unit_test(test_line_at_and_start),
+        cmocka_unit_test(test_number_lines),    cmocka_unit_test(test_line_prefix),
+        cmocka_unit_test(test_prefix_counting), cmocka_unit_test(test_format_size),
+        cmocka_unit_test(test_parse_size),      cmocka_unit_test(test_format_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
