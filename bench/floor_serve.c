@@ -4,7 +4,8 @@
  * same client as memtool; per line it finds the "path" value, opens, stats
  * and reads the file under DIR, and writes the bytes back framed like a
  * tool_result (newlines blanked so the answer stays one line, no escaping,
- * no line numbers). One write per answer, as memtool serve does.
+ * no line numbers). Answers are written as memtool serve writes them:
+ * together when their lines were read together, always before the next read.
  *
  * It accepts and ignores memtool's global options, so mt_bench_serve can
  * start it in memtool's place.
@@ -14,10 +15,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define CHUNK (1 << 16)
+
+/* Answers not written yet. */
+static char *out;
+static size_t out_len, out_cap;
+
+static int flush(void)
+{
+    size_t done = 0;
+
+    while (done < out_len) {
+        ssize_t w = write(1, out + done, out_len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        done += (size_t)w;
+    }
+    out_len = 0;
+    return 0;
+}
+
+static int put(const char *data, size_t len)
+{
+    if (out_len + len > out_cap) {
+        size_t cap = out_cap * 2 > out_len + len ? out_cap * 2 : out_len + len;
+        char *grown = realloc(out, cap);
+        if (!grown)
+            return -1;
+        out = grown;
+        out_cap = cap;
+    }
+    memcpy(out + out_len, data, len);
+    out_len += len;
+    return 0;
+}
 
 static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
 {
@@ -25,7 +60,6 @@ static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
     static const char head[] = "{\"type\":\"tool_result\",\"content\":\"";
     static const char tail[] = "\",\"is_error\":false}\n";
     char *p = memmem(line, len, key, sizeof(key) - 1), *end;
-    struct iovec iov[3];
     struct stat sb;
     ssize_t n;
     size_t i;
@@ -55,13 +89,10 @@ static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
         if ((*buf)[i] == '\n')
             (*buf)[i] = ' ';
     }
-    iov[0].iov_base = (void *)head;
-    iov[0].iov_len = sizeof(head) - 1;
-    iov[1].iov_base = *buf;
-    iov[1].iov_len = (size_t)n;
-    iov[2].iov_base = (void *)tail;
-    iov[2].iov_len = sizeof(tail) - 1;
-    return writev(1, iov, 3) < 0 ? -1 : 0;
+    if (put(head, sizeof(head) - 1) < 0 || put(*buf, (size_t)n) < 0 ||
+        put(tail, sizeof(tail) - 1) < 0)
+        return -1;
+    return out_len >= CHUNK ? flush() : 0;
 }
 
 int main(int argc, char **argv)
@@ -89,7 +120,7 @@ int main(int argc, char **argv)
             if (len > 0 && answer(root_fd, in + start, len, &file, &cap) < 0) {
                 /* Framing must hold even for a line it cannot serve. */
                 static const char err[] = "{\"type\":\"tool_result\",\"is_error\":true}\n";
-                if (write(1, err, sizeof(err) - 1) < 0)
+                if (put(err, sizeof(err) - 1) < 0)
                     return 1;
             }
             start = (size_t)(nl - in) + 1;
@@ -99,6 +130,8 @@ int main(int argc, char **argv)
         start = 0;
         if (end == CHUNK * 2)
             return 1; /* no line is that long in the view mix */
+        if (flush() < 0)
+            return 1;
         got = read(0, in + end, CHUNK * 2 - end);
         if (got < 0 && errno == EINTR)
             continue;
@@ -106,7 +139,10 @@ int main(int argc, char **argv)
             break;
         end += (size_t)got;
     }
+    if (flush() < 0)
+        return 1;
     free(in);
     free(file);
+    free(out);
     return 0;
 }

@@ -93,13 +93,20 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
             memcpy(&w, s + i, 8);
             mask = mt_json_word_escapes(w);
             /* The bytes before the first one to escape go out as they are. */
-            for (k = 0; mask && k < 8; k++) {
-                unsigned char b = (unsigned char)s[i + k];
-                if (b < 0x20 || b == '"' || b == '\\')
-                    break;
-            }
-            if (!mask)
+            if (!mask) {
                 k = 8;
+            } else {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                /* Marks spill only towards later bytes, so the lowest is exact. */
+                k = (size_t)__builtin_ctzll(mask) / 8;
+#else
+                for (k = 0; k < 8; k++) {
+                    unsigned char b = (unsigned char)s[i + k];
+                    if (b < 0x20 || b == '"' || b == '\\')
+                        break;
+                }
+#endif
+            }
             memcpy(d, &w, 8);
             d += k;
             i += k;

@@ -24,8 +24,9 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len);
 
 /* Nonzero when any of the 8 bytes in w is below 0x20, '"' or '\\' (a byte a
  * JSON string must escape): the word tricks for "a byte below n" and "a zero
- * byte", exact for "any". Which byte is left to the caller, so byte order
- * does not matter. */
+ * byte". A mark can spill onto bytes more significant than a marked one,
+ * never less, so any mark means there is such a byte, and on a little-endian
+ * machine the lowest mark is the first of them. */
 static inline uint64_t mt_json_word_escapes(uint64_t w)
 {
     const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
