@@ -30,6 +30,7 @@ typedef struct {
     mt_store_entry *entries; /* depth first, names sorted by bytes */
     size_t count;
     uint64_t size; /* bytes of regular files beneath the listed dir */
+    int more;      /* entries were left out at max_entries (sizes still count them) */
 } mt_store_listing;
 
 /*
@@ -64,8 +65,11 @@ struct mt_store {
     int (*rename)(mt_store *st, const char *from, const char *to);
 
     /* List a directory `depth` levels deep, hidden names and node_modules left
-     * out (but counted in sizes). Free with mt_store_listing_dispose. */
-    int (*list)(mt_store *st, mt_store_listing *out, const char *path, unsigned depth);
+     * out (but counted in sizes), recording at most max_entries entries (0: all;
+     * a view shows only what fits its limit, but its sizes are totals of
+     * everything). Free with mt_store_listing_dispose. */
+    int (*list)(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
+                size_t max_entries);
 
     /* Bytes and number of regular files in the whole store. */
     int (*usage)(mt_store *st, uint64_t *bytes, uint64_t *files);

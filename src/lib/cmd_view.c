@@ -151,9 +151,12 @@ done:
     return rc == MT_ENOMEM ? rc : 0;
 }
 
-static int view_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
+/* The listing, from at most max_entries entries of the store's; *short_of
+ * is set when those ran out before the view limit did. */
+static int list_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel, size_t max_entries,
+                    int *short_of)
 {
-    mt_store_listing l = {NULL, 0, 0};
+    mt_store_listing l = {NULL, 0, 0, 0};
     const char *skip = NULL; /* a directory left out, with everything beneath it */
     size_t i, shown = 0, used, limit = (size_t)m->opts.view_limit, skip_len = 0;
     size_t base_depth = 0;
@@ -161,7 +164,8 @@ static int view_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
     mt_buf line = MT_BUF_INIT;
     int rc;
 
-    if ((rc = m->store->list(m->store, &l, rel, 2)) < 0) {
+    *short_of = 0;
+    if ((rc = m->store->list(m->store, &l, rel, 2, max_entries)) < 0) {
         if (rc == MT_ENOTFOUND)
             rc = mt_reply_fail(r, "The path ", path,
                                " does not exist. Please provide a valid path.");
@@ -211,10 +215,25 @@ static int view_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
         used += w;
         shown++;
     }
+    *short_of = l.more;
 done:
     mt_buf_dispose(&line);
     mt_store_listing_dispose(&l);
     return rc < 0 ? rc : 0;
+}
+
+static int view_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
+{
+    /* Every listing line is at least 15 characters ("\n0B\t/memories/x"), so
+     * that many more entries than the limit holds are enough, unless some are
+     * left out for their names; then the store lists them all. Sizes are
+     * totals either way. */
+    size_t enough = (size_t)m->opts.view_limit / 15 + 1;
+    int short_of, rc = list_dir(r, m, path, rel, enough, &short_of);
+
+    if (rc == 0 && short_of)
+        rc = list_dir(r, m, path, rel, 0, &short_of);
+    return rc;
 }
 
 int mt_op_view(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range)

@@ -13,6 +13,10 @@ typedef struct {
     mt_durability durability;
 } mt_fs;
 
+/* Directories deeper than this are neither entered nor counted: deeper than
+ * memtool ever makes them (its paths are shorter). */
+#define MT_WALK_MAX_DEPTH 256
+
 /* Open rel (a normalised relative path; "" is the root) beneath dirfd with
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
  * RESOLVE_NO_XDEV): the kernel, not string checks, keeps it inside. Returns
@@ -56,7 +60,8 @@ int mt_fs_create(mt_store *st, const char *path, const char *data, size_t len);
 int mt_fs_edit(mt_store *st, const char *path, mt_edit_cb cb, void *payload);
 int mt_fs_remove(mt_store *st, const char *path);
 int mt_fs_rename(mt_store *st, const char *from, const char *to);
-int mt_fs_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth);
+int mt_fs_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
+               size_t max_entries);
 int mt_fs_usage(mt_store *st, uint64_t *bytes, uint64_t *files);
 
 #endif

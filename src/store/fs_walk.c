@@ -1,4 +1,10 @@
-/* Walking the filesystem store: listings, usage, and stale temporary files. */
+/*
+ * Walking the filesystem store: listings and usage (and, on the way, stale
+ * temporary files). A listing records the entries of its first levels, in
+ * order, on the calling thread; every directory it does not list (hidden,
+ * below the levels shown, or past the entries asked for) is only added up,
+ * by fs_count.c, on helper threads when there are many.
+ */
 #include "fs.h"
 
 #include <dirent.h>
@@ -8,27 +14,41 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fs_count.h"
 #include "lib/buf.h"
-#include "lib/path.h"
-
-#define MT_WALK_MAX_DEPTH 256
 
 typedef struct {
-    mt_store_listing *out; /* NULL when only counting */
-    size_t cap;
+    mt_store_listing *out;
+    size_t cap, max_entries;
     unsigned max_depth;
     mt_buf path;
-    uint64_t files;
+    mt_fs_count count;
+    mt_fs_sum *sums; /* every sum made, the newest first */
 } mt_walk;
 
 typedef struct {
-    char *name;
+    size_t name; /* offset in the directory's name buffer */
     unsigned char type;
 } mt_dirent;
 
+typedef struct {
+    mt_buf names; /* the names, each NUL-terminated */
+    mt_dirent *list;
+    size_t count;
+} mt_dir;
+
+static const char *dir_name(const mt_dir *d, size_t i)
+{
+    return d->names.ptr + d->list[i].name;
+}
+
+/* qsort has no context argument in C17: the names buffer rides along. */
+static _Thread_local const char *sort_names;
+
 static int dirent_cmp(const void *a, const void *b)
 {
-    return strcmp(((const mt_dirent *)a)->name, ((const mt_dirent *)b)->name);
+    return strcmp(sort_names + ((const mt_dirent *)a)->name,
+                  sort_names + ((const mt_dirent *)b)->name);
 }
 
 static int is_hidden(const char *name)
@@ -36,15 +56,22 @@ static int is_hidden(const char *name)
     return name[0] == '.' || strcmp(name, "node_modules") == 0;
 }
 
-/* All names of a directory but . and .., sorted when asked. */
-static int read_names(mt_dirent **out, size_t *count, int dirfd, int sorted)
+static void dir_dispose(mt_dir *d)
 {
-    mt_dirent *names = NULL, *grown;
-    size_t n = 0, cap = 0;
+    mt_buf_dispose(&d->names);
+    free(d->list);
+}
+
+/* All names of a directory but . and .., sorted by bytes. */
+static int read_dir(mt_dir *d, int dirfd)
+{
+    size_t cap = 0;
     struct dirent *de;
+    mt_dirent *grown;
     DIR *dir;
     int fd, rc = 0;
 
+    memset(d, 0, sizeof(*d));
     /* A new open file description, not dup(): the store root's descriptor is
      * shared by every thread, and a dup would share its directory offset. */
     fd = mt_fs_openat(dirfd, "", O_RDONLY | O_DIRECTORY, 0);
@@ -58,33 +85,45 @@ static int read_names(mt_dirent **out, size_t *count, int dirfd, int sorted)
         const char *nm = de->d_name;
         if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0')))
             continue;
-        if (n == cap) {
+        if (d->count == cap) {
             cap = cap ? cap * 2 : 32;
-            if (!(grown = realloc(names, cap * sizeof(*names)))) {
+            if (!(grown = realloc(d->list, cap * sizeof(*grown)))) {
                 rc = mt_error_set(MT_ENOMEM, "out of memory listing a directory");
                 goto done;
             }
-            names = grown;
+            d->list = grown;
         }
-        if (!(names[n].name = strdup(nm))) {
+        d->list[d->count].name = d->names.len;
+        d->list[d->count].type = de->d_type;
+        if (mt_buf_put(&d->names, nm, strlen(nm) + 1) < 0) {
             rc = mt_error_set(MT_ENOMEM, "out of memory listing a directory");
             goto done;
         }
-        names[n++].type = de->d_type;
+        d->count++;
     }
-    if (sorted && n > 1)
-        qsort(names, n, sizeof(*names), dirent_cmp);
+    if (d->count > 1) {
+        sort_names = d->names.ptr;
+        qsort(d->list, d->count, sizeof(*d->list), dirent_cmp);
+    }
 done:
     closedir(dir);
-    if (rc < 0) {
-        while (n > 0)
-            free(names[--n].name);
-        free(names);
-        return rc;
-    }
-    *out = names;
-    *count = n;
-    return 0;
+    if (rc < 0)
+        dir_dispose(d);
+    return rc;
+}
+
+static mt_fs_sum *new_sum(mt_walk *w, mt_fs_sum *parent, size_t entry)
+{
+    mt_fs_sum *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return NULL;
+    s->parent = parent;
+    s->entry = entry;
+    atomic_init(&s->counted, 0);
+    s->older = w->sums;
+    w->sums = s;
+    return s;
 }
 
 static int add_entry(mt_walk *w, size_t *index, mt_node_type type, unsigned depth)
@@ -107,27 +146,24 @@ static int add_entry(mt_walk *w, size_t *index, mt_node_type type, unsigned dept
     return 0;
 }
 
-/*
- * Add up the regular files beneath dirfd into *total (hidden ones and
- * node_modules too, links never followed); while `listed`, record the
- * entries of levels up to max_depth in order.
- */
-static int walk(mt_walk *w, int dirfd, unsigned level, int listed, uint64_t *total)
+/* Record the entries of dirfd at `level` (and below, up to max_depth) in
+ * order, adding sizes into sum; what is not listed is handed to the count. */
+static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
 {
-    mt_dirent *names = NULL;
-    size_t count = 0, i, path_len = w->path.len;
+    mt_dir d;
+    size_t i, path_len = w->path.len;
     int rc;
 
-    if (level > MT_WALK_MAX_DEPTH)
-        return 0; /* deeper than memtool ever makes; not entered */
-    if ((rc = read_names(&names, &count, dirfd, listed)) < 0)
+    if ((rc = read_dir(&d, dirfd)) < 0)
         return rc;
-    for (i = 0; i < count && rc == 0; i++) {
-        const char *name = names[i].name;
-        unsigned char type = names[i].type;
-        int show = listed && level <= w->max_depth && !is_hidden(name);
+    for (i = 0; i < d.count && rc == 0; i++) {
+        const char *name = dir_name(&d, i);
+        unsigned char type = d.list[i].type;
+        int show = level <= w->max_depth && !is_hidden(name);
+        mt_fs_sum *child_sum = sum;
         struct stat sb;
         size_t index = 0;
+        int child;
 
         if (mt_fs_is_temp(name)) {
             mt_fs_clean_temp(dirfd, name);
@@ -140,6 +176,10 @@ static int walk(mt_walk *w, int dirfd, unsigned level, int listed, uint64_t *tot
         }
         if (type != DT_REG && type != DT_DIR)
             continue; /* links, FIFOs, sockets, devices: neither listed nor counted */
+        if (show && w->max_entries && w->out->count == w->max_entries) {
+            w->out->more = 1; /* from here on, only sizes */
+            show = 0;
+        }
         if (show) {
             mt_buf_truncate(&w->path, path_len);
             if ((path_len && (rc = mt_buf_putc(&w->path, '/')) < 0) ||
@@ -148,26 +188,53 @@ static int walk(mt_walk *w, int dirfd, unsigned level, int listed, uint64_t *tot
                 break;
         }
         if (type == DT_REG) {
-            *total += (uint64_t)sb.st_size;
-            w->files++;
+            sum->local += (uint64_t)sb.st_size;
             if (show)
                 w->out->entries[index].size = (uint64_t)sb.st_size;
-        } else {
-            uint64_t sub = 0;
-            int child = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
-            if (child < 0)
-                continue; /* replaced by a link or removed meanwhile */
-            rc = walk(w, child, level + 1, show, &sub);
+            continue;
+        }
+        if ((child = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0)) < 0)
+            continue; /* replaced by a link or removed meanwhile */
+        if (show && !(child_sum = new_sum(w, sum, index))) {
             close(child);
-            *total += sub;
-            if (show)
-                w->out->entries[index].size = sub;
+            rc = mt_error_set(MT_ENOMEM, "out of memory listing a directory");
+            break;
+        }
+        if (show && level < w->max_depth && level < MT_WALK_MAX_DEPTH) {
+            rc = walk(w, child, level + 1, child_sum);
+            close(child);
+        } else if (level < MT_WALK_MAX_DEPTH) {
+            mt_fs_count_dir(&w->count, child, level + 1, child_sum);
+        } else {
+            close(child); /* deeper than memtool ever makes; not entered */
         }
     }
     mt_buf_truncate(&w->path, path_len);
-    for (i = 0; i < count; i++)
-        free(names[i].name);
-    free(names);
+    dir_dispose(&d);
+    return rc;
+}
+
+/* Wait for the count, then pass each sum on to its parent (children were
+ * made after their parents, so newest first is bottom up). */
+static int finish(mt_walk *w, int rc, uint64_t *total)
+{
+    int crc = mt_fs_count_finish(&w->count);
+    mt_fs_sum *s;
+
+    if (rc == 0)
+        rc = crc;
+    while ((s = w->sums) != NULL) {
+        uint64_t t = s->local + atomic_load(&s->counted) + s->below;
+        if (s->parent)
+            s->parent->below += t;
+        else
+            *total = t;
+        if (rc == 0 && s->entry != MT_FS_NO_ENTRY)
+            w->out->entries[s->entry].size = t;
+        w->sums = s->older;
+        free(s);
+    }
+    mt_buf_dispose(&w->path);
     return rc;
 }
 
@@ -183,9 +250,11 @@ void mt_store_listing_dispose(mt_store_listing *listing)
     memset(listing, 0, sizeof(*listing));
 }
 
-int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned depth)
+int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned depth,
+               size_t max_entries)
 {
     mt_fs *fs = (mt_fs *)st;
+    mt_fs_sum *root;
     mt_walk w;
     int fd, rc;
 
@@ -193,13 +262,20 @@ int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned de
     memset(&w, 0, sizeof(w));
     w.out = out;
     w.max_depth = depth;
+    w.max_entries = max_entries;
     fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return mt_fs_error(-fd, "cannot list", rel);
-    if ((rc = mt_buf_puts(&w.path, rel)) == 0)
-        rc = walk(&w, fd, 1, 1, &out->size);
+    if ((rc = mt_fs_count_init(&w.count)) < 0) {
+        close(fd);
+        return rc;
+    }
+    if (!(root = new_sum(&w, NULL, MT_FS_NO_ENTRY)))
+        rc = mt_error_set(MT_ENOMEM, "out of memory listing a directory");
+    else if ((rc = mt_buf_puts(&w.path, rel)) == 0)
+        rc = walk(&w, fd, 1, root);
     close(fd);
-    mt_buf_dispose(&w.path);
+    rc = finish(&w, rc, &out->size);
     if (rc < 0)
         mt_store_listing_dispose(out);
     return rc;
@@ -208,13 +284,23 @@ int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned de
 int mt_fs_usage(mt_store *st, uint64_t *bytes, uint64_t *files)
 {
     mt_fs *fs = (mt_fs *)st;
+    mt_fs_sum *root;
     mt_walk w;
-    int rc;
+    int fd, rc;
 
     memset(&w, 0, sizeof(w));
     *bytes = 0;
-    rc = walk(&w, fs->root_fd, 1, 0, bytes);
-    *files = w.files;
-    mt_buf_dispose(&w.path);
+    *files = 0;
+    if ((rc = mt_fs_count_init(&w.count)) < 0)
+        return rc;
+    if (!(root = new_sum(&w, NULL, MT_FS_NO_ENTRY))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory counting the store");
+    } else if ((fd = mt_fs_openat(fs->root_fd, "", O_RDONLY | O_DIRECTORY, 0)) < 0) {
+        rc = mt_fs_error(-fd, "cannot list", "");
+    } else {
+        mt_fs_count_dir(&w.count, fd, 1, root);
+    }
+    rc = finish(&w, rc, bytes);
+    *files = atomic_load(&w.count.files);
     return rc;
 }

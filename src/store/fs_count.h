@@ -1,0 +1,53 @@
+/*
+ * Adding up the regular files beneath directories, on helper threads when
+ * there are many: the sizes a listing shows are totals of everything beneath
+ * each entry, so a listing of a big store is one fstatat per file, and that
+ * work scales with cores where nothing else about a listing does.
+ */
+#ifndef MT_STORE_FS_COUNT_H
+#define MT_STORE_FS_COUNT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where counted bytes go: a listed directory (or the listing itself), which
+ * passes its total on to its parent once everything is counted. */
+typedef struct mt_fs_sum {
+    struct mt_fs_sum *parent;
+    struct mt_fs_sum *older;  /* the sum made before this one */
+    size_t entry;             /* the listing entry it sizes, or MT_FS_NO_ENTRY */
+    uint64_t local;           /* added by the listing thread */
+    _Atomic uint64_t counted; /* added by counting jobs, on any thread */
+    uint64_t below;           /* totals passed on by its children */
+} mt_fs_sum;
+
+#define MT_FS_NO_ENTRY ((size_t)-1)
+
+typedef struct mt_fs_job mt_fs_job;
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    mt_fs_job *jobs; /* waiting, most recent first */
+    size_t queued, pushed, busy;
+    int closing; /* the caller has no more jobs to give */
+    int error;   /* the first error a job met */
+    pthread_t helpers[7];
+    int nhelpers;
+    _Atomic uint64_t files; /* regular files counted */
+} mt_fs_count;
+
+int mt_fs_count_init(mt_fs_count *c);
+
+/* Add up everything beneath the directory fd (which this takes over and
+ * closes) into sum, then or later, on this thread or a helper. `level` is
+ * the directory's depth, for the depth bound. */
+void mt_fs_count_dir(mt_fs_count *c, int fd, unsigned level, mt_fs_sum *sum);
+
+/* Count whatever is left, with the helpers, and stop them. Returns 0 or the
+ * first error a job met; the pool is gone either way. */
+int mt_fs_count_finish(mt_fs_count *c);
+
+#endif
