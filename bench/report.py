@@ -543,7 +543,8 @@ def report(results, markdown):
       "**write**: cycles of `create`, `str_replace`, `insert`, `view`, `rename`, `delete` on a new small "
       "file (5 writes to 1 read), each client in its own directory. The **floor** server (for the view "
       "mix) reads the same request lines, finds the path, does `open`/`fstat`/`read`/`close` and writes "
-      "the bytes back in one line, one `writev` per answer as memtool does.\n")
+      "the bytes back in one line; like memtool, it writes the answers to the lines of one read "
+      "together, before it reads again.\n")
     w(img("serve.png"))
     w("")
     rows = []
@@ -563,8 +564,11 @@ def report(results, markdown):
     w("Stores of small files in directories of 100 (so `/memories` has n/100 directories, and all n "
       "files are within the two levels a view lists). memtool's answer is cut at its view limit (16,000 "
       "characters, the default) but the sizes it shows are totals over everything, so every file is "
-      "visited. The floor walks the tree with `getdents64` and `fstatat`. The SDK lists everything "
-      "(it has no limit) and `realpath`s every entry.\n")
+      "visited. memtool records only the entries its limit can show and adds up the rest on helper "
+      "threads, one per core beyond the first (here %s cores, so one helper): its times are wall "
+      "time with both cores at work. The floor walks the tree on one thread with `getdents64` and "
+      "`fstatat`, the least one thread can do. The SDK lists everything (it has no limit) and "
+      "`realpath`s every entry.\n" % meta.get("nproc", "?"))
     w(img("listing.png"))
     w("")
     rows = []
