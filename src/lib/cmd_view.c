@@ -7,7 +7,8 @@
 #include "text.h"
 #include "utf8.h"
 
-#define MT_MAX_LINES 999999
+#define MT_MAX_LINES  999999
+#define ASCII_AT_ONCE ((size_t)64 << 10)
 
 static size_t min_size(size_t a, size_t b)
 {
@@ -109,8 +110,9 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         goto done;
     used = mt_utf8_width(r->text.ptr, r->text.len);
     off = mt_text_line_start(data, len, first);
-    /* One check for the whole rest of the file, not one per line. */
-    ascii = mt_utf8_ascii_run(data + off, len - off) == len - off;
+    /* A small file is checked for ASCII once, not line by line; a big one
+     * line by line, so a view_range of a few lines does not scan the rest. */
+    ascii = len - off <= ASCII_AT_ONCE && mt_utf8_ascii_run(data + off, len - off) == len - off;
     mt_text_prefix_start(&prefix, first);
     for (line = first; line <= last; line++, mt_text_prefix_next(&prefix)) {
         const char *nl = memchr(data + off, '\n', len - off);
@@ -118,7 +120,8 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         /* Whole lines only, but a first line too long for the limit is cut
          * inside: otherwise it could never be read at all. */
         long w = put_line(&r->text, &cut, &prefix, data + off, end - off,
-                          used < limit ? limit - used : 0, line == first, ascii);
+                          used < limit ? limit - used : 0, line == first,
+                          ascii || mt_utf8_ascii_run(data + off, end - off) == end - off);
 
         if (w < 0) {
             rc = MT_ENOMEM;
