@@ -426,12 +426,14 @@ int mt_input_parse_flat(mt_input *in, const char *text, size_t len)
     int rc;
 
     memset(in, 0, sizeof(*in));
+    if (!text)
+        return BAIL; /* no text at all: jansson says what is wrong with that */
     r.p = text;
     r.end = text + len;
     r.in = in;
     r.text_len = len;
     r.used = 0;
-    rc = text ? parse_object(&r) : BAIL;
+    rc = parse_object(&r);
     if (rc != OK) {
         mt_input_dispose(in);
         memset(in, 0, sizeof(*in));

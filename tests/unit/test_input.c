@@ -105,6 +105,14 @@ static void test_left_to_jansson(void **state)
     }
 }
 
+static void test_no_text(void **state)
+{
+    mt_input in;
+    (void)state;
+    assert_int_equal(mt_input_parse_flat(&in, NULL, 0), 0);
+    assert_null(in.scratch);
+}
+
 static void test_empty_object(void **state)
 {
     mt_input in;
@@ -121,7 +129,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_view),   cmocka_unit_test(test_values),
         cmocka_unit_test(test_escapes),      cmocka_unit_test(test_left_to_jansson),
-        cmocka_unit_test(test_empty_object),
+        cmocka_unit_test(test_empty_object), cmocka_unit_test(test_no_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
