@@ -161,37 +161,3 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
     *d = '\0';
     return MT_OK;
 }
-
-int mt_json_put_compact(mt_buf *out, const json_t *v)
-{
-    const char *key;
-    json_t *item;
-    char *text;
-    int first = 1, rc;
-
-    if (json_is_string(v))
-        return mt_json_put_string(out, json_string_value(v), json_string_length(v));
-    if (json_is_true(v))
-        return mt_buf_puts(out, "true");
-    if (json_is_false(v))
-        return mt_buf_puts(out, "false");
-    if (json_is_object(v)) {
-        if (mt_buf_putc(out, '{') < 0)
-            return MT_ENOMEM;
-        json_object_foreach((json_t *)v, key, item)
-        {
-            if ((!first && mt_buf_putc(out, ',') < 0) ||
-                mt_json_put_string(out, key, strlen(key)) < 0 || mt_buf_putc(out, ':') < 0 ||
-                mt_json_put_compact(out, item) < 0)
-                return MT_ENOMEM;
-            first = 0;
-        }
-        return mt_buf_putc(out, '}');
-    }
-    /* Numbers, null, arrays: rare here, and jansson's own form is the reference. */
-    if (!(text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)))
-        return MT_ENOMEM;
-    rc = mt_buf_puts(out, text);
-    free(text);
-    return rc;
-}

@@ -16,10 +16,9 @@
  */
 int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err);
 
-/* Append v as compact JSON, as json_dumps(JSON_COMPACT) would write it, but
- * with strings copied in runs rather than a code point at a time: answers
- * carry whole files. */
-int mt_json_put_compact(mt_buf *out, const json_t *v);
+/* Append s as a JSON string, the bytes json_dumps(JSON_COMPACT) would write
+ * for it, but copied in runs rather than a code point at a time: answers
+ * carry whole files. s must be valid UTF-8 (results are, by construction). */
 int mt_json_put_string(mt_buf *out, const char *s, size_t len);
 
 /* Nonzero when any of the 8 bytes in w is below 0x20, '"' or '\\' (a byte a

@@ -95,14 +95,15 @@ void mt_text_prefix_next(mt_text_prefix *p)
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last)
 {
     size_t off = mt_text_line_start(data, len, first);
+    mt_text_prefix prefix;
     size_t line;
 
-    for (line = first; line <= last && off <= len; line++) {
+    mt_text_prefix_start(&prefix, first);
+    for (line = first; line <= last && off <= len; line++, mt_text_prefix_next(&prefix)) {
         const char *nl = memchr(data + off, '\n', len - off);
         size_t end = nl ? (size_t)(nl - data) : len;
 
-        char prefix[32];
-        if (mt_buf_put(out, prefix, mt_text_line_prefix(prefix, line)) < 0 ||
+        if (mt_buf_put(out, prefix.text, prefix.len) < 0 ||
             mt_utf8_sanitize(out, data + off, end - off) < 0)
             return -2;
         off = end + 1;

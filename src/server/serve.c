@@ -16,38 +16,6 @@
 #include "lib/utf8.h"
 #include "server/server.h"
 
-/* Dump a block as one compact line; takes the reference. */
-static int dump_line(char **out, size_t *out_len, json_t *block)
-{
-    mt_buf line = MT_BUF_INIT;
-    int rc = MT_ENOMEM;
-
-    if (!block || mt_json_put_compact(&line, block) < 0) {
-        mt_buf_dispose(&line);
-        goto done;
-    }
-    *out = mt_buf_detach(&line, out_len);
-    rc = MT_OK;
-done:
-    json_decref(block);
-    return rc;
-}
-
-/* A tool_result that carries only an error text: for lines the library
- * never sees. The text may quote the parser, which may quote the line, so
- * it is made valid UTF-8 first. */
-static int error_line(char **out, size_t *out_len, const char *message)
-{
-    mt_buf text = MT_BUF_INIT;
-    json_t *block = NULL;
-
-    if (mt_utf8_sanitize(&text, message, strlen(message)) == 0)
-        block = json_pack("{s:s, s:s%, s:b}", "type", "tool_result", "content",
-                          text.ptr ? text.ptr : "", text.len, "is_error", 1);
-    mt_buf_dispose(&text);
-    return dump_line(out, out_len, block);
-}
-
 /* The tool_result block for a result, written straight from its text: the
  * same bytes json_dumps would give for {"type", "tool_use_id", "content",
  * "is_error"} in that order, without copying a file's worth into a json_t. */
@@ -68,6 +36,25 @@ static int result_line(char **out, size_t *out_len, const mt_result *res, const 
     }
     *out = mt_buf_detach(&line, out_len);
     return MT_OK;
+}
+
+/* A tool_result that carries only an error text: for lines the library
+ * never sees. The text may quote the parser, which may quote the line, so
+ * it is made valid UTF-8 first. */
+static int error_line(char **out, size_t *out_len, const char *message)
+{
+    mt_buf text = MT_BUF_INIT;
+    mt_result res = {NULL, 0, 1};
+    int rc;
+
+    if (mt_utf8_sanitize(&text, message, strlen(message)) < 0 ||
+        !(res.text = mt_buf_detach(&text, &res.len))) {
+        mt_buf_dispose(&text);
+        return MT_ENOMEM;
+    }
+    rc = result_line(out, out_len, &res, NULL);
+    mt_result_dispose(&res);
+    return rc;
 }
 
 int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)

@@ -226,6 +226,22 @@ void fuzz_scratch_init(void)
     fuzz_store_reset();
 }
 
+mt_memory *fuzz_open_store(uint64_t view_limit)
+{
+    mt_options opts;
+    mt_memory *mem;
+
+    fuzz_scratch_init();
+    fuzz_store_reset();
+    mt_options_init(&opts);
+    opts.durability = MT_DURABILITY_NONE;
+    if (view_limit)
+        opts.view_limit = view_limit;
+    FUZZ_CHECK(mt_memory_open(&mem, fuzz_env.store, &opts) == 0, "open: %s",
+               mt_error_last()->message);
+    return mem;
+}
+
 void fuzz_store_reset(void)
 {
     char path[512], target[512];

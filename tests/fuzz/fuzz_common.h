@@ -51,6 +51,10 @@ extern fuzz_scratch fuzz_env;
 void fuzz_scratch_init(void);
 /* Empty the store and lay the traps again, so each input starts the same. */
 void fuzz_store_reset(void);
+/* The layout made (once) and the store laid afresh, then a handle on it with
+ * durability none (nothing checked needs the disk) and the given view limit
+ * (0: the default). Free it with mt_memory_free. */
+mt_memory *fuzz_open_store(uint64_t view_limit);
 /* A digest of everything in the store (names, types, sizes, contents' mtimes, inodes). */
 uint64_t fuzz_store_digest(void);
 /* Check nothing outside the store was read, changed or created. */

@@ -103,8 +103,8 @@ static void check_listing(const char *text, size_t len, const char *rel)
             entry[elen] = '\0';
             if (elen > 0 && entry[elen - 1] == '/')
                 entry[--elen] = '\0';
-            FUZZ_CHECK(base == 0 || (elen > base && strncmp(entry, rel, base) == 0 &&
-                                     entry[base] == '/'),
+            FUZZ_CHECK(base == 0 ||
+                           (elen > base && strncmp(entry, rel, base) == 0 && entry[base] == '/'),
                        "listed entry %s is not below %s", entry, rel);
             for (const char *c = entry + (base ? base + 1 : 0); *c;) {
                 const char *slash = strchr(c, '/');
@@ -252,17 +252,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = (const char *)data, *end = p + size;
-    mt_options opts;
-    mt_memory *mem;
+    /* A small view limit reaches the truncation paths with small inputs. */
+    mt_memory *mem = fuzz_open_store(2000);
     int calls = 0;
 
-    fuzz_scratch_init();
-    fuzz_store_reset();
-    mt_options_init(&opts);
-    opts.durability = MT_DURABILITY_NONE; /* what is checked does not need the disk */
-    opts.view_limit = 2000;               /* reach the truncation paths with small inputs */
-    FUZZ_CHECK(mt_memory_open(&mem, fuzz_env.store, &opts) == 0, "open: %s",
-               mt_error_last()->message);
     while (p < end && calls < MAX_CALLS) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);

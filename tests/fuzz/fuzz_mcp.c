@@ -24,17 +24,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = (const char *)data, *end = p + size;
-    mt_options opts;
-    mt_memory *mem;
+    mt_memory *mem = fuzz_open_store(0);
     mt_mcp mcp;
     int lines = 0;
 
-    fuzz_scratch_init();
-    fuzz_store_reset();
-    mt_options_init(&opts);
-    opts.durability = MT_DURABILITY_NONE;
-    FUZZ_CHECK(mt_memory_open(&mem, fuzz_env.store, &opts) == 0, "open: %s",
-               mt_error_last()->message);
     mt_mcp_init(&mcp, mem);
     while (p < end && lines++ < 8) {
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p;

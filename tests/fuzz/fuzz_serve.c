@@ -31,16 +31,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = (const char *)data, *end = p + size;
-    mt_options opts;
-    mt_memory *mem;
+    mt_memory *mem = fuzz_open_store(0);
     int lines = 0;
 
-    fuzz_scratch_init();
-    fuzz_store_reset();
-    mt_options_init(&opts);
-    opts.durability = MT_DURABILITY_NONE;
-    FUZZ_CHECK(mt_memory_open(&mem, fuzz_env.store, &opts) == 0, "open: %s",
-               mt_error_last()->message);
     while (p < end && lines++ < 8) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p), out_len = 0;
@@ -65,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(json_is_object(msg), "the answer is not a JSON object: %s", out);
         content = json_object_get(msg, "content");
         FUZZ_CHECK(json_is_string(json_object_get(msg, "type")) &&
-                       strcmp(json_string_value(json_object_get(msg, "type")), "tool_result") == 0 &&
+                       strcmp(json_string_value(json_object_get(msg, "type")), "tool_result") ==
+                           0 &&
                        json_is_string(content) && json_is_boolean(json_object_get(msg, "is_error")),
                    "the answer is not a tool_result block: %s", out);
         fuzz_check_text(json_string_value(content), json_string_length(content));
