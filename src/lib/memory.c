@@ -146,8 +146,8 @@ int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size, 
         mt_text_format_count(a, m->usage_bytes + (uint64_t)delta_bytes);
         mt_text_format_count(b, o->max_store_size);
         rc = 1;
-        mt_reply_fail(r, "Error: Cannot write ", path, "");
-        if (mt_buf_printf(&r->text,
+        if (mt_reply_fail(r, "Error: Cannot write ", path, "") < 0 ||
+            mt_buf_printf(&r->text,
                           ": the store would hold %s bytes, over the max store size limit of %s "
                           "bytes; delete memory files that are no longer needed",
                           a, b) < 0)
@@ -156,8 +156,8 @@ int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size, 
         mt_text_format_count(a, m->usage_files);
         mt_text_format_count(b, o->max_files);
         rc = 1;
-        mt_reply_fail(r, "Error: Cannot create ", path, "");
-        if (mt_buf_printf(&r->text,
+        if (mt_reply_fail(r, "Error: Cannot create ", path, "") < 0 ||
+            mt_buf_printf(&r->text,
                           ": the store holds %s files, the max files limit is %s; delete "
                           "or merge memory files that are no longer needed",
                           a, b) < 0)
