@@ -76,7 +76,7 @@ typedef enum {
     MT_DURABILITY_NONE = 2  /* leave it to the kernel; still atomic */
 } mt_durability;
 
-#define MT_OPTIONS_VERSION 1
+#define MT_OPTIONS_VERSION 2
 
 typedef struct {
     unsigned int version;     /* MT_OPTIONS_VERSION */
@@ -85,6 +85,9 @@ typedef struct {
     uint64_t max_files;       /* files the store may hold; default 10,000 */
     uint64_t view_limit;      /* characters in a view result; default 16,000 */
     mt_durability durability; /* default MT_DURABILITY_FULL */
+    /* Since version 2 (a version 1 struct gets their defaults): */
+    uint64_t max_dirs;        /* directories the store may hold; default 1,000 */
+    unsigned lock_timeout_ms; /* longest wait for the store's lock; default 5,000 */
 } mt_options;
 
 /* Fill opts with the defaults. */
@@ -107,6 +110,18 @@ MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_option
 MT_EXTERN(int) mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts);
 
 MT_EXTERN(void) mt_memory_free(mt_memory *mem);
+
+/* What a store holds, as its limits count it. */
+typedef struct {
+    uint64_t bytes; /* bytes in regular files */
+    uint64_t files; /* regular files */
+    uint64_t dirs;  /* directories, the root not counted */
+} mt_usage;
+
+/* The store's usage now: from its counter, which every change keeps up to
+ * date under the store's lock (no walk of the store, unless the counter was
+ * left stale by a crash and must be counted again). */
+MT_EXTERN(int) mt_memory_usage(mt_usage *out, mt_memory *mem);
 
 /* The text of one tool result; text is NUL-terminated and valid UTF-8. */
 typedef struct {

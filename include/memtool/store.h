@@ -3,9 +3,16 @@
  *
  * A store sees only normalised, already validated relative paths: "" is the
  * root, "notes/a.md" a file below it; no component is empty, ".", ".." or
- * longer than 255 bytes. It knows nothing of JSON, of result texts or of the
- * limits; it reports what happened as an mt_error_code and leaves the words
- * to the commands. Every function may be called from many threads at once.
+ * longer than 255 bytes. It knows nothing of JSON or of result texts; it
+ * reports what happened as an mt_error_code (and, for a refused limit, the
+ * numbers in mt_store_op) and leaves the words to the commands.
+ *
+ * Every function may be called from many threads and processes at once, and
+ * a store makes the changes linearizable: each create, edit, remove and
+ * rename takes effect at one instant between its call and its return, so
+ * every outcome of concurrent calls is that of some serial order of the
+ * successful ones. The usage limits are checked and the usage updated in the
+ * same step as the change, so they hold exactly across processes.
  */
 #ifndef MEMTOOL_STORE_H
 #define MEMTOOL_STORE_H
@@ -33,36 +40,104 @@ typedef struct {
     int more;      /* entries were left out at max_entries (sizes still count them) */
 } mt_store_listing;
 
+/* What a store holds (mt_usage in memtool.h). */
+typedef mt_usage mt_store_usage;
+
+/* Which limit refused a change. */
+typedef enum {
+    MT_LIMIT_NONE = 0,
+    MT_LIMIT_FILE_SIZE,  /* an edit of a file already over max_file_size */
+    MT_LIMIT_STORE_SIZE, /* the store would hold more than max_store_size bytes */
+    MT_LIMIT_FILES,      /* more than max_files regular files */
+    MT_LIMIT_DIRS,       /* more than max_dirs directories */
+    MT_LIMIT_DEPTH       /* a rename would nest the tree deeper than MT_STORE_MAX_DEPTH */
+} mt_limit_kind;
+
+/* How deep a store's tree may be, in components below the root: what a
+ * request path may name (SPEC section 1). A rename that would nest a subtree
+ * deeper is refused, so every walk of the store sees all of it. */
+#define MT_STORE_MAX_DEPTH 32
+
+/*
+ * Given to every change: the limits to hold and how long to wait for a lock
+ * held by someone else; on MT_ELIMIT the store fills in what was refused, on
+ * MT_EBUSY the wait ran out. Set the inputs with mt_store_op_init (0 for a
+ * limit means none) and leave the rest to the store.
+ */
+typedef struct {
+    /* in */
+    uint64_t max_file_size;   /* an edit refuses a file bigger than this before reading it */
+    uint64_t max_store_size;  /* bytes in all regular files */
+    uint64_t max_files;       /* regular files */
+    uint64_t max_dirs;        /* directories */
+    unsigned lock_timeout_ms; /* the longest wait for a lock (0: do not wait) */
+    /* out, on MT_ELIMIT */
+    mt_limit_kind refused;
+    uint64_t limit; /* the limit that refused it */
+    uint64_t held;  /* what the store (or the file) holds now */
+    uint64_t would; /* what it would hold after the change */
+    /* out, on any failure of a rename: 0 when it is about the source, 1 the destination */
+    int culprit;
+} mt_store_op;
+
+MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
+
 /*
  * The edit callback of a read-modify-write: given the current content, set
  * *out and *out_len to the new content (malloc'd; the store frees it) and return
  * 0, or return a negative code to leave the file untouched. The store holds
- * an exclusive lock on the file across the callback and the replacement.
+ * the file against every other change across the callback and the
+ * replacement, and checks the store-size limit on the result.
  */
 typedef int (*mt_edit_cb)(char **out, size_t *out_len, const char *data, size_t len, void *payload);
 
-#define MT_STORE_VERSION 1
+/*
+ * A reader of a file's content: called in order with consecutive pieces
+ * (`off` is where the piece starts, `last` is set on the final one; an empty
+ * file is one empty last piece). Return 0 to go on, 1 to stop reading, or a
+ * negative code to fail the read with it.
+ */
+typedef int (*mt_read_cb)(void *payload, const char *data, size_t len, uint64_t off, int last);
+
+/* The largest piece a store hands to an mt_read_cb when the file is bigger
+ * than the caller's `whole`. */
+#define MT_STORE_PIECE (1024 * 1024)
+
+/* Version 2 made the store responsible for the limits and for the locking
+ * that keeps changes linearizable; a version 1 store could do neither across
+ * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe. */
+#define MT_STORE_VERSION 2
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
 
-    /* What is at path: a file (with its size) or a directory. */
+    /* What is at path: a file (with its size) or a directory. Nothing is
+     * opened for reading: a FIFO or a device is reported MT_EUNSUPPORTED. */
     int (*stat)(mt_store *st, mt_node_type *type, uint64_t *size, const char *path);
 
-    /* The whole content of a regular file (malloc'd, NUL-terminated). */
-    int (*read)(mt_store *st, char **out, size_t *out_len, const char *path);
+    /*
+     * A regular file's content as it was when opened: its size at that
+     * moment (*size), never what is appended later. A file of at most
+     * `whole` bytes comes in one piece; a bigger one in pieces of at most
+     * MT_STORE_PIECE bytes, so memory stays bounded whatever the file's size.
+     */
+    int (*read)(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
+                void *payload);
 
-    /* Make a new file, and its missing parent directories; never replaces. */
-    int (*create)(mt_store *st, const char *path, const char *data, size_t len);
+    /* Make a new file, and its missing parent directories; never replaces.
+     * Atomic: on failure or a crash, neither the file nor new parents show. */
+    int (*create)(mt_store *st, mt_store_op *op, const char *path, const char *data, size_t len);
 
-    /* Replace a file's content under an exclusive lock. */
-    int (*edit)(mt_store *st, const char *path, mt_edit_cb cb, void *payload);
+    /* Replace a file's content with what cb makes of it. */
+    int (*edit)(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload);
 
     /* Remove a file, a symlink (never its target) or a directory tree. */
-    int (*remove)(mt_store *st, const char *path);
+    int (*remove)(mt_store *st, mt_store_op *op, const char *path);
 
-    /* Move without ever replacing; makes missing parents of `to`. */
-    int (*rename)(mt_store *st, const char *from, const char *to);
+    /* Move without ever replacing; makes missing parents of `to`. The
+     * directories it leaves empty stay (a model that moved the last file out
+     * of one often deletes it next); they count against max_dirs. */
+    int (*rename)(mt_store *st, mt_store_op *op, const char *from, const char *to);
 
     /* List a directory `depth` levels deep, hidden names and node_modules left
      * out (but counted in sizes), recording at most max_entries entries (0: all;
@@ -71,8 +146,8 @@ struct mt_store {
     int (*list)(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
                 size_t max_entries);
 
-    /* Bytes and number of regular files in the whole store. */
-    int (*usage)(mt_store *st, uint64_t *bytes, uint64_t *files);
+    /* What the whole store holds, as the limits see it. */
+    int (*usage)(mt_store *st, mt_store_usage *out);
 
     void (*free)(mt_store *st);
 };

@@ -33,7 +33,7 @@ static int insert_cb(char **out, size_t *out_len, const char *data, size_t len, 
     at = mt_text_line_start(data, len, (size_t)c->line + 1);
     needs_nl = at == len && len > 0 && data[len - 1] != '\n';
     new_len = len + (size_t)needs_nl + text_len + 1;
-    if ((rc = mt_edit_reserve(&c->e, len, new_len)) != 0)
+    if ((rc = mt_edit_reserve(&c->e, new_len)) != 0)
         return rc;
     if (!(buf = malloc(new_len + 1)))
         return MT_ENOMEM;
@@ -53,7 +53,7 @@ static int insert_cb(char **out, size_t *out_len, const char *data, size_t len, 
 
 int mt_op_insert(mt_reply *r, mt_memory *m, mt_str path, const char *rel, int64_t line, mt_str text)
 {
-    insert_ctx c = {{r, m, path, 0, 0}, text, line};
+    insert_ctx c = {{r, m, path, 0}, text, line};
     int rc = mt_edit_run(&c.e, rel, insert_cb, " does not exist");
 
     if (rc <= 0)

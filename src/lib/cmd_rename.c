@@ -8,6 +8,7 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
 {
     size_t old_len = strlen(old_rel);
     mt_node_type type;
+    mt_store_op op;
     uint64_t size;
     int rc;
 
@@ -23,13 +24,18 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
     if (rc == 0 && type == MT_NODE_DIR && strncmp(new_rel, old_rel, old_len) == 0 &&
         new_rel[old_len] == '/')
         return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
-    rc = m->store->rename(m->store, old_rel, new_rel);
-    if (rc == MT_ENOTFOUND)
+    mt_memory_op(&op, m);
+    rc = m->store->rename(m->store, &op, old_rel, new_rel);
+    if (rc == MT_ENOTFOUND && op.culprit == 0)
         return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
     if (rc == MT_EEXISTS)
         return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
+    if (rc == MT_ELIMIT)
+        return mt_reply_limit(r, &op, new_path, &old_path);
+    /* Name the path at fault: a model told the destination is wrong when the
+     * source is would try other destinations. */
     if (rc < 0)
-        return mt_reply_store_error(r, rc, new_path);
+        return mt_reply_store_error(r, rc, op.culprit == 0 ? old_path : new_path);
     if (mt_reply_ok(r, "Successfully renamed ", old_path, " to ") < 0 ||
         mt_reply_str(r, new_path) < 0)
         return MT_ENOMEM;

@@ -1,4 +1,5 @@
 /* view: a file with line numbers, or a directory two levels deep. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,23 +48,26 @@ static long put_line(mt_buf *out, int *was_cut, const mt_text_prefix *prefix, co
     return (long)width;
 }
 
-static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range)
+typedef struct {
+    mt_reply *r;
+    mt_memory *m;
+    mt_str path;
+    const int64_t *range;
+} view_ctx;
+
+static int view_text(void *payload, const char *data, size_t len, uint64_t off_unused,
+                     int last_unused)
 {
-    char *data = NULL;
-    size_t len, n, first, last, line, off, used, limit = (size_t)m->opts.view_limit;
+    view_ctx *v = payload;
+    mt_reply *r = v->r;
+    mt_str path = v->path;
+    const int64_t *range = v->range;
+    size_t n, first, last, line, off, used, limit = (size_t)v->m->opts.view_limit;
     mt_text_prefix prefix;
     int rc, cut = 0, ascii;
 
-    if ((rc = m->store->read(m->store, &data, &len, rel)) < 0) {
-        if (rc == MT_EISDIR)
-            return rc; /* the caller lists it */
-        if (rc == MT_ENOTFOUND)
-            rc = mt_reply_fail(r, "The path ", path,
-                               " does not exist. Please provide a valid path.");
-        else
-            rc = mt_reply_store_error(r, rc, path);
-        goto done;
-    }
+    (void)off_unused;
+    (void)last_unused;
     n = mt_text_line_count(data, len);
     if (n > MT_MAX_LINES) {
         rc = mt_reply_fail(r, "File ", path, " exceeds maximum line limit of 999,999 lines.");
@@ -150,8 +154,22 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
                                shown, n);
     }
 done:
-    free(data);
     return rc == MT_ENOMEM ? rc : 0;
+}
+
+static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range)
+{
+    view_ctx v = {r, m, path, range};
+    uint64_t size;
+    int rc = m->store->read(m->store, &size, rel, SIZE_MAX, view_text, &v);
+
+    if (rc == MT_EISDIR || rc == MT_ENOMEM)
+        return rc; /* a directory: the caller lists it */
+    if (rc == MT_ENOTFOUND)
+        return mt_reply_fail(r, "The path ", path, " does not exist. Please provide a valid path.");
+    if (rc < 0)
+        return mt_reply_store_error(r, rc, path);
+    return 0;
 }
 
 /* The listing, from at most max_entries entries of the store's; *short_of

@@ -1,6 +1,7 @@
 /* The memory handle: a store, the options, and the limits. */
 #include "memory.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,8 @@ void mt_options_init(mt_options *opts)
     opts->max_files = 10000;
     opts->view_limit = 16000;
     opts->durability = MT_DURABILITY_FULL;
+    opts->max_dirs = 1000;
+    opts->lock_timeout_ms = 5000;
 }
 
 int mt_durability_parse(mt_durability *out, const char *name)
@@ -31,11 +34,24 @@ int mt_durability_parse(mt_durability *out, const char *name)
     return 0;
 }
 
-static int options_check(const mt_options *o)
+/* Version 1 options end before max_dirs: take what they have, default the rest. */
+static int options_take(mt_options *out, const mt_options *o)
 {
+    if (o->version == 1) {
+        mt_options_init(out);
+        memcpy(out, o, offsetof(mt_options, max_dirs));
+        out->version = MT_OPTIONS_VERSION;
+        return 0;
+    }
     if (o->version != MT_OPTIONS_VERSION)
         return mt_error_set(MT_EINVAL, "mt_options version %u is not %d: call mt_options_init",
                             o->version, MT_OPTIONS_VERSION);
+    *out = *o;
+    return 0;
+}
+
+static int options_check(const mt_options *o)
+{
     if (o->durability != MT_DURABILITY_FULL && o->durability != MT_DURABILITY_FILE &&
         o->durability != MT_DURABILITY_NONE)
         return mt_error_set(MT_EINVAL, "unknown durability %d", (int)o->durability);
@@ -49,7 +65,7 @@ static int options_check(const mt_options *o)
 int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
 {
     mt_memory *m;
-    mt_options defaults;
+    mt_options o;
     int rc;
 
     if (out)
@@ -58,19 +74,31 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
         rc = mt_error_set(MT_EINVAL, "mt_memory_new needs an out pointer and a store");
         goto fail;
     }
-    if (!opts) {
-        mt_options_init(&defaults);
-        opts = &defaults;
+    if (store->version != MT_STORE_VERSION) {
+        rc = mt_error_set(MT_EINVAL,
+                          "the store has interface version %u; this memtool needs version %d "
+                          "(see memtool/store.h)",
+                          store->version, MT_STORE_VERSION);
+        goto fail;
     }
-    if ((rc = options_check(opts)) < 0)
+    if (!opts)
+        mt_options_init(&o);
+    else if ((rc = options_take(&o, opts)) < 0)
+        goto fail;
+    if ((rc = options_check(&o)) < 0)
         goto fail;
     if (!(m = calloc(1, sizeof(*m)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto fail;
     }
     m->store = store;
-    m->opts = *opts;
-    pthread_mutex_init(&m->usage_lock, NULL);
+    m->opts = o;
+    mt_store_op_init(&m->op);
+    m->op.max_file_size = o.max_file_size;
+    m->op.max_store_size = o.max_store_size;
+    m->op.max_files = o.max_files;
+    m->op.max_dirs = o.max_dirs;
+    m->op.lock_timeout_ms = o.lock_timeout_ms;
     *out = m;
     return 0;
 fail:
@@ -81,7 +109,7 @@ fail:
 
 int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
 {
-    mt_durability d = opts ? opts->durability : MT_DURABILITY_FULL;
+    mt_options o;
     mt_store *store;
     int rc;
 
@@ -89,9 +117,13 @@ int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
         *out = NULL;
     if (!out)
         return mt_error_set(MT_EINVAL, "mt_memory_open needs an out pointer");
-    if (opts && (rc = options_check(opts)) < 0)
+    if (!opts)
+        mt_options_init(&o);
+    else if ((rc = options_take(&o, opts)) < 0)
         return rc;
-    if ((rc = mt_store_fs_open(&store, root, d)) < 0)
+    if ((rc = options_check(&o)) < 0)
+        return rc;
+    if ((rc = mt_store_fs_open(&store, root, o.durability)) < 0)
         return rc;
     return mt_memory_new(out, store, opts);
 }
@@ -101,93 +133,95 @@ void mt_memory_free(mt_memory *m)
     if (!m)
         return;
     m->store->free(m->store);
-    pthread_mutex_destroy(&m->usage_lock);
     free(m);
 }
 
-static long long elapsed_ns(const struct timespec *since)
+int mt_memory_usage(mt_usage *out, mt_memory *m)
 {
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec);
+    if (!out || !m)
+        return mt_error_set(MT_EINVAL, "mt_memory_usage needs an out pointer and a handle");
+    return m->store->usage(m->store, out);
 }
 
-int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size, int64_t delta_bytes,
-                    uint64_t new_files)
+void mt_memory_op(mt_store_op *op, const mt_memory *m)
 {
-    const mt_options *o = &m->opts;
+    *op = m->op;
+}
+
+int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size)
+{
     char a[32], b[32];
-    int rc = 0;
 
-    if (file_size > o->max_file_size) {
-        mt_text_format_count(a, file_size);
-        mt_text_format_count(b, o->max_file_size);
-        mt_reply_fail(r, "Error: Cannot write ", path, "");
-        return mt_buf_printf(&r->text,
-                             ": the file would hold %s bytes, over the max file size limit of "
-                             "%s bytes; keep memory files small and split large content",
-                             a, b) < 0
-                   ? MT_ENOMEM
-                   : 1;
-    }
-    pthread_mutex_lock(&m->usage_lock);
-    if (!m->usage_known || elapsed_ns(&m->usage_time) > MT_USAGE_TTL_NS) {
-        uint64_t bytes, files;
-        if (m->store->usage(m->store, &bytes, &files) == 0) {
-            m->usage_bytes = bytes;
-            m->usage_files = files;
-            m->usage_known = 1;
-            clock_gettime(CLOCK_MONOTONIC, &m->usage_time);
-        }
-    }
-    if (m->usage_known && delta_bytes > 0 &&
-        m->usage_bytes + (uint64_t)delta_bytes > o->max_store_size) {
-        mt_text_format_count(a, m->usage_bytes + (uint64_t)delta_bytes);
-        mt_text_format_count(b, o->max_store_size);
-        rc = 1;
-        if (mt_reply_fail(r, "Error: Cannot write ", path, "") < 0 ||
-            mt_buf_printf(&r->text,
-                          ": the store would hold %s bytes, over the max store size limit of %s "
-                          "bytes; delete memory files that are no longer needed",
-                          a, b) < 0)
-            rc = MT_ENOMEM;
-    } else if (m->usage_known && new_files && m->usage_files + new_files > o->max_files) {
-        mt_text_format_count(a, m->usage_files);
-        mt_text_format_count(b, o->max_files);
-        rc = 1;
-        if (mt_reply_fail(r, "Error: Cannot create ", path, "") < 0 ||
-            mt_buf_printf(&r->text,
-                          ": the store holds %s files, the max files limit is %s; delete "
-                          "or merge memory files that are no longer needed",
-                          a, b) < 0)
-            rc = MT_ENOMEM;
-    } else if (m->usage_known) {
-        /* Reserve what this write adds, so concurrent threads cannot all pass. */
-        m->usage_bytes += (uint64_t)(delta_bytes > 0 ? delta_bytes : 0);
-        m->usage_files += new_files;
-    }
-    pthread_mutex_unlock(&m->usage_lock);
-    return rc;
+    if (file_size <= m->opts.max_file_size)
+        return 0;
+    mt_text_format_count(a, file_size);
+    mt_text_format_count(b, m->opts.max_file_size);
+    if (mt_reply_fail(r, "Error: Cannot write ", path, "") < 0 ||
+        mt_buf_printf(&r->text,
+                      ": the file would hold %s bytes, over the max file size limit of %s bytes; "
+                      "keep memory files small and split large content",
+                      a, b) < 0)
+        return MT_ENOMEM;
+    return 1;
 }
 
-void mt_usage_note(mt_memory *m, int64_t delta_bytes, int64_t delta_files)
+int mt_reply_limit(mt_reply *r, const mt_store_op *op, mt_str path, const mt_str *from)
 {
-    pthread_mutex_lock(&m->usage_lock);
-    if (m->usage_known) {
-        m->usage_bytes = (int64_t)m->usage_bytes + delta_bytes < 0
-                             ? 0
-                             : (uint64_t)((int64_t)m->usage_bytes + delta_bytes);
-        m->usage_files = (int64_t)m->usage_files + delta_files < 0
-                             ? 0
-                             : (uint64_t)((int64_t)m->usage_files + delta_files);
-    }
-    pthread_mutex_unlock(&m->usage_lock);
-}
+    char held[32], would[32], limit[32];
+    const char *lead = "Error: Cannot write ";
+    int rc;
 
-void mt_usage_forget(mt_memory *m)
-{
-    pthread_mutex_lock(&m->usage_lock);
-    m->usage_known = 0;
-    pthread_mutex_unlock(&m->usage_lock);
+    mt_text_format_count(held, op->held);
+    mt_text_format_count(would, op->would);
+    mt_text_format_count(limit, op->limit);
+    if (op->refused == MT_LIMIT_FILES || op->refused == MT_LIMIT_DIRS)
+        lead = "Error: Cannot create ";
+    else if (op->refused == MT_LIMIT_FILE_SIZE)
+        lead = "Error: Cannot edit ";
+    if (from)
+        rc = mt_reply_fail(r, "Error: Cannot rename ", *from, " to ") < 0 ||
+                     mt_reply_str(r, path) < 0
+                 ? MT_ENOMEM
+                 : 0;
+    else
+        rc = mt_reply_fail(r, lead, path, "");
+    if (rc < 0)
+        return MT_ENOMEM;
+    switch (op->refused) {
+    case MT_LIMIT_STORE_SIZE:
+        rc = mt_buf_printf(&r->text,
+                           ": the store would hold %s bytes, over the max store size limit of %s "
+                           "bytes; delete memory files that are no longer needed",
+                           would, limit);
+        break;
+    case MT_LIMIT_FILES:
+        rc = mt_buf_printf(&r->text,
+                           ": the store holds %s files, the max files limit is %s; delete or "
+                           "merge memory files that are no longer needed",
+                           held, limit);
+        break;
+    case MT_LIMIT_DIRS:
+        rc = mt_buf_printf(&r->text,
+                           ": the store would hold %s directories, over the max directories limit "
+                           "of %s; use existing directories, or delete or merge ones that are no "
+                           "longer needed",
+                           would, limit);
+        break;
+    case MT_LIMIT_FILE_SIZE:
+        rc = mt_buf_printf(&r->text,
+                           ": the file holds %s bytes, over the max file size limit of %s bytes; "
+                           "it can be viewed or deleted, not edited",
+                           held, limit);
+        break;
+    case MT_LIMIT_DEPTH:
+        rc = mt_buf_printf(&r->text,
+                           ": its contents would lie %s levels below /memories, over the limit of "
+                           "%s; choose a destination nearer /memories",
+                           would, limit);
+        break;
+    default:
+        rc = mt_buf_printf(&r->text, ": %s", mt_error_last()->message);
+        break;
+    }
+    return rc < 0 ? MT_ENOMEM : 0;
 }

@@ -2,7 +2,6 @@
 #ifndef MT_MEMORY_H
 #define MT_MEMORY_H
 
-#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -14,18 +13,8 @@
 struct mt_memory {
     mt_store *store;
     mt_options opts;
-
-    /* What the whole store holds, for the store-size and file-count limits.
-     * Counting walks the store, so it is cached and counted again at most
-     * once per MT_USAGE_TTL_NS (other processes' writes show up then). */
-    pthread_mutex_t usage_lock;
-    int usage_known;
-    uint64_t usage_bytes;
-    uint64_t usage_files;
-    struct timespec usage_time;
+    mt_store_op op; /* the limits and lock wait every change is given */
 };
-
-#define MT_USAGE_TTL_NS 1000000000LL
 
 /* A string from the tool input, which may hold NUL bytes. */
 typedef struct {
@@ -55,19 +44,21 @@ int mt_reply_failf(mt_reply *r, const char *fmt, ...)
  * (I/O, locking) take the store's message from mt_error_last(). */
 int mt_reply_store_error(mt_reply *r, int code, mt_str path);
 
-/* Limits, checked before anything is written. `delta_bytes` is how much the
- * store grows, `new_files` how many files it gains; `file_size` the size of
- * the file being written. Returns 0, or fills r with the error and returns 1. */
-int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size, int64_t delta_bytes,
-                    uint64_t new_files);
-/* On success the growth is reserved in the usage cache; a write that then
- * fails gives it back with mt_usage_note(m, -delta, -files). */
-void mt_usage_note(mt_memory *m, int64_t delta_bytes, int64_t delta_files);
-void mt_usage_forget(mt_memory *m);
+/* The file-size limit, checked before anything is written (the store checks
+ * the others, in the same step as the write). Returns 0, or fills r with the
+ * error and returns 1, or MT_ENOMEM. */
+int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size);
+
+/* A fresh copy of the handle's limits for one change. */
+void mt_memory_op(mt_store_op *op, const mt_memory *m);
+
+/* The words for a limit the store refused (op->refused): "Error: Cannot ...
+ * {path}: ..." or, given `from`, "Error: Cannot rename {from} to {path}: ...". */
+int mt_reply_limit(mt_reply *r, const mt_store_op *op, mt_str path, const mt_str *from);
 
 /*
  * What str_replace and insert share around the store's read-modify-write:
- * the reply, the growth reserved against the store-size limit, and whether
+ * the reply, and whether
  * the callback has already answered (no match, a bad line, a limit). It is
  * the first member of each callback's payload.
  */
@@ -75,14 +66,12 @@ typedef struct {
     mt_reply *r;
     mt_memory *m;
     mt_str path;
-    int64_t reserved;
     int answered;
 } mt_edit;
 
-/* From the callback: check the limits for content growing from old_len to
- * new_len bytes and reserve the growth. Returns 0, or the code for the
- * callback to return (the reply then holds the error). */
-int mt_edit_reserve(mt_edit *e, size_t old_len, size_t new_len);
+/* From the callback: check the file-size limit for the new content. Returns
+ * 0, or the code for the callback to return (the reply then holds the error). */
+int mt_edit_reserve(mt_edit *e, size_t new_len);
 
 /* Run cb on rel's content under the file's lock. Returns 1 when the file
  * was edited, 0 when r holds the error (`missing` ends the message for a

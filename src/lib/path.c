@@ -213,12 +213,32 @@ static int is_tmp_name(const char *s, size_t len)
     return len >= plen && memcmp(s, MT_TMP_PREFIX, plen) == 0;
 }
 
-/* The rules for one non-empty component other than "."; the characters were checked already. */
+/* The store's own directory, in any letter case: a store on a filesystem
+ * that folds case must not let ".MEMTOOL" reach it either. */
+static int is_reserved_name(const char *s, size_t len)
+{
+    static const char reserved[] = MT_RESERVED_NAME;
+    size_t i;
+
+    if (len != sizeof(reserved) - 1)
+        return 0;
+    for (i = 0; i < len; i++) {
+        char c = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+        if (c != reserved[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* The rules for one non-empty component other than "."; the characters were
+ * checked already. The reserved names are refused wherever they stand: a
+ * temporary or the store's own directory is never named by a request, nor is
+ * a directory that a walk would take for one. */
 static int component_ok(const char *s, size_t len)
 {
     if (len > MT_NAME_MAX)
         return 0;
-    if (is_dotdot(s, len))
+    if (is_dotdot(s, len) || is_tmp_name(s, len) || is_reserved_name(s, len))
         return 0;
     return !has_encoded_special(s, len);
 }
@@ -244,9 +264,7 @@ static int next_component(const char *path, size_t len, size_t *pos, const char 
 mt_path_status mt_path_parse(char **rel, const char *path, size_t len)
 {
     const char *c = NULL;
-    const char *last = NULL;
     size_t clen = 0;
-    size_t last_len = 0;
     size_t depth = 0;
     size_t out_len = 0;
     size_t pos;
@@ -269,13 +287,7 @@ mt_path_status mt_path_parse(char **rel, const char *path, size_t len)
         if (++depth > MT_PATH_MAX_DEPTH)
             return MT_PATH_ESCAPE;
         out_len += clen + (depth > 1);
-        last = c;
-        last_len = clen;
     }
-    /* Only the last: a directory named so is harmless, but a file so named
-     * could be taken for, or clobber, a write in progress. */
-    if (last != NULL && is_tmp_name(last, last_len))
-        return MT_PATH_ESCAPE;
 
     out = malloc(out_len + 1);
     if (out == NULL)
@@ -300,8 +312,6 @@ int mt_path_name_ok(const char *name, size_t len)
     if (memchr(name, '/', len) != NULL)
         return 0;
     if (!text_ok(name, len))
-        return 0;
-    if (is_tmp_name(name, len))
         return 0;
     return component_ok(name, len);
 }

@@ -20,11 +20,13 @@ mt_path_status mt_path_parse(char **rel, const char *path, size_t len);
 
 /* Whether one directory entry name may appear in a listing: a component the
  * path rules accept (not ".", "..", encoded, controls, over 255 bytes,
- * nor a reserved ".mt-tmp." name). */
+ * nor a reserved name). */
 int mt_path_name_ok(const char *name, size_t len);
 
-/* The prefix reserved for temporary files. */
+/* Reserved in every component: the prefix of temporary files, and the
+ * store's own directory (compared without regard to ASCII case). */
 #define MT_TMP_PREFIX     ".mt-tmp."
+#define MT_RESERVED_NAME  ".memtool"
 #define MT_PATH_MAX       4096
 #define MT_NAME_MAX       255
 #define MT_PATH_MAX_DEPTH 32

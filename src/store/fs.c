@@ -82,55 +82,7 @@ int mt_fs_sync_done(int fd, const char *rel)
     return 0;
 }
 
-static int fs_mkdir_walk(int *out_fd, int root_fd, const char *dir, size_t dir_len, const char *rel,
-                         mt_durability durability)
-{
-    char comp[MT_NAME_MAX + 1];
-    int fd, next, rc = 0;
-    size_t i = 0;
-
-    fd = dup(root_fd);
-    if (fd < 0)
-        return mt_fs_error(errno, "cannot open", rel);
-    while (i < dir_len) {
-        size_t j = i;
-        while (j < dir_len && dir[j] != '/')
-            j++;
-        if (j - i > MT_NAME_MAX) {
-            rc = mt_fs_error(ENAMETOOLONG, "cannot create", rel);
-            goto done;
-        }
-        memcpy(comp, dir + i, j - i);
-        comp[j - i] = '\0';
-        next = mt_fs_openat(fd, comp, O_RDONLY | O_DIRECTORY, 0);
-        if (next == -ENOENT) {
-            if (mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
-                rc = mt_fs_error(errno, "cannot create a directory for", rel);
-                goto done;
-            }
-            /* The new entry must survive a crash before anything is put in it. */
-            if (durability == MT_DURABILITY_FULL && (rc = mt_fs_sync(fd, rel)) < 0)
-                goto done;
-            next = mt_fs_openat(fd, comp, O_RDONLY | O_DIRECTORY, 0);
-        }
-        if (next < 0) {
-            rc = mt_fs_error(-next, "cannot open a directory of", rel);
-            goto done;
-        }
-        close(fd);
-        fd = next;
-        i = j + 1;
-    }
-done:
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
-    *out_fd = fd;
-    return 0;
-}
-
-int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel, int create)
+int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel)
 {
     const char *slash = strrchr(rel, '/');
     char dir[MT_PATH_MAX + 1];
@@ -143,8 +95,6 @@ int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel
     memcpy(dir, rel, dir_len);
     dir[dir_len] = '\0';
     fd = mt_fs_openat(fs->root_fd, dir, O_RDONLY | O_DIRECTORY, 0);
-    if (fd == -ENOENT && create)
-        return fs_mkdir_walk(out_fd, fs->root_fd, dir, dir_len, rel, fs->durability);
     if (fd < 0)
         return mt_fs_error(-fd, "cannot open", rel);
     *out_fd = fd;
@@ -179,26 +129,16 @@ done:
     return rc;
 }
 
-int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *rel)
+int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *rel)
 {
-    /* One byte more than expected, so the read that finds the end needs no realloc. */
-    size_t cap = hint + 2, len = 0;
-    char *data = malloc(cap), *grown;
+    size_t len = 0;
+    char *data = malloc(size + 1);
 
     if (!data)
         return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-    /* Read to the end, not to the size seen: the file may have grown since. */
-    for (;;) {
-        ssize_t n;
-        if (len + 1 >= cap) {
-            cap = cap * 2 + 4096;
-            if (!(grown = realloc(data, cap))) {
-                free(data);
-                return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-            }
-            data = grown;
-        }
-        n = pread(fd, data + len, cap - len - 1, (off_t)len);
+    /* Exactly the size fstat gave: a file someone keeps appending to is not chased. */
+    while (len < size) {
+        ssize_t n = pread(fd, data + len, size - len, (off_t)len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -209,11 +149,6 @@ int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *
         if (n == 0)
             break;
         len += (size_t)n;
-        /* Short of what was asked, at exactly the size fstat saw: that is the
-         * end, and the read that would return 0 to say so can be saved. A
-         * file that grew since fills the read, and reading goes on. */
-        if (len == hint && len + 1 < cap)
-            break;
     }
     data[len] = '\0';
     *out = data;
@@ -221,14 +156,16 @@ int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *
     return 0;
 }
 
-static int fs_read(mt_store *st, char **out, size_t *out_len, const char *rel)
+static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, mt_read_cb cb,
+                   void *payload)
 {
     mt_fs *fs = (mt_fs *)st;
     struct stat sb;
+    char *data = NULL;
+    size_t len = 0;
     int fd, rc = 0;
 
-    *out = NULL;
-    *out_len = 0;
+    (void)whole;
     /* O_NONBLOCK: should a FIFO be swapped in after a stat, opening it must not hang. */
     fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
@@ -241,9 +178,14 @@ static int fs_read(mt_store *st, char **out, size_t *out_len, const char *rel)
         rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
     else if (sb.st_nlink > 1)
         rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
-    else
-        rc = mt_fs_read_fd(out, out_len, fd, (size_t)sb.st_size, rel);
+    else if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) == 0) {
+        *size = len;
+        rc = cb(payload, data, len, 0, 1);
+        if (rc > 0)
+            rc = 0;
+    }
     close(fd);
+    free(data);
     return rc;
 }
 
@@ -254,7 +196,29 @@ static void fs_free(mt_store *st)
     if (!fs)
         return;
     close(fs->root_fd);
+    if (fs->state_fd >= 0)
+        close(fs->state_fd);
+    pthread_mutex_destroy(&fs->lock);
     free(fs);
+}
+
+/* This boot's id, so that a usage counter written before a reboot (which a
+ * power cut may have lost or kept stale) is counted again. Without one, the
+ * counter is trusted across reboots. */
+static void fs_boot_id(char id[40])
+{
+    ssize_t n;
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+    memset(id, 0, 40);
+    if (fd < 0)
+        return;
+    n = read(fd, id, 39);
+    close(fd);
+    while (n > 0 && (id[n - 1] == '\n' || id[n - 1] == '\0'))
+        id[--n] = '\0';
+    if (n < 0)
+        memset(id, 0, 40);
 }
 
 /* mkdir -p for the root itself: it is the caller's configuration, trusted. */
@@ -310,6 +274,14 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
         rc = mt_error_set(MT_ENOMEM, "out of memory opening %s", root);
         goto done;
     }
+    if (pthread_mutex_init(&fs->lock, NULL) != 0) {
+        free(fs);
+        fs = NULL;
+        rc = mt_error_set(MT_ENOMEM, "cannot make a lock for %s", root);
+        goto done;
+    }
+    fs->state_fd = -1;
+    fs_boot_id(fs->boot_id);
     fs->base.version = MT_STORE_VERSION;
     fs->base.stat = fs_stat;
     fs->base.read = fs_read;

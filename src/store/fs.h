@@ -1,31 +1,70 @@
-/* The filesystem store's internals, shared by fs.c, fs_write.c and fs_walk.c. */
+/* The filesystem store's internals, shared by its source files. */
 #ifndef MT_STORE_FS_H
 #define MT_STORE_FS_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include <memtool/store.h>
 
+#include "lib/path.h"
+
 typedef struct {
     mt_store base;
     int root_fd;
     mt_durability durability;
+    /* Every change holds the store's lock: this mutex among the threads of
+     * this process, then an flock on the state file among processes. */
+    pthread_mutex_t lock;
+    int state_fd;     /* RESERVED/state, opened at the first change; -1 before */
+    char boot_id[40]; /* this boot's id: a counter written in another boot is recounted */
 } mt_fs;
 
-/* Directories deeper than this are neither entered nor counted: deeper than
- * memtool ever makes them (its paths are shorter). */
+/* The store's own directory, beside the memories: the lock and the usage
+ * counter live there. The path rules refuse this name as any component, so
+ * no request can read, write, list or move it. */
+#define MT_FS_RESERVED MT_RESERVED_NAME
+
+/* Directories deeper than this are neither entered nor counted; a count
+ * that meets one fails. memtool never makes a tree deeper than
+ * MT_STORE_MAX_DEPTH, so only a tree made outside it can be this deep. */
 #define MT_WALK_MAX_DEPTH 256
+
+/* A change in progress: the store's lock is held from mt_fs_begin to
+ * mt_fs_end, and `usage` is what the store holds, kept up to date by the
+ * change as it goes. */
+typedef struct {
+    mt_store_usage usage;
+    int recount; /* the change may have left the counter wrong: count again next time */
+} mt_fs_txn;
+
+/* Take the store's lock (waiting at most op->lock_timeout_ms) and read the
+ * usage counter, counting the store again when the counter is missing,
+ * damaged, from another boot, or left dirty by a change that died. */
+int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel);
+
+/* Write the counter back and release the lock. */
+void mt_fs_end(mt_fs *fs, mt_fs_txn *t);
+
+/* Whether the change (adding these to the usage) keeps every limit of op;
+ * fills op's refusal and returns MT_ELIMIT when it does not. */
+int mt_fs_quota(mt_fs_txn *t, mt_store_op *op, const char *rel, int64_t bytes, int64_t files,
+                int64_t dirs);
+
+/* Add to the usage (never below zero: a store changed outside memtool may
+ * hold less than the counter says, and is then counted again). */
+void mt_fs_account(mt_fs_txn *t, int64_t bytes, int64_t files, int64_t dirs);
 
 /* Open rel (a normalised relative path; "" is the root) beneath dirfd with
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
  * RESOLVE_NO_XDEV): the kernel, not string checks, keeps it inside. Returns
- * an fd or a negative mt_error_code. */
+ * an fd or a negative errno. */
 int mt_fs_openat(int dirfd, const char *rel, int flags, mode_t mode);
 
-/* Open the directory that holds rel's last component, making the missing
- * ones (0700) when create is set; *name points into rel at that component. */
-int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel, int create);
+/* Open the directory that holds rel's last component (which must exist);
+ * *name points into rel at that component. */
+int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel);
 
 /* errno as an mt_error_code, with a message naming what was being done. */
 int mt_fs_error(int err, const char *what, const char *rel);
@@ -34,34 +73,48 @@ int mt_fs_error(int err, const char *what, const char *rel);
  * so the caller can say the change was made. */
 int mt_fs_sync_done(int fd, const char *rel);
 
-/* Read all of fd (a regular file of about `hint` bytes) into a malloc'd,
- * NUL-terminated buffer. */
-int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t hint, const char *rel);
+/* Read exactly `size` bytes of fd (a regular file whose fstat gave that
+ * size) into a malloc'd, NUL-terminated buffer; a file that shrank since is
+ * read to its end, one that grew is not read past `size`. */
+int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *rel);
 
 /* fsync with the error made an mt_error_code. */
 int mt_fs_sync(int fd, const char *rel);
 
-/* Write data to a new temporary file in dirfd, under an exclusive flock (so
- * the stale-file cleaner leaves it alone); returns its fd and fills name. */
+/* A fresh temporary name: ".mt-tmp." and a closing backslash, a byte the
+ * path rules refuse, so no request can name one. */
+void mt_fs_temp_name(char name[64]);
+
+/* Write data to a new temporary file in dirfd; returns its fd and fills name. */
 int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
                      const char *rel);
 
-/* Remove everything below the directory dirfd (never following a link). */
-int mt_fs_remove_tree(int dirfd, unsigned depth);
+/* Remove everything below the directory dirfd, however deep (never
+ * following a link, never holding more than a few dozen descriptors). */
+int mt_fs_remove_tree(int dirfd);
 
-/* Whether a name is one of memtool's temporary files: ".mt-tmp." and a
- * closing backslash, which no request path can contain. */
+/* Whether a name is one of memtool's temporary files. */
 int mt_fs_is_temp(const char *name);
 
-/* Remove a temporary entry of dirfd if no live writer holds it. */
+/* Whether a walk leaves a name out of sizes and counts: temporaries and the
+ * store's reserved directory hold no memories. */
+int mt_fs_is_internal(const char *name);
+
+/* Remove a temporary entry of dirfd: only under the store's lock, when no
+ * change that could own it is running. */
 void mt_fs_clean_temp(int dirfd, const char *name);
 
-int mt_fs_create(mt_store *st, const char *path, const char *data, size_t len);
-int mt_fs_edit(mt_store *st, const char *path, mt_edit_cb cb, void *payload);
-int mt_fs_remove(mt_store *st, const char *path);
-int mt_fs_rename(mt_store *st, const char *from, const char *to);
+/* Count everything beneath the directory dirfd (regular files, their bytes,
+ * directories), failing rather than skipping what cannot be read. With
+ * `clean`, temporaries met on the way are removed (the lock must be held). */
+int mt_fs_count_tree(mt_store_usage *out, int dirfd, int clean);
+
+int mt_fs_create(mt_store *st, mt_store_op *op, const char *path, const char *data, size_t len);
+int mt_fs_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload);
+int mt_fs_remove(mt_store *st, mt_store_op *op, const char *path);
+int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);
 int mt_fs_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
                size_t max_entries);
-int mt_fs_usage(mt_store *st, uint64_t *bytes, uint64_t *files);
+int mt_fs_usage(mt_store *st, mt_store_usage *out);
 
 #endif

@@ -35,6 +35,7 @@ int mt_fs_count_init(mt_fs_count *c)
         return mt_error_set(MT_ENOMEM, "cannot make a lock to count the store");
     }
     atomic_init(&c->files, 0);
+    atomic_init(&c->dirs, 0);
     return 0;
 }
 
@@ -50,42 +51,59 @@ static void count_now(mt_fs_count *c, int fd, unsigned level, mt_fs_sum *sum)
 {
     DIR *dir = fdopendir(fd);
     struct dirent *de;
-    uint64_t bytes = 0, files = 0;
+    uint64_t bytes = 0, files = 0, dirs = 0;
 
     if (!dir) {
         fail(c, errno);
         close(fd);
         return;
     }
-    while ((de = readdir(dir)) != NULL) {
+    for (errno = 0; (de = readdir(dir)) != NULL; errno = 0) {
         const char *name = de->d_name;
         unsigned char type = de->d_type;
         struct stat sb;
 
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
             continue;
-        if (mt_fs_is_temp(name)) {
-            mt_fs_clean_temp(dirfd(dir), name);
+        if (mt_fs_is_internal(name)) {
+            if (c->clean && mt_fs_is_temp(name))
+                mt_fs_clean_temp(dirfd(dir), name);
             continue;
         }
         if (type == DT_UNKNOWN || type == DT_REG) {
-            if (fstatat(dirfd(dir), name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-                continue; /* gone meanwhile */
+            if (fstatat(dirfd(dir), name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno != ENOENT) /* ENOENT: gone meanwhile */
+                    fail(c, errno);
+                continue;
+            }
             type = S_ISREG(sb.st_mode) ? DT_REG : S_ISDIR(sb.st_mode) ? DT_DIR : DT_UNKNOWN;
         }
         if (type == DT_REG) {
             bytes += (uint64_t)sb.st_size;
             files++;
-        } else if (type == DT_DIR && level < MT_WALK_MAX_DEPTH) {
+        } else if (type == DT_DIR) {
             /* Links, FIFOs and the rest are neither followed nor counted. */
-            int child = mt_fs_openat(dirfd(dir), name, O_RDONLY | O_DIRECTORY, 0);
+            int child;
+            dirs++;
+            if (level >= MT_WALK_MAX_DEPTH) {
+                pthread_mutex_lock(&c->lock);
+                c->too_deep = 1;
+                pthread_mutex_unlock(&c->lock);
+                continue;
+            }
+            child = mt_fs_openat(dirfd(dir), name, O_RDONLY | O_DIRECTORY, 0);
             if (child >= 0)
                 mt_fs_count_dir(c, child, level + 1, sum);
+            else if (child != -ENOENT)
+                fail(c, -child); /* EMFILE and the like: the count would come out short */
         }
     }
+    if (errno != 0)
+        fail(c, errno);
     closedir(dir);
     atomic_fetch_add_explicit(&sum->counted, bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->files, files, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->dirs, dirs, memory_order_relaxed);
 }
 
 /* Take jobs until there are none and no more can come. */
@@ -173,5 +191,12 @@ int mt_fs_count_finish(mt_fs_count *c)
     err = c->error;
     pthread_cond_destroy(&c->wake);
     pthread_mutex_destroy(&c->lock);
-    return err ? mt_fs_error(err, "cannot list", "") : 0;
+    if (err)
+        return mt_fs_error(err, "cannot count what is beneath", "");
+    if (c->too_deep)
+        return mt_error_set(MT_EIO,
+                            "the store holds directories nested more than %d levels deep, made "
+                            "outside memtool; delete that tree",
+                            MT_WALK_MAX_DEPTH);
+    return 0;
 }

@@ -32,11 +32,14 @@ typedef struct {
     pthread_cond_t wake;
     mt_fs_job *jobs; /* waiting, most recent first */
     size_t queued, pushed, busy;
-    int closing; /* the caller has no more jobs to give */
-    int error;   /* the first error a job met */
+    int closing;  /* the caller has no more jobs to give */
+    int error;    /* the first error a job met (an errno) */
+    int too_deep; /* a directory deeper than MT_WALK_MAX_DEPTH was met */
+    int clean;    /* remove temporaries met on the way (the store's lock is held) */
     pthread_t helpers[7];
     int nhelpers;
     _Atomic uint64_t files; /* regular files counted */
+    _Atomic uint64_t dirs;  /* directories counted (those handed in not included) */
 } mt_fs_count;
 
 int mt_fs_count_init(mt_fs_count *c);
@@ -47,7 +50,8 @@ int mt_fs_count_init(mt_fs_count *c);
 void mt_fs_count_dir(mt_fs_count *c, int fd, unsigned level, mt_fs_sum *sum);
 
 /* Count whatever is left, with the helpers, and stop them. Returns 0 or the
- * first error a job met; the pool is gone either way. */
+ * first error a job met: a count that could not see everything fails, it
+ * never comes out short. The pool is gone either way. */
 int mt_fs_count_finish(mt_fs_count *c);
 
 #endif

@@ -1,9 +1,8 @@
 /*
- * Walking the filesystem store: listings and usage (and, on the way, stale
- * temporary files). A listing records the entries of its first levels, in
- * order, on the calling thread; every directory it does not list (hidden,
- * below the levels shown, or past the entries asked for) is only added up,
- * by fs_count.c, on helper threads when there are many.
+ * Walking the filesystem store: listings and full counts. A listing records the entries of its
+ * first levels, in order, on the calling thread; every directory it does not list (hidden, below
+ * the levels shown, or past the entries asked for) is only added up, by fs_count.c, on helper
+ * threads when there are many.
  */
 #include "fs.h"
 
@@ -165,13 +164,15 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         size_t index = 0;
         int child;
 
-        if (mt_fs_is_temp(name)) {
-            mt_fs_clean_temp(dirfd, name);
+        if (mt_fs_is_internal(name))
             continue;
-        }
         if (type == DT_UNKNOWN || type == DT_REG) {
-            if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-                continue; /* gone meanwhile */
+            if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno == ENOENT)
+                    continue; /* gone meanwhile */
+                rc = mt_fs_error(errno, "cannot list", name);
+                break;
+            }
             type = S_ISREG(sb.st_mode) ? DT_REG : S_ISDIR(sb.st_mode) ? DT_DIR : DT_UNKNOWN;
         }
         if (type != DT_REG && type != DT_DIR)
@@ -193,8 +194,13 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
                 w->out->entries[index].size = (uint64_t)sb.st_size;
             continue;
         }
-        if ((child = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0)) < 0)
-            continue; /* replaced by a link or removed meanwhile */
+        if ((child = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0)) < 0) {
+            if (child == -ENOENT || child == -ELOOP || child == -ENOTDIR)
+                continue; /* replaced by a link or removed meanwhile */
+            /* Out of descriptors or the like: sizes would come out short. */
+            rc = mt_fs_error(-child, "cannot list", name);
+            break;
+        }
         if (show && !(child_sum = new_sum(w, sum, index))) {
             close(child);
             rc = mt_error_set(MT_ENOMEM, "out of memory listing a directory");
@@ -203,10 +209,8 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         if (show && level < w->max_depth && level < MT_WALK_MAX_DEPTH) {
             rc = walk(w, child, level + 1, child_sum);
             close(child);
-        } else if (level < MT_WALK_MAX_DEPTH) {
-            mt_fs_count_dir(&w->count, child, level + 1, child_sum);
         } else {
-            close(child); /* deeper than memtool ever makes; not entered */
+            mt_fs_count_dir(&w->count, child, level + 1, child_sum);
         }
     }
     mt_buf_truncate(&w->path, path_len);
@@ -281,26 +285,26 @@ int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned de
     return rc;
 }
 
-int mt_fs_usage(mt_store *st, uint64_t *bytes, uint64_t *files)
+int mt_fs_count_tree(mt_store_usage *out, int dirfd, int clean)
 {
-    mt_fs *fs = (mt_fs *)st;
     mt_fs_sum *root;
     mt_walk w;
     int fd, rc;
 
     memset(&w, 0, sizeof(w));
-    *bytes = 0;
-    *files = 0;
+    memset(out, 0, sizeof(*out));
     if ((rc = mt_fs_count_init(&w.count)) < 0)
         return rc;
+    w.count.clean = clean;
     if (!(root = new_sum(&w, NULL, MT_FS_NO_ENTRY))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory counting the store");
-    } else if ((fd = mt_fs_openat(fs->root_fd, "", O_RDONLY | O_DIRECTORY, 0)) < 0) {
-        rc = mt_fs_error(-fd, "cannot list", "");
+    } else if ((fd = mt_fs_openat(dirfd, "", O_RDONLY | O_DIRECTORY, 0)) < 0) {
+        rc = mt_fs_error(-fd, "cannot count what is beneath", "");
     } else {
         mt_fs_count_dir(&w.count, fd, 1, root);
     }
-    rc = finish(&w, rc, bytes);
-    *files = atomic_load(&w.count.files);
+    rc = finish(&w, rc, &out->bytes);
+    out->files = atomic_load(&w.count.files);
+    out->dirs = atomic_load(&w.count.dirs);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* The filesystem store's writes: atomic (temporary file, fsync, rename) and
- * never through a link. */
+/* The filesystem store's changes: each under the store's lock (fs_state.c),
+ * atomic (a temporary, synced, renamed into place) and never through a link. */
 #include "fs.h"
 
 #include <dirent.h>
@@ -9,28 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/path.h"
-
-/* Stale temporary files are removed only once this old, so a writer that has
- * just made one and not yet locked it is never robbed of it. */
-#define MT_TEMP_STALE_SECONDS 10
-#define MT_TREE_MAX_DEPTH     256
-#define MT_EDIT_TRIES         1000
+/* Levels of a tree being removed that hold a descriptor each; a directory
+ * deeper than this is moved up to the top first, so removal needs a bounded
+ * number of descriptors however deep the tree. */
+#define MT_REMOVE_HOLD 64
 
 static atomic_uint temp_counter;
 
-static void fs_temp_name(char name[64])
+void mt_fs_temp_name(char name[64])
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
     /* The backslash at the end is a byte the path rules refuse: no request
-     * can name a temporary file, nor make a directory the cleaner would take
-     * for one. */
+     * can name a temporary file. */
     snprintf(name, 64, MT_TMP_PREFIX "%ld.%u.%lx\\", (long)getpid(),
              atomic_fetch_add(&temp_counter, 1), (unsigned long)ts.tv_nsec);
 }
@@ -49,29 +44,20 @@ static int fs_write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
-static int fs_flock(int fd, int op)
-{
-    while (flock(fd, op) < 0) {
-        if (errno != EINTR)
-            return -errno;
-    }
-    return 0;
-}
-
 int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
                      const char *rel)
 {
     int fd = -1, rc, tries;
 
     for (tries = 0; tries < 16; tries++) {
-        fs_temp_name(name);
+        mt_fs_temp_name(name);
         fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0 || errno != EEXIST)
             break;
     }
     if (fd < 0)
         return mt_fs_error(errno, "cannot write", rel);
-    if ((rc = fs_flock(fd, LOCK_EX)) < 0 || (rc = fs_write_all(fd, data, len)) < 0) {
+    if ((rc = fs_write_all(fd, data, len)) < 0) {
         rc = mt_fs_error(-rc, "cannot write", rel);
         goto fail;
     }
@@ -99,6 +85,20 @@ static int fs_rename_noreplace(int fromfd, const char *from, int tofd, const cha
     return 0;
 }
 
+/* The same for a directory, which link() cannot take: without
+ * RENAME_NOREPLACE, look then rename; under the store's lock only a process
+ * that is not memtool could slip in between. */
+static int fs_rename_dir_noreplace(int fromfd, const char *from, int tofd, const char *to)
+{
+    if (renameat2(fromfd, from, tofd, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -errno;
+    if (faccessat(tofd, to, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return -EEXIST;
+    return renameat(fromfd, from, tofd, to) < 0 ? -errno : 0;
+}
+
 /* Put data at name in dirfd atomically: a temporary file, synced as the
  * durability asks, renamed into place (never replacing unless asked). */
 static int fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size_t len, int replace,
@@ -121,81 +121,291 @@ static int fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size
     return rc;
 }
 
-int mt_fs_create(mt_store *st, const char *rel, const char *data, size_t len)
+/* Where a path's directories stop existing. */
+typedef struct {
+    int fd;              /* the deepest directory on the way that exists */
+    const char *missing; /* in rel: the first component that does not exist, or NULL */
+    unsigned count;      /* components from `missing` to the parent of the last */
+    unsigned depth;      /* components in rel */
+    const char *name;    /* in rel: the last component */
+} fs_parents;
+
+/* Find the parent directories of rel's last component, as far as they
+ * exist. A component that is a file or a link is an error (naming what). */
+static int fs_find_parents(fs_parents *p, mt_fs *fs, const char *rel, const char *what)
+{
+    char comp[MT_NAME_MAX + 1];
+    const char *slash = strrchr(rel, '/'), *c = rel;
+    size_t dir_len = slash ? (size_t)(slash - rel) : 0;
+    int fd, next;
+
+    memset(p, 0, sizeof(*p));
+    p->fd = -1;
+    p->name = slash ? slash + 1 : rel;
+    p->depth = 1;
+    for (c = rel; *c; c++)
+        p->depth += *c == '/';
+    fd = dup(fs->root_fd);
+    if (fd < 0)
+        return mt_fs_error(errno, what, rel);
+    c = rel;
+    while ((size_t)(c - rel) < dir_len) {
+        const char *end = memchr(c, '/', dir_len - (size_t)(c - rel));
+        size_t n = end ? (size_t)(end - c) : dir_len - (size_t)(c - rel);
+
+        memcpy(comp, c, n);
+        comp[n] = '\0';
+        next = mt_fs_openat(fd, comp, O_RDONLY | O_DIRECTORY, 0);
+        if (next == -ENOENT) {
+            const char *q;
+            p->missing = c;
+            p->count = 1;
+            for (q = c; q < rel + dir_len; q++)
+                p->count += *q == '/';
+            break;
+        }
+        close(fd);
+        if (next < 0)
+            return mt_fs_error(-next, what, rel);
+        fd = next;
+        c += n + 1;
+    }
+    p->fd = fd;
+    return 0;
+}
+
+static void fs_parents_close(fs_parents *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+}
+
+/*
+ * Make the missing directories p->missing ... (p->count of them) inside
+ * p->fd. With `hidden`, they are made under a temporary name standing for
+ * the first one, to be renamed into place by the caller: then nothing shows
+ * until that rename, and a crash leaves only a temporary that the next
+ * recount removes. fds[i] gets the i-th new directory, fds[count-1] the
+ * innermost; names[0] the temporary name.
+ */
+static int fs_make_dirs(const fs_parents *p, int hidden, int *fds, char first[64], const char *rel)
+{
+    char comp[MT_NAME_MAX + 1];
+    const char *c = p->missing;
+    unsigned i;
+    int parent = p->fd, rc = 0;
+
+    for (i = 0; i < p->count; i++)
+        fds[i] = -1;
+    for (i = 0; i < p->count; i++) {
+        const char *end = strchr(c, '/');
+        size_t n = (size_t)(end - c);
+
+        memcpy(comp, c, n);
+        comp[n] = '\0';
+        if (i == 0 && hidden)
+            mt_fs_temp_name(first);
+        if (mkdirat(parent, i == 0 && hidden ? first : comp, 0700) < 0) {
+            rc = mt_fs_error(errno, "cannot create a directory for", rel);
+            break;
+        }
+        fds[i] = mt_fs_openat(parent, i == 0 && hidden ? first : comp, O_RDONLY | O_DIRECTORY, 0);
+        if (fds[i] < 0) {
+            rc = mt_fs_error(-fds[i], "cannot create a directory for", rel);
+            break;
+        }
+        parent = fds[i];
+        c = end + 1;
+    }
+    return rc;
+}
+
+/* Sync the new directories bottom up: each one's entry in its parent. */
+static int fs_sync_dirs(mt_fs *fs, int *fds, unsigned count, const char *rel)
+{
+    unsigned i;
+    int rc;
+
+    if (fs->durability != MT_DURABILITY_FULL)
+        return 0;
+    for (i = count; i-- > 0;)
+        if (fds[i] >= 0 && (rc = mt_fs_sync(fds[i], rel)) < 0)
+            return rc;
+    return 0;
+}
+
+static void fs_close_dirs(int *fds, unsigned count)
+{
+    unsigned i;
+
+    for (i = 0; i < count; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* Remove the directories that p->missing named, deepest first, once they
+ * are empty again: a failed rename leaves the store as it found it. */
+static void fs_unmake_dirs(const fs_parents *p, int *fds)
+{
+    char comp[MT_NAME_MAX + 1];
+    const char *names[MT_STORE_MAX_DEPTH];
+    const char *c = p->missing;
+    unsigned i;
+
+    for (i = 0; i < p->count && i < MT_STORE_MAX_DEPTH; i++) {
+        names[i] = c;
+        c = strchr(c, '/') + 1;
+    }
+    for (i = p->count; i-- > 0;) {
+        size_t n = (size_t)(strchr(names[i], '/') - names[i]);
+        memcpy(comp, names[i], n);
+        comp[n] = '\0';
+        if (unlinkat(i ? fds[i - 1] : p->fd, comp, AT_REMOVEDIR) < 0)
+            return;
+    }
+}
+
+/* Remove the hidden tree `top` in dirfd that a failed change made; what
+ * cannot be removed now (out of descriptors, say) is left to the next
+ * recount, which removes every temporary. */
+static void fs_drop_temp(mt_fs_txn *t, int dirfd, const char *top)
+{
+    int fd = mt_fs_openat(dirfd, top, O_RDONLY | O_DIRECTORY, 0);
+
+    if (fd == -ENOENT)
+        return;
+    if (fd < 0 || mt_fs_remove_tree(fd) < 0 || unlinkat(dirfd, top, AT_REMOVEDIR) < 0)
+        t->recount = 1;
+    if (fd >= 0)
+        close(fd);
+}
+
+int mt_fs_create(mt_store *st, mt_store_op *op, const char *rel, const char *data, size_t len)
 {
     mt_fs *fs = (mt_fs *)st;
-    const char *name;
-    int dirfd = -1, rc;
+    int fds[MT_STORE_MAX_DEPTH];
+    fs_parents p = {-1, NULL, 0, 0, NULL};
+    char top[64];
+    mt_fs_txn t;
+    int fd = -1, rc;
 
     if (!*rel)
         return mt_fs_error(EEXIST, "cannot create", rel);
-    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel, 1)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, rel)) < 0)
         return rc;
-    /* Fail early without writing when the name is taken (the rename checks again). */
-    if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-        rc = mt_fs_error(EEXIST, "cannot create", rel);
+    if ((rc = fs_find_parents(&p, fs, rel, "cannot create")) < 0)
+        goto done;
+    if ((rc = mt_fs_quota(&t, op, rel, (int64_t)len, 1, p.count)) < 0)
+        goto done;
+    if (!p.missing) {
+        /* Fail early without writing when the name is taken (the rename checks again). */
+        if (faccessat(p.fd, p.name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+            rc = mt_fs_error(EEXIST, "cannot create", rel);
+        else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel)) == 0 || rc == MT_ENOTDURABLE)
+            mt_fs_account(&t, (int64_t)len, 1, 0);
         goto done;
     }
-    rc = fs_put(fs, dirfd, name, data, len, 0, rel);
+    /* New parents: build them and the file under a hidden name, then one
+     * rename shows them all at once. */
+    if ((rc = fs_make_dirs(&p, 1, fds, top, rel)) < 0)
+        goto cleanup;
+    fd = openat(fds[p.count - 1], p.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    if (fd < 0) {
+        rc = mt_fs_error(errno, "cannot write", rel);
+        goto cleanup;
+    }
+    if ((rc = fs_write_all(fd, data, len)) < 0) {
+        rc = mt_fs_error(-rc, "cannot write", rel);
+        goto cleanup;
+    }
+    if ((fs->durability != MT_DURABILITY_NONE && (rc = mt_fs_sync(fd, rel)) < 0) ||
+        (rc = fs_sync_dirs(fs, fds, p.count, rel)) < 0)
+        goto cleanup;
+    {
+        char first[MT_NAME_MAX + 1];
+        size_t n = (size_t)(strchr(p.missing, '/') - p.missing);
+        memcpy(first, p.missing, n);
+        first[n] = '\0';
+        if ((rc = fs_rename_dir_noreplace(p.fd, top, p.fd, first)) < 0) {
+            rc = mt_fs_error(-rc, "cannot create", rel);
+            goto cleanup;
+        }
+    }
+    mt_fs_account(&t, (int64_t)len, 1, p.count);
+    if (fs->durability == MT_DURABILITY_FULL)
+        rc = mt_fs_sync_done(p.fd, rel);
+    fs_close_dirs(fds, p.count);
+    goto done;
+cleanup:
+    /* Descriptors first: the removal may need them. */
+    fs_close_dirs(fds, p.count);
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    fs_drop_temp(&t, p.fd, top);
 done:
-    close(dirfd);
+    if (fd >= 0)
+        close(fd);
+    fs_parents_close(&p);
+    mt_fs_end(fs, &t);
     return rc;
 }
 
 /*
- * Open and lock the file at name, making sure the lock is on the file that is
- * there now: a writer that held it before may have renamed a new file in, in
- * which case the lock we waited for guards a dead inode and we go again.
+ * Open the regular file at name for reading, having looked at it first
+ * through an O_PATH descriptor, which opens nothing: a FIFO, a socket or a
+ * device is refused before any open could block or wake a driver. The open
+ * that follows must find the same file.
  */
-static int fs_lock_current(int *out_fd, struct stat *out_sb, int dirfd, const char *name,
-                           const char *rel)
+static int fs_open_regular(int *out_fd, struct stat *sb, int dirfd, const char *name,
+                           const char *what, const char *rel)
 {
-    struct stat now;
-    int fd, rc, tries;
+    struct stat again;
+    int pfd, fd = -1, rc = 0;
 
-    for (tries = 0; tries < MT_EDIT_TRIES; tries++) {
-        fd = mt_fs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-        if (fd < 0)
-            return mt_fs_error(-fd, "cannot edit", rel);
-        if (fstat(fd, out_sb) < 0) {
-            rc = mt_fs_error(errno, "cannot edit", rel);
-            goto fail;
-        }
-        if (S_ISDIR(out_sb->st_mode)) {
-            rc = mt_fs_error(EISDIR, "cannot edit", rel);
-            goto fail;
-        }
-        if (!S_ISREG(out_sb->st_mode)) {
-            rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
-            goto fail;
-        }
-        if ((rc = fs_flock(fd, LOCK_EX)) < 0) {
-            rc = mt_fs_error(-rc, "cannot lock", rel);
-            goto fail;
-        }
-        if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == out_sb->st_dev &&
-            now.st_ino == out_sb->st_ino) {
-            if (fstat(fd, out_sb) < 0) {
-                rc = mt_fs_error(errno, "cannot edit", rel);
-                goto fail;
-            }
-            if (out_sb->st_nlink > 1) {
-                rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
-                goto fail;
-            }
-            *out_fd = fd;
-            return 0;
-        }
-        close(fd);
+    *out_fd = -1;
+    pfd = mt_fs_openat(dirfd, name, O_PATH, 0);
+    if (pfd < 0)
+        return mt_fs_error(-pfd, what, rel);
+    if (fstat(pfd, sb) < 0) {
+        rc = mt_fs_error(errno, what, rel);
+        goto done;
     }
-    return mt_error_set(MT_EBUSY, "cannot edit %s: it kept being replaced while waiting for it",
-                        rel);
-fail:
-    close(fd);
+    if (S_ISDIR(sb->st_mode)) {
+        rc = mt_fs_error(EISDIR, what, rel);
+        goto done;
+    }
+    if (!S_ISREG(sb->st_mode)) {
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+        goto done;
+    }
+    if (sb->st_nlink > 1) {
+        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
+        goto done;
+    }
+    fd = mt_fs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0) {
+        rc = mt_fs_error(-fd, what, rel);
+        goto done;
+    }
+    if (fstat(fd, &again) < 0 || again.st_dev != sb->st_dev || again.st_ino != sb->st_ino) {
+        rc =
+            mt_error_set(MT_EBUSY, "%s %s: it was replaced by something else meanwhile", what, rel);
+        goto done;
+    }
+    *sb = again;
+    *out_fd = fd;
+    fd = -1;
+done:
+    if (fd >= 0)
+        close(fd);
+    close(pfd);
     return rc;
 }
 
-int mt_fs_edit(mt_store *st, const char *rel, mt_edit_cb cb, void *payload)
+int mt_fs_edit(mt_store *st, mt_store_op *op, const char *rel, mt_edit_cb cb, void *payload)
 {
     mt_fs *fs = (mt_fs *)st;
     const char *name;
@@ -203,38 +413,52 @@ int mt_fs_edit(mt_store *st, const char *rel, mt_edit_cb cb, void *payload)
     char *data = NULL, *out = NULL;
     size_t len = 0, out_len = 0;
     int dirfd = -1, fd = -1, rc;
+    mt_fs_txn t;
 
     if (!*rel)
         return mt_fs_error(EISDIR, "cannot edit", rel);
-    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel, 0)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, rel)) < 0)
         return rc;
-    if ((rc = fs_lock_current(&fd, &sb, dirfd, name, rel)) < 0)
+    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
         goto done;
+    if ((rc = fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0)
+        goto done;
+    /* A file bigger than any write may make (put there from outside) is not
+     * read at all: memory stays bounded by the limits, not by the file. */
+    if (op->max_file_size && (uint64_t)sb.st_size > op->max_file_size) {
+        op->refused = MT_LIMIT_FILE_SIZE;
+        op->limit = op->max_file_size;
+        op->held = op->would = (uint64_t)sb.st_size;
+        rc = mt_error_set(MT_ELIMIT, "%s is over the max file size", rel);
+        goto done;
+    }
     if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
         goto done;
     if ((rc = cb(&out, &out_len, data, len, payload)) < 0)
         goto done;
+    if ((rc = mt_fs_quota(&t, op, rel, (int64_t)out_len - (int64_t)len, 0, 0)) < 0)
+        goto done;
     rc = fs_put(fs, dirfd, name, out, out_len, 1, rel);
+    if (rc == 0 || rc == MT_ENOTDURABLE)
+        mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
 done:
-    /* Closing fd releases the lock, after the new content is in place. */
     if (fd >= 0)
         close(fd);
     if (dirfd >= 0)
         close(dirfd);
+    mt_fs_end(fs, &t);
     free(data);
     free(out);
     return rc;
 }
 
-int mt_fs_remove_tree(int dirfd, unsigned depth)
+/* Empty dirfd, `level` levels below the top of the removal (`top`). */
+static int fs_remove_level(int top, int dirfd, unsigned level, int *hoisted)
 {
     DIR *dir;
     struct dirent *de;
     int fd, rc = 0;
 
-    if (depth > MT_TREE_MAX_DEPTH)
-        return mt_error_set(MT_EIO, "the directory tree is more than %d levels deep",
-                            MT_TREE_MAX_DEPTH);
     fd = mt_fs_openat(dirfd, "", O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return mt_fs_error(-fd, "cannot delete in", "");
@@ -255,6 +479,18 @@ int mt_fs_remove_tree(int dirfd, unsigned depth)
             rc = mt_fs_error(errno, "cannot delete", n);
             break;
         }
+        if (level >= MT_REMOVE_HOLD) {
+            /* Too deep to hold a descriptor for each level: move it up to
+             * the top under a fresh name, for a later pass. */
+            char tmp[64];
+            mt_fs_temp_name(tmp);
+            if (renameat(dirfd, n, top, tmp) < 0) {
+                rc = mt_fs_error(errno, "cannot delete", n);
+                break;
+            }
+            *hoisted = 1;
+            continue;
+        }
         /* A directory: empty it through a descriptor that cannot follow a link. */
         child = mt_fs_openat(dirfd, n, O_RDONLY | O_DIRECTORY, 0);
         if (child == -ENOENT)
@@ -263,7 +499,7 @@ int mt_fs_remove_tree(int dirfd, unsigned depth)
             rc = mt_fs_error(-child, "cannot delete", n);
             break;
         }
-        rc = mt_fs_remove_tree(child, depth + 1);
+        rc = fs_remove_level(top, child, level + 1, hoisted);
         close(child);
         if (rc < 0)
             break;
@@ -276,96 +512,230 @@ int mt_fs_remove_tree(int dirfd, unsigned depth)
     return rc;
 }
 
-int mt_fs_remove(mt_store *st, const char *rel)
+int mt_fs_remove_tree(int dirfd)
+{
+    int hoisted, rc;
+
+    /* Each pass empties all but what it moved up, which is 63 levels
+     * shallower than it was: the passes end however deep the tree. */
+    do {
+        hoisted = 0;
+        rc = fs_remove_level(dirfd, dirfd, 1, &hoisted);
+    } while (rc == 0 && hoisted);
+    return rc;
+}
+
+int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
 {
     mt_fs *fs = (mt_fs *)st;
     const char *name;
     struct stat sb;
     char tmp[64];
     int dirfd = -1, fd = -1, rc;
+    mt_fs_txn t;
 
     if (!*rel)
         return mt_error_set(MT_EINVAL, "the store root cannot be deleted");
-    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel, 0)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, rel)) < 0)
         return rc;
+    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
+        goto done;
     if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
         rc = mt_fs_error(errno, "cannot delete", rel);
         goto done;
     }
     if (!S_ISDIR(sb.st_mode)) {
         /* A file, a link (never its target), a FIFO...: the name goes. */
-        if (unlinkat(dirfd, name, 0) < 0)
+        if (unlinkat(dirfd, name, 0) < 0) {
             rc = mt_fs_error(errno, "cannot delete", rel);
+            goto done;
+        }
+        if (S_ISREG(sb.st_mode))
+            mt_fs_account(&t, -(int64_t)sb.st_size, -1, 0);
         goto sync;
     }
     /* A tree vanishes from view at once: renamed to a hidden temporary name,
-     * then emptied. A crash half way leaves only a hidden stale entry that
-     * the next walk of the store cleans. */
-    fs_temp_name(tmp);
-    /* The temporary name is fresh, so a plain rename is as safe where the
-     * filesystem lacks RENAME_NOREPLACE (and link() cannot take a directory). */
-    if (renameat2(dirfd, name, dirfd, tmp, RENAME_NOREPLACE) < 0 &&
-        (errno != EINVAL || renameat(dirfd, name, dirfd, tmp) < 0)) {
-        rc = mt_fs_error(errno, "cannot delete", rel);
+     * then emptied. A crash half way leaves only a temporary, which the next
+     * recount (the counter is dirty then) removes. */
+    mt_fs_temp_name(tmp);
+    if ((rc = fs_rename_dir_noreplace(dirfd, name, dirfd, tmp)) < 0) {
+        rc = mt_fs_error(-rc, "cannot delete", rel);
         goto done;
     }
-    /* From here the tree is gone from the store. Emptying it is tidying up:
-     * if that fails part way, what is left is a hidden stale entry that
-     * later walks of the store remove, and the delete has still happened. */
     fd = mt_fs_openat(dirfd, tmp, O_RDONLY | O_DIRECTORY, 0);
-    if (fd >= 0 && fs_flock(fd, LOCK_EX) == 0 && mt_fs_remove_tree(fd, 1) == 0)
-        unlinkat(dirfd, tmp, AT_REMOVEDIR);
+    {
+        mt_store_usage gone;
+        /* What the tree held comes off the counter; a tree that cannot be
+         * counted (or emptied) is counted again, whole store, next time. */
+        if (fd >= 0 && mt_fs_count_tree(&gone, fd, 0) == 0)
+            mt_fs_account(&t, -(int64_t)gone.bytes, -(int64_t)gone.files, -(int64_t)gone.dirs - 1);
+        else
+            t.recount = 1;
+    }
+    /* From here the tree is gone from the store; emptying it frees the disk. */
+    if (fd >= 0 && mt_fs_remove_tree(fd) == 0 && unlinkat(dirfd, tmp, AT_REMOVEDIR) == 0)
+        goto sync;
+    t.recount = 1;
 sync:
-    if (rc == 0 && fs->durability == MT_DURABILITY_FULL)
+    if (fs->durability == MT_DURABILITY_FULL)
         rc = mt_fs_sync_done(dirfd, rel);
 done:
     if (fd >= 0)
         close(fd);
     if (dirfd >= 0)
         close(dirfd);
+    mt_fs_end(fs, &t);
     return rc;
 }
 
-int mt_fs_rename(mt_store *st, const char *from, const char *to)
+/* How many levels of entries are beneath dirfd (0: it is empty, 1: it
+ * holds only files and empty directories), looking no further than `limit`
+ * levels (beyond it the answer is only "more"). */
+static int fs_tree_height(unsigned *height, int at, unsigned limit)
+{
+    DIR *dir;
+    struct dirent *de;
+    int fd, rc = 0;
+
+    *height = 0;
+    fd = mt_fs_openat(at, "", O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot look into", "");
+    if (!(dir = fdopendir(fd))) {
+        close(fd);
+        return mt_fs_error(errno, "cannot look into", "");
+    }
+    for (errno = 0; (de = readdir(dir)) != NULL && *height <= limit; errno = 0) {
+        const char *n = de->d_name;
+        unsigned below = 0;
+        int child;
+
+        if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
+            continue;
+        if (*height < 1)
+            *height = 1;
+        if ((de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) || limit == 0)
+            continue;
+        child = mt_fs_openat(dirfd(dir), n, O_RDONLY | O_DIRECTORY, 0);
+        if (child == -ENOENT || child == -ENOTDIR || child == -ELOOP)
+            continue;
+        if (child < 0) {
+            rc = mt_fs_error(-child, "cannot look into", n);
+            break;
+        }
+        rc = fs_tree_height(&below, child, limit - 1);
+        close(child);
+        if (rc < 0)
+            break;
+        if (below + 1 > *height)
+            *height = below + 1;
+    }
+    if (rc == 0 && errno != 0)
+        rc = mt_fs_error(errno, "cannot look into", "");
+    closedir(dir);
+    return rc;
+}
+
+int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to)
 {
     mt_fs *fs = (mt_fs *)st;
-    const char *from_name, *to_name;
-    struct stat sb;
-    int fromfd = -1, tofd = -1, rc;
+    int fds[MT_STORE_MAX_DEPTH];
+    fs_parents p = {-1, NULL, 0, 0, NULL};
+    const char *from_name;
+    struct stat sb, dst;
+    unsigned height = 0;
+    int fromfd = -1, rc, made = 0;
+    mt_fs_txn t;
+    char top[64];
 
     if (!*from)
         return mt_error_set(MT_EINVAL, "the store root cannot be renamed");
     if (!*to)
         return mt_fs_error(EEXIST, "cannot rename to", to);
-    if ((rc = mt_fs_open_parent(fs, &fromfd, &from_name, from, 0)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, from)) < 0)
         return rc;
+    /* Everything about the source first, so an error about it names it. */
+    op->culprit = 0;
+    if ((rc = mt_fs_open_parent(fs, &fromfd, &from_name, from)) < 0)
+        goto done;
     if (fstatat(fromfd, from_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
         rc = mt_fs_error(errno, "cannot rename", from);
         goto done;
     }
-    /* Look before making the destination's parents, so a refused rename
-     * leaves no new directories behind. */
-    rc = mt_fs_open_parent(fs, &tofd, &to_name, to, 0);
-    if (rc == 0 && fstatat(tofd, to_name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISDIR(sb.st_mode)) {
+        int sfd = mt_fs_openat(fromfd, from_name, O_RDONLY | O_DIRECTORY, 0);
+        if (sfd < 0) {
+            rc = mt_fs_error(-sfd, "cannot rename", from);
+            goto done;
+        }
+        rc = fs_tree_height(&height, sfd, MT_STORE_MAX_DEPTH);
+        close(sfd);
+        if (rc < 0)
+            goto done;
+    }
+    op->culprit = 1;
+    if ((rc = fs_find_parents(&p, fs, to, "cannot rename to")) < 0)
+        goto done;
+    if (!p.missing && fstatat(p.fd, p.name, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
         rc = mt_fs_error(EEXIST, "cannot rename to", to);
         goto done;
     }
-    if (rc == MT_ENOTFOUND)
-        rc = mt_fs_open_parent(fs, &tofd, &to_name, to, 1);
-    if (rc < 0)
-        goto done;
-    if ((rc = fs_rename_noreplace(fromfd, from_name, tofd, to_name)) < 0) {
-        rc = mt_fs_error(-rc, rc == -ENOENT ? "cannot rename" : "cannot rename to",
-                         rc == -ENOENT ? from : to);
+    /* Everything moved must stay within the depth a request can name (and
+     * every walk sees in full): `height` levels beneath the destination. */
+    if (p.depth + height > MT_STORE_MAX_DEPTH) {
+        op->refused = MT_LIMIT_DEPTH;
+        op->limit = MT_STORE_MAX_DEPTH;
+        op->held = height;
+        op->would = p.depth + height;
+        rc = mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", from, to);
         goto done;
     }
-    if (fs->durability == MT_DURABILITY_FULL && (rc = mt_fs_sync_done(tofd, to)) == 0)
+    if ((rc = mt_fs_quota(&t, op, to, 0, 0, p.count)) < 0)
+        goto done;
+    if (p.missing) {
+        /* The new parents appear in one rename, then the source moves in;
+         * should that fail, they go again. */
+        char first[MT_NAME_MAX + 1];
+        size_t n = (size_t)(strchr(p.missing, '/') - p.missing);
+
+        memcpy(first, p.missing, n);
+        first[n] = '\0';
+        if ((rc = fs_make_dirs(&p, 1, fds, top, to)) == 0 &&
+            (rc = fs_sync_dirs(fs, fds, p.count, to)) == 0 &&
+            (rc = fs_rename_dir_noreplace(p.fd, top, p.fd, first)) < 0)
+            rc = mt_fs_error(-rc, "cannot rename to", to);
+        if (rc < 0) {
+            fs_close_dirs(fds, p.count);
+            fs_drop_temp(&t, p.fd, top);
+            goto done;
+        }
+        made = 1;
+        mt_fs_account(&t, 0, 0, p.count);
+    }
+    rc = S_ISDIR(sb.st_mode)
+             ? fs_rename_dir_noreplace(fromfd, from_name, made ? fds[p.count - 1] : p.fd, p.name)
+             : fs_rename_noreplace(fromfd, from_name, made ? fds[p.count - 1] : p.fd, p.name);
+    if (rc < 0) {
+        op->culprit = rc == -ENOENT ? 0 : 1;
+        rc = mt_fs_error(-rc, rc == -ENOENT ? "cannot rename" : "cannot rename to",
+                         rc == -ENOENT ? from : to);
+        if (made) {
+            fs_unmake_dirs(&p, fds);
+            t.recount = 1; /* whether every one went is not worth tracking here */
+        }
+        goto close_made;
+    }
+    if (fs->durability == MT_DURABILITY_FULL &&
+        (rc = mt_fs_sync_done(made ? fds[p.count - 1] : p.fd, to)) == 0)
         rc = mt_fs_sync_done(fromfd, from);
+close_made:
+    if (made)
+        fs_close_dirs(fds, p.count);
 done:
     if (fromfd >= 0)
         close(fromfd);
-    if (tofd >= 0)
-        close(tofd);
+    fs_parents_close(&p);
+    mt_fs_end(fs, &t);
     return rc;
 }
 
@@ -376,30 +746,26 @@ int mt_fs_is_temp(const char *name)
     return strncmp(name, MT_TMP_PREFIX, sizeof(MT_TMP_PREFIX) - 1) == 0 && name[len - 1] == '\\';
 }
 
+int mt_fs_is_internal(const char *name)
+{
+    return mt_fs_is_temp(name) || strcmp(name, MT_FS_RESERVED) == 0;
+}
+
 void mt_fs_clean_temp(int dirfd, const char *name)
 {
     struct stat sb;
     int fd;
 
-    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-        time(NULL) - sb.st_mtime < MT_TEMP_STALE_SECONDS)
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
         return;
-    if (!S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+    if (!S_ISDIR(sb.st_mode)) {
         unlinkat(dirfd, name, 0);
         return;
     }
-    fd = mt_fs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | (S_ISDIR(sb.st_mode) ? O_DIRECTORY : 0),
-                      0);
+    fd = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return;
-    /* A live writer or deleter holds the lock; only an abandoned entry is free. */
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        if (S_ISDIR(sb.st_mode)) {
-            if (mt_fs_remove_tree(fd, 1) == 0)
-                unlinkat(dirfd, name, AT_REMOVEDIR);
-        } else {
-            unlinkat(dirfd, name, 0);
-        }
-    }
+    if (mt_fs_remove_tree(fd) == 0)
+        unlinkat(dirfd, name, AT_REMOVEDIR);
     close(fd);
 }

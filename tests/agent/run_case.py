@@ -46,8 +46,12 @@ class Failed(Exception):
 
 
 def store_files(root):
+    """The memories in the store: its own directory (the lock and usage
+    counter) is not one of them."""
     out = {}
     for d, dirs, files in os.walk(root):
+        if d == root and ".memtool" in dirs:
+            dirs.remove(".memtool")
         for f in files:
             p = os.path.join(d, f)
             with open(p, "rb") as fh:

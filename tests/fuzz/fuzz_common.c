@@ -297,6 +297,10 @@ static uint64_t digest_dir(uint64_t h, int dirfd, unsigned depth)
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
+        /* The store's own directory holds its lock and usage counter, which
+         * every change (a refused one too) touches: not a memory. */
+        if (depth == 0 && strcmp(de->d_name, ".memtool") == 0)
+            continue;
         if (count == cap) {
             cap = cap ? cap * 2 : 16;
             list = realloc(list, cap * sizeof(*list));

@@ -306,3 +306,62 @@ uint64_t st_rand(uint64_t *s)
     *s ^= *s >> 27;
     return *s * 2685821657736338717ULL;
 }
+
+static void usage_walk(int dirfd, int top, mt_usage *u)
+{
+    DIR *d;
+    struct dirent *de;
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0 || !(d = fdopendir(fd)))
+        die("cannot walk", NULL);
+    while ((de = readdir(d)) != NULL) {
+        struct stat sb;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || is_temp(de->d_name) ||
+            (top && strcmp(de->d_name, ".memtool") == 0))
+            continue;
+        if (fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+            die("cannot stat", de->d_name);
+        if (S_ISREG(sb.st_mode)) {
+            u->files++;
+            u->bytes += (uint64_t)sb.st_size;
+        } else if (S_ISDIR(sb.st_mode)) {
+            int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0)
+                die("cannot open", de->d_name);
+            u->dirs++;
+            usage_walk(sub, 0, u);
+            close(sub);
+        }
+    }
+    closedir(d);
+}
+
+char *st_usage_mismatch(mt_memory *mem, const char *root)
+{
+    mt_usage want = {0, 0, 0}, got;
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *msg;
+
+    if (fd < 0)
+        die("cannot open", root);
+    usage_walk(fd, 1, &want);
+    close(fd);
+    if (!(msg = malloc(512)))
+        die("out of memory", NULL);
+    if (mt_memory_usage(&got, mem) != 0) {
+        snprintf(msg, 512, "mt_memory_usage: %s", mt_error_last()->message);
+        return msg;
+    }
+    if (got.bytes == want.bytes && got.files == want.files && got.dirs == want.dirs) {
+        free(msg);
+        return NULL;
+    }
+    snprintf(msg, 512,
+             "the usage counter says %llu bytes, %llu files, %llu dirs; the store holds %llu, "
+             "%llu, %llu",
+             (unsigned long long)got.bytes, (unsigned long long)got.files,
+             (unsigned long long)got.dirs, (unsigned long long)want.bytes,
+             (unsigned long long)want.files, (unsigned long long)want.dirs);
+    return msg;
+}

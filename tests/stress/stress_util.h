@@ -43,6 +43,17 @@ json_t *st_rename(const char *from, const char *to);
 
 /* Entries named .mt-tmp.* anywhere below dir (raw, not through memtool). */
 size_t st_count_temps(const char *dir);
+
+/* NULL when the store's usage counter equals an independent walk of root
+ * (regular files, their bytes, directories; the store's own directory and
+ * temporaries left out), else what differs (malloc'd). */
+char *st_usage_mismatch(mt_memory *mem, const char *root);
+#define st_check_usage(mem, root)                                                                  \
+    do {                                                                                           \
+        char *st_why_ = st_usage_mismatch((mem), (root));                                          \
+        if (st_why_)                                                                               \
+            fail_msg("%s", st_why_);                                                               \
+    } while (0)
 /* Set the mtime of every .mt-tmp.* entry below dir `seconds` into the past. */
 void st_age_temps(const char *dir, int seconds);
 /* Whether a text holds a listing line or a path naming a .mt-tmp. entry. */

@@ -21,11 +21,11 @@
 
 #include "stress_util.h"
 
-#define THREADS   4
-#define PROCS     3
-#define INSERTS   200 /* per writer */
-#define COUNTS    150 /* compare-and-swap increments per writer */
-#define DUELS     150 /* racing creates and renames */
+#define THREADS 4
+#define PROCS   3
+#define INSERTS 200 /* per writer */
+#define COUNTS  150 /* compare-and-swap increments per writer */
+#define DUELS   150 /* racing creates and renames */
 
 typedef struct {
     char *dir, *root;
@@ -237,7 +237,8 @@ static void count_up(counter *c)
         char from[32], to[32];
         long v;
 
-        if (!text || is_error || !(at = strstr(text, "count=")) || sscanf(at, "count=%ld", &v) != 1) {
+        if (!text || is_error || !(at = strstr(text, "count=")) ||
+            sscanf(at, "count=%ld", &v) != 1) {
             failure("cannot read the counter", text);
             free(text);
             return;

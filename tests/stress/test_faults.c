@@ -65,16 +65,16 @@ static const struct {
     const char *name;
     int err; /* what the failing call reports */
 } fault_fn[F_COUNT] = {
-    {"write", ENOSPC},    {"fsync", EIO},       {"renameat", EIO}, {"renameat2", EIO},
-    {"linkat", EIO},      {"mkdirat", ENOSPC},  {"unlinkat", EIO}, {"openat", EMFILE},
-    {"openat2", EMFILE},  {"flock", ENOLCK},    {"allocation", ENOMEM},
+    {"write", ENOSPC},   {"fsync", EIO},      {"renameat", EIO},      {"renameat2", EIO},
+    {"linkat", EIO},     {"mkdirat", ENOSPC}, {"unlinkat", EIO},      {"openat", EMFILE},
+    {"openat2", EMFILE}, {"flock", ENOLCK},   {"allocation", ENOMEM},
 };
 
-static int counting;         /* calls are counted (and may fail) only while set */
-static long calls[F_COUNT];  /* calls seen since counting began */
-static int armed = -1;       /* the function to fail, or -1 */
-static long armed_at;        /* which of its calls fails (1-based) */
-static int fired;            /* the armed call happened */
+static int counting;              /* calls are counted (and may fail) only while set */
+static long calls[F_COUNT];       /* calls seen since counting began */
+static int armed = -1;            /* the function to fail, or -1 */
+static long armed_at;             /* which of its calls fails (1-based) */
+static int fired;                 /* the armed call happened */
 static int renameat2_unsupported; /* every renameat2 says EINVAL, as on a filesystem without it */
 
 static int fault_hit(int fn)
@@ -240,7 +240,8 @@ typedef struct {
 } scenario;
 
 static const scenario scenarios[] = {
-    {"create", "{\"command\":\"create\",\"path\":\"/memories/a/new.md\",\"file_text\":\"new\\n\"}", 1},
+    {"create", "{\"command\":\"create\",\"path\":\"/memories/a/new.md\",\"file_text\":\"new\\n\"}",
+     1},
     {"create with parents",
      "{\"command\":\"create\",\"path\":\"/memories/x/y/new.md\",\"file_text\":\"deep\\n\"}", 1},
     {"str_replace",
@@ -254,10 +255,11 @@ static const scenario scenarios[] = {
     {"delete file", "{\"command\":\"delete\",\"path\":\"/memories/a/f.md\"}", 1},
     {"delete tree", "{\"command\":\"delete\",\"path\":\"/memories/t\"}", 1},
     {"rename file",
-     "{\"command\":\"rename\",\"old_path\":\"/memories/a/f.md\",\"new_path\":\"/memories/n/m/g.md\"}",
+     "{\"command\":\"rename\",\"old_path\":\"/memories/a/f.md\",\"new_path\":\"/memories/n/m/"
+     "g.md\"}",
      1},
-    {"rename dir", "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":\"/memories/t2\"}",
-     1},
+    {"rename dir",
+     "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":\"/memories/t2\"}", 1},
     {"view file", "{\"command\":\"view\",\"path\":\"/memories/a/f.md\"}", 0},
     {"view dir", "{\"command\":\"view\",\"path\":\"/memories\"}", 0},
 };
@@ -267,8 +269,8 @@ static char *base_dir;
 
 static void lay_store(const char *root)
 {
-    static const char *const files[] = {"a/f.md", "a/other.md", "t/1.md", "t/s/2.md", "t/s/3.md",
-                                        "t/s/u/4.md", "t/v/5.md", "top.md"};
+    static const char *const files[] = {"a/f.md",   "a/other.md", "t/1.md",   "t/s/2.md",
+                                        "t/s/3.md", "t/s/u/4.md", "t/v/5.md", "top.md"};
     st_rmrf(root);
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char *p = st_join(root, files[i]), *d = strdup(p);
@@ -283,8 +285,9 @@ static void lay_store(const char *root)
     }
 }
 
-/* Every file and link below dir with its content, sorted; empty directories
- * are left out (a failed create may keep the parents it made). */
+/* Every file, link and directory below dir (files with their content),
+ * sorted: a failed create must not keep the parents it made. The store's own
+ * directory (its lock and usage counter) is no memory and is left out. */
 static void snap_dir(char ***lines, size_t *n, const char *dir, const char *prefix)
 {
     DIR *d = opendir(dir);
@@ -298,12 +301,19 @@ static void snap_dir(char ***lines, size_t *n, const char *dir, const char *pref
 
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
+        if (!*prefix && strcmp(de->d_name, ".memtool") == 0)
+            continue;
         full = st_join(dir, de->d_name);
         snprintf(rel, sizeof(rel), "%s%s", prefix, de->d_name);
         assert_int_equal(lstat(full, &sb), 0);
         if (S_ISDIR(sb.st_mode)) {
             char sub[1024];
             snprintf(sub, sizeof(sub), "%s/", rel);
+            line = strdup(sub);
+            assert_non_null(line);
+            *lines = realloc(*lines, (*n + 1) * sizeof(**lines));
+            assert_non_null(*lines);
+            (*lines)[(*n)++] = line;
             snap_dir(lines, n, full, sub);
         } else {
             char *data = S_ISREG(sb.st_mode) ? st_read(full, &len) : NULL;
@@ -375,7 +385,8 @@ static size_t count_temp_files_in(int dirfd)
         if (S_ISREG(sb.st_mode) && strncmp(de->d_name, ".mt-tmp.", 8) == 0)
             n++;
         if (S_ISDIR(sb.st_mode) &&
-            (sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+            (sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >=
+                0) {
             n += count_temp_files_in(sub);
             close(sub);
         }
@@ -404,9 +415,11 @@ static void clean_stale(const char *root)
 
     if (st_count_temps(root) == 0)
         return;
-    st_age_temps(root, 3600);
+    /* A change that died or failed half way left the usage counter dirty;
+     * the next change (even one that is refused) counts the store again
+     * under the lock and removes the temporaries. */
     assert_int_equal(mt_memory_open(&mem, root, NULL), 0);
-    text = st_call(mem, &is_error, st_view("/memories"));
+    text = st_call(mem, &is_error, st_delete("/memories/no such file"));
     free(text);
     mt_memory_free(mem);
 }
@@ -692,9 +705,9 @@ static int starved_child(void)
             outcome o = run_starved(env_root, s, spare);
             char label[32];
             snprintf(label, sizeof(label), "starved(%d spare)", spare);
-            problems += judge(env_root, s, before, after_clean, &o,
-                              o.is_error && strncmp(o.text, "Error: ", 7) != 0 ? "" : "open files",
-                              label);
+            problems +=
+                judge(env_root, s, before, after_clean, &o,
+                      o.is_error && strncmp(o.text, "Error: ", 7) != 0 ? "" : "open files", label);
             free(o.text);
         }
         free(clean.text);
@@ -791,9 +804,9 @@ static int nospace_child(void)
     text[big] = '\0';
     /* A file bigger than the disk, an edit and an insert that grow one past it. */
     for (int k = 0; k < 3; k++) {
-        json_t *in = k == 0 ? st_create("/memories/huge.md", text, big)
-                   : k == 1 ? st_replace("/memories/a/f.md", "two", text)
-                            : st_insert("/memories/a/f.md", 1, text);
+        json_t *in = k == 0   ? st_create("/memories/huge.md", text, big)
+                     : k == 1 ? st_replace("/memories/a/f.md", "two", text)
+                              : st_insert("/memories/a/f.md", 1, text);
         char *out = st_call(mem, &is_error, in), *now = snapshot(root);
         if (!out || !is_error || strncmp(out, "Error: ", 7) != 0 ||
             !strstr(out, "No space left on device") || strcmp(now, before) != 0 ||

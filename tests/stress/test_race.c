@@ -324,9 +324,9 @@ static void test_symlink_swaps(void **state)
     close(r.dfd);
     close(r.rootfd);
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    print_message("%ld operations, %ld + %ld swaps, %ld met a link, %lld ms\n",
-                  atomic_load(&r.ops), atomic_load(&r.swaps), atomic_load(&r.inner_swaps),
-                  atomic_load(&r.link_hits), ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 - t0);
+    print_message("%ld operations, %ld + %ld swaps, %ld met a link, %lld ms\n", atomic_load(&r.ops),
+                  atomic_load(&r.swaps), atomic_load(&r.inner_swaps), atomic_load(&r.link_hits),
+                  ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 - t0);
 
     assert_int_equal(atomic_load(&r.leaks), 0);
     assert_int_equal(atomic_load(&r.no_result), 0);
@@ -351,8 +351,8 @@ static void test_symlink_swaps(void **state)
     assert_true(atomic_load(&r.ops) >= st_scaled(OPS) - WORKERS);
     if (atomic_load(&r.swaps) < 100 || atomic_load(&r.inner_swaps) < 100 ||
         atomic_load(&r.link_hits) < 10)
-        fail_msg("the attack did not race: %ld + %ld swaps, %ld link hits",
-                 atomic_load(&r.swaps), atomic_load(&r.inner_swaps), atomic_load(&r.link_hits));
+        fail_msg("the attack did not race: %ld + %ld swaps, %ld link hits", atomic_load(&r.swaps),
+                 atomic_load(&r.inner_swaps), atomic_load(&r.link_hits));
 
     mt_memory_free(r.mem);
     st_rmrf(r.dir);

@@ -126,10 +126,12 @@ static void test_durability_modes(void **state)
         mt_options_init(&o);
         o.durability = modes[i];
         mt_test_store_init(&ts, &o);
-        mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/d/f\",\"file_text\":\"x\"}",
-                       0, "File created successfully at: /memories/d/f");
-        mt_test_expect(ts.mem, "{\"command\":\"insert\",\"path\":\"/memories/d/f\",\"insert_line\":1,"
-                               "\"insert_text\":\"y\"}",
+        mt_test_expect(ts.mem,
+                       "{\"command\":\"create\",\"path\":\"/memories/d/f\",\"file_text\":\"x\"}", 0,
+                       "File created successfully at: /memories/d/f");
+        mt_test_expect(ts.mem,
+                       "{\"command\":\"insert\",\"path\":\"/memories/d/f\",\"insert_line\":1,"
+                       "\"insert_text\":\"y\"}",
                        0, "The file /memories/d/f has been edited.");
         data = mt_test_read(&ts, "d/f", NULL);
         assert_string_equal(data, "x\ny\n");
@@ -142,36 +144,39 @@ static void test_stale_temp_cleaned(void **state)
 {
     mt_test_store ts;
     char path[400];
-    struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
     int fd;
     (void)state;
     mt_test_store_init(&ts, NULL);
-    /* What a writer killed half way leaves: an old, unlocked temporary file
-     * (named with a closing backslash, which no request can use). */
+    /* What writers killed half way leave: temporaries (named with a closing
+     * backslash, which no request can use), a file and a directory. Changes
+     * run one at a time under the store's lock, so the change that counts the
+     * store (its counter is missing here, as after a crash it is dirty) knows
+     * that no writer owns them, however young they are. */
     snprintf(path, sizeof(path), "%s/.mt-tmp.dead\\", ts.root);
     fd = open(path, O_CREAT | O_WRONLY, 0600);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "partial", 7), 7);
-    assert_int_equal(futimens(fd, old), 0);
     close(fd);
-    /* A fresh one may be a live writer's: it stays. */
-    snprintf(path, sizeof(path), "%s/.mt-tmp.live\\", ts.root);
-    fd = open(path, O_CREAT | O_WRONLY, 0600);
-    close(fd);
-    /* A directory a request may name (.mt-tmp. is reserved only as the last
-     * component) is the user's, however old. */
-    mt_test_expect(ts.mem,
-                   "{\"command\":\"create\",\"path\":\"/memories/.mt-tmp.x/f\",\"file_text\":\"keep\"}",
-                   0, "File created successfully at: /memories/.mt-tmp.x/f");
+    snprintf(path, sizeof(path), "%s/.mt-tmp.tree\\", ts.root);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.tree\\/deep", ts.root);
+    assert_int_equal(mkdir(path, 0700), 0);
+    /* A request can no longer name a .mt-tmp. directory, nor the store's own. */
+    mt_test_expect(
+        ts.mem, "{\"command\":\"create\",\"path\":\"/memories/.mt-tmp.x/f\",\"file_text\":\"x\"}",
+        1, "Error: Path /memories/.mt-tmp.x/f would escape /memories directory");
+    mt_test_expect(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/.memtool/state\"}", 1,
+                   "Error: Path /memories/.memtool/state would escape /memories directory");
+    /* One made outside memtool is a user's directory, not a temporary. */
     snprintf(path, sizeof(path), "%s/.mt-tmp.x", ts.root);
-    assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
-    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/n\",\"file_text\":\"\"}", 0,
-                   "File created successfully at: /memories/n");
+    assert_int_equal(mkdir(path, 0700), 0);
+    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/n\",\"file_text\":\"\"}",
+                   0, "File created successfully at: /memories/n");
     snprintf(path, sizeof(path), "%s/.mt-tmp.dead\\", ts.root);
     assert_int_equal(access(path, F_OK), -1);
-    snprintf(path, sizeof(path), "%s/.mt-tmp.live\\", ts.root);
-    assert_int_equal(access(path, F_OK), 0);
-    snprintf(path, sizeof(path), "%s/.mt-tmp.x/f", ts.root);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.tree\\", ts.root);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof(path), "%s/.mt-tmp.x", ts.root);
     assert_int_equal(access(path, F_OK), 0);
     mt_test_store_free(&ts);
 }
@@ -186,13 +191,14 @@ static void test_usage_counts_other_writers(void **state)
     o.max_files = 2;
     mt_test_store_init(&ts, &o);
     assert_int_equal(mt_memory_open(&other, ts.root, &o), 0);
-    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/a\",\"file_text\":\"\"}", 0,
-                   "File created successfully at: /memories/a");
+    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/a\",\"file_text\":\"\"}",
+                   0, "File created successfully at: /memories/a");
     mt_test_expect(other, "{\"command\":\"create\",\"path\":\"/memories/b\",\"file_text\":\"\"}", 0,
                    "File created successfully at: /memories/b");
     /* The first handle has not seen b yet; its count is refreshed within a second. */
     sleep(2);
-    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/c\",\"file_text\":\"\"}", 1,
+    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/c\",\"file_text\":\"\"}",
+                   1,
                    "Error: Cannot create /memories/c: the store holds 2 files, the max files "
                    "limit is 2; delete or merge memory files that are no longer needed");
     mt_memory_free(other);
@@ -202,9 +208,12 @@ static void test_usage_counts_other_writers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_arguments),       cmocka_unit_test(test_options),
-        cmocka_unit_test(test_root),            cmocka_unit_test(test_tool_result),
-        cmocka_unit_test(test_durability_modes), cmocka_unit_test(test_stale_temp_cleaned),
+        cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_root),
+        cmocka_unit_test(test_tool_result),
+        cmocka_unit_test(test_durability_modes),
+        cmocka_unit_test(test_stale_temp_cleaned),
         cmocka_unit_test(test_usage_counts_other_writers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

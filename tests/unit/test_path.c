@@ -180,6 +180,16 @@ static const hostile_path hostile_paths[] = {
     REFUSE("/memories/.mt-tmp.x/", ESC),
     REFUSE("/memories/.mt-tmp.x/.", ESC),
     REFUSE("/memories/a/.mt-tmp.b//./", ESC),
+    /* Reserved in every component, not only the last: a directory so named
+     * would be taken for a temporary, or be the store's own. */
+    REFUSE("/memories/.mt-tmp.x/a", ESC),
+    REFUSE("/memories/a/.mt-tmp.x/b", ESC),
+    REFUSE("/memories/.memtool", ESC),
+    REFUSE("/memories/.memtool/state", ESC),
+    REFUSE("/memories/.MEMTOOL/state", ESC),
+    REFUSE("/memories/.MemTool", ESC),
+    REFUSE("/memories/a/.memtool", ESC),
+    REFUSE("/memories/./.memtool/", ESC),
 };
 
 static const ordinary_path ordinary_paths[] = {
@@ -249,10 +259,12 @@ static const ordinary_path ordinary_paths[] = {
     ACCEPT("/memories/a\xEE\x80\x80", "a\xEE\x80\x80"),
     ACCEPT("/memories/a\xEF\xBF\xBD", "a\xEF\xBF\xBD"),
     ACCEPT("/memories/a\xF4\x8F\xBF\xBF", "a\xF4\x8F\xBF\xBF"),
-    /* .mt-tmp. is reserved only as a prefix of the last component. */
-    ACCEPT("/memories/.mt-tmp.x/a", ".mt-tmp.x/a"),
-    ACCEPT("/memories/.mt-tmp.x/./a/", ".mt-tmp.x/a"),
+    /* Only the reserved prefix and the exact reserved name are refused. */
     ACCEPT("/memories/.mt-tmp", ".mt-tmp"),
+    ACCEPT("/memories/a.mt-tmp.x", "a.mt-tmp.x"),
+    ACCEPT("/memories/.memtool2", ".memtool2"),
+    ACCEPT("/memories/memtool", "memtool"),
+    ACCEPT("/memories/x.memtool", "x.memtool"),
     ACCEPT("/memories/.mt-tmpx", ".mt-tmpx"),
     ACCEPT("/memories/mt-tmp.x", "mt-tmp.x"),
     ACCEPT("/memories/a.mt-tmp.x", "a.mt-tmp.x"),

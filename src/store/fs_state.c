@@ -1,0 +1,281 @@
+/*
+ * The filesystem store's lock and usage counter.
+ *
+ * Every change runs under one lock for the whole store: a mutex among the
+ * threads of a process, then an flock on RESERVED/state among processes. So
+ * changes happen one at a time, each at one instant, and the outcome of any
+ * concurrent changes is that of some serial order of them. Reads take no
+ * lock: a file is only ever replaced whole by a rename, so a reader has
+ * either the old file or the new one.
+ *
+ * The same file holds what the store holds (bytes, files, directories), so a
+ * limit is checked against the true usage of the moment, whatever other
+ * processes did, without walking the store. A change marks the counter dirty
+ * before it touches anything and clean with the new numbers after; a change
+ * that died half way leaves it dirty, and the next change counts the store
+ * again (and removes the temporaries the dead one left). The counter is not
+ * synced to disk: it records the boot it was written in, and after a reboot
+ * (a power cut may have lost it, or kept it while losing the data) the store
+ * is counted again once.
+ */
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STATE_MAGIC   "MTSTATE\n"
+#define STATE_VERSION 1u
+
+/* The counter as it is on disk (host byte order: it never leaves the machine). */
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t dirty;
+    char boot_id[40];
+    uint64_t bytes, files, dirs;
+    uint64_t check; /* FNV-1a of everything above */
+} state_record;
+
+static uint64_t fnv1a(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 14695981039346656037ULL;
+
+    while (n--) {
+        h ^= *b++;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void monotonic_ms(long long *ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The state file, made at the first change: a store that is only read (on a
+ * read-only filesystem, say) never needs it. */
+static int state_open(mt_fs *fs)
+{
+    int fd;
+
+    if (fs->state_fd >= 0)
+        return 0;
+    if (mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
+        return mt_error_set(MT_EIO, "cannot make the store's own directory %s: %s", MT_FS_RESERVED,
+                            strerror(errno));
+    fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/state", O_RDWR | O_CREAT | O_NOCTTY, 0600);
+    if (fd < 0)
+        return mt_error_set(fd == -ELOOP || fd == -ENOTDIR ? MT_EUNSUPPORTED : MT_EIO,
+                            "cannot open the store's lock and counter %s/state: %s", MT_FS_RESERVED,
+                            strerror(-fd));
+    fs->state_fd = fd;
+    return 0;
+}
+
+/*
+ * flock has no timeout, so a lock held by someone else is polled, with
+ * sleeps that grow from 50 us to 10 ms: a short wait behind another change
+ * costs little, and a lock held for good (by a stuck or hostile process) ends
+ * in MT_EBUSY at the deadline instead of a hang.
+ */
+static int state_flock(int fd, long long deadline_ms)
+{
+    long sleep_us = 50;
+    long long now;
+
+    for (;;) {
+        struct timespec ts;
+
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        monotonic_ms(&now);
+        if (now >= deadline_ms)
+            return -EWOULDBLOCK;
+        ts.tv_sec = 0;
+        ts.tv_nsec = sleep_us * 1000;
+        nanosleep(&ts, NULL);
+        if (sleep_us < 10000)
+            sleep_us *= 2;
+    }
+}
+
+static int state_read(mt_fs *fs, mt_store_usage *out)
+{
+    state_record r;
+    ssize_t n = pread(fs->state_fd, &r, sizeof(r), 0);
+
+    if (n != (ssize_t)sizeof(r) || memcmp(r.magic, STATE_MAGIC, 8) != 0 ||
+        r.version != STATE_VERSION || r.check != fnv1a(&r, offsetof(state_record, check)) ||
+        r.dirty || strncmp(r.boot_id, fs->boot_id, sizeof(r.boot_id)) != 0)
+        return -1;
+    out->bytes = r.bytes;
+    out->files = r.files;
+    out->dirs = r.dirs;
+    return 0;
+}
+
+static int state_write(mt_fs *fs, const mt_store_usage *u, int dirty)
+{
+    state_record r;
+
+    memset(&r, 0, sizeof(r));
+    memcpy(r.magic, STATE_MAGIC, 8);
+    r.version = STATE_VERSION;
+    r.dirty = (uint32_t)dirty;
+    memcpy(r.boot_id, fs->boot_id, sizeof(r.boot_id));
+    r.bytes = u->bytes;
+    r.files = u->files;
+    r.dirs = u->dirs;
+    r.check = fnv1a(&r, offsetof(state_record, check));
+    if (pwrite(fs->state_fd, &r, sizeof(r), 0) != (ssize_t)sizeof(r))
+        return mt_error_set(MT_EIO, "cannot write the store's usage counter: %s",
+                            errno ? strerror(errno) : "short write");
+    return 0;
+}
+
+static int lock_busy(mt_store_op *op, const char *rel)
+{
+    (void)rel;
+    return mt_error_set(MT_EBUSY,
+                        "another process has held the store's lock for over %u ms; nothing "
+                        "was changed, try again later",
+                        op->lock_timeout_ms);
+}
+
+int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel)
+{
+    long long deadline;
+    struct timespec abs;
+    int rc;
+
+    memset(t, 0, sizeof(*t));
+    monotonic_ms(&deadline);
+    deadline += op->lock_timeout_ms;
+    clock_gettime(CLOCK_REALTIME, &abs);
+    abs.tv_sec += op->lock_timeout_ms / 1000;
+    abs.tv_nsec += (long)(op->lock_timeout_ms % 1000) * 1000000L;
+    if (abs.tv_nsec >= 1000000000L) {
+        abs.tv_sec++;
+        abs.tv_nsec -= 1000000000L;
+    }
+    if ((rc = pthread_mutex_timedlock(&fs->lock, &abs)) != 0)
+        return rc == ETIMEDOUT ? lock_busy(op, rel)
+                               : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(rc));
+    if ((rc = state_open(fs)) < 0)
+        goto fail;
+    if ((rc = state_flock(fs->state_fd, deadline)) < 0) {
+        rc = rc == -EWOULDBLOCK ? lock_busy(op, rel)
+                                : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(-rc));
+        goto fail;
+    }
+    if (state_read(fs, &t->usage) < 0) {
+        /* Missing, damaged, from another boot, or dirty: count it all, and
+         * remove what changes that died left behind. A count that cannot see
+         * everything fails, so the limits are never checked against too little. */
+        if ((rc = mt_fs_count_tree(&t->usage, fs->root_fd, 1)) < 0) {
+            char why[256];
+            snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+            rc = mt_error_set(rc == MT_ENOMEM ? MT_ENOMEM : MT_EIO,
+                              "cannot count what the store holds, so its limits cannot be "
+                              "checked (%s); nothing was changed",
+                              why);
+            goto unlock;
+        }
+    }
+    /* Dirty until the change is done: if it dies half way, the next one counts again. */
+    if ((rc = state_write(fs, &t->usage, 1)) < 0)
+        goto unlock;
+    return 0;
+unlock:
+    flock(fs->state_fd, LOCK_UN);
+fail:
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+void mt_fs_end(mt_fs *fs, mt_fs_txn *t)
+{
+    /* A failed write leaves the counter dirty, which only costs a recount. */
+    state_write(fs, &t->usage, t->recount);
+    flock(fs->state_fd, LOCK_UN);
+    pthread_mutex_unlock(&fs->lock);
+}
+
+static uint64_t add_clamped(uint64_t v, int64_t d)
+{
+    if (d < 0 && (uint64_t)-d > v)
+        return 0;
+    return v + (uint64_t)d;
+}
+
+void mt_fs_account(mt_fs_txn *t, int64_t bytes, int64_t files, int64_t dirs)
+{
+    /* Going below zero means the store was changed outside memtool: the
+     * counter is clamped now and counted again at the next change. */
+    if ((bytes < 0 && (uint64_t)-bytes > t->usage.bytes) ||
+        (files < 0 && (uint64_t)-files > t->usage.files) ||
+        (dirs < 0 && (uint64_t)-dirs > t->usage.dirs))
+        t->recount = 1;
+    t->usage.bytes = add_clamped(t->usage.bytes, bytes);
+    t->usage.files = add_clamped(t->usage.files, files);
+    t->usage.dirs = add_clamped(t->usage.dirs, dirs);
+}
+
+static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
+                  uint64_t would, const char *rel)
+{
+    op->refused = kind;
+    op->limit = limit;
+    op->held = held;
+    op->would = would;
+    return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
+                        *rel ? rel : "/memories");
+}
+
+int mt_fs_quota(mt_fs_txn *t, mt_store_op *op, const char *rel, int64_t bytes, int64_t files,
+                int64_t dirs)
+{
+    const mt_store_usage *u = &t->usage;
+
+    /* Only growth is checked: a change that shrinks the store is always let through. */
+    if (bytes > 0 && op->max_store_size && u->bytes + (uint64_t)bytes > op->max_store_size)
+        return refuse(op, MT_LIMIT_STORE_SIZE, op->max_store_size, u->bytes,
+                      u->bytes + (uint64_t)bytes, rel);
+    if (files > 0 && op->max_files && u->files + (uint64_t)files > op->max_files)
+        return refuse(op, MT_LIMIT_FILES, op->max_files, u->files, u->files + (uint64_t)files, rel);
+    if (dirs > 0 && op->max_dirs && u->dirs + (uint64_t)dirs > op->max_dirs)
+        return refuse(op, MT_LIMIT_DIRS, op->max_dirs, u->dirs, u->dirs + (uint64_t)dirs, rel);
+    return 0;
+}
+
+int mt_fs_usage(mt_store *st, mt_store_usage *out)
+{
+    mt_fs *fs = (mt_fs *)st;
+    mt_store_op op;
+    mt_fs_txn t;
+    int rc;
+
+    mt_store_op_init(&op);
+    if ((rc = mt_fs_begin(fs, &t, &op, "")) < 0)
+        return rc;
+    *out = t.usage;
+    mt_fs_end(fs, &t);
+    return 0;
+}
+
+void mt_store_op_init(mt_store_op *op)
+{
+    memset(op, 0, sizeof(*op));
+    op->lock_timeout_ms = 5000;
+}
