@@ -34,6 +34,9 @@ int mt_cli_read_all(char **out, size_t *out_len, int fd);
 /* Whether --help/-h was asked for, for subcommands without options of their own. */
 int mt_cli_wants_help(int argc, char **argv);
 
+/* Seconds with up to three decimals ("5", "0.25") as milliseconds. */
+int mt_cli_parse_seconds(uint64_t *ms, const char *s);
+
 int mt_cmd_call(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_view(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_create(const mt_cli *cli, int argc, char **argv);

@@ -45,6 +45,9 @@ static void usage(FILE *out)
                  "  --max-file-size BYTES   largest file (MEMTOOL_MAX_FILE_SIZE; 1M)\n"
                  "  --max-store-size BYTES  all files together (MEMTOOL_MAX_STORE_SIZE; 100M)\n"
                  "  --max-files N           number of files (MEMTOOL_MAX_FILES; 10000)\n"
+                 "  --max-dirs N            number of directories (MEMTOOL_MAX_DIRS; 1000)\n"
+                 "  --lock-timeout SECONDS  longest wait for the store's lock\n"
+                 "                          (MEMTOOL_LOCK_TIMEOUT; 5)\n"
                  "  --view-limit CHARS      longest view result (MEMTOOL_VIEW_LIMIT; 16000)\n"
                  "  --durability MODE       full, file or none (MEMTOOL_DURABILITY; full)\n"
                  "  -h, --help              this help; `memtool <command> --help` for a command\n"
@@ -67,12 +70,25 @@ static int set_option(mt_cli *cli, const char *name, const char *value)
             return mt_cli_usage_error(NULL, "--durability: %s", mt_error_last()->message);
         return 0;
     }
+    if (strcmp(name, "lock-timeout") == 0) {
+        uint64_t ms;
+        /* Seconds, with up to three decimals: 0.5 is half a second. */
+        if (mt_cli_parse_seconds(&ms, value) < 0 || ms > 3600 * 1000)
+            return mt_cli_usage_error(NULL,
+                                      "--lock-timeout needs seconds from 0 to 3600 (e.g. 5 or "
+                                      "0.5), not '%s'",
+                                      value);
+        cli->opts.lock_timeout_ms = (unsigned)ms;
+        return 0;
+    }
     if (strcmp(name, "max-file-size") == 0)
         target = &cli->opts.max_file_size;
     else if (strcmp(name, "max-store-size") == 0)
         target = &cli->opts.max_store_size;
     else if (strcmp(name, "max-files") == 0)
         target = &cli->opts.max_files;
+    else if (strcmp(name, "max-dirs") == 0)
+        target = &cli->opts.max_dirs;
     else
         target = &cli->opts.view_limit;
     if (mt_text_parse_size(target, value) < 0)
@@ -90,6 +106,8 @@ static const struct {
     {"max-file-size", "MEMTOOL_MAX_FILE_SIZE"},
     {"max-store-size", "MEMTOOL_MAX_STORE_SIZE"},
     {"max-files", "MEMTOOL_MAX_FILES"},
+    {"max-dirs", "MEMTOOL_MAX_DIRS"},
+    {"lock-timeout", "MEMTOOL_LOCK_TIMEOUT"},
     {"view-limit", "MEMTOOL_VIEW_LIMIT"},
     {"durability", "MEMTOOL_DURABILITY"},
 };
@@ -101,6 +119,8 @@ int main(int argc, char **argv)
         {"max-file-size", required_argument, NULL, 0},
         {"max-store-size", required_argument, NULL, 0},
         {"max-files", required_argument, NULL, 0},
+        {"max-dirs", required_argument, NULL, 0},
+        {"lock-timeout", required_argument, NULL, 0},
         {"view-limit", required_argument, NULL, 0},
         {"durability", required_argument, NULL, 0},
         {"help", no_argument, NULL, 'h'},

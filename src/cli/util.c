@@ -128,3 +128,29 @@ int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help)
     }
     return -1;
 }
+
+int mt_cli_parse_seconds(uint64_t *ms, const char *s)
+{
+    uint64_t whole = 0, frac = 0, scale = 1000;
+    const char *p = s;
+
+    if (!*p)
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > UINT64_MAX / 10000)
+            return -1;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (scale == 1)
+                return -1; /* finer than a millisecond */
+            scale /= 10;
+            frac += (uint64_t)(*p - '0') * scale;
+        }
+    }
+    if (*p || p == s)
+        return -1;
+    *ms = whole * 1000 + frac;
+    return 0;
+}

@@ -41,8 +41,10 @@ typedef struct {
 
 /* Take the store's lock (waiting at most op->lock_timeout_ms) and read the
  * usage counter, counting the store again when the counter is missing,
- * damaged, from another boot, or left dirty by a change that died. */
-int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel);
+ * damaged, from another boot, or left dirty by a change that died. A count
+ * that fails refuses the change, unless `shrinks` (a delete, which no limit
+ * stops: it must stay possible, to remove what cannot be counted). */
+int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks);
 
 /* Write the counter back and release the lock. */
 void mt_fs_end(mt_fs *fs, mt_fs_txn *t);

@@ -153,7 +153,7 @@ static int lock_busy(mt_store_op *op, const char *rel)
                         op->lock_timeout_ms);
 }
 
-int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel)
+int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks)
 {
     long long deadline;
     struct timespec abs;
@@ -183,7 +183,14 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel)
         /* Missing, damaged, from another boot, or dirty: count it all, and
          * remove what changes that died left behind. A count that cannot see
          * everything fails, so the limits are never checked against too little. */
-        if ((rc = mt_fs_count_tree(&t->usage, fs->root_fd, 1)) < 0) {
+        rc = mt_fs_count_tree(&t->usage, fs->root_fd, 1);
+        if (rc < 0 && shrinks && rc != MT_ENOMEM) {
+            /* Counted again at the next change, when this one may have freed the cause. */
+            memset(&t->usage, 0, sizeof(t->usage));
+            t->recount = 1;
+            rc = 0;
+        }
+        if (rc < 0) {
             char why[256];
             snprintf(why, sizeof(why), "%s", mt_error_last()->message);
             rc = mt_error_set(rc == MT_ENOMEM ? MT_ENOMEM : MT_EIO,
@@ -267,7 +274,7 @@ int mt_fs_usage(mt_store *st, mt_store_usage *out)
     int rc;
 
     mt_store_op_init(&op);
-    if ((rc = mt_fs_begin(fs, &t, &op, "")) < 0)
+    if ((rc = mt_fs_begin(fs, &t, &op, "", 0)) < 0)
         return rc;
     *out = t.usage;
     mt_fs_end(fs, &t);

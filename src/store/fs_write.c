@@ -292,7 +292,7 @@ int mt_fs_create(mt_store *st, mt_store_op *op, const char *rel, const char *dat
 
     if (!*rel)
         return mt_fs_error(EEXIST, "cannot create", rel);
-    if ((rc = mt_fs_begin(fs, &t, op, rel)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
         return rc;
     if ((rc = fs_find_parents(&p, fs, rel, "cannot create")) < 0)
         goto done;
@@ -417,7 +417,7 @@ int mt_fs_edit(mt_store *st, mt_store_op *op, const char *rel, mt_edit_cb cb, vo
 
     if (!*rel)
         return mt_fs_error(EISDIR, "cannot edit", rel);
-    if ((rc = mt_fs_begin(fs, &t, op, rel)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
         return rc;
     if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
         goto done;
@@ -536,7 +536,7 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
 
     if (!*rel)
         return mt_error_set(MT_EINVAL, "the store root cannot be deleted");
-    if ((rc = mt_fs_begin(fs, &t, op, rel)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 1)) < 0)
         return rc;
     if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
         goto done;
@@ -652,7 +652,7 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         return mt_error_set(MT_EINVAL, "the store root cannot be renamed");
     if (!*to)
         return mt_fs_error(EEXIST, "cannot rename to", to);
-    if ((rc = mt_fs_begin(fs, &t, op, from)) < 0)
+    if ((rc = mt_fs_begin(fs, &t, op, from, 0)) < 0)
         return rc;
     /* Everything about the source first, so an error about it names it. */
     op->culprit = 0;
