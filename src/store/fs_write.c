@@ -251,13 +251,13 @@ static void fs_unmake_dirs(const fs_parents *p, int *fds)
     char comp[MT_NAME_MAX + 1];
     const char *names[MT_STORE_MAX_DEPTH];
     const char *c = p->missing;
-    unsigned i;
+    unsigned i, count = p->count < MT_STORE_MAX_DEPTH ? p->count : MT_STORE_MAX_DEPTH;
 
-    for (i = 0; i < p->count && i < MT_STORE_MAX_DEPTH; i++) {
+    for (i = 0; i < count; i++) {
         names[i] = c;
         c = strchr(c, '/') + 1;
     }
-    for (i = p->count; i-- > 0;) {
+    for (i = count; i-- > 0;) {
         size_t n = (size_t)(strchr(names[i], '/') - names[i]);
         memcpy(comp, names[i], n);
         comp[n] = '\0';
