@@ -136,6 +136,12 @@ void mt_memory_free(mt_memory *m)
     free(m);
 }
 
+void mt_store_op_init(mt_store_op *op)
+{
+    memset(op, 0, sizeof(*op));
+    op->lock_timeout_ms = 5000;
+}
+
 int mt_memory_usage(mt_usage *out, mt_memory *m)
 {
     if (!out || !m)

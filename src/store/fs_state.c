@@ -280,9 +280,3 @@ int mt_fs_usage(mt_store *st, mt_store_usage *out)
     mt_fs_end(fs, &t);
     return 0;
 }
-
-void mt_store_op_init(mt_store_op *op)
-{
-    memset(op, 0, sizeof(*op));
-    op->lock_timeout_ms = 5000;
-}
