@@ -196,8 +196,7 @@ static void fs_free(mt_store *st)
     if (!fs)
         return;
     close(fs->root_fd);
-    if (fs->state_fd >= 0)
-        close(fs->state_fd);
+    mt_fs_state_close(fs);
     pthread_mutex_destroy(&fs->lock);
     free(fs);
 }

@@ -5,10 +5,13 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <memtool/store.h>
 
 #include "lib/path.h"
+
+typedef struct mt_fs_waiter mt_fs_waiter;
 
 typedef struct {
     mt_store base;
@@ -17,8 +20,11 @@ typedef struct {
     /* Every change holds the store's lock: this mutex among the threads of
      * this process, then an flock on the state file among processes. */
     pthread_mutex_t lock;
-    int state_fd;     /* RESERVED/state, opened at the first change; -1 before */
-    char boot_id[40]; /* this boot's id: a counter written in another boot is recounted */
+    int state_fd;         /* RESERVED/state, opened at the first change; -1 before */
+    mt_fs_waiter *waiter; /* waits for the flock when another process holds it */
+    void *state_map;      /* the counter, mapped from the state file */
+    pid_t state_pid;      /* the process that opened the state file */
+    char boot_id[40];     /* this boot's id: a counter written in another boot is recounted */
 } mt_fs;
 
 /* The store's own directory, beside the memories: the lock and the usage
@@ -45,6 +51,15 @@ typedef struct {
  * that fails refuses the change, unless `shrinks` (a delete, which no limit
  * stops: it must stay possible, to remove what cannot be counted). */
 int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks);
+
+/* The bounded wait for the flock on fd (fs_wait.c): 0 with the lock held,
+ * -EWOULDBLOCK when timeout_ms passed, or another -errno. */
+int mt_fs_waiter_new(mt_fs_waiter **out, int fd);
+int mt_fs_lock_wait(mt_fs_waiter *w, int fd, unsigned timeout_ms);
+void mt_fs_waiter_free(mt_fs_waiter *w);
+
+/* Unmap and close the state file (when the store is freed). */
+void mt_fs_state_close(mt_fs *fs);
 
 /* Write the counter back and release the lock. */
 void mt_fs_end(mt_fs *fs, mt_fs_txn *t);
@@ -102,13 +117,17 @@ int mt_fs_is_temp(const char *name);
  * store's reserved directory hold no memories. */
 int mt_fs_is_internal(const char *name);
 
-/* Remove a temporary entry of dirfd: only under the store's lock, when no
- * change that could own it is running. */
-void mt_fs_clean_temp(int dirfd, const char *name);
+/* Remove a temporary entry of dirfd that no live writer holds (its flock).
+ * Without the store's lock (`locked` 0) it must also be MT_TEMP_STALE_SECONDS
+ * old: a writer under the lock makes its temporary, then locks it, and must
+ * not lose it in between; under the lock only a change prepared outside it
+ * can be live, and that one goes again if its temporary is taken. */
+#define MT_TEMP_STALE_SECONDS 10
+void mt_fs_clean_temp(int dirfd, const char *name, int locked);
 
 /* Count everything beneath the directory dirfd (regular files, their bytes,
- * directories), failing rather than skipping what cannot be read. With
- * `clean`, temporaries met on the way are removed (the lock must be held). */
+ * directories), failing rather than skipping what cannot be read; dead
+ * temporaries met on the way are removed (`clean`: the lock is held). */
 int mt_fs_count_tree(mt_store_usage *out, int dirfd, int clean);
 
 int mt_fs_create(mt_store *st, mt_store_op *op, const char *path, const char *data, size_t len);

@@ -66,8 +66,8 @@ static void count_now(mt_fs_count *c, int fd, unsigned level, mt_fs_sum *sum)
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
             continue;
         if (mt_fs_is_internal(name)) {
-            if (c->clean && mt_fs_is_temp(name))
-                mt_fs_clean_temp(dirfd(dir), name);
+            if (mt_fs_is_temp(name))
+                mt_fs_clean_temp(dirfd(dir), name, c->clean);
             continue;
         }
         if (type == DT_UNKNOWN || type == DT_REG) {

@@ -35,7 +35,7 @@ typedef struct {
     int closing;  /* the caller has no more jobs to give */
     int error;    /* the first error a job met (an errno) */
     int too_deep; /* a directory deeper than MT_WALK_MAX_DEPTH was met */
-    int clean;    /* remove temporaries met on the way (the store's lock is held) */
+    int clean;    /* the store's lock is held: a temporary nobody holds is dead, however young */
     pthread_t helpers[7];
     int nhelpers;
     _Atomic uint64_t files; /* regular files counted */

@@ -164,8 +164,11 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         size_t index = 0;
         int child;
 
-        if (mt_fs_is_internal(name))
+        if (mt_fs_is_internal(name)) {
+            if (mt_fs_is_temp(name))
+                mt_fs_clean_temp(dirfd, name, 0);
             continue;
+        }
         if (type == DT_UNKNOWN || type == DT_REG) {
             if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
                 if (errno == ENOENT)

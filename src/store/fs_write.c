@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,13 @@ int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const cha
     }
     if (fd < 0)
         return mt_fs_error(errno, "cannot write", rel);
+    /* Locked while it lives: a recount after a crash removes every
+     * temporary it can lock, and a change prepared outside the store's lock
+     * may own this one. */
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        rc = mt_fs_error(errno, "cannot lock a temporary file for", rel);
+        goto fail;
+    }
     if ((rc = fs_write_all(fd, data, len)) < 0) {
         rc = mt_fs_error(-rc, "cannot write", rel);
         goto fail;
@@ -281,17 +289,15 @@ static void fs_drop_temp(mt_fs_txn *t, int dirfd, const char *top)
         close(fd);
 }
 
-int mt_fs_create(mt_store *st, mt_store_op *op, const char *rel, const char *data, size_t len)
+static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const char *data,
+                            size_t len)
 {
-    mt_fs *fs = (mt_fs *)st;
     int fds[MT_STORE_MAX_DEPTH];
     fs_parents p = {-1, NULL, 0, 0, NULL};
     char top[64];
     mt_fs_txn t;
     int fd = -1, rc;
 
-    if (!*rel)
-        return mt_fs_error(EEXIST, "cannot create", rel);
     if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
         return rc;
     if ((rc = fs_find_parents(&p, fs, rel, "cannot create")) < 0)
@@ -405,9 +411,190 @@ done:
     return rc;
 }
 
+static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_cb cb,
+                          void *payload);
+
+/* A file bigger than any write may make (put there from outside) is not
+ * read at all: memory stays bounded by the limits, not by the file. */
+static int fs_size_check(mt_store_op *op, const struct stat *sb, const char *rel)
+{
+    if (!op->max_file_size || (uint64_t)sb->st_size <= op->max_file_size)
+        return 0;
+    op->refused = MT_LIMIT_FILE_SIZE;
+    op->limit = op->max_file_size;
+    op->held = op->would = (uint64_t)sb->st_size;
+    return mt_error_set(MT_ELIMIT, "%s is over the max file size", rel);
+}
+
+/* Whether name in dirfd is still the very file that was read: memtool
+ * replaces files whole (a new inode), and an editor writing in place
+ * changes the size or the times. */
+static int fs_unchanged(int dirfd, const char *name, const struct stat *was)
+{
+    struct stat now;
+
+    return fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == was->st_dev &&
+           now.st_ino == was->st_ino && now.st_size == was->st_size &&
+           now.st_mtim.tv_sec == was->st_mtim.tv_sec &&
+           now.st_mtim.tv_nsec == was->st_mtim.tv_nsec &&
+           now.st_ctim.tv_sec == was->st_ctim.tv_sec && now.st_ctim.tv_nsec == was->st_ctim.tv_nsec;
+}
+
+/*
+ * An edit prepared outside the store's lock: read, edit and write the new
+ * content to a synced temporary with other changes going on, then, under the
+ * lock, check that the file is still the one read and rename the new one in.
+ * The lock is held for a few system calls, not for the reading, writing and
+ * syncing, so changes to different files go on side by side. Returns 1 when
+ * the edit is in place (rc in *out_rc), 0 when the file changed meanwhile
+ * (the edit is then done again under the lock, so it always ends), or the
+ * failure, which takes effect when the file was read.
+ */
+static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_cb cb,
+                            void *payload)
+{
+    const char *name;
+    struct stat sb;
+    char *data = NULL, *out = NULL, tmp[64];
+    size_t len = 0, out_len = 0;
+    int dirfd = -1, fd = -1, tfd = -1, rc, locked = 0;
+    mt_fs_txn t;
+
+    *out_rc = 0;
+    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
+        goto done;
+    if ((rc = fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0) {
+        if (rc == MT_EBUSY)
+            rc = 0; /* swapped while looking: the locked way sorts it out */
+        goto done;
+    }
+    if ((rc = fs_size_check(op, &sb, rel)) < 0 ||
+        (rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0 ||
+        (rc = cb(&out, &out_len, data, len, payload)) < 0 ||
+        (rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, out, out_len, rel)) < 0)
+        goto done;
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
+        goto drop;
+    locked = 1;
+    if (!fs_unchanged(dirfd, name, &sb)) {
+        rc = 0;
+        goto drop;
+    }
+    if ((rc = mt_fs_quota(&t, op, rel, (int64_t)out_len - (int64_t)len, 0, 0)) < 0)
+        goto drop;
+    if (renameat(dirfd, tmp, dirfd, name) < 0) {
+        /* ENOENT: a recount took the temporary for a dead writer's: go again. */
+        rc = errno == ENOENT ? 0 : mt_fs_error(errno, "cannot replace", rel);
+        goto drop;
+    }
+    mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
+    mt_fs_end(fs, &t);
+    locked = 0;
+    rc = 1;
+    if (fs->durability == MT_DURABILITY_FULL)
+        *out_rc = mt_fs_sync_done(dirfd, rel);
+    goto done;
+drop:
+    unlinkat(dirfd, tmp, 0);
+    if (locked)
+        mt_fs_end(fs, &t);
+done:
+    if (tfd >= 0)
+        close(tfd);
+    if (fd >= 0)
+        close(fd);
+    if (dirfd >= 0)
+        close(dirfd);
+    free(data);
+    free(out);
+    return rc;
+}
+
 int mt_fs_edit(mt_store *st, mt_store_op *op, const char *rel, mt_edit_cb cb, void *payload)
 {
     mt_fs *fs = (mt_fs *)st;
+    int rc, done_rc;
+
+    if (!*rel)
+        return mt_fs_error(EISDIR, "cannot edit", rel);
+    rc = fs_edit_prepared(&done_rc, fs, op, rel, cb, payload);
+    if (rc == 1)
+        return done_rc;
+    if (rc < 0)
+        return rc;
+    return fs_edit_locked(fs, op, rel, cb, payload);
+}
+
+/* A create whose parent exists, prepared outside the lock as an edit is
+ * (see fs_edit_prepared): 1 when done (rc in *out_rc), 0 to do it under the
+ * lock (parents to make, or the temporary was taken), or the failure. */
+static int fs_create_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char *rel,
+                              const char *data, size_t len)
+{
+    const char *name;
+    char tmp[64];
+    int dirfd = -1, tfd = -1, rc, locked = 0;
+    mt_fs_txn t;
+
+    *out_rc = 0;
+    rc = mt_fs_open_parent(fs, &dirfd, &name, rel);
+    if (rc == MT_ENOTFOUND)
+        return 0;
+    if (rc < 0)
+        return rc;
+    /* Taken already: fail without writing (the rename checks again). */
+    if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+        rc = mt_fs_error(EEXIST, "cannot create", rel);
+        goto done;
+    }
+    if ((rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, data, len, rel)) < 0)
+        goto done;
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
+        goto drop;
+    locked = 1;
+    if ((rc = mt_fs_quota(&t, op, rel, (int64_t)len, 1, 0)) < 0)
+        goto drop;
+    if ((rc = fs_rename_noreplace(dirfd, tmp, dirfd, name)) < 0) {
+        /* ENOENT: the temporary or the parent went meanwhile: go again. */
+        rc = rc == -ENOENT ? 0 : mt_fs_error(-rc, "cannot create", rel);
+        goto drop;
+    }
+    mt_fs_account(&t, (int64_t)len, 1, 0);
+    mt_fs_end(fs, &t);
+    locked = 0;
+    rc = 1;
+    if (fs->durability == MT_DURABILITY_FULL)
+        *out_rc = mt_fs_sync_done(dirfd, rel);
+    goto done;
+drop:
+    unlinkat(dirfd, tmp, 0);
+    if (locked)
+        mt_fs_end(fs, &t);
+done:
+    if (tfd >= 0)
+        close(tfd);
+    if (dirfd >= 0)
+        close(dirfd);
+    return rc;
+}
+
+int mt_fs_create(mt_store *st, mt_store_op *op, const char *rel, const char *data, size_t len)
+{
+    mt_fs *fs = (mt_fs *)st;
+    int rc, done_rc;
+
+    if (!*rel)
+        return mt_fs_error(EEXIST, "cannot create", rel);
+    rc = fs_create_prepared(&done_rc, fs, op, rel, data, len);
+    if (rc == 1)
+        return done_rc;
+    if (rc < 0)
+        return rc;
+    return fs_create_locked(fs, op, rel, data, len);
+}
+
+static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_cb cb, void *payload)
+{
     const char *name;
     struct stat sb;
     char *data = NULL, *out = NULL;
@@ -415,23 +602,13 @@ int mt_fs_edit(mt_store *st, mt_store_op *op, const char *rel, mt_edit_cb cb, vo
     int dirfd = -1, fd = -1, rc;
     mt_fs_txn t;
 
-    if (!*rel)
-        return mt_fs_error(EISDIR, "cannot edit", rel);
     if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
         return rc;
     if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
         goto done;
-    if ((rc = fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0)
+    if ((rc = fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0 ||
+        (rc = fs_size_check(op, &sb, rel)) < 0)
         goto done;
-    /* A file bigger than any write may make (put there from outside) is not
-     * read at all: memory stays bounded by the limits, not by the file. */
-    if (op->max_file_size && (uint64_t)sb.st_size > op->max_file_size) {
-        op->refused = MT_LIMIT_FILE_SIZE;
-        op->limit = op->max_file_size;
-        op->held = op->would = (uint64_t)sb.st_size;
-        rc = mt_error_set(MT_ELIMIT, "%s is over the max file size", rel);
-        goto done;
-    }
     if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
         goto done;
     if ((rc = cb(&out, &out_len, data, len, payload)) < 0)
@@ -751,21 +928,29 @@ int mt_fs_is_internal(const char *name)
     return mt_fs_is_temp(name) || strcmp(name, MT_FS_RESERVED) == 0;
 }
 
-void mt_fs_clean_temp(int dirfd, const char *name)
+void mt_fs_clean_temp(int dirfd, const char *name, int locked)
 {
     struct stat sb;
     int fd;
 
-    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+        (!locked && time(NULL) - sb.st_mtime < MT_TEMP_STALE_SECONDS))
         return;
-    if (!S_ISDIR(sb.st_mode)) {
-        unlinkat(dirfd, name, 0);
+    if (!S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        unlinkat(dirfd, name, 0); /* never opened: it may be a FIFO */
         return;
     }
-    fd = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+    fd = mt_fs_openat(
+        dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | (S_ISDIR(sb.st_mode) ? O_DIRECTORY : 0), 0);
     if (fd < 0)
         return;
-    if (mt_fs_remove_tree(fd) == 0)
-        unlinkat(dirfd, name, AT_REMOVEDIR);
+    /* A change prepared outside the store's lock holds its temporary's
+     * lock; only what nobody holds is a dead writer's. */
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        if (!S_ISDIR(sb.st_mode))
+            unlinkat(dirfd, name, 0);
+        else if (mt_fs_remove_tree(fd) == 0)
+            unlinkat(dirfd, name, AT_REMOVEDIR);
+    }
     close(fd);
 }
