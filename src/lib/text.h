@@ -46,8 +46,10 @@ int mt_text_number_lines_cut(mt_buf *out, const char *data, size_t len, size_t f
 int mt_text_put_cut(mt_buf *out, const char *s, size_t len, size_t max_chars);
 
 /* The first start of needle (nlen > 0) in data at or after `from`, or len
- * when there is none. memmem: Two-Way in glibc and musl, so linear in
- * len - from + nlen however the bytes repeat. */
+ * when there is none. It is memmem, the fastest search there is for one
+ * match, and linear however the bytes repeat: musl's is Two-Way, glibc's
+ * too for needles over 256 bytes, and for shorter ones a hashed shift whose
+ * worst case is bounded by the needle's length (bench/str_replace_worst.c). */
 size_t mt_text_find(const char *data, size_t len, size_t from, const char *needle, size_t nlen);
 
 /* Called with the offset of each match; a non-zero return stops the search. */
