@@ -10,62 +10,106 @@ typedef struct {
     mt_str old_str, new_str;
 } replace_ctx;
 
-/* The distinct lines on which old_str starts, overlapping matches counted. */
-static int list_match_lines(mt_buf *out, const char *data, size_t len, mt_str old_str)
-{
-    const char *p = data, *end = data + len, *counted = data;
-    size_t line = 1, last_line = 0;
-    int first = 1;
+/* What a result shows at most (SPEC section 3, str_replace): a file with a
+ * short old_str on every line, or with megabyte lines, would otherwise answer
+ * with megabytes the model cannot use. */
+#define ECHO_MAX_CHARS    200 /* of old_str, echoed in the errors */
+#define LIST_MAX_LINES    100 /* listed for multiple occurrences */
+#define SNIPPET_MAX_CHARS 500 /* of each line in the snippet */
 
-    while ((size_t)(end - p) >= old_str.len &&
-           (p = memmem(p, (size_t)(end - p), old_str.ptr, old_str.len)) != NULL) {
-        const char *q = counted;
-        while ((q = memchr(q, '\n', (size_t)(p - q))) != NULL) {
-            line++;
-            q++;
-        }
-        counted = p;
-        if (line != last_line) {
-            if (mt_buf_printf(out, first ? "%zu" : ", %zu", line) < 0)
-                return MT_ENOMEM;
-            first = 0;
-            last_line = line;
-        }
-        p++;
+/* Echo old_str and close its backquote, cut if it is long. */
+static int put_old_str(mt_reply *r, mt_str old_str)
+{
+    char count[32];
+    int cut = mt_text_put_cut(&r->text, old_str.ptr, old_str.len, ECHO_MAX_CHARS);
+
+    if (cut < 0 || mt_reply_put(r, "`") < 0)
+        return MT_ENOMEM;
+    if (cut) {
+        mt_text_format_count(count, old_str.len);
+        if (mt_buf_printf(&r->text, " [old_str cut: %s bytes in all]", count) < 0)
+            return MT_ENOMEM;
     }
     return 0;
+}
+
+/* The distinct lines on which matches start, as mt_text_find_all reports
+ * the matches in order: newlines are counted once, from one match to the next. */
+typedef struct {
+    mt_buf *out;
+    const char *data;
+    size_t counted; /* newlines before this offset are in `line` */
+    size_t line;
+    size_t last_line; /* the line of the last match, 0 before the first */
+    size_t lines;     /* distinct lines so far */
+} line_list;
+
+static int list_line(size_t offset, void *payload)
+{
+    line_list *l = payload;
+    const char *q = l->data + l->counted, *end = l->data + offset;
+
+    while ((q = memchr(q, '\n', (size_t)(end - q))) != NULL) {
+        l->line++;
+        q++;
+    }
+    l->counted = offset;
+    if (l->line == l->last_line)
+        return 0;
+    l->last_line = l->line;
+    if (++l->lines <= LIST_MAX_LINES &&
+        mt_buf_printf(l->out, l->lines == 1 ? "%zu" : ", %zu", l->line) < 0)
+        return MT_ENOMEM;
+    return 0;
+}
+
+/* "1, 3, 7" for the lines on which old_str starts, overlapping matches
+ * counted; the search starts at the first match, `hit`. */
+static int list_match_lines(mt_buf *out, const char *data, size_t len, size_t hit, mt_str old_str)
+{
+    line_list l = {out, data, 0, 1, 0, 0};
+    size_t more;
+    int rc = mt_text_find_all(data, len, hit, old_str.ptr, old_str.len, list_line, &l, NULL);
+
+    if (rc < 0)
+        return rc;
+    if (l.lines <= LIST_MAX_LINES)
+        return 0;
+    more = l.lines - LIST_MAX_LINES;
+    return mt_buf_printf(out, " and %zu more line%s", more, more == 1 ? "" : "s") < 0 ? MT_ENOMEM
+                                                                                      : 0;
 }
 
 static int replace_cb(char **out, size_t *out_len, const char *data, size_t len, void *payload)
 {
     replace_ctx *c = payload;
-    const char *hit, *again;
     size_t at, new_len, s, e, n, first, last;
     char *buf;
     int rc;
 
-    hit = c->old_str.len <= len ? memmem(data, len, c->old_str.ptr, c->old_str.len) : NULL;
-    if (!hit) {
+    at = mt_text_find(data, len, 0, c->old_str.ptr, c->old_str.len);
+    if (at == len) {
         c->e.answered = 1;
-        mt_reply_fail(c->e.r, "No replacement was performed, old_str `", c->old_str, "");
-        if (mt_reply_put(c->e.r, "` did not appear verbatim in ") < 0 ||
+        if (mt_reply_fail(c->e.r, "No replacement was performed, old_str `", (mt_str){"", 0}, "") <
+                0 ||
+            put_old_str(c->e.r, c->old_str) < 0 ||
+            mt_reply_put(c->e.r, " did not appear verbatim in ") < 0 ||
             mt_reply_str(c->e.r, c->e.path) < 0 || mt_reply_put(c->e.r, ".") < 0)
             return MT_ENOMEM;
         return MT_ERROR;
     }
-    again = (size_t)(data + len - hit - 1) >= c->old_str.len
-                ? memmem(hit + 1, (size_t)(data + len - hit - 1), c->old_str.ptr, c->old_str.len)
-                : NULL;
-    if (again) {
+    /* The common case, a unique match, costs two memmem calls; only a
+     * second match pays for the pass that lists them all. */
+    if (mt_text_find(data, len, at + 1, c->old_str.ptr, c->old_str.len) != len) {
         c->e.answered = 1;
-        mt_reply_fail(c->e.r, "No replacement was performed. Multiple occurrences of old_str `",
-                      c->old_str, "` in lines: ");
-        if (list_match_lines(&c->e.r->text, data, len, c->old_str) < 0 ||
+        if (mt_reply_fail(c->e.r, "No replacement was performed. Multiple occurrences of old_str `",
+                          (mt_str){"", 0}, "") < 0 ||
+            put_old_str(c->e.r, c->old_str) < 0 || mt_reply_put(c->e.r, " in lines: ") < 0 ||
+            list_match_lines(&c->e.r->text, data, len, at, c->old_str) < 0 ||
             mt_reply_put(c->e.r, ". Please ensure it is unique") < 0)
             return MT_ENOMEM;
         return MT_ERROR;
     }
-    at = (size_t)(hit - data);
     new_len = len - c->old_str.len + c->new_str.len;
     if ((rc = mt_edit_reserve(&c->e, new_len)) != 0)
         return rc;
@@ -73,7 +117,7 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
         return MT_ENOMEM;
     memcpy(buf, data, at);
     memcpy(buf + at, c->new_str.ptr, c->new_str.len);
-    memcpy(buf + at + c->new_str.len, hit + c->old_str.len, len - at - c->old_str.len);
+    memcpy(buf + at + c->new_str.len, data + at + c->old_str.len, len - at - c->old_str.len);
     buf[new_len] = '\0';
     *out = buf;
     *out_len = new_len;
@@ -88,7 +132,8 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
                     "The memory file has been edited. Here is the snippet showing the change "
                     "(with line numbers):",
                     (mt_str){"", 0}, "") < 0 ||
-        (first <= last && mt_text_number_lines(&c->e.r->text, buf, new_len, first, last) < 0))
+        (first <= last &&
+         mt_text_number_lines_cut(&c->e.r->text, buf, new_len, first, last, SNIPPET_MAX_CHARS) < 0))
         return MT_ENOMEM;
     return 0;
 }

@@ -111,6 +111,111 @@ int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first
     return 0;
 }
 
+int mt_text_put_cut(mt_buf *out, const char *s, size_t len, size_t max_chars)
+{
+    /* max_chars code points take at most 4 bytes each, so the prefix is
+     * found without reading a long s to its end. */
+    size_t scan = max_chars <= len / 4 ? 4 * max_chars : len;
+    size_t head = mt_utf8_prefix(s, scan, max_chars);
+
+    if (head == len)
+        return mt_utf8_sanitize(out, s, len) < 0 ? MT_ENOMEM : 0;
+    if (mt_utf8_sanitize(out, s, head) < 0 || mt_buf_puts(out, "\xE2\x80\xA6") < 0)
+        return MT_ENOMEM;
+    return 1;
+}
+
+int mt_text_number_lines_cut(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
+                             size_t max_chars)
+{
+    size_t off = mt_text_line_start(data, len, first);
+    mt_text_prefix prefix;
+    char count[32];
+    size_t line;
+    int rc;
+
+    mt_text_prefix_start(&prefix, first);
+    for (line = first; line <= last && off <= len; line++, mt_text_prefix_next(&prefix)) {
+        const char *nl = memchr(data + off, '\n', len - off);
+        size_t end = nl ? (size_t)(nl - data) : len;
+
+        if (mt_buf_put(out, prefix.text, prefix.len) < 0 ||
+            (rc = mt_text_put_cut(out, data + off, end - off, max_chars)) < 0)
+            return MT_ENOMEM;
+        if (rc == 1) {
+            mt_text_format_count(count, end - off);
+            if (mt_buf_printf(out, " [line cut: %s bytes in all]", count) < 0)
+                return MT_ENOMEM;
+        }
+        off = end + 1;
+    }
+    return 0;
+}
+
+size_t mt_text_find(const char *data, size_t len, size_t from, const char *needle, size_t nlen)
+{
+    const char *hit;
+
+    if (from > len || len - from < nlen)
+        return len;
+    hit = memmem(data + from, len - from, needle, nlen);
+    return hit ? (size_t)(hit - data) : len;
+}
+
+int mt_text_find_all(const char *data, size_t len, size_t from, const char *needle, size_t nlen,
+                     mt_text_match_cb cb, void *payload, size_t *steps)
+{
+    const unsigned char *t = (const unsigned char *)data, *p = (const unsigned char *)needle;
+    size_t *border = NULL; /* border[i]: the longest proper border of needle[0..i] */
+    size_t i, k, n = 0;
+    int rc = 0;
+
+    if (nlen == 0 || nlen > SIZE_MAX / sizeof(*border)) {
+        rc = MT_EINVAL;
+        goto done;
+    }
+    if (!(border = malloc(nlen * sizeof(*border)))) {
+        rc = MT_ENOMEM;
+        goto done;
+    }
+    border[0] = 0;
+    for (i = 1, k = 0; i < nlen; i++) {
+        for (; k > 0 && p[i] != p[k]; n++)
+            k = border[k - 1];
+        n++;
+        if (p[i] == p[k])
+            k++;
+        border[i] = k;
+    }
+    for (i = from, k = 0; i < len; i++) {
+        if (k == 0) {
+            /* Nothing matched so far: memchr to the next possible start,
+             * which is most of the work in ordinary text. */
+            const unsigned char *q;
+            if (len - i < nlen)
+                break;
+            q = memchr(t + i, p[0], len - i);
+            n += (q ? (size_t)(q - t) : len) - i;
+            if (!q)
+                break;
+            i = (size_t)(q - t);
+        }
+        for (; k > 0 && t[i] != p[k]; n++)
+            k = border[k - 1];
+        n++;
+        if (t[i] == p[k] && ++k == nlen) {
+            if ((rc = cb(i + 1 - nlen, payload)) != 0)
+                goto done;
+            k = border[nlen - 1];
+        }
+    }
+done:
+    free(border);
+    if (steps)
+        *steps = n;
+    return rc;
+}
+
 void mt_text_format_size(char out[32], uint64_t bytes)
 {
     static const char units[] = "KMGT";

@@ -34,6 +34,37 @@ void mt_text_prefix_next(mt_text_prefix *p);
  * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. */
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last);
 
+/* Lines first..last as mt_text_number_lines gives them, except that a line
+ * showing as more than max_chars code points is cut to its first max_chars
+ * and ends "… [line cut: {n} bytes in all]", n its length in bytes. */
+int mt_text_number_lines_cut(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
+                             size_t max_chars);
+
+/* Append s shown as valid UTF-8, or, when it shows as more than max_chars
+ * code points, its first max_chars and then "…" (never half a character).
+ * Returns 1 when s was cut, 0 when it was not, or MT_ENOMEM. */
+int mt_text_put_cut(mt_buf *out, const char *s, size_t len, size_t max_chars);
+
+/* The first start of needle (nlen > 0) in data at or after `from`, or len
+ * when there is none. It is memmem, the fastest search there is for one
+ * match, and linear however the bytes repeat: musl's is Two-Way, glibc's
+ * too for needles over 256 bytes, and for shorter ones a hashed shift whose
+ * worst case is bounded by the needle's length (bench/str_replace_worst.c). */
+size_t mt_text_find(const char *data, size_t len, size_t from, const char *needle, size_t nlen);
+
+/* Called with the offset of each match; a non-zero return stops the search. */
+typedef int (*mt_text_match_cb)(size_t offset, void *payload);
+
+/* Every start of needle (nlen > 0) in data at or after `from`, overlapping
+ * ones included, ascending, in one Knuth-Morris-Pratt pass: O(len + nlen)
+ * time and O(nlen) memory, where calling mt_text_find again after each match
+ * would cost O(nlen) per match. *steps, when steps is not NULL, gets the
+ * byte comparisons made (bytes that memchr skips count one each): at most
+ * 2 * (len - from) + 2 * nlen, which tests check instead of timing. Returns
+ * 0, the callback's non-zero value, or MT_ENOMEM. */
+int mt_text_find_all(const char *data, size_t len, size_t from, const char *needle, size_t nlen,
+                     mt_text_match_cb cb, void *payload, size_t *steps);
+
 /* 1023 -> "1023B", 1280 -> "1.3K", 1048575 -> "1.0M" (SPEC section 3, view). */
 void mt_text_format_size(char out[32], uint64_t bytes);
 
