@@ -16,6 +16,7 @@ typedef struct {
 #define ECHO_MAX_CHARS    200 /* of old_str, echoed in the errors */
 #define LIST_MAX_LINES    100 /* listed for multiple occurrences */
 #define SNIPPET_MAX_CHARS 500 /* of each line in the snippet */
+#define SNIPPET_MAX_LINES 40  /* a many-line new_str shows its head and its tail */
 
 /* Echo old_str and close its backquote, cut if it is long. */
 static int put_old_str(mt_reply *r, mt_str old_str)
@@ -131,9 +132,24 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     if (mt_reply_ok(c->e.r,
                     "The memory file has been edited. Here is the snippet showing the change "
                     "(with line numbers):",
-                    (mt_str){"", 0}, "") < 0 ||
-        (first <= last &&
-         mt_text_number_lines_cut(&c->e.r->text, buf, new_len, first, last, SNIPPET_MAX_CHARS) < 0))
+                    (mt_str){"", 0}, "") < 0)
+        return MT_ENOMEM;
+    if (first > last)
+        return 0;
+    if (last - first + 1 <= SNIPPET_MAX_LINES)
+        return mt_text_number_lines_cut(&c->e.r->text, buf, new_len, first, last,
+                                        SNIPPET_MAX_CHARS) < 0
+                   ? MT_ENOMEM
+                   : 0;
+    /* A model that wrote a hundred lines knows them: the first and the last
+     * twenty are shown, with what was left out said in between. */
+    if (mt_text_number_lines_cut(&c->e.r->text, buf, new_len, first,
+                                 first + SNIPPET_MAX_LINES / 2 - 1, SNIPPET_MAX_CHARS) < 0 ||
+        mt_buf_printf(&c->e.r->text,
+                      "\n[snippet cut: lines %zu to %zu not shown; view them with view_range]",
+                      first + SNIPPET_MAX_LINES / 2, last - SNIPPET_MAX_LINES / 2) < 0 ||
+        mt_text_number_lines_cut(&c->e.r->text, buf, new_len, last - SNIPPET_MAX_LINES / 2 + 1,
+                                 last, SNIPPET_MAX_CHARS) < 0)
         return MT_ENOMEM;
     return 0;
 }
