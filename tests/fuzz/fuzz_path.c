@@ -8,6 +8,7 @@
  * in an escape, so "more" means exactly "one was hidden behind an escape".
  * Any disagreement in status or in the normalised path is a finding.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +20,8 @@
 
 static int ref_char_ok(uint32_t cp)
 {
-    return !(cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == '\\' ||
-             cp == 0x2028 || cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) ||
-             (cp >= 0x2066 && cp <= 0x2069));
+    return !(cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == '\\' || cp == 0x2028 ||
+             cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069));
 }
 
 /* Strict UTF-8 and the character rules, over the whole path. */
@@ -48,7 +48,7 @@ static int ref_text_ok(const unsigned char *p, size_t len)
 
 static int hexd(unsigned char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
+    return c >= '0' && c <= '9'   ? c - '0'
            : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                   : -1;
@@ -61,8 +61,7 @@ static size_t ref_decode(unsigned char *s, size_t len, int *changed)
 
     *changed = 0;
     while (i < len) {
-        if (s[i] == '%' && i + 2 < len && hexd(s[i + 1]) >= 0 &&
-            hexd(s[i + 2]) >= 0) {
+        if (s[i] == '%' && i + 2 < len && hexd(s[i + 1]) >= 0 && hexd(s[i + 2]) >= 0) {
             s[o++] = (unsigned char)(hexd(s[i + 1]) * 16 + hexd(s[i + 2]));
             i += 3;
             *changed = 1;
@@ -138,12 +137,27 @@ static int ref_component_ok(const unsigned char *c, size_t len)
     return ref_specials(buf, n) == before;
 }
 
+/* SPEC section 1: no component starts with ".mt-tmp." or is ".memtool" in
+ * any letter case. */
+static int ref_reserved(const unsigned char *c, size_t n)
+{
+    static const char name[] = ".memtool";
+    size_t i;
+
+    if (n >= 8 && memcmp(c, ".mt-tmp.", 8) == 0)
+        return 1;
+    if (n != 8)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (tolower(c[i]) != name[i])
+            return 0;
+    return 1;
+}
+
 /* The reference: a status and, when accepted, the normalised path. */
 static int reference(char *out, const unsigned char *p, size_t len)
 {
     size_t pos = ROOT_LEN, depth = 0, o = 0;
-    const unsigned char *last = NULL;
-    size_t last_len = 0;
 
     if (len < ROOT_LEN || memcmp(p, ROOT, ROOT_LEN) != 0 || (len > ROOT_LEN && p[ROOT_LEN] != '/'))
         return MT_PATH_NOT_UNDER_ROOT;
@@ -157,17 +171,14 @@ static int reference(char *out, const unsigned char *p, size_t len)
         pos++;
         if (n == 0 || (n == 1 && p[start] == '.'))
             continue;
-        if (!ref_component_ok(p + start, n) || ++depth > MT_PATH_MAX_DEPTH)
+        if (!ref_component_ok(p + start, n) || ref_reserved(p + start, n) ||
+            ++depth > MT_PATH_MAX_DEPTH)
             return MT_PATH_ESCAPE;
         if (o)
             out[o++] = '/';
         memcpy(out + o, p + start, n);
         o += n;
-        last = p + start;
-        last_len = n;
     }
-    if (last && last_len >= 8 && memcmp(last, MT_TMP_PREFIX, 8) == 0)
-        return MT_PATH_ESCAPE;
     out[o] = '\0';
     return MT_PATH_OK;
 }
@@ -212,15 +223,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(full);
         free(again);
     }
-    /* Every component but a temporary-prefixed directory name is one a listing may show. */
+    /* Every component of an accepted path is one a listing may show. */
     {
         const char *c = rel;
         while (*c) {
             const char *slash = strchr(c, '/');
             size_t n = slash ? (size_t)(slash - c) : strlen(c);
-            if (n < 8 || memcmp(c, MT_TMP_PREFIX, 8) != 0)
-                FUZZ_CHECK(mt_path_name_ok(c, n), "component '%.*s' of an accepted path is not "
-                                                   "a listable name", (int)n, c);
+            FUZZ_CHECK(mt_path_name_ok(c, n),
+                       "component '%.*s' of an accepted path is not "
+                       "a listable name",
+                       (int)n, c);
             c += n + (slash != NULL);
         }
     }

@@ -365,3 +365,17 @@ char *st_usage_mismatch(mt_memory *mem, const char *root)
              (unsigned long long)want.files, (unsigned long long)want.dirs);
     return msg;
 }
+
+void st_forget_usage(const char *root)
+{
+    static const char zeros[128];
+    char *state = st_join(root, ".memtool/state");
+    int fd = open(state, O_WRONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        if (pwrite(fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros))
+            die("cannot damage", state);
+        close(fd);
+    }
+    free(state);
+}

@@ -44,6 +44,9 @@ json_t *st_rename(const char *from, const char *to);
 /* Entries named .mt-tmp.* anywhere below dir (raw, not through memtool). */
 size_t st_count_temps(const char *dir);
 
+/* Damage the store's usage counter (if there is one yet), as a test that
+ * changed the store around memtool must: the next change counts it again. */
+void st_forget_usage(const char *root);
 /* NULL when the store's usage counter equals an independent walk of root
  * (regular files, their bytes, directories; the store's own directory and
  * temporaries left out), else what differs (malloc'd). */
