@@ -160,6 +160,16 @@ static void state_write(mt_fs *fs, const mt_store_usage *u, int dirty)
     memcpy(fs->state_map, &r, sizeof(r));
 }
 
+/* Whether the open state file is still the one at RESERVED/state. */
+static int state_current(mt_fs *fs)
+{
+    struct stat here, there;
+
+    return fstat(fs->state_fd, &here) == 0 &&
+           fstatat(fs->root_fd, MT_FS_RESERVED "/state", &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+           here.st_dev == there.st_dev && here.st_ino == there.st_ino;
+}
+
 void mt_fs_state_close(mt_fs *fs)
 {
     state_close(fs);
@@ -177,6 +187,7 @@ static int lock_busy(mt_store_op *op, const char *rel)
 int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks)
 {
     long long deadline, now;
+    int tries;
     struct timespec abs;
     int rc;
 
@@ -194,14 +205,30 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
         (rc = pthread_mutex_timedlock(&fs->lock, &abs)) != 0)
         return rc == ETIMEDOUT ? lock_busy(op, rel)
                                : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(rc));
-    if ((rc = state_open(fs)) < 0)
-        goto fail;
-    monotonic_ms(&now);
-    if ((rc = mt_fs_lock_wait(fs->waiter, fs->state_fd,
-                              now < deadline ? (unsigned)(deadline - now) : 0)) < 0) {
-        rc = rc == -EWOULDBLOCK ? lock_busy(op, rel)
-                                : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(-rc));
-        goto fail;
+    for (tries = 0;; tries++) {
+        if ((rc = state_open(fs)) < 0)
+            goto fail;
+        monotonic_ms(&now);
+        if ((rc = mt_fs_lock_wait(fs->waiter, fs->state_fd,
+                                  now < deadline ? (unsigned)(deadline - now) : 0)) < 0) {
+            rc = rc == -EWOULDBLOCK
+                     ? lock_busy(op, rel)
+                     : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(-rc));
+            goto fail;
+        }
+        /* The lock is only the store's while its file is the one at
+         * RESERVED/state: a file deleted or replaced from outside (a user
+         * tidying up, a restore) would leave this process locking one file
+         * and others another. Then open the one that is there now. */
+        if (state_current(fs))
+            break;
+        flock(fs->state_fd, LOCK_UN);
+        state_close(fs);
+        if (tries == 8) {
+            rc = mt_error_set(MT_EBUSY, "the store's lock file %s/state keeps being replaced",
+                              MT_FS_RESERVED);
+            goto fail;
+        }
     }
     if (state_read(fs, &t->usage) < 0) {
         /* Missing, damaged, from another boot, or dirty: count it all, and

@@ -50,21 +50,27 @@ int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const cha
 {
     int fd = -1, rc, tries;
 
+    /* Locked while it lives: a recount after a crash removes every
+     * temporary it can lock, and a change prepared outside the store's lock
+     * may own this one. A cleaner that tried its lock in the instant after
+     * it was made will remove it: then another name. */
     for (tries = 0; tries < 16; tries++) {
         mt_fs_temp_name(name);
         fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0 || errno != EEXIST)
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0)
             break;
+        if (errno != EWOULDBLOCK) {
+            rc = mt_fs_error(errno, "cannot lock a temporary file for", rel);
+            goto fail;
+        }
+        close(fd);
+        fd = -1;
+        errno = EAGAIN;
     }
     if (fd < 0)
         return mt_fs_error(errno, "cannot write", rel);
-    /* Locked while it lives: a recount after a crash removes every
-     * temporary it can lock, and a change prepared outside the store's lock
-     * may own this one. */
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        rc = mt_fs_error(errno, "cannot lock a temporary file for", rel);
-        goto fail;
-    }
     if ((rc = fs_write_all(fd, data, len)) < 0) {
         rc = mt_fs_error(-rc, "cannot write", rel);
         goto fail;
@@ -740,6 +746,9 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
         goto done;
     }
     fd = mt_fs_openat(dirfd, tmp, O_RDONLY | O_DIRECTORY, 0);
+    /* Held while it is emptied, so that no walk takes it for a dead one. */
+    if (fd >= 0)
+        flock(fd, LOCK_EX | LOCK_NB);
     {
         mt_store_usage gone;
         /* What the tree held comes off the counter; a tree that cannot be

@@ -519,6 +519,52 @@ static void test_foreign_locks_bounded(void **state)
     free(root);
 }
 
+/* The store's own directory deleted from outside while a handle holds its
+ * lock file open: the handle must lock the file that is there now, the one
+ * every other process uses, not the deleted one. */
+static void test_state_file_replaced(void **state)
+{
+    char *root = st_join(base_dir, "replaced"), *dir, *statef;
+    mt_memory *old_handle, *other;
+    mt_options o;
+    int is_error, fd;
+    char *text;
+    (void)state;
+
+    st_rmrf(root);
+    st_mkdirs(root);
+    mt_options_init(&o);
+    o.durability = MT_DURABILITY_NONE;
+    o.lock_timeout_ms = 200;
+    old_handle = open_mem(root, &o);
+    free(st_call(old_handle, &is_error, st_create("/memories/a", "a\n", 2)));
+    assert_false(is_error);
+    dir = st_join(root, ".memtool");
+    st_rmrf(dir);
+    other = open_mem(root, &o);
+    free(st_call(other, &is_error, st_create("/memories/b", "b\n", 2)));
+    assert_false(is_error);
+    statef = st_join(root, ".memtool/state");
+    fd = open(statef, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    /* Someone holds the store's lock: the old handle must wait for it too. */
+    text = st_call(old_handle, &is_error, st_create("/memories/c", "c\n", 2));
+    if (!is_error || !strstr(text, "held the store's lock"))
+        fail_msg("a handle whose lock file was deleted went on without the store's lock: %s", text);
+    free(text);
+    close(fd);
+    text = st_call(old_handle, &is_error, st_create("/memories/c", "c\n", 2));
+    assert_false(is_error);
+    free(text);
+    st_check_usage(old_handle, root);
+    mt_memory_free(other);
+    mt_memory_free(old_handle);
+    free(statef);
+    free(dir);
+    free(root);
+}
+
 /* A tree nested deeper than any walk enters (made outside memtool): its
  * delete frees all of it, and the next count is complete again. */
 static void test_delete_deep_tree(void **state)
@@ -694,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_limits_across_processes),
         cmocka_unit_test(test_store_size_two_handles),
         cmocka_unit_test(test_foreign_locks_bounded),
+        cmocka_unit_test(test_state_file_replaced),
         cmocka_unit_test(test_delete_deep_tree),
         cmocka_unit_test(test_count_fails_closed),
     };
