@@ -48,89 +48,94 @@ static long put_line(mt_buf *out, int *was_cut, const mt_text_prefix *prefix, co
     return (long)width;
 }
 
-typedef struct {
-    mt_reply *r;
-    mt_memory *m;
-    mt_str path;
-    const int64_t *range;
-} view_ctx;
+/* Files up to this size are read whole and shown straight from the buffer;
+ * bigger ones (put there from outside: no write makes them) stream past in
+ * pieces, and only the part a view can show is kept. A variable, so the
+ * tests can send small files down the streaming way too. */
+size_t mt_view_whole = (size_t)4 << 20;
+/* However long the header, the first line shown gets this many characters. */
+#define FIRST_LINE_MIN 100
 
-static int view_text(void *payload, const char *data, size_t len, uint64_t off_unused,
-                     int last_unused)
+/* The range asked for, checked against the file's n lines. Returns 0 with
+ * *first and *last set, 1 with the error in r, or MT_ENOMEM. */
+static int check_range(mt_reply *r, mt_str path, const int64_t *range, size_t n, size_t *first,
+                       size_t *last)
 {
-    view_ctx *v = payload;
-    mt_reply *r = v->r;
-    mt_str path = v->path;
-    const int64_t *range = v->range;
-    size_t n, first, last, line, off, used, limit = (size_t)v->m->opts.view_limit;
+    if (n > MT_MAX_LINES)
+        return mt_reply_fail(r, "File ", path, " exceeds maximum line limit of 999,999 lines.") < 0
+                   ? MT_ENOMEM
+                   : 1;
+    *first = 1;
+    *last = n;
+    if (!range)
+        return 0;
+    if (n == 0)
+        return mt_reply_failf(r,
+                              "Error: Invalid view_range [%lld, %lld]: the file is empty; "
+                              "view it without view_range",
+                              (long long)range[0], (long long)range[1]) < 0
+                   ? MT_ENOMEM
+                   : 1;
+    if (range[0] < 1 || (uint64_t)range[0] > n)
+        return mt_reply_failf(r,
+                              "Error: Invalid view_range [%lld, %lld]: the file has %zu "
+                              "lines; start must be within [1, %zu]",
+                              (long long)range[0], (long long)range[1], n, n) < 0
+                   ? MT_ENOMEM
+                   : 1;
+    if (range[1] != -1 && range[1] < range[0])
+        return mt_reply_failf(r,
+                              "Error: Invalid view_range [%lld, %lld]: the file has %zu "
+                              "lines; end must be -1 or within [%lld, %zu]",
+                              (long long)range[0], (long long)range[1], n, (long long)range[0],
+                              n) < 0
+                   ? MT_ENOMEM
+                   : 1;
+    *first = (size_t)range[0];
+    if (range[1] != -1 && (uint64_t)range[1] < n)
+        *last = (size_t)range[1];
+    return 0;
+}
+
+/*
+ * The numbered lines first..last of a file of n lines, from `data`, which
+ * starts at line `first` and holds at least what the view limit can show
+ * (the whole rest of the file, or, for a big file, enough of it).
+ */
+static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size_t len,
+                  size_t first, size_t last, size_t n)
+{
+    size_t line, off = 0, used;
     mt_text_prefix prefix;
     int rc, cut = 0, ascii;
 
-    (void)off_unused;
-    (void)last_unused;
-    n = mt_text_line_count(data, len);
-    if (n > MT_MAX_LINES) {
-        rc = mt_reply_fail(r, "File ", path, " exceeds maximum line limit of 999,999 lines.");
-        goto done;
-    }
-    first = 1;
-    last = n;
-    if (range) {
-        if (n == 0) {
-            rc = mt_reply_failf(r,
-                                "Error: Invalid view_range [%lld, %lld]: the file is empty; "
-                                "view it without view_range",
-                                (long long)range[0], (long long)range[1]);
-            goto done;
-        }
-        if (range[0] < 1 || (uint64_t)range[0] > n) {
-            rc = mt_reply_failf(r,
-                                "Error: Invalid view_range [%lld, %lld]: the file has %zu "
-                                "lines; start must be within [1, %zu]",
-                                (long long)range[0], (long long)range[1], n, n);
-            goto done;
-        }
-        if (range[1] != -1 && range[1] < range[0]) {
-            rc =
-                mt_reply_failf(r,
-                               "Error: Invalid view_range [%lld, %lld]: the file has %zu "
-                               "lines; end must be -1 or within [%lld, %zu]",
-                               (long long)range[0], (long long)range[1], n, (long long)range[0], n);
-            goto done;
-        }
-        first = (size_t)range[0];
-        if (range[1] != -1 && (uint64_t)range[1] < n)
-            last = (size_t)range[1];
-    }
     /* Room for the whole answer at once: each line adds at most a 9-byte
      * prefix, and no more than the view limit's worth (4 bytes a code point)
      * is ever shown. */
-    if (mt_buf_grow(&r->text,
-                    path.len + 64 + min_size(len + 9 * (last - first + 1), 4 * limit + 256)) < 0) {
-        rc = MT_ENOMEM;
-        goto done;
-    }
+    if (mt_buf_grow(&r->text, path.len + 64 +
+                                  min_size(len + 9 * (last - first + 1), 4 * limit + 4 * 256)) < 0)
+        return MT_ENOMEM;
     if ((rc = mt_reply_ok(r, "Here's the content of ", path, " with line numbers:")) < 0)
-        goto done;
+        return rc;
     used = mt_utf8_width(r->text.ptr, r->text.len);
-    off = mt_text_line_start(data, len, first);
     /* A small file is checked for ASCII once, not line by line; a big one
      * line by line, so a view_range of a few lines does not scan the rest. */
-    ascii = len - off <= ASCII_AT_ONCE && mt_utf8_ascii_run(data + off, len - off) == len - off;
+    ascii = len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len;
     mt_text_prefix_start(&prefix, first);
     for (line = first; line <= last; line++, mt_text_prefix_next(&prefix)) {
         const char *nl = memchr(data + off, '\n', len - off);
-        size_t end = nl ? (size_t)(nl - data) : len;
-        /* Whole lines only, but a first line too long for the limit is cut
-         * inside: otherwise it could never be read at all. */
-        long w = put_line(&r->text, &cut, &prefix, data + off, end - off,
-                          used < limit ? limit - used : 0, line == first,
-                          ascii || mt_utf8_ascii_run(data + off, end - off) == end - off);
+        size_t end = nl ? (size_t)(nl - data) : len, room = used < limit ? limit - used : 0;
+        long w;
 
-        if (w < 0) {
-            rc = MT_ENOMEM;
-            goto done;
-        }
+        /* Whole lines only, but a first line too long for the limit is cut
+         * inside (otherwise it could never be read at all), and it is shown
+         * even when a long path made the header alone fill the limit. */
+        if (line == first && room < prefix.len + FIRST_LINE_MIN)
+            room = prefix.len + FIRST_LINE_MIN;
+        w = put_line(&r->text, &cut, &prefix, data + off, end - off, room, line == first,
+                     ascii || mt_utf8_ascii_run(data + off, end - off) == end - off);
+        if (w < 0)
+            return MT_ENOMEM;
         if (w == 0)
             break;
         used += (size_t)w;
@@ -153,23 +158,139 @@ static int view_text(void *payload, const char *data, size_t len, uint64_t off_u
                                "than the view limit]",
                                shown, n);
     }
-done:
-    return rc == MT_ENOMEM ? rc : 0;
+    return rc;
+}
+
+typedef struct {
+    mt_reply *r;
+    mt_memory *m;
+    mt_str path;
+    const int64_t *range;
+    /* For a file that comes in pieces: */
+    size_t first;      /* the first line wanted (what range[0] says, or 1) */
+    uint64_t newlines; /* seen so far */
+    char *keep;        /* the bytes from line `first` on, as many as a view can show */
+    size_t kept, cap;  /* bytes in keep, and the most it takes */
+    int started;       /* line `first` has begun */
+    char last_byte;    /* of the file so far */
+    int too_many;      /* over the line limit: the rest is not read */
+    int was_whole;     /* it came in one piece and is answered */
+} view_ctx;
+
+static int view_whole(view_ctx *v, const char *data, size_t len)
+{
+    size_t n = mt_text_line_count(data, len), first, last;
+    int rc = check_range(v->r, v->path, v->range, n, &first, &last);
+
+    v->was_whole = 1;
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    {
+        size_t off = mt_text_line_start(data, len, first);
+        return render(v->r, (size_t)v->m->opts.view_limit, v->path, data + off, len - off, first,
+                      last, n);
+    }
+}
+
+/* Keep what a view of a big file can show, counting its lines as they pass. */
+static void view_keep(view_ctx *v, const char *data, size_t len)
+{
+    size_t take = v->cap - v->kept < len ? v->cap - v->kept : len;
+
+    memcpy(v->keep + v->kept, data, take);
+    v->kept += take;
+}
+
+static uint64_t count_newlines(const char *p, const char *end)
+{
+    uint64_t n = 0;
+
+    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+static int view_piece(void *payload, const char *data, size_t len, uint64_t off, int last)
+{
+    view_ctx *v = payload;
+    const char *p = data, *end = data + len;
+
+    if (off == 0 && last)
+        return view_whole(v, data, len);
+    if (!v->keep && !(v->keep = malloc(v->cap)))
+        return MT_ENOMEM;
+    if (v->started) {
+        view_keep(v, data, len);
+    } else {
+        /* Pass whole lines until line `first` begins, then keep from there. */
+        while (v->newlines + 1 < v->first) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl) {
+                p = end;
+                break;
+            }
+            v->newlines++;
+            p = nl + 1;
+        }
+        if (v->newlines + 1 == v->first) {
+            v->started = 1;
+            view_keep(v, p, (size_t)(end - p));
+        }
+    }
+    v->newlines += count_newlines(p, end);
+    if (len)
+        v->last_byte = data[len - 1];
+    /* Over the line limit: the answer is that, and the rest need not be read. */
+    if (v->newlines > MT_MAX_LINES) {
+        v->too_many = 1;
+        return 1;
+    }
+    return 0;
 }
 
 static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range)
 {
-    view_ctx v = {r, m, path, range};
-    uint64_t size;
-    int rc = m->store->read(m->store, &size, rel, SIZE_MAX, view_text, &v);
+    size_t limit = (size_t)m->opts.view_limit;
+    view_ctx v;
+    uint64_t size = 0;
+    int rc;
 
+    memset(&v, 0, sizeof(v));
+    v.r = r;
+    v.m = m;
+    v.path = path;
+    v.range = range;
+    v.first = range && range[0] >= 1 ? (size_t)range[0] : 1;
+    /* Enough for the most a view can show: 4 bytes a character (invalid
+     * bytes show as one each), the first line's minimum, line endings. */
+    v.cap = 5 * limit + 4 * FIRST_LINE_MIN + 1024;
+    rc = m->store->read(m->store, &size, rel, mt_view_whole, view_piece, &v);
     if (rc == MT_EISDIR || rc == MT_ENOMEM)
-        return rc; /* a directory: the caller lists it */
-    if (rc == MT_ENOTFOUND)
-        return mt_reply_fail(r, "The path ", path, " does not exist. Please provide a valid path.");
-    if (rc < 0)
-        return mt_reply_store_error(r, rc, path);
-    return 0;
+        goto done; /* a directory: the caller lists it */
+    if (rc == MT_ENOTFOUND) {
+        rc = mt_reply_fail(r, "The path ", path, " does not exist. Please provide a valid path.");
+        goto done;
+    }
+    if (rc < 0) {
+        rc = mt_reply_store_error(r, rc, path);
+        goto done;
+    }
+    if (!v.was_whole) {
+        /* Came in pieces: what was kept is the file from line `first` on,
+         * at least as much as the limit can show (4 bytes a character, a
+         * line ending for each numbered line). */
+        size_t n = (size_t)v.newlines + (v.last_byte != '\n' ? 1 : 0), first, last;
+        if (v.too_many)
+            n = MT_MAX_LINES + 1; /* what check_range needs to say so */
+        if ((rc = check_range(r, path, range, n, &first, &last)) == 0)
+            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n);
+        rc = rc < 0 ? rc : 0;
+    }
+done:
+    free(v.keep);
+    return rc;
 }
 
 /* The listing, from at most max_entries entries of the store's; *short_of
@@ -224,7 +345,9 @@ static int list_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel, siz
                                 e->type == MT_NODE_DIR ? "/" : "")) < 0)
             goto done;
         w = mt_utf8_width(line.ptr, line.len);
-        if (used + w > limit) {
+        /* The first entry is shown even when a long path made the header
+         * alone fill the limit: the model learns a name to view next. */
+        if (used + w > limit && shown > 0) {
             rc = mt_buf_printf(&r->text,
                                "\n[listing truncated after %zu entries; view a subdirectory to "
                                "see more]",

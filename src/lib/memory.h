@@ -90,6 +90,10 @@ int mt_memory_run_input(mt_result *res, mt_memory *m, const struct mt_input *in)
 int mt_memory_tool_call(mt_result *res, const struct json_t **id, mt_memory *m,
                         const struct json_t *block);
 
+/* Files up to this many bytes are viewed from one buffer, bigger ones in
+ * pieces (cmd_view.c; a variable for the tests). */
+extern size_t mt_view_whole;
+
 int mt_op_view(mt_reply *r, mt_memory *m, mt_str path, const char *rel, const int64_t *range);
 int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str text);
 int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,

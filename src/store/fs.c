@@ -129,6 +129,95 @@ done:
     return rc;
 }
 
+/*
+ * The type is known before anything is opened. The quick way: fstatat, and
+ * only a regular file is opened, confined, then checked to be the one seen.
+ * Anything else, or a file replaced between the two, goes the strict way: an
+ * O_PATH descriptor, which opens nothing, tells what is there. So a FIFO,
+ * socket or device at the path is never opened; only one swapped in during
+ * the microseconds between fstatat and the open (by a process that can write
+ * the store) is opened, non-blocking, and then refused. The quick way costs
+ * one fstatat; the strict way two more calls, a third of a small view.
+ */
+/* The strict way, once: 1 when the file was replaced meanwhile (go again). */
+static int open_regular_strict(int *out_fd, struct stat *sb, int dirfd, const char *name,
+                               const char *what, const char *rel)
+{
+    struct stat seen;
+    int pfd, fd = -1, rc = 0;
+
+    pfd = mt_fs_openat(dirfd, name, O_PATH, 0);
+    if (pfd < 0)
+        return mt_fs_error(-pfd, what, rel);
+    if (fstat(pfd, &seen) < 0) {
+        rc = mt_fs_error(errno, what, rel);
+        goto done;
+    }
+    if (S_ISDIR(seen.st_mode)) {
+        rc = mt_fs_error(EISDIR, what, rel);
+        goto done;
+    }
+    if (!S_ISREG(seen.st_mode)) {
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+        goto done;
+    }
+    if (seen.st_nlink > 1) {
+        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
+        goto done;
+    }
+    fd = mt_fs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd == -ENOENT) {
+        rc = 1; /* replaced and gone, or renamed: look again */
+        goto done;
+    }
+    if (fd < 0) {
+        rc = mt_fs_error(-fd, what, rel);
+        goto done;
+    }
+    if (fstat(fd, sb) < 0) {
+        rc = mt_fs_error(errno, what, rel);
+        goto done;
+    }
+    if (sb->st_dev != seen.st_dev || sb->st_ino != seen.st_ino) {
+        rc = 1; /* a writer renamed a new file in: the usual case, not an attack */
+        goto done;
+    }
+    *out_fd = fd;
+    fd = -1;
+done:
+    if (fd >= 0)
+        close(fd);
+    close(pfd);
+    return rc;
+}
+
+int mt_fs_open_regular(int *out_fd, struct stat *sb, int dirfd, const char *name, const char *what,
+                       const char *rel)
+{
+    struct stat seen;
+    int fd, rc, tries;
+
+    *out_fd = -1;
+    for (tries = 0; tries < 64; tries++) {
+        if (fstatat(dirfd, name, &seen, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(seen.st_mode) &&
+            seen.st_nlink == 1) {
+            fd = mt_fs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+            if (fd < 0 && fd != -ENOENT)
+                return mt_fs_error(-fd, what, rel);
+            if (fd >= 0 && fstat(fd, sb) == 0 && S_ISREG(sb->st_mode) && sb->st_nlink == 1 &&
+                sb->st_dev == seen.st_dev && sb->st_ino == seen.st_ino) {
+                *out_fd = fd;
+                return 0;
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+        if ((rc = open_regular_strict(out_fd, sb, dirfd, name, what, rel)) <= 0)
+            return rc;
+    }
+    return mt_error_set(MT_EBUSY, "%s %s: it kept being replaced while it was opened", what, rel);
+}
+
 int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *rel)
 {
     size_t len = 0;
@@ -156,6 +245,41 @@ int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *
     return 0;
 }
 
+/* A big file in pieces through one buffer, up to the size it had when opened. */
+static int fs_read_pieces(int fd, uint64_t size, const char *rel, mt_read_cb cb, void *payload)
+{
+    char *buf = malloc(MT_STORE_PIECE);
+    uint64_t off = 0;
+    int rc = 0;
+
+    if (!buf)
+        return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
+    while (off < size) {
+        size_t want = size - off < MT_STORE_PIECE ? (size_t)(size - off) : MT_STORE_PIECE;
+        size_t got = 0;
+        while (got < want) {
+            ssize_t n = pread(fd, buf + got, want - got, (off_t)(off + got));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                rc = mt_fs_error(errno, "cannot read", rel);
+                goto done;
+            }
+            if (n == 0)
+                break;
+            got += (size_t)n;
+        }
+        /* A file cut short meanwhile ends where it ends. */
+        rc = cb(payload, buf, got, off, got < want || off + got == size);
+        if (rc != 0 || got < want)
+            break;
+        off += got;
+    }
+done:
+    free(buf);
+    return rc < 0 ? rc : 0;
+}
+
 static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, mt_read_cb cb,
                    void *payload)
 {
@@ -163,22 +287,14 @@ static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, 
     struct stat sb;
     char *data = NULL;
     size_t len = 0;
-    int fd, rc = 0;
+    int fd, rc;
 
-    (void)whole;
-    /* O_NONBLOCK: should a FIFO be swapped in after a stat, opening it must not hang. */
-    fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-    if (fd < 0)
-        return mt_fs_error(-fd, "cannot read", rel);
-    if (fstat(fd, &sb) < 0)
-        rc = mt_fs_error(errno, "cannot read", rel);
-    else if (S_ISDIR(sb.st_mode))
-        rc = mt_fs_error(EISDIR, "cannot read", rel);
-    else if (!S_ISREG(sb.st_mode))
-        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
-    else if (sb.st_nlink > 1)
-        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
-    else if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) == 0) {
+    if ((rc = mt_fs_open_regular(&fd, &sb, fs->root_fd, *rel ? rel : ".", "cannot read", rel)) < 0)
+        return rc;
+    *size = (uint64_t)sb.st_size;
+    if ((uint64_t)sb.st_size > whole) {
+        rc = fs_read_pieces(fd, (uint64_t)sb.st_size, rel, cb, payload);
+    } else if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) == 0) {
         *size = len;
         rc = cb(payload, data, len, 0, 1);
         if (rc > 0)

@@ -83,6 +83,13 @@ int mt_fs_openat(int dirfd, const char *rel, int flags, mode_t mode);
  * *name points into rel at that component. */
 int mt_fs_open_parent(mt_fs *fs, int *out_fd, const char **name, const char *rel);
 
+/* Open the regular file at name (beneath dirfd) for reading. A FIFO, a
+ * socket or a device found there is never opened (MT_EUNSUPPORTED), nor is
+ * a file with more than one hard link (MT_EMULTILINK); a directory is
+ * MT_EISDIR. *sb is the opened file's. */
+int mt_fs_open_regular(int *out_fd, struct stat *sb, int dirfd, const char *name, const char *what,
+                       const char *rel);
+
 /* errno as an mt_error_code, with a message naming what was being done. */
 int mt_fs_error(int err, const char *what, const char *rel);
 

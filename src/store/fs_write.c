@@ -365,58 +365,6 @@ done:
     return rc;
 }
 
-/*
- * Open the regular file at name for reading, having looked at it first
- * through an O_PATH descriptor, which opens nothing: a FIFO, a socket or a
- * device is refused before any open could block or wake a driver. The open
- * that follows must find the same file.
- */
-static int fs_open_regular(int *out_fd, struct stat *sb, int dirfd, const char *name,
-                           const char *what, const char *rel)
-{
-    struct stat again;
-    int pfd, fd = -1, rc = 0;
-
-    *out_fd = -1;
-    pfd = mt_fs_openat(dirfd, name, O_PATH, 0);
-    if (pfd < 0)
-        return mt_fs_error(-pfd, what, rel);
-    if (fstat(pfd, sb) < 0) {
-        rc = mt_fs_error(errno, what, rel);
-        goto done;
-    }
-    if (S_ISDIR(sb->st_mode)) {
-        rc = mt_fs_error(EISDIR, what, rel);
-        goto done;
-    }
-    if (!S_ISREG(sb->st_mode)) {
-        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
-        goto done;
-    }
-    if (sb->st_nlink > 1) {
-        rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", rel);
-        goto done;
-    }
-    fd = mt_fs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-    if (fd < 0) {
-        rc = mt_fs_error(-fd, what, rel);
-        goto done;
-    }
-    if (fstat(fd, &again) < 0 || again.st_dev != sb->st_dev || again.st_ino != sb->st_ino) {
-        rc =
-            mt_error_set(MT_EBUSY, "%s %s: it was replaced by something else meanwhile", what, rel);
-        goto done;
-    }
-    *sb = again;
-    *out_fd = fd;
-    fd = -1;
-done:
-    if (fd >= 0)
-        close(fd);
-    close(pfd);
-    return rc;
-}
-
 static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_cb cb,
                           void *payload);
 
@@ -469,7 +417,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
     *out_rc = 0;
     if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
         goto done;
-    if ((rc = fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0) {
+    if ((rc = mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0) {
         if (rc == MT_EBUSY)
             rc = 0; /* swapped while looking: the locked way sorts it out */
         goto done;
@@ -612,7 +560,7 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
         return rc;
     if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
         goto done;
-    if ((rc = fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0 ||
+    if ((rc = mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0 ||
         (rc = fs_size_check(op, &sb, rel)) < 0)
         goto done;
     if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
