@@ -30,6 +30,9 @@ int mt_cli_usage_error(const char *name, const char *fmt, ...)
 
 /* Read all of a stream (stdin, a file) into a malloc'd, NUL-terminated buffer. */
 int mt_cli_read_all(char **out, size_t *out_len, int fd);
+/* The same, refusing (-EFBIG) input of more than max bytes after reading at
+ * most max + 1 of them. */
+int mt_cli_read_max(char **out, size_t *out_len, int fd, size_t max);
 
 /* Whether --help/-h was asked for, for subcommands without options of their own. */
 int mt_cli_wants_help(int argc, char **argv);

@@ -1,11 +1,14 @@
 /* memtool call: one JSON object on stdin, as an agent's client would pass it. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "lib/json.h"
+#include "server/server.h"
 
 static const char help[] =
     "usage: memtool [options] call < INPUT.json\n\n"
@@ -25,7 +28,7 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
     mt_result res = {NULL, 0, 0};
     char *data = NULL, *out = NULL;
     size_t len;
-    int status = MT_EXIT_USAGE, is_error;
+    int status = MT_EXIT_USAGE, is_error, rc;
 
     if (mt_cli_wants_help(argc, argv)) {
         fputs(help, stdout);
@@ -33,8 +36,15 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
     }
     if (argc > 1)
         return mt_cli_usage_error("call", "takes no arguments (the input comes on stdin)");
-    if (mt_cli_read_all(&data, &len, STDIN_FILENO) < 0) {
-        mt_cli_usage_error("call", "cannot read stdin");
+    /* Bounded like a serve line: a runaway producer must not take the memory. */
+    if ((rc = mt_cli_read_max(&data, &len, STDIN_FILENO, MT_SERVER_MAX_LINE)) < 0) {
+        if (rc == -EFBIG)
+            mt_cli_usage_error("call",
+                               "the input is longer than the %zu-byte limit of one tool input; "
+                               "put large content in several smaller files",
+                               (size_t)MT_SERVER_MAX_LINE);
+        else
+            mt_cli_usage_error("call", "cannot read stdin: %s", strerror(-rc));
         goto done;
     }
     if (mt_json_loadb(&input, data, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err) ==

@@ -37,6 +37,11 @@ int mt_cli_usage_error(const char *name, const char *fmt, ...)
 
 int mt_cli_read_all(char **out, size_t *out_len, int fd)
 {
+    return mt_cli_read_max(out, out_len, fd, SIZE_MAX - 1);
+}
+
+int mt_cli_read_max(char **out, size_t *out_len, int fd, size_t max)
+{
     size_t cap = 65536, len = 0;
     char *buf = malloc(cap), *grown;
 
@@ -52,7 +57,8 @@ int mt_cli_read_all(char **out, size_t *out_len, int fd)
             buf = grown;
             cap *= 2;
         }
-        n = read(fd, buf + len, cap - len - 1);
+        /* One byte past the bound tells that there is more, without reading it. */
+        n = read(fd, buf + len, cap - len - 1 < max + 1 - len ? cap - len - 1 : max + 1 - len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -63,6 +69,10 @@ int mt_cli_read_all(char **out, size_t *out_len, int fd)
         if (n == 0)
             break;
         len += (size_t)n;
+        if (len > max) {
+            free(buf);
+            return -EFBIG;
+        }
     }
     buf[len] = '\0';
     *out = buf;

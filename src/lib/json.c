@@ -31,14 +31,95 @@ static void install_tracking(void)
     json_set_alloc_funcs(tracking_malloc, f);
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The code unit of a \uXXXX escape at p (6 bytes available), or -1. */
+static long escape_unit(const char *p)
+{
+    long v = 0;
+
+    if (p[0] != '\\' || p[1] != 'u')
+        return -1;
+    for (int i = 2; i < 6; i++) {
+        int d = hex_digit(p[i]);
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+char *mt_json_fix_surrogates(const char *text, size_t len)
+{
+    char *copy = NULL;
+    size_t i = 0;
+    int in_string = 0;
+
+    /* Most texts have no \ud escape at all: one search, no copy. */
+    if (!memmem(text, len, "\\ud", 3) && !memmem(text, len, "\\uD", 3))
+        return NULL;
+    while (i < len) {
+        char c = text[i];
+        long unit, next;
+
+        if (!in_string) {
+            in_string = c == '"';
+            i++;
+            continue;
+        }
+        if (c == '"') {
+            in_string = 0;
+            i++;
+            continue;
+        }
+        if (c != '\\') {
+            i++;
+            continue;
+        }
+        if (i + 1 < len && text[i + 1] != 'u') {
+            i += 2; /* \" \\ \n ...: the next byte is taken */
+            continue;
+        }
+        unit = len - i >= 6 ? escape_unit(text + i) : -1;
+        if (unit < 0xD800 || unit > 0xDFFF) {
+            i += unit < 0 ? 1 : 6;
+            continue;
+        }
+        next = len - i >= 12 ? escape_unit(text + i + 6) : -1;
+        if (unit <= 0xDBFF && next >= 0xDC00 && next <= 0xDFFF) {
+            i += 12; /* a pair */
+            continue;
+        }
+        if (!copy) {
+            if (!(copy = malloc(len)))
+                return NULL;
+            memcpy(copy, text, len);
+        }
+        memcpy(copy + i, "\\ufffd", 6);
+        i += 6;
+    }
+    return copy;
+}
+
 int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err)
 {
     json_t *v;
+    char *fixed = mt_json_fix_surrogates(buf, len);
 
     pthread_once(&install_once, install_tracking);
     alloc_failed = 0;
     errno = 0;
-    v = json_loadb(buf, len, flags, err);
+    v = json_loadb(fixed ? fixed : buf, len, flags, err);
+    free(fixed);
     if (alloc_failed || (!v && errno == ENOMEM)) {
         json_decref(v);
         *out = NULL;
@@ -160,4 +241,105 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
     out->len = (size_t)(d - out->ptr);
     *d = '\0';
     return MT_OK;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* Past the string that starts at p (its quote), or NULL if the text ends first. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Past one value of an object's member: to the ',' or '}' that ends it at
+ * this level (strings and nested brackets skipped whole), or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+    size_t depth = 0;
+
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            if (!(p = skip_string(p, end)))
+                return NULL;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return p;
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            return p;
+        }
+        p++;
+    }
+    return NULL;
+}
+
+json_t *mt_json_find_id(const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+    json_t *found = NULL;
+
+    p = skip_ws(p, end);
+    if (p >= end || *p != '{')
+        return NULL;
+    p++;
+    /* Every member as far as the text goes: a second "id" makes it no one's. */
+    for (;;) {
+        const char *key, *q;
+        json_error_t err;
+
+        p = skip_ws(p, end);
+        if (p >= end || *p != '"' || !(q = skip_string(p, end)))
+            break;
+        key = p;
+        p = skip_ws(q, end);
+        if (p >= end || *p != ':')
+            break;
+        p = skip_ws(p + 1, end);
+        if (q - key == 4 && memcmp(key, "\"id\"", 4) == 0) {
+            json_t *v = NULL;
+            if (found) {
+                json_decref(found);
+                return NULL;
+            }
+            /* A string or an integer, read by the parser itself. */
+            if (p < end && *p == '"')
+                q = skip_string(p, end);
+            else
+                for (q = p; q < end && ((*q >= '0' && *q <= '9') || *q == '-'); q++)
+                    ;
+            /* A number the text ends on may have been cut short. */
+            if (!q || q == p || (q == end && *p != '"') ||
+                mt_json_loadb(&v, p, (size_t)(q - p), JSON_DECODE_ANY | JSON_ALLOW_NUL, &err) < 0)
+                break;
+            if (!json_is_string(v) && !json_is_integer(v)) {
+                json_decref(v);
+                break;
+            }
+            found = v;
+            p = q;
+        } else if (!(p = skip_value(p, end))) {
+            break;
+        }
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',')
+            break; /* the object ends, or the text does */
+        p++;
+    }
+    return found;
 }

@@ -11,8 +11,10 @@
  * json_loadb, except that an allocation failing anywhere inside jansson makes
  * it fail with MT_ENOMEM: jansson 2.14's lexer drops a byte it could not
  * save and parses on, so "/memories/a/new.md" can come out as
- * "/memories/a/ne.md". Returns 0 with *out set, MT_EINVAL when the text is
- * not JSON (err says why), or MT_ENOMEM.
+ * "/memories/a/ne.md". A lone UTF-16 surrogate escape (\ud83c without its
+ * pair, as JavaScript and Python write text cut inside an emoji) reads as
+ * U+FFFD instead of failing the whole text. Returns 0 with *out set,
+ * MT_EINVAL when the text is not JSON (err says why), or MT_ENOMEM.
  */
 int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err);
 
@@ -34,6 +36,19 @@ static inline uint64_t mt_json_word_escapes(uint64_t w)
     return (((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) &
            high;
 }
+
+/* If text (JSON, or its beginning) holds a lone surrogate escape, a copy of
+ * it with each such escape turned into \ufffd (the same length); else NULL
+ * (also when out of memory: then the text is parsed as it is). */
+char *mt_json_fix_surrogates(const char *text, size_t len);
+
+/*
+ * The "id" member of the object that text begins with, read as far as the
+ * text is JSON: a request that is broken further on (or cut off at the line
+ * limit) can still be answered under its id. Returns a new string or
+ * integer value, or NULL when no such id can be read.
+ */
+json_t *mt_json_find_id(const char *text, size_t len);
 
 /* What a JSON value is, for messages: "an object", "an integer", "null"... */
 const char *mt_json_kind(const json_t *v);

@@ -62,7 +62,7 @@ static int answer(int out_fd, mt_buf *out, const mt_server_handler *h, const cha
     int rc;
 
     if (len > max_line)
-        rc = h->oversize(&text, &text_len, max_line);
+        rc = h->oversize(&text, &text_len, line, line ? len : 0, max_line);
     else
         rc = h->handle(&text, &text_len, h->ctx, line, len);
     if (rc < 0) {
@@ -110,7 +110,7 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
         /* No newline in what is buffered: answer a line that is already
          * too long now, and drop its bytes as they come. */
         if (!discarding && end - start > max_line) {
-            rc = answer(out_fd, &out, h, NULL, end - start, max_line);
+            rc = answer(out_fd, &out, h, buf + start, end - start, max_line);
             if (rc < 0)
                 goto done;
             discarding = 1;

@@ -367,8 +367,12 @@ int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size
                       &jerr) == MT_ENOMEM)
         return MT_ENOMEM;
     if (!msg) {
+        /* Answered under the request's id when one can be read, so the
+         * client is not left waiting for it. */
+        json_t *found = mt_json_find_id(line, len);
         snprintf(message, sizeof(message), "Parse error: %s (column %d)", jerr.text, jerr.column);
-        rc = rpc_error(out, out_len, NULL, RPC_PARSE_ERROR, message, NULL);
+        rc = rpc_error(out, out_len, found, RPC_PARSE_ERROR, message, NULL);
+        json_decref(found);
         goto done;
     }
     if (!json_is_object(msg)) {
@@ -428,15 +432,19 @@ done:
     return rc;
 }
 
-int mt_mcp_oversize(char **out, size_t *out_len, size_t limit)
+int mt_mcp_oversize(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit)
 {
-    char message[128];
+    char message[160];
+    json_t *id = mt_json_find_id(head, head_len);
+    int rc;
 
     *out = NULL;
     *out_len = 0;
     snprintf(message, sizeof(message),
-             "Invalid Request: the message is longer than the %zu-byte limit", limit);
-    return rpc_error(out, out_len, NULL, RPC_INVALID_REQUEST, message, NULL);
+             "Invalid Request: the message is longer than the %zu-byte limit (--max-line)", limit);
+    rc = rpc_error(out, out_len, id, RPC_INVALID_REQUEST, message, NULL);
+    json_decref(id);
+    return rc;
 }
 
 int mt_mcp_handler_fn(char **out, size_t *out_len, void *mcp, const char *line, size_t len)

@@ -41,7 +41,7 @@ static int result_line(char **out, size_t *out_len, const mt_result *res, const 
 /* A tool_result that carries only an error text: for lines the library
  * never sees. The text may quote the parser, which may quote the line, so
  * it is made valid UTF-8 first. */
-static int error_line(char **out, size_t *out_len, const char *message)
+static int error_line(char **out, size_t *out_len, const char *message, const json_t *id)
 {
     mt_buf text = MT_BUF_INIT;
     mt_result res = {NULL, 0, 1};
@@ -52,8 +52,20 @@ static int error_line(char **out, size_t *out_len, const char *message)
         mt_buf_dispose(&text);
         return MT_ENOMEM;
     }
-    rc = result_line(out, out_len, &res, NULL);
+    rc = result_line(out, out_len, &res, id);
     mt_result_dispose(&res);
+    return rc;
+}
+
+/* The answer to a line that is not a JSON object, under the tool_use id the
+ * line begins with when one can be read, so the client is not left waiting. */
+static int broken_line(char **out, size_t *out_len, const char *message, const char *line,
+                       size_t len)
+{
+    json_t *id = mt_json_find_id(line, len);
+    int rc = error_line(out, out_len, message, id);
+
+    json_decref(id);
     return rc;
 }
 
@@ -96,7 +108,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     if (!input) {
         snprintf(message, sizeof(message), "Error: the line is not valid JSON: %s (column %d)",
                  jerr.text, jerr.column);
-        rc = error_line(out, out_len, message);
+        rc = broken_line(out, out_len, message, line, len);
         goto done;
     }
     if (!json_is_object(input)) {
@@ -104,7 +116,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
                  "Error: each line must be a JSON object (a tool input or a tool_use block), "
                  "got %s",
                  mt_json_kind(input));
-        rc = error_line(out, out_len, message);
+        rc = error_line(out, out_len, message, NULL);
         goto done;
     }
 
@@ -113,7 +125,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
         goto done;
     if (rc < 0) {
         snprintf(message, sizeof(message), "Error: %s", mt_error_last()->message);
-        rc = error_line(out, out_len, message);
+        rc = error_line(out, out_len, message, NULL);
         goto done;
     }
     rc = result_line(out, out_len, &res, id);
@@ -123,14 +135,17 @@ done:
     return rc;
 }
 
-int mt_serve_oversize(char **out, size_t *out_len, size_t limit)
+int mt_serve_oversize(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit)
 {
-    char message[128];
+    char message[160];
 
     *out = NULL;
     *out_len = 0;
-    snprintf(message, sizeof(message), "Error: the line is longer than the %zu-byte limit", limit);
-    return error_line(out, out_len, message);
+    snprintf(message, sizeof(message),
+             "Error: the line is longer than the %zu-byte limit (--max-line); split the content "
+             "into smaller files",
+             limit);
+    return broken_line(out, out_len, message, head, head_len);
 }
 
 int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len)

@@ -28,7 +28,7 @@
 int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len);
 
 /* serve: the answer to a line longer than `limit` bytes. */
-int mt_serve_oversize(char **out, size_t *out_len, size_t limit);
+int mt_serve_oversize(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit);
 
 /* The stateless MCP revision, and the newest of the handshake era (which
  * also takes 2024-11-05, 2025-03-26 and 2025-06-18). */
@@ -54,12 +54,13 @@ void mt_mcp_init(mt_mcp *s, mt_memory *mem);
 int mt_mcp_handle(char **out, size_t *out_len, mt_mcp *s, const char *line, size_t len);
 
 /* mcp: the answer to a line longer than `limit` bytes. */
-int mt_mcp_oversize(char **out, size_t *out_len, size_t limit);
+int mt_mcp_oversize(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit);
 
 /* What mt_server_run() calls: one of the two front ends bound to its state. */
 typedef struct {
     int (*handle)(char **out, size_t *out_len, void *ctx, const char *line, size_t len);
-    int (*oversize)(char **out, size_t *out_len, size_t limit);
+    /* Given the line's first bytes (at least the limit's worth), to find its id. */
+    int (*oversize)(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit);
     void *ctx;
     /* Sent when a handler runs out of memory, so the peer still gets one line. */
     const char *fallback;

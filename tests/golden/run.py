@@ -7,6 +7,8 @@ A .test file is a script of steps, each starting at the beginning of a line:
     @ --view-limit 300          options for the memtool calls that follow
     $ mkdir -p a && ln -s /etc a/link
                                 a shell command run in the store root; it must exit 0
+                                ($MEMTOOL is the memtool under test, $OUTSIDE a
+                                directory beside the store)
     > {"command": "view", ...}  a call that must succeed (exit 0)
     ! {"command": "view", ...}  a call that must fail as a tool error (exit 1)
     ? not json                  a call that must be refused as usage (exit 2)
@@ -79,7 +81,8 @@ def run_file(memtool, path):
                 opts = arg.decode().split()
             elif kind == "$":
                 r = subprocess.run(["sh", "-c", arg.decode()], cwd=store,
-                                   env=dict(os.environ, OUTSIDE=os.path.join(root, "outside")))
+                                   env=dict(os.environ, OUTSIDE=os.path.join(root, "outside"),
+                                            MEMTOOL=os.path.abspath(memtool)))
                 if r.returncode != 0:
                     failures.append(f"{where}: shell step failed ({r.returncode}): {arg.decode()}")
             elif kind == "=":

@@ -28,7 +28,7 @@ test('serve: a line past the default limit gets an error and is skipped', async 
   assert.equal(out.length, 2);
   assert.deepEqual(out[0], {
     type: 'tool_result',
-    content: `Error: the line is longer than the ${DEFAULT_LIMIT}-byte limit`,
+    content: `Error: the line is longer than the ${DEFAULT_LIMIT}-byte limit (--max-line); split the content into smaller files`,
     is_error: true,
   });
   assert.equal(out[1].is_error, false);
@@ -47,8 +47,8 @@ test('serve: --max-line takes a line of exactly the limit and refuses one byte m
   const out = linesOf(r.stdout).map((l) => JSON.parse(l));
   assert.equal(out.length, 4);
   assert.equal(out[0].content, 'File created successfully at: /memories/fits.md');
-  assert.equal(out[1].content, 'Error: the line is longer than the 1024-byte limit');
-  assert.equal(out[2].content, 'Error: the line is longer than the 1024-byte limit');
+  assert.equal(out[1].content, 'Error: the line is longer than the 1024-byte limit (--max-line); split the content into smaller files');
+  assert.equal(out[2].content, 'Error: the line is longer than the 1024-byte limit (--max-line); split the content into smaller files');
   assert.ok(out[3].content.startsWith("Here's the content of /memories/fits.md with line numbers:\n     1\taaa"));
   assert.ok(!existsSync(join(root, 'over.md')));
 });
@@ -58,7 +58,7 @@ test('serve: an oversized last line without a newline still gets its answer', as
   assert.equal(r.code, 0, r.stderr);
   const out = linesOf(r.stdout).map((l) => JSON.parse(l));
   assert.equal(out.length, 2);
-  assert.equal(out[1].content, 'Error: the line is longer than the 100-byte limit');
+  assert.equal(out[1].content, 'Error: the line is longer than the 100-byte limit (--max-line); split the content into smaller files');
 });
 
 test('serve: binary junk, NUL bytes and bad UTF-8 are answered, not fatal', async () => {
@@ -79,16 +79,17 @@ test('serve: binary junk, NUL bytes and bad UTF-8 are answered, not fatal', asyn
   assert.equal(out[3].is_error, false);
 });
 
-test('mcp: a message past the default limit gets -32600 with id null, then serving goes on', async () => {
+test('mcp: a message past the default limit gets -32600 under its id, then serving goes on', async () => {
   const huge = '{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"' + 'p'.repeat(DEFAULT_LIMIT) + '"}}';
   const r = await runWith(scratchStore(), ['mcp'], [INIT, huge, PING]);
   assert.equal(r.code, 0, r.stderr);
   const out = linesOf(r.stdout).map((l) => JSON.parse(l));
   assert.equal(out.length, 3);
+  // The id comes before the padding, so the client gets its answer under it.
   assert.deepEqual(out[1], {
     jsonrpc: '2.0',
-    id: null,
-    error: { code: -32600, message: `Invalid Request: the message is longer than the ${DEFAULT_LIMIT}-byte limit` },
+    id: 9,
+    error: { code: -32600, message: `Invalid Request: the message is longer than the ${DEFAULT_LIMIT}-byte limit (--max-line)` },
   });
   assert.deepEqual(out[2], { jsonrpc: '2.0', id: 2, result: {} });
 });
@@ -128,4 +129,15 @@ test('serve and mcp exit 0 at once on empty input, and refuse stray arguments', 
     assert.equal(help.code, 0);
     assert.match(help.stdout, new RegExp(`usage: memtool \\[options\\] ${mode}`));
   }
+});
+
+test('serve: a tool_use block past the limit is answered under its tool_use_id', async () => {
+  const block = '{"type":"tool_use","id":"toolu_big","name":"memory","input":{"command":"create","path":"/memories/b.md","file_text":"' + 'b'.repeat(2000) + '"}}';
+  const r = await runWith(scratchStore(), ['serve', '--max-line', '1K'], [block, '{"command":"view","path":"/memories"}']);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 2);
+  assert.equal(out[0].tool_use_id, 'toolu_big');
+  assert.equal(out[0].is_error, true);
+  assert.equal(out[1].is_error, false);
 });

@@ -48,3 +48,21 @@ test('v1 client: handshake, tools and every command', async () => {
     await client.close();
   }
 });
+
+// JSON.stringify writes a lone surrogate as \udXXX when text was cut inside an
+// emoji. The SDK sends such a request as it is: it must get its answer, not
+// leave the client waiting for a reply that never comes.
+test('v1 client: a lone surrogate in an argument is answered', async () => {
+  const { client, transport } = await connect(scratchStore());
+  try {
+    const cut = 'Launch day \ud83d'; // half of 🚀
+    const created = textOf(await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/cut.md', file_text: cut } }, undefined, { timeout: 10000 }));
+    assert.deepEqual(created, { text: 'File created successfully at: /memories/cut.md', isError: false });
+    const seen = textOf(await client.callTool({ name: 'memory_view', arguments: { path: '/memories/cut.md' } }, undefined, { timeout: 10000 }));
+    assert.equal(seen.text, "Here's the content of /memories/cut.md with line numbers:\n     1\tLaunch day \ufffd");
+    // The request really went out with the lone escape.
+    assert.ok(transport.sent.some((m) => JSON.stringify(m).includes('\\ud83d')));
+  } finally {
+    await client.close();
+  }
+});

@@ -234,19 +234,103 @@ static void test_mcp_quotes_utf8(void **state)
 
 static void test_oversize(void **state)
 {
+    static const char serve_head[] = "{\"type\":\"tool_use\",\"id\":\"toolu_9\",\"input\":{\"co";
+    static const char mcp_head[] = "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"par";
     char *out = NULL;
     size_t len = 0;
 
     (void)state;
-    assert_int_equal(mt_serve_oversize(&out, &len, 10), 0);
+    assert_int_equal(mt_serve_oversize(&out, &len, "{\"command\":\"vi", 15, 10), 0);
     assert_string_equal(
         out, "{\"type\":\"tool_result\",\"content\":\"Error: the line is longer than the 10-byte "
-             "limit\",\"is_error\":true}");
+             "limit (--max-line); split the content into smaller files\",\"is_error\":true}");
     free(out);
-    assert_int_equal(mt_mcp_oversize(&out, &len, 10), 0);
+    assert_int_equal(mt_mcp_oversize(&out, &len, "[1,", 3, 10), 0);
     assert_string_equal(out, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
                              "\"message\":\"Invalid Request: the message is longer than the "
-                             "10-byte limit\"}}");
+                             "10-byte limit (--max-line)\"}}");
+    free(out);
+    /* An id that can be read from the part that came: the answer is under it. */
+    assert_int_equal(mt_serve_oversize(&out, &len, serve_head, sizeof(serve_head) - 1, 10), 0);
+    assert_non_null(strstr(out, "\"tool_use_id\":\"toolu_9\""));
+    free(out);
+    assert_int_equal(mt_mcp_oversize(&out, &len, mcp_head, sizeof(mcp_head) - 1, 10), 0);
+    assert_non_null(strstr(out, "\"id\":41,"));
+    free(out);
+}
+
+/* Lone UTF-16 surrogates, as JavaScript and Python write text cut inside an
+ * emoji: the request is read (the surrogate as U+FFFD) and answered under its
+ * id; a line broken otherwise is answered under its id when it can be read. */
+static char *read_store_file(const char *name)
+{
+    char path[256];
+    FILE *f;
+    char *data = calloc(1, 4096);
+
+    snprintf(path, sizeof(path), "%s/%s", root, name);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_non_null(data);
+    assert_true(fread(data, 1, 4095, f) < 4095);
+    fclose(f);
+    return data;
+}
+
+static void test_lone_surrogates(void **state)
+{
+    static const char use[] =
+        "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"memory\",\"input\":{"
+        "\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"\\ud83c\"}}";
+    static const char broken[] =
+        "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"input\":{\"command\":\"view\",}}";
+    mt_mcp s;
+    json_t *v;
+    char *out = NULL, *data;
+    size_t len = 0;
+    (void)state;
+
+    mt_mcp_init(&s, mem);
+    json_decref(mcp(&s, init_line));
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+                "\"name\":\"memory\",\"arguments\":{\"command\":\"create\",\"path\":"
+                "\"/memories/cut.md\",\"file_text\":\"half \\ud83c emoji \\udc00 and a pair "
+                "\\ud83d\\ude00\"}}}");
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 7);
+    assert_null(json_object_get(v, "error"));
+    json_decref(v);
+    data = read_store_file("cut.md");
+    assert_string_equal(data, "half \xef\xbf\xbd emoji \xef\xbf\xbd and a pair \xf0\x9f\x98\x80");
+    free(data);
+    /* "\\ud83c" is a backslash and text, not an escape: left as it is. */
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/call\",\"params\":{"
+                "\"name\":\"memory\",\"arguments\":{\"command\":\"create\",\"path\":"
+                "\"/memories/bs.md\",\"file_text\":\"a\\\\ud83c\"}}}");
+    assert_string_equal(json_string_value(json_object_get(v, "id")), "x");
+    assert_null(json_object_get(v, "error"));
+    json_decref(v);
+    data = read_store_file("bs.md");
+    assert_string_equal(data, "a\\ud83c");
+    free(data);
+    /* Broken further on: a parse error, under the request's id. */
+    v = mcp(&s,
+            "{\"jsonrpc\":\"2.0\",\"id\":\"req-5\",\"method\":\"ping\",\"params\":{\"a\":tru}}");
+    assert_int_equal(error_code(v), -32700);
+    assert_string_equal(json_string_value(json_object_get(v, "id")), "req-5");
+    json_decref(v);
+
+    /* serve: the same, under tool_use_id. */
+    assert_int_equal(mt_serve_handle(&out, &len, mem, use, sizeof(use) - 1), 0);
+    assert_string_equal(out,
+                        "{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":"
+                        "\"File created successfully at: /memories/s.md\",\"is_error\":false}");
+    free(out);
+    data = read_store_file("s.md");
+    assert_string_equal(data, "\xef\xbf\xbd");
+    free(data);
+    assert_int_equal(mt_serve_handle(&out, &len, mem, broken, sizeof(broken) - 1), 0);
+    assert_non_null(strstr(out, "\"tool_use_id\":\"toolu_2\""));
+    assert_non_null(strstr(out, "not valid JSON"));
     free(out);
 }
 
@@ -265,11 +349,13 @@ static int echo(char **out, size_t *out_len, void *ctx, const char *line, size_t
     return *out ? 0 : MT_ENOMEM;
 }
 
-static int too_long(char **out, size_t *out_len, size_t limit)
+static int too_long(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit)
 {
     char buf[64];
     int n = snprintf(buf, sizeof(buf), "long>%zu", limit);
 
+    (void)head;
+    (void)head_len;
     *out = strdup(buf);
     *out_len = (size_t)n;
     return *out ? 0 : MT_ENOMEM;
@@ -339,13 +425,10 @@ static void test_parse_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_serve_lines),
-        cmocka_unit_test(test_mcp_handshake),
-        cmocka_unit_test(test_mcp_modern),
-        cmocka_unit_test(test_mcp_faults),
-        cmocka_unit_test(test_mcp_quotes_utf8),
-        cmocka_unit_test(test_oversize),
-        cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_serve_lines),     cmocka_unit_test(test_mcp_handshake),
+        cmocka_unit_test(test_mcp_modern),      cmocka_unit_test(test_mcp_faults),
+        cmocka_unit_test(test_mcp_quotes_utf8), cmocka_unit_test(test_oversize),
+        cmocka_unit_test(test_lone_surrogates), cmocka_unit_test(test_loop),
         cmocka_unit_test(test_parse_size),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
