@@ -60,6 +60,7 @@ static long escape_unit(const char *p)
 
 char *mt_json_fix_surrogates(const char *text, size_t len)
 {
+    static const char fffd[6] = {'\\', 'u', 'f', 'f', 'f', 'd'};
     char *copy = NULL;
     size_t i = 0;
     int in_string = 0;
@@ -104,7 +105,7 @@ char *mt_json_fix_surrogates(const char *text, size_t len)
                 return NULL;
             memcpy(copy, text, len);
         }
-        memcpy(copy + i, "\\ufffd", 6);
+        memcpy(copy + i, fffd, sizeof(fffd));
         i += 6;
     }
     return copy;

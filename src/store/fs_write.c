@@ -263,7 +263,7 @@ static void fs_close_dirs(int *fds, unsigned count)
 static void fs_unmake_dirs(const fs_parents *p, int *fds)
 {
     char comp[MT_NAME_MAX + 1];
-    const char *names[MT_STORE_MAX_DEPTH];
+    const char *names[MT_STORE_MAX_DEPTH] = {NULL};
     const char *c = p->missing;
     unsigned i, count = p->count < MT_STORE_MAX_DEPTH ? p->count : MT_STORE_MAX_DEPTH;
 
