@@ -53,6 +53,7 @@ bench_backend *bench_backend_open(const char *impl, const char *root, mt_durabil
         opts.max_file_size = (uint64_t)1 << 30;
         opts.max_store_size = (uint64_t)1 << 40;
         opts.max_files = (uint64_t)1 << 32;
+        opts.max_dirs = (uint64_t)1 << 32;
         if (mt_memory_open(&b->mem, root, &opts) < 0)
             bench_die("cannot open the store %s: %s", root, mt_error_last()->message);
     } else if (strcmp(impl, "floor") == 0) {
@@ -109,9 +110,9 @@ void bench_prepare(bench_backend *b, bench_req *r)
     case OP_VIEW_DIR:
         in = json_pack("{s:s, s:o}", "command", "view", "path", vpath(r->rel));
         if (in && r->range[0] != 0)
-            json_object_set_new(in, "view_range",
-                                json_pack("[I, I]", (json_int_t)r->range[0],
-                                          (json_int_t)r->range[1]));
+            json_object_set_new(
+                in, "view_range",
+                json_pack("[I, I]", (json_int_t)r->range[0], (json_int_t)r->range[1]));
         break;
     case OP_CREATE:
         in = json_pack("{s:s, s:o, s:s%}", "command", "create", "path", vpath(r->rel), "file_text",

@@ -229,7 +229,7 @@ for files in $TREES; do
     $spawn --suite scale --op create_call --impl memtool --durability file --param "$files" \
         --iters "$n" --input "$inputs/create-memtool.json" \
         -- "$memtool" --root "$work/tree$files/memories" --durability file \
-        --max-files 1000000000 --max-store-size 1024G call >>"$timings"
+        --max-files 1000000000 --max-dirs 1000000000 --max-store-size 1024G call >>"$timings"
     n=$(iters_for "$files" 5 5 3 "$SDK_TREE_ITERS")
     $spawn --suite scale --op create_call --impl sdk --durability file --param "$files" \
         --iters "$n" --input "$inputs/create-sdk.json" -- node "$here/sdk_call.mjs" "$work/tree$files" \

@@ -129,8 +129,7 @@ static void make_requests(client *c, const serve_args *a, const char *small_json
             if (i % 50 == 0)
                 sbuf_printf(&b, "{\"command\":\"view\",\"path\":\"/memories\"}\n");
             else
-                sbuf_printf(&b,
-                            "{\"command\":\"view\",\"path\":\"/memories/d%04zu/f%02zu.md\"}\n",
+                sbuf_printf(&b, "{\"command\":\"view\",\"path\":\"/memories/d%04zu/f%02zu.md\"}\n",
                             (i * 7919) % dirs, i % 100);
         } else {
             size_t j = i / 6;
@@ -156,8 +155,8 @@ static void make_requests(client *c, const serve_args *a, const char *small_json
                             d, c->id, j, BENCH_INSERT_LINE);
                 break;
             case 3:
-                sbuf_printf(&b, "{\"command\":\"view\",\"path\":\"%s%zu/f%06zu.md\"}\n", d,
-                            c->id, j);
+                sbuf_printf(&b, "{\"command\":\"view\",\"path\":\"%s%zu/f%06zu.md\"}\n", d, c->id,
+                            j);
                 break;
             case 4:
                 sbuf_printf(&b,
@@ -166,8 +165,8 @@ static void make_requests(client *c, const serve_args *a, const char *small_json
                             d, c->id, j, d, c->id, j);
                 break;
             default:
-                sbuf_printf(&b, "{\"command\":\"delete\",\"path\":\"%s%zu/g%06zu.md\"}\n", d,
-                            c->id, j);
+                sbuf_printf(&b, "{\"command\":\"delete\",\"path\":\"%s%zu/g%06zu.md\"}\n", d, c->id,
+                            j);
                 break;
             }
         }
@@ -180,11 +179,10 @@ static void spawn_server(client *c, const serve_args *a)
 {
     posix_spawn_file_actions_t fa;
     int in[2], out[2];
-    char *argv[] = {(char *)a->memtool,    "--root",           (char *)a->root,
-                    "--durability",        (char *)a->durability, "--max-file-size",
-                    "1G",                  "--max-store-size", "1024G",
-                    "--max-files",         "1000000000",       "serve",
-                    NULL};
+    char *argv[] = {
+        (char *)a->memtool, "--root",     (char *)a->root,    "--durability", (char *)a->durability,
+        "--max-file-size",  "1G",         "--max-store-size", "1024G",        "--max-files",
+        "1000000000",       "--max-dirs", "1000000000",       "serve",        NULL};
 
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         bench_die("pipe: %s", strerror(errno));
@@ -253,8 +251,8 @@ static void check_line(client *c, const char *line, size_t len)
     if (memmem(line, len, ok, sizeof(ok) - 1))
         return;
     if (c->failed++ == 0)
-        snprintf(c->first_failure, sizeof(c->first_failure), "%.*s",
-                 (int)(len < 200 ? len : 200), line);
+        snprintf(c->first_failure, sizeof(c->first_failure), "%.*s", (int)(len < 200 ? len : 200),
+                 line);
 }
 
 static void *reader(void *arg)
@@ -379,8 +377,7 @@ int main(int argc, char **argv)
     small = bench_small_text(&small_len);
     small_json = json_escaped(small);
     for (i = 0; i < a.clients; i++) {
-        static const char warm[] =
-            "{\"command\":\"view\",\"path\":\"/memories/small/f000.md\"}\n";
+        static const char warm[] = "{\"command\":\"view\",\"path\":\"/memories/small/f000.md\"}\n";
         memset(&cl[i], 0, sizeof(cl[i]));
         cl[i].id = i;
         make_requests(&cl[i], &a, small_json);

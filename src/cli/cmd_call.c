@@ -17,8 +17,10 @@ static const char help[] =
     "  exactly, with no newline added.\n"
     "  A tool_use block ({\"type\":\"tool_use\",\"id\":...,\"name\":\"memory\",\"input\":{...}}):\n"
     "  prints a tool_result block as JSON.\n"
+    "The input may be up to 64 MiB (like one serve line); a lone UTF-16 surrogate\n"
+    "escape in it reads as U+FFFD.\n"
     "Exit status: 0 success, 1 the tool reported an error (the result is still printed),\n"
-    "2 usage error or input that is not one JSON object.\n";
+    "2 usage error, input that is not one JSON object, or input over 64 MiB.\n";
 
 int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
 {

@@ -8,6 +8,8 @@
 
 #include <memtool/store.h>
 
+#include "utf8.h"
+
 static _Thread_local int alloc_failed;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static json_malloc_t next_malloc;
@@ -31,17 +33,6 @@ static void install_tracking(void)
     json_set_alloc_funcs(tracking_malloc, f);
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The code unit of a \uXXXX escape at p (6 bytes available), or -1. */
 static long escape_unit(const char *p)
 {
@@ -50,7 +41,7 @@ static long escape_unit(const char *p)
     if (p[0] != '\\' || p[1] != 'u')
         return -1;
     for (int i = 2; i < 6; i++) {
-        int d = hex_digit(p[i]);
+        int d = mt_hex_value((unsigned char)p[i]);
         if (d < 0)
             return -1;
         v = v * 16 + d;

@@ -48,24 +48,13 @@ static int text_ok(const char *s, size_t len)
     return 1;
 }
 
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The value of n hex digits at s, or -1. */
 static long hex_number(const unsigned char *s, size_t n)
 {
     long v = 0;
 
     for (size_t i = 0; i < n; i++) {
-        int d = hex_value(s[i]);
+        int d = mt_hex_value(s[i]);
 
         if (d < 0)
             return -1;

@@ -25,4 +25,16 @@ size_t mt_utf8_width(const char *s, size_t len);
  * once sanitised, never splitting a valid sequence. */
 size_t mt_utf8_prefix(const char *s, size_t len, size_t chars);
 
+/* The value of a hex digit, or -1. */
+static inline int mt_hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif

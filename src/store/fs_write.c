@@ -394,6 +394,27 @@ static int fs_unchanged(int dirfd, const char *name, const struct stat *was)
            now.st_ctim.tv_sec == was->st_ctim.tv_sec && now.st_ctim.tv_nsec == was->st_ctim.tv_nsec;
 }
 
+/* A prepared change is renamed in: count it and let the lock go, then sync
+ * the directory (no other change waits for that disk write). Returns 1, the
+ * change done; *out_rc says whether it is also durable. */
+static int fs_prepared_done(int *out_rc, mt_fs *fs, mt_fs_txn *t, int dirfd, const char *rel,
+                            int64_t bytes, int64_t files)
+{
+    mt_fs_account(t, bytes, files, 0);
+    mt_fs_end(fs, t);
+    if (fs->durability == MT_DURABILITY_FULL)
+        *out_rc = mt_fs_sync_done(dirfd, rel);
+    return 1;
+}
+
+/* A prepared change that does not go in: its temporary goes, and the lock. */
+static void fs_prepared_drop(mt_fs *fs, mt_fs_txn *t, int locked, int dirfd, const char *tmp)
+{
+    unlinkat(dirfd, tmp, 0);
+    if (locked)
+        mt_fs_end(fs, t);
+}
+
 /*
  * An edit prepared outside the store's lock: read, edit and write the new
  * content to a synced temporary with other changes going on, then, under the
@@ -441,17 +462,10 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         rc = errno == ENOENT ? 0 : mt_fs_error(errno, "cannot replace", rel);
         goto drop;
     }
-    mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
-    mt_fs_end(fs, &t);
-    locked = 0;
-    rc = 1;
-    if (fs->durability == MT_DURABILITY_FULL)
-        *out_rc = mt_fs_sync_done(dirfd, rel);
+    rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)out_len - (int64_t)len, 0);
     goto done;
 drop:
-    unlinkat(dirfd, tmp, 0);
-    if (locked)
-        mt_fs_end(fs, &t);
+    fs_prepared_drop(fs, &t, locked, dirfd, tmp);
 done:
     if (tfd >= 0)
         close(tfd);
@@ -513,17 +527,10 @@ static int fs_create_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const cha
         rc = rc == -ENOENT ? 0 : mt_fs_error(-rc, "cannot create", rel);
         goto drop;
     }
-    mt_fs_account(&t, (int64_t)len, 1, 0);
-    mt_fs_end(fs, &t);
-    locked = 0;
-    rc = 1;
-    if (fs->durability == MT_DURABILITY_FULL)
-        *out_rc = mt_fs_sync_done(dirfd, rel);
+    rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)len, 1);
     goto done;
 drop:
-    unlinkat(dirfd, tmp, 0);
-    if (locked)
-        mt_fs_end(fs, &t);
+    fs_prepared_drop(fs, &t, locked, dirfd, tmp);
 done:
     if (tfd >= 0)
         close(tfd);
