@@ -24,6 +24,8 @@ typedef struct {
     mt_fs_waiter *waiter; /* waits for the flock when another process holds it */
     void *state_map;      /* the counter, mapped from the state file */
     pid_t state_pid;      /* the process that opened the state file */
+    dev_t state_dev;      /* and which file it is */
+    ino_t state_ino;
     char boot_id[40];     /* this boot's id: a counter written in another boot is recounted */
 } mt_fs;
 

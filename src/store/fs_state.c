@@ -126,6 +126,8 @@ static int state_open(mt_fs *fs)
     fs->state_fd = fd;
     fs->state_map = map;
     fs->state_pid = getpid();
+    fs->state_dev = sb.st_dev;
+    fs->state_ino = sb.st_ino;
     return 0;
 }
 
@@ -163,11 +165,10 @@ static void state_write(mt_fs *fs, const mt_store_usage *u, int dirty)
 /* Whether the open state file is still the one at RESERVED/state. */
 static int state_current(mt_fs *fs)
 {
-    struct stat here, there;
+    struct stat there;
 
-    return fstat(fs->state_fd, &here) == 0 &&
-           fstatat(fs->root_fd, MT_FS_RESERVED "/state", &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-           here.st_dev == there.st_dev && here.st_ino == there.st_ino;
+    return fstatat(fs->root_fd, MT_FS_RESERVED "/state", &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+           there.st_dev == fs->state_dev && there.st_ino == fs->state_ino;
 }
 
 void mt_fs_state_close(mt_fs *fs)

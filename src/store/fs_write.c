@@ -159,6 +159,19 @@ static int fs_find_parents(fs_parents *p, mt_fs *fs, const char *rel, const char
     p->depth = 1;
     for (c = rel; *c; c++)
         p->depth += *c == '/';
+    /* Usually the parent is there: one lookup. Else, component by component. */
+    if (dir_len <= MT_PATH_MAX) {
+        char dir[MT_PATH_MAX + 1];
+        memcpy(dir, rel, dir_len);
+        dir[dir_len] = '\0';
+        fd = mt_fs_openat(fs->root_fd, dir, O_RDONLY | O_DIRECTORY, 0);
+        if (fd >= 0) {
+            p->fd = fd;
+            return 0;
+        }
+        if (fd != -ENOENT)
+            return mt_fs_error(-fd, what, rel);
+    }
     fd = dup(fs->root_fd);
     if (fd < 0)
         return mt_fs_error(errno, what, rel);
