@@ -14,16 +14,20 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
 
     if (!*old_rel)
         return mt_reply_failf(r, "Error: Cannot rename the /memories directory itself");
-    /* The source must exist before anything else about the move is judged;
-     * a link at the source counts (it is moved itself). */
-    rc = m->store->stat(m->store, &type, &size, old_rel);
-    if (rc == MT_ENOTFOUND)
-        return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
-    if (!*new_rel || strcmp(old_rel, new_rel) == 0)
-        return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
-    if (rc == 0 && type == MT_NODE_DIR && strncmp(new_rel, old_rel, old_len) == 0 &&
-        new_rel[old_len] == '/')
-        return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
+    /* The source must exist before anything else about the move is judged
+     * (a link at the source counts: it is moved itself). The store's rename
+     * looks at the source first; only the cases judged here need a look of
+     * their own. */
+    if (!*new_rel || strcmp(old_rel, new_rel) == 0 ||
+        (strncmp(new_rel, old_rel, old_len) == 0 && new_rel[old_len] == '/')) {
+        rc = m->store->stat(m->store, &type, &size, old_rel);
+        if (rc == MT_ENOTFOUND)
+            return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
+        if (!*new_rel || strcmp(old_rel, new_rel) == 0)
+            return mt_reply_fail(r, "Error: The destination ", new_path, " already exists");
+        if (rc == 0 && type == MT_NODE_DIR)
+            return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
+    }
     mt_memory_op(&op, m);
     rc = m->store->rename(m->store, &op, old_rel, new_rel);
     if (rc == MT_ENOTFOUND && op.culprit == 0)

@@ -23,10 +23,10 @@ typedef struct {
     int state_fd;         /* RESERVED/state, opened at the first change; -1 before */
     mt_fs_waiter *waiter; /* waits for the flock when another process holds it */
     void *state_map;      /* the counter, mapped from the state file */
-    pid_t state_pid;      /* the process that opened the state file */
+    unsigned state_forks; /* the forks counted when it was opened (fs_state.c) */
     dev_t state_dev;      /* and which file it is */
     ino_t state_ino;
-    char boot_id[40];     /* this boot's id: a counter written in another boot is recounted */
+    char boot_id[40]; /* this boot's id: a counter written in another boot is recounted */
 } mt_fs;
 
 /* The store's own directory, beside the memories: the lock and the usage

@@ -21,6 +21,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,22 @@ static void monotonic_ms(long long *ms)
     *ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* Forks this process has made: a child (whose count is one more than its
+ * parent's was) opens the state file anew. Counted with pthread_atfork, so a
+ * change does not ask the kernel for its pid. */
+static atomic_uint forks;
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void forked(void)
+{
+    atomic_fetch_add(&forks, 1);
+}
+
+static void watch_forks(void)
+{
+    pthread_atfork(NULL, NULL, forked);
+}
+
 /* The state file is mapped: the counter is read and written with plain
  * loads and stores under the lock, which saves three system calls a change
  * (a pwrite also costs a journal entry on ext4 for the mtime). Only a process
@@ -91,7 +108,8 @@ static int state_open(mt_fs *fs)
     void *map;
     int fd, rc;
 
-    if (fs->state_fd >= 0 && fs->state_pid == getpid())
+    pthread_once(&forks_once, watch_forks);
+    if (fs->state_fd >= 0 && fs->state_forks == atomic_load(&forks))
         return 0;
     state_close(fs);
     if (mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
@@ -125,7 +143,7 @@ static int state_open(mt_fs *fs)
     }
     fs->state_fd = fd;
     fs->state_map = map;
-    fs->state_pid = getpid();
+    fs->state_forks = atomic_load(&forks);
     fs->state_dev = sb.st_dev;
     fs->state_ino = sb.st_ino;
     return 0;
