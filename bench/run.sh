@@ -44,7 +44,8 @@ fi
 memtool="$build/memtool"
 bin="$build/bench"
 for p in "$memtool" "$bin/mt_bench" "$bin/mt_bench_spawn" "$bin/mt_bench_once" \
-    "$bin/mt_bench_serve" "$bin/mt_bench_floor_serve" "$bin/mt_bench_lean_call"; do
+    "$bin/mt_bench_serve" "$bin/mt_bench_floor_serve" "$bin/mt_bench_lean_call" \
+    "$bin/mt_bench_str_replace_worst"; do
     [ -x "$p" ] || { echo "bench: $p is missing: build first (make build)" >&2; exit 1; }
 done
 command -v node >/dev/null 2>&1 || { echo "bench: node is needed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -66,14 +67,14 @@ if [ $smoke = 1 ]; then
     SERVE_VIEW_OPS=300; SERVE_READ_OPS=200; SERVE_WRITE_OPS=24; SERVE_WRITE_NONE_OPS=48
     TREES="100 300"; TREE_ITERS=2; SDK_TREE_ITERS=1
     BIGS="65536 262144"; BIG_ITERS=2; SDK_BIG_ITERS=2
-    SCAN_OPS=100
+    SCAN_OPS=100; WORST_SECONDS=0.01
 else
     OPS_ITERS=1000; VIEW_ITERS=20000; SDK_ITERS=1000; SDK_VIEW_ITERS=5000
     PROC_ITERS=300; NODE_ITERS=40
     SERVE_VIEW_OPS=200000; SERVE_READ_OPS=100000; SERVE_WRITE_OPS=1200; SERVE_WRITE_NONE_OPS=12000
     TREES="1000 10000 100000"; TREE_ITERS=""; SDK_TREE_ITERS=""
     BIGS="1048576 10485760 104857600"; BIG_ITERS=""; SDK_BIG_ITERS=""
-    SCAN_OPS=1000
+    SCAN_OPS=1000; WORST_SECONDS=1
 fi
 # Bigger inputs, fewer runs: each row still has several samples.
 iters_for() { # $1 size, $2 small-count, $3 mid, $4 large, $5 override
@@ -258,6 +259,11 @@ for bytes in $BIGS; do
     node "$here/sdk_bench.mjs" bigfile --base "$work/big" --param "$bytes" --iters "$n" >>"$timings"
 done
 rm -rf "$work/big"
+
+# str_replace on the inputs that made match finding quadratic, next to a memchr
+# pass over the same bytes and the same call with an old_str that matches nowhere.
+step "worst cases of str_replace"
+"$bin/mt_bench_str_replace_worst" --csv "$WORST_SECONDS" >>"$timings"
 
 echo "load_end=$(cut -d ' ' -f 1-3 /proc/loadavg)" >>"$meta"
 echo "$ticks_start $(cpu_ticks)" | awk '{ d = $3 - $1; s = 0; if (d > 0) s = 100 * ($4 - $2) / d

@@ -1,5 +1,5 @@
 /*
- * mt_bench_str_replace_worst [SECONDS [CASE]]: str_replace on the inputs that make
+ * mt_bench_str_replace_worst [--csv] [SECONDS [CASE]]: str_replace on the inputs that make
  * naive match finding quadratic, through mt_memory_call as a tool input
  * arrives, next to two floors: one memchr pass over the file's bytes and one
  * memcmp of old_str against them, the least any answer must read; and the
@@ -102,7 +102,18 @@ static uint64_t floor_ns(const char *file, size_t len, const char *old_str, size
 }
 
 /* One case: the call's median, the memchr floor's and the no-match call's. */
-static void run_case(mt_memory *mem, const char *path, const worst_case *c, double seconds)
+/* Rows for timings.csv (suite "worst", the case's number as op, its name as
+ * param), in the columns the other suites write. */
+static void csv_row(size_t index, const char *impl, const char *name, const bench_stats *st)
+{
+    printf("worst,case%zu,%s,none,\"%s\",%zu,%.3f,%.3f,%.3f,%.3f\n", index, impl, name, st->n,
+           st->median_us, st->p99_us, st->mean_us, st->min_us);
+}
+
+static int csv;
+
+static void run_case(mt_memory *mem, const char *path, const worst_case *c, size_t index,
+                     double seconds)
 {
     char *file = repeat(c->file_unit, c->file_len), *old_str = repeat(c->old_unit, c->old_len);
     char *forth, *back = NULL, *zs = repeat("z", c->old_len), *nowhere = tool_input(zs, "x");
@@ -136,8 +147,14 @@ static void run_case(mt_memory *mem, const char *path, const worst_case *c, doub
     st = bench_stats_of(&s);
     fl = bench_stats_of(&f);
     zl = bench_stats_of(&z);
-    printf("%-58s %10.3f %10.3f %10.3f\n", c->name, st.median_us / 1000, fl.median_us / 1000,
-           zl.median_us / 1000);
+    if (csv) {
+        csv_row(index, "memtool", c->name, &st);
+        csv_row(index, "floor", c->name, &fl);
+        csv_row(index, "nomatch", c->name, &zl);
+    } else {
+        printf("%-58s %10.3f %10.3f %10.3f\n", c->name, st.median_us / 1000, fl.median_us / 1000,
+               zl.median_us / 1000);
+    }
     bench_samples_free(&s);
     bench_samples_free(&f);
     bench_samples_free(&z);
@@ -151,15 +168,22 @@ static void run_case(mt_memory *mem, const char *path, const worst_case *c, doub
 
 int main(int argc, char **argv)
 {
-    double seconds = argc > 1 ? strtod(argv[1], NULL) : 0.5;
-    uint64_t only = argc > 2 ? bench_parse_u64(argv[2], "CASE") : 0;
+    double seconds;
+    uint64_t only;
     char dir[] = "/tmp/mt-bench-worst-XXXXXX", root[64], path[96];
     mt_options opts;
     mt_memory *mem;
     size_t i;
 
+    if (argc > 1 && strcmp(argv[1], "--csv") == 0) {
+        csv = 1;
+        argv++;
+        argc--;
+    }
+    seconds = argc > 1 ? strtod(argv[1], NULL) : 0.5;
+    only = argc > 2 ? bench_parse_u64(argv[2], "CASE") : 0;
     if (seconds <= 0)
-        bench_die("usage: mt_bench_str_replace_worst [SECONDS [CASE]]");
+        bench_die("usage: mt_bench_str_replace_worst [--csv] [SECONDS [CASE]]");
     if (!mkdtemp(dir))
         bench_die("mkdtemp failed");
     bench_fmt(root, sizeof(root), "%s/store", dir);
@@ -169,10 +193,11 @@ int main(int argc, char **argv)
     if (mt_memory_open(&mem, root, &opts) < 0)
         bench_die("cannot open the store: %s", mt_error_last()->message);
 
-    printf("%-58s %10s %10s %10s\n", "case (medians, ms)", "call", "memchr", "no match");
+    if (!csv)
+        printf("%-58s %10s %10s %10s\n", "case (medians, ms)", "call", "memchr", "no match");
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (!only || only == i + 1)
-            run_case(mem, path, &cases[i], seconds);
+            run_case(mem, path, &cases[i], i + 1, seconds);
     mt_memory_free(mem);
     bench_remove_tree(dir);
     return 0;
