@@ -180,16 +180,21 @@ static void test_growing_file(void **state)
     snprintf(path, sizeof(path), "%s/grows.log", ts.root);
     fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     assert_true(fd >= 0);
+    /* Lines of 1 KiB: however fast the writer, the file stays far below the
+     * 999,999-line limit while the view runs. */
     for (size_t i = 0; i < sizeof(chunk); i++)
-        chunk[i] = i % 64 == 63 ? '\n' : 'g';
+        chunk[i] = i % 1024 == 1023 ? '\n' : 'g';
     for (int i = 0; i < 128; i++) /* 8 MiB to begin with: the streaming way */
         assert_int_equal(write(fd, chunk, sizeof(chunk)), (ssize_t)sizeof(chunk));
     writer = fork();
     assert_true(writer >= 0);
     if (writer == 0) {
-        for (;;)
+        struct timespec tick = {0, 200 * 1000}; /* 64 KiB each 0.2 ms: 300 MB a second */
+        for (;;) {
             if (write(fd, chunk, sizeof(chunk)) < 0)
                 _exit(0);
+            nanosleep(&tick, NULL);
+        }
     }
     viewer = fork();
     assert_true(viewer >= 0);
