@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
+#include "lib/json.h"
 #include "lib/path.h"
 
 #define MAX_CALLS 8
@@ -203,7 +204,14 @@ static void check_effect(const json_t *input, const mt_result *res, off_t size_b
 
 static void one_call(mt_memory *mem, const char *line, size_t len)
 {
-    json_t *input = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, NULL);
+    /* Read as memtool reads a tool input: jansson, with a lone surrogate
+     * escape taken as U+FFFD (mt_json_loadb). */
+    json_t *input = NULL;
+    json_error_t jerr;
+
+    if (mt_json_loadb(&input, line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr) ==
+        MT_ENOMEM)
+        return;
     const char *cmd = input ? json_string_value(json_object_get(input, "command")) : NULL;
     uint64_t before = fuzz_store_digest();
     off_t size_before = -1;
