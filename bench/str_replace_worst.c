@@ -101,7 +101,6 @@ static uint64_t floor_ns(const char *file, size_t len, const char *old_str, size
     return bench_now_ns() - t0;
 }
 
-/* One case: the call's median, the memchr floor's and the no-match call's. */
 /* Rows for timings.csv (suite "worst", the case's number as op, its name as
  * param), in the columns the other suites write. */
 static void csv_row(size_t index, const char *impl, const char *name, const bench_stats *st)
@@ -112,6 +111,7 @@ static void csv_row(size_t index, const char *impl, const char *name, const benc
 
 static int csv;
 
+/* One case: the call's median, the memchr floor's and the no-match call's. */
 static void run_case(mt_memory *mem, const char *path, const worst_case *c, size_t index,
                      double seconds)
 {
