@@ -4,7 +4,8 @@
  * value) cost a quarter of a small view. The flat reader here takes exactly
  * that shape and nothing else: whatever it does not accept goes to jansson,
  * so every error message, and every decision about what is valid JSON, stays
- * jansson's. tests/fuzz/fuzz_input.c holds the two to the same answers.
+ * jansson's (as mt_json_loadb runs it: a lone surrogate escape is U+FFFD in
+ * both). tests/fuzz/fuzz_input.c holds the two to the same answers.
  */
 #include "input.h"
 
@@ -183,15 +184,16 @@ static int unescape(reader *r, mt_str *out, const char *raw, size_t len)
             *d++ = '\t';
             break;
         default: /* 'u', checked by the scan */
-            if (hex4(&cp, p + 2) != OK || (cp >= 0xDC00 && cp <= 0xDFFF))
+            if (hex4(&cp, p + 2) != OK)
                 return BAIL;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                /* A high surrogate stands only in a pair. */
-                if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(&lo, p + 8) != OK ||
-                    lo < 0xDC00 || lo > 0xDFFF)
-                    return BAIL;
+            if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 12 && p[6] == '\\' && p[7] == 'u' &&
+                hex4(&lo, p + 8) == OK && lo >= 0xDC00 && lo <= 0xDFFF) {
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 p += 6;
+            } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+                /* Half of a pair, as JavaScript and Python write text cut
+                 * inside an emoji: U+FFFD, as mt_json_loadb reads it. */
+                cp = 0xFFFD;
             }
             d += put_utf8(d, cp);
             p += 4;

@@ -49,16 +49,17 @@ static long escape_unit(const char *p)
     return v;
 }
 
-char *mt_json_fix_surrogates(const char *text, size_t len)
+int mt_json_fix_surrogates(char **fixed, const char *text, size_t len)
 {
     static const char fffd[6] = {'\\', 'u', 'f', 'f', 'f', 'd'};
     char *copy = NULL;
     size_t i = 0;
     int in_string = 0;
 
+    *fixed = NULL;
     /* Most texts have no \ud escape at all: one search, no copy. */
     if (!memmem(text, len, "\\ud", 3) && !memmem(text, len, "\\uD", 3))
-        return NULL;
+        return MT_OK;
     while (i < len) {
         char c = text[i];
         long unit, next;
@@ -92,21 +93,28 @@ char *mt_json_fix_surrogates(const char *text, size_t len)
             continue;
         }
         if (!copy) {
+            /* Parsing the text as it is would call the escape bad JSON: an
+             * allocation that failed must not turn into that verdict. */
             if (!(copy = malloc(len)))
-                return NULL;
+                return MT_ENOMEM;
             memcpy(copy, text, len);
         }
         memcpy(copy + i, fffd, sizeof(fffd));
         i += 6;
     }
-    return copy;
+    *fixed = copy;
+    return MT_OK;
 }
 
 int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_error_t *err)
 {
     json_t *v;
-    char *fixed = mt_json_fix_surrogates(buf, len);
+    char *fixed;
 
+    if (mt_json_fix_surrogates(&fixed, buf, len) < 0) {
+        *out = NULL;
+        return mt_error_set(MT_ENOMEM, "out of memory reading JSON");
+    }
     pthread_once(&install_once, install_tracking);
     alloc_failed = 0;
     errno = 0;
@@ -242,6 +250,12 @@ static const char *skip_ws(const char *p, const char *end)
     return p;
 }
 
+/* Whether c may follow a member's value: space, or what ends the member. */
+static int ends_member(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '}';
+}
+
 /* Past the string that starts at p (its quote), or NULL if the text ends first. */
 static const char *skip_string(const char *p, const char *end)
 {
@@ -315,8 +329,9 @@ json_t *mt_json_find_id(const char *text, size_t len)
             else
                 for (q = p; q < end && ((*q >= '0' && *q <= '9') || *q == '-'); q++)
                     ;
-            /* A number the text ends on may have been cut short. */
-            if (!q || q == p || (q == end && *p != '"') ||
+            /* A number the text ends on may have been cut short, and one
+             * that goes on (4.5, 4e2) is not the integer its digits begin. */
+            if (!q || q == p || (q == end && *p != '"') || (*p != '"' && !ends_member(*q)) ||
                 mt_json_loadb(&v, p, (size_t)(q - p), JSON_DECODE_ANY | JSON_ALLOW_NUL, &err) < 0)
                 break;
             if (!json_is_string(v) && !json_is_integer(v)) {

@@ -37,10 +37,10 @@ static inline uint64_t mt_json_word_escapes(uint64_t w)
            high;
 }
 
-/* If text (JSON, or its beginning) holds a lone surrogate escape, a copy of
- * it with each such escape turned into \ufffd (the same length); else NULL
- * (also when out of memory: then the text is parsed as it is). */
-char *mt_json_fix_surrogates(const char *text, size_t len);
+/* If text (JSON, or its beginning) holds a lone surrogate escape inside a
+ * string, *fixed is a malloc'd copy of it with each such escape turned into
+ * \ufffd (the same length); else NULL. Returns 0, or MT_ENOMEM. */
+int mt_json_fix_surrogates(char **fixed, const char *text, size_t len);
 
 /*
  * The "id" member of the object that text begins with, read as far as the

@@ -58,12 +58,14 @@ static int error_line(char **out, size_t *out_len, const char *message, const js
 }
 
 /* The answer to a line that is not a JSON object, under the tool_use id the
- * line begins with when one can be read, so the client is not left waiting. */
+ * line begins with when one can be read, so the client is not left waiting.
+ * A tool_use id is a string; an integer one would be written as "", which
+ * answers no one (a whole line with one gets no tool_use_id either). */
 static int broken_line(char **out, size_t *out_len, const char *message, const char *line,
                        size_t len)
 {
     json_t *id = mt_json_find_id(line, len);
-    int rc = error_line(out, out_len, message, id);
+    int rc = error_line(out, out_len, message, json_is_string(id) ? id : NULL);
 
     json_decref(id);
     return rc;
@@ -125,7 +127,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
         goto done;
     if (rc < 0) {
         snprintf(message, sizeof(message), "Error: %s", mt_error_last()->message);
-        rc = error_line(out, out_len, message, NULL);
+        rc = error_line(out, out_len, message, id);
         goto done;
     }
     rc = result_line(out, out_len, &res, id);

@@ -1,16 +1,18 @@
 /*
  * The flat tool-input reader (src/lib/input.c) against jansson, the parser
- * it stands in for. Whenever the flat reader accepts a text, jansson must
- * accept it too, with the flags mt_memory_call uses, as an object whose
- * parameters read the same: type, kind, string bytes, integers, pairs, and
- * whether a "type" key is there. (When the flat reader declines, jansson
- * decides, so there is nothing to compare.)
+ * it stands in for, run as mt_memory_call runs it (mt_json_loadb: a lone
+ * surrogate escape reads as U+FFFD). Whenever the flat reader accepts a
+ * text, jansson must accept it too, with the flags mt_memory_call uses, as
+ * an object whose parameters read the same: type, kind, string bytes,
+ * integers, pairs, and whether a "type" key is there. (When the flat reader
+ * declines, jansson decides, so there is nothing to compare.)
  */
 #include <jansson.h>
 #include <string.h>
 
 #include "fuzz_common.h"
 #include "lib/input.h"
+#include "lib/json.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -60,7 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(flat.scratch == NULL, "a declined text left scratch memory");
         return 0;
     }
-    v = json_loadb(text, size, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
+    rc = mt_json_loadb(&v, text, size, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &err);
+    if (rc == MT_ENOMEM) {
+        mt_input_dispose(&flat);
+        return 0;
+    }
     FUZZ_CHECK(v != NULL, "the flat reader accepted what jansson refuses: %s", err.text);
     FUZZ_CHECK(json_is_object(v), "the flat reader accepted a non-object");
     mt_input_from_json(&ref, v);

@@ -2,7 +2,7 @@
 // junk, a last line without a newline. Each gets its error answer and the
 // server goes on serving, in both `serve` and `mcp`.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -140,4 +140,64 @@ test('serve: a tool_use block past the limit is answered under its tool_use_id',
   assert.equal(out[0].tool_use_id, 'toolu_big');
   assert.equal(out[0].is_error, true);
   assert.equal(out[1].is_error, false);
+});
+
+// JSON.stringify writes half of a surrogate pair as \udXXX when text was cut
+// inside an emoji; Python's json.dumps does the same. Such a line is read
+// (the half as U+FFFD) and answered under its id, not refused with none.
+test('serve: lone surrogates from JSON.stringify are read as U+FFFD, under the tool_use_id', async () => {
+  const root = scratchStore();
+  const cut = 'Launch day 🚀'.slice(0, -1); // the high half of 🚀 is left
+  const block = (id, input) => JSON.stringify({ type: 'tool_use', id, name: 'memory', input });
+  const lines = [
+    block('toolu_a', { command: 'create', path: '/memories/cut.md', file_text: cut + '\n' }),
+    block('toolu_b\udc00', { command: 'str_replace', path: '/memories/cut.md', old_str: 'day \ud83d', new_str: 'night \ude80' }),
+    JSON.stringify({ command: 'view', path: '/memories/cut.md' }),
+  ];
+  assert.ok(lines[0].includes('\\ud83d'), 'JSON.stringify kept the lone surrogate as an escape');
+  const r = await runWith(root, ['serve'], lines);
+  assert.equal(r.code, 0, r.stderr);
+  const out = linesOf(r.stdout).map((l) => JSON.parse(l));
+  assert.equal(out.length, 3);
+  assert.deepEqual(out[0], { type: 'tool_result', tool_use_id: 'toolu_a', content: 'File created successfully at: /memories/cut.md', is_error: false });
+  assert.equal(out[1].tool_use_id, 'toolu_b\ufffd');
+  assert.equal(out[1].is_error, false);
+  assert.equal(out[2].content, "Here's the content of /memories/cut.md with line numbers:\n     1\tLaunch night \ufffd");
+  assert.equal(readFileSync(join(root, 'cut.md'), 'utf8'), 'Launch night \ufffd\n');
+});
+
+test('serve and mcp: a broken line is answered under the id it begins with', async () => {
+  const s = await runWith(scratchStore(), ['serve'], [
+    '{"type":"tool_use","id":"toolu_x","name":"memory","input":{"command":"view","path":"/memories"},}',
+    '{"type":"tool_use","id":7,"name":"memory","input":{',
+    '{"command":"view","path":"/memories"}',
+  ]);
+  assert.equal(s.code, 0, s.stderr);
+  const so = linesOf(s.stdout).map((l) => JSON.parse(l));
+  assert.equal(so.length, 3);
+  assert.equal(so[0].tool_use_id, 'toolu_x');
+  assert.ok(so[0].content.startsWith('Error: the line is not valid JSON'));
+  // A tool_use id is a string: an integer one is not echoed as "".
+  assert.ok(!('tool_use_id' in so[1]));
+  assert.equal(so[1].is_error, true);
+  assert.equal(so[2].is_error, false);
+
+  const m = await runWith(scratchStore(), ['mcp'], [
+    INIT,
+    '{"jsonrpc":"2.0","id":"call-3","method":"tools/call","params":{"name":"memory","arguments":{"command":"view","path":"/memories"}},}',
+    '{"jsonrpc":"2.0","id":4.5,"method":"ping",}',
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory_view","arguments":{"path":"/memories/\\ud83c"}}}',
+    PING,
+  ]);
+  assert.equal(m.code, 0, m.stderr);
+  const mo = linesOf(m.stdout).map((l) => JSON.parse(l));
+  assert.equal(mo.length, 5);
+  assert.equal(mo[1].id, 'call-3');
+  assert.equal(mo[1].error.code, -32700);
+  // 4.5 is no integer: not answered as request 4.
+  assert.equal(mo[2].id, null);
+  assert.equal(mo[2].error.code, -32700);
+  assert.equal(mo[3].id, 5);
+  assert.deepEqual(mo[3].result.content, [{ type: 'text', text: 'The path /memories/\ufffd does not exist. Please provide a valid path.' }]);
+  assert.deepEqual(mo[4], { jsonrpc: '2.0', id: 2, result: {} });
 });

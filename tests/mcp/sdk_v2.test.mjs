@@ -104,3 +104,20 @@ test('v2 client in auto mode over a recording transport: the wire of 2026-07-28'
     await client.close();
   }
 });
+
+// The v2 client in both eras sends text cut inside an emoji (a lone surrogate,
+// as JSON.stringify writes it) and must get its answer, not time out.
+for (const mode of ['auto', 'legacy']) {
+  test(`v2 client (${mode}): a lone surrogate in an argument is answered`, async () => {
+    const client = await connect(scratchStore(), { mode });
+    try {
+      const cut = 'Launch day 🚀'.slice(0, -1);
+      const created = textOf(await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/cut\udc00.md', file_text: cut } }, { timeout: 10000 }));
+      assert.deepEqual(created, { text: 'File created successfully at: /memories/cut\ufffd.md', isError: false });
+      const seen = textOf(await client.callTool({ name: 'memory_view', arguments: { path: '/memories/cut\ufffd.md' } }, { timeout: 10000 }));
+      assert.equal(seen.text, "Here's the content of /memories/cut\ufffd.md with line numbers:\n     1\tLaunch day \ufffd");
+    } finally {
+      await client.close();
+    }
+  });
+}

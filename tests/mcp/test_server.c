@@ -257,6 +257,14 @@ static void test_oversize(void **state)
     assert_int_equal(mt_mcp_oversize(&out, &len, mcp_head, sizeof(mcp_head) - 1, 10), 0);
     assert_non_null(strstr(out, "\"id\":41,"));
     free(out);
+    /* The part that came ends inside the id: no id rather than a wrong one. */
+    assert_int_equal(mt_mcp_oversize(&out, &len, "{\"jsonrpc\":\"2.0\",\"id\":12", 24, 10), 0);
+    assert_non_null(strstr(out, "\"id\":null,"));
+    free(out);
+    assert_int_equal(mt_serve_oversize(&out, &len, "{\"type\":\"tool_use\",\"id\":\"tool", 29, 10),
+                     0);
+    assert_null(strstr(out, "tool_use_id"));
+    free(out);
 }
 
 /* Lone UTF-16 surrogates, as JavaScript and Python write text cut inside an
@@ -332,6 +340,36 @@ static void test_lone_surrogates(void **state)
     assert_non_null(strstr(out, "\"tool_use_id\":\"toolu_2\""));
     assert_non_null(strstr(out, "not valid JSON"));
     free(out);
+
+    /* A tool_use id is a string: an integer one is no tool_use_id (it was
+     * written as "", an id no client sent). */
+    v = serve("{\"type\":\"tool_use\",\"id\":5,\"input\":{");
+    assert_null(json_object_get(v, "tool_use_id"));
+    assert_true(json_is_true(json_object_get(v, "is_error")));
+    json_decref(v);
+    /* A lone surrogate in the id itself: read as U+FFFD, answered under it. */
+    v = serve("{\"type\":\"tool_use\",\"id\":\"t\\ud83c\",\"name\":\"memory\",\"input\":{"
+              "\"command\":\"view\",\"path\":\"/memories/s.md\"}}");
+    assert_string_equal(json_string_value(json_object_get(v, "tool_use_id")), "t\xef\xbf\xbd");
+    assert_string_equal(json_string_value(json_object_get(v, "content")),
+                        "Here's the content of /memories/s.md with line numbers:\n"
+                        "     1\t\xef\xbf\xbd");
+    json_decref(v);
+
+    /* MCP: an id that is not an integer is not read as the one its digits
+     * begin (4.5 answered as 4 would answer request 4). */
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":4.5,\"method\":\"ping\",}");
+    assert_int_equal(error_code(v), -32700);
+    assert_true(json_is_null(json_object_get(v, "id")));
+    json_decref(v);
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":45 ,\"method\":\"ping\",}");
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 45);
+    json_decref(v);
+    /* Duplicate keys make a parse error, still under the one id. */
+    v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":46,\"method\":\"ping\",\"method\":\"x\"}");
+    assert_int_equal(error_code(v), -32700);
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 46);
+    json_decref(v);
 }
 
 /* A handler that echoes each line with its length, to test the loop alone. */

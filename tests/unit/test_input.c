@@ -1,4 +1,6 @@
 /* The flat tool-input reader: what it takes itself, and what it leaves to jansson. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -78,9 +80,6 @@ static void test_left_to_jansson(void **state)
         "{\"insert_line\":012}",
         "{\"insert_line\":1234567890123456789}",
         "{\"insert_line\":-}",
-        "{\"path\":\"\\ud800\"}",
-        "{\"path\":\"\\udc00\"}",
-        "{\"path\":\"\\ud800\\u0041\"}",
         "{\"path\":\"\\x\"}",
         "{\"path\":\"\\u12G4\"}",
         "{\"path\":\"a\nb\"}",
@@ -102,6 +101,92 @@ static void test_left_to_jansson(void **state)
             print_message("accepted: %s\n", texts[i]);
         assert_int_equal(rc, 0);
         assert_null(in.scratch);
+    }
+}
+
+#define FFFD "\xef\xbf\xbd"
+
+/* A lone UTF-16 surrogate escape (JavaScript and Python write one when text
+ * is cut inside an emoji) reads as U+FFFD, as mt_json_loadb reads it: the
+ * flat reader takes such inputs itself rather than leave them to jansson. */
+static void test_lone_surrogates(void **state)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"path\":\"\\ud800\"}", FFFD},
+        {"{\"path\":\"\\udc00\"}", FFFD},
+        {"{\"path\":\"\\uDBFF\\u0041\"}", FFFD "A"},
+        {"{\"path\":\"a\\ud83c\"}", "a" FFFD},
+        {"{\"path\":\"\\ude00\\ud83d\"}", FFFD FFFD},
+        {"{\"path\":\"\\ud83c\\ud83d\\ude00\"}", FFFD "\xf0\x9f\x98\x80"},
+        {"{\"path\":\"\\ud83d\\ude00\\udc00x\"}", "\xf0\x9f\x98\x80" FFFD "x"},
+        {"{\"path\":\"\\ud83c\\n\"}", FFFD "\n"},
+        /* An escaped backslash, then text: no escape at all. */
+        {"{\"path\":\"\\\\ud83c\"}", "\\ud83c"},
+        {"{\"path\":\"\\\\\\ud83c\"}", "\\" FFFD},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mt_input in;
+        const mt_str *got = &in.arg[MT_IN_PATH].str;
+
+        assert_int_equal(flat(&in, cases[i].text), 1);
+        assert_int_equal(in.arg[MT_IN_PATH].type, MT_ARG_STRING);
+        assert_int_equal(got->len, strlen(cases[i].want));
+        assert_memory_equal(got->ptr, cases[i].want, got->len);
+        mt_input_dispose(&in);
+    }
+}
+
+/* mt_memory_call, through the flat reader and through jansson (a nested
+ * value sends it there): lone surrogates in path, file_text, old_str and
+ * new_str land as U+FFFD in the store and in the results. */
+static void test_call_lone_surrogates(void **state)
+{
+    static const char *const extra[] = {"", ",\"extra\":{\"nested\":[1]}"};
+    size_t i;
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        mt_test_store ts;
+        char json[512];
+        char *data;
+        size_t len;
+
+        mt_test_store_init(&ts, NULL);
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"create\",\"path\":\"/memories/cut\\ud83c.md\","
+                 "\"file_text\":\"Launch day \\ud83d\\nnext \\udc00 line\\n\"%s}",
+                 extra[i]);
+        mt_test_expect(ts.mem, json, 0, "File created successfully at: /memories/cut" FFFD ".md");
+        data = mt_test_read(&ts, "cut" FFFD ".md", &len);
+        assert_non_null(data);
+        assert_string_equal(data, "Launch day " FFFD "\nnext " FFFD " line\n");
+        free(data);
+
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"str_replace\",\"path\":\"/memories/cut\\ud83c.md\","
+                 "\"old_str\":\"next \\udc00\",\"new_str\":\"then \\ud83d\\ude80 \\ude80\"%s}",
+                 extra[i]);
+        mt_test_expect(ts.mem, json, 0,
+                       "The memory file has been edited. Here is the snippet showing the change "
+                       "(with line numbers):\n"
+                       "     1\tLaunch day " FFFD "\n"
+                       "     2\tthen \xf0\x9f\x9a\x80 " FFFD " line");
+        data = mt_test_read(&ts, "cut" FFFD ".md", &len);
+        assert_string_equal(data, "Launch day " FFFD "\nthen \xf0\x9f\x9a\x80 " FFFD " line\n");
+        free(data);
+
+        /* old_str with a lone surrogate that is not there: echoed as U+FFFD. */
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"str_replace\",\"path\":\"/memories/cut" FFFD ".md\","
+                 "\"old_str\":\"\\ud800x\"%s}",
+                 extra[i]);
+        mt_test_expect(ts.mem, json, 1,
+                       "No replacement was performed, old_str `" FFFD "x` did not appear verbatim "
+                       "in /memories/cut" FFFD ".md.");
+        mt_test_store_free(&ts);
     }
 }
 
@@ -127,9 +212,10 @@ static void test_empty_object(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_view),   cmocka_unit_test(test_values),
-        cmocka_unit_test(test_escapes),      cmocka_unit_test(test_left_to_jansson),
-        cmocka_unit_test(test_empty_object), cmocka_unit_test(test_no_text),
+        cmocka_unit_test(test_plain_view),      cmocka_unit_test(test_values),
+        cmocka_unit_test(test_escapes),         cmocka_unit_test(test_left_to_jansson),
+        cmocka_unit_test(test_empty_object),    cmocka_unit_test(test_no_text),
+        cmocka_unit_test(test_lone_surrogates), cmocka_unit_test(test_call_lone_surrogates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

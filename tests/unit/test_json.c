@@ -1,4 +1,8 @@
-/* mt_json_put_string writes what json_dumps(JSON_COMPACT) writes for a string, faster. */
+/*
+ * mt_json_put_string writes what json_dumps(JSON_COMPACT) writes for a string,
+ * faster; mt_json_loadb reads a lone surrogate escape as U+FFFD, and
+ * mt_json_find_id reads a broken request's id as far as it can be read.
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +99,98 @@ static void test_all_control_bytes(void **state)
     mt_buf_dispose(&b);
 }
 
+/* fix_surrogates(text) is the text mt_json_loadb hands to jansson. */
+static void fixes(const char *text, const char *want)
+{
+    char *fixed = NULL;
+
+    assert_int_equal(mt_json_fix_surrogates(&fixed, text, strlen(text)), 0);
+    if (!want) {
+        assert_null(fixed);
+        return;
+    }
+    assert_non_null(fixed);
+    assert_memory_equal(fixed, want, strlen(text));
+    free(fixed);
+}
+
+static void test_fix_surrogates(void **state)
+{
+    (void)state;
+    fixes("{\"a\":\"\\ud83c\"}", "{\"a\":\"\\ufffd\"}");
+    fixes("{\"a\":\"\\uDC00\"}", "{\"a\":\"\\ufffd\"}");
+    fixes("[\"\\ud83c\\ud83d\\ude00\\ude00\"]", "[\"\\ufffd\\ud83d\\ude00\\ufffd\"]");
+    fixes("[\"\\ud83c\\u0041\"]", "[\"\\ufffd\\u0041\"]");
+    fixes("{\"\\ud800\":1}", "{\"\\ufffd\":1}"); /* keys are strings too */
+    /* Cut off after a high surrogate: the pair cannot be seen, so no pair. */
+    fixes("{\"a\":\"\\ud83c", "{\"a\":\"\\ufffd");
+    /* No copy when there is nothing to fix. */
+    fixes("{\"a\":\"\\ud83d\\ude00 \\u00e9\"}", NULL);
+    fixes("{\"a\":\"plain\"}", NULL);
+    /* An escaped backslash and then text; \" inside a string; a \ud outside
+     * any string (not JSON: jansson's to refuse, as it is). */
+    fixes("[\"\\\\ud83c\"]", NULL);
+    fixes("[\"\\\\\\ud83c\"]", "[\"\\\\\\ufffd\"]");
+    fixes("[\"\\\"\\ud83c\"]", "[\"\\\"\\ufffd\"]");
+    fixes("[\"a\",\\ud83c]", NULL);
+    fixes("[\"\\\"\",\\ud83c]", NULL);
+}
+
+static void test_loadb_lone_surrogates(void **state)
+{
+    json_error_t err;
+    json_t *v = NULL;
+    (void)state;
+    assert_int_equal(mt_json_loadb(&v, "[\"x\\udc00y\"]", 12, 0, &err), 0);
+    assert_string_equal(json_string_value(json_array_get(v, 0)), "x\xef\xbf\xbdy");
+    json_decref(v);
+    /* Still JSON's rules everywhere else. */
+    assert_int_equal(mt_json_loadb(&v, "[\"\\ud83c\\x\"]", 12, 0, &err), MT_EINVAL);
+    assert_null(v);
+}
+
+/* The id a broken request can still be answered under, or NULL. */
+static void id_is(const char *text, const char *want)
+{
+    json_t *id = mt_json_find_id(text, strlen(text));
+    char *got;
+
+    if (!want) {
+        if (id)
+            print_message("unexpected id in %s\n", text);
+        assert_null(id);
+        return;
+    }
+    assert_non_null(id);
+    got = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+    assert_string_equal(got, want);
+    free(got);
+    json_decref(id);
+}
+
+static void test_find_id(void **state)
+{
+    (void)state;
+    id_is("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x\",}", "7");
+    id_is(" {\"id\" : \"req-1\" , \"params\":{\"a\":tru", "\"req-1\"");
+    id_is("{\"params\":{\"id\":3,\"s\":\"}\\\"\"},\"id\":4,", "4");
+    id_is("{\"id\":\"a\\ud83c\",\"x\":", "\"a\xef\xbf\xbd\"");
+    id_is("{\"id\":-12}", "-12");
+    /* Cut off, or not an integer: no id rather than a wrong one. */
+    id_is("{\"id\":12", NULL);
+    id_is("{\"id\":\"tool", NULL);
+    id_is("{\"id\":4.5,\"method\":", NULL);
+    id_is("{\"id\":4e2,\"method\":", NULL);
+    id_is("{\"id\":45x}", NULL);
+    id_is("{\"id\":null,\"method\":", NULL);
+    id_is("{\"id\":[1],\"method\":", NULL);
+    /* Two ids are no one's. */
+    id_is("{\"id\":1,\"id\":2,", NULL);
+    /* Broken before the id: nothing after the break is trusted. */
+    id_is("{\"a\" 1,\"id\":2}", NULL);
+    id_is("[{\"id\":2}]", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -102,6 +198,9 @@ int main(void)
         cmocka_unit_test(test_empty_and_escapes_only),
         cmocka_unit_test(test_escapes_at_every_alignment),
         cmocka_unit_test(test_all_control_bytes),
+        cmocka_unit_test(test_fix_surrogates),
+        cmocka_unit_test(test_loadb_lone_surrogates),
+        cmocka_unit_test(test_find_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
