@@ -7,6 +7,7 @@
  * never opened (inotify sees every open for reading).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -758,6 +759,72 @@ static void test_big_hard_link_refused(void **state)
     mt_test_store_free(&ts);
 }
 
+/* Swaps a file with a hard link of the same size, flat out. */
+typedef struct {
+    int dirfd;
+    volatile int stop;
+    unsigned long swaps;
+} swapper;
+
+static void *swap_loop(void *arg)
+{
+    swapper *w = arg;
+
+    while (!w->stop)
+        if (renameat2(w->dirfd, "f", w->dirfd, "h", RENAME_EXCHANGE) == 0)
+            w->swaps++;
+    return NULL;
+}
+
+/*
+ * A hard link to a file outside, swapped with a plain file of the same size
+ * while views run: the one opened must be checked to be the one looked at,
+ * or the outside file's content is read through the link.
+ */
+static void test_hard_link_swap_never_read(void **state)
+{
+    mt_test_store ts;
+    char path[400], outside[400];
+    swapper w;
+    pthread_t t;
+    int fd, leaked = 0, refused = 0, shown = 0;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    snprintf(outside, sizeof(outside), "%s/secret", ts.dir);
+    fd = open(outside, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "SECRET!", 7), 7);
+    close(fd);
+    snprintf(path, sizeof(path), "%s/h", ts.root);
+    assert_int_equal(link(outside, path), 0);
+    write_file(&ts, "f", "public!", 7);
+    w.dirfd = open(ts.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(w.dirfd >= 0);
+    w.stop = 0;
+    w.swaps = 0;
+    assert_int_equal(pthread_create(&t, NULL, swap_loop, &w), 0);
+    for (int i = 0; i < 20000 && !leaked; i++) {
+        int is_error;
+        char *text =
+            mt_test_call(ts.mem, &is_error, "{\"command\":\"view\",\"path\":\"/memories/f\"}");
+        if (strstr(text, "SECRET"))
+            leaked = 1;
+        else if (is_error)
+            refused++;
+        else
+            shown++;
+        free(text);
+    }
+    w.stop = 1;
+    pthread_join(t, NULL);
+    close(w.dirfd);
+    print_message("%lu swaps, %d shown, %d refused\n", w.swaps, shown, refused);
+    if (leaked)
+        fail_msg("a view read the outside file through a hard link swapped in");
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_huge_view_limit),
         cmocka_unit_test(test_special_files_never_opened),
         cmocka_unit_test(test_big_hard_link_refused),
+        cmocka_unit_test(test_hard_link_swap_never_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
