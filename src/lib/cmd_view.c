@@ -123,9 +123,16 @@ static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size
     ascii = len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len;
     mt_text_prefix_start(&prefix, first);
     for (line = first; line <= last; line++, mt_text_prefix_next(&prefix)) {
-        const char *nl = memchr(data + off, '\n', len - off);
-        size_t end = nl ? (size_t)(nl - data) : len, room = used < limit ? limit - used : 0;
+        const char *nl;
+        size_t end, room = used < limit ? limit - used : 0;
         long w;
+
+        /* Never past what was kept: the keeping makes sure the limit stops
+         * the view first, and this keeps a mistake there from reading on. */
+        if (off > len)
+            break;
+        nl = memchr(data + off, '\n', len - off);
+        end = nl ? (size_t)(nl - data) : len;
 
         /* Whole lines only, but a first line too long for the limit is cut
          * inside (otherwise it could never be read at all), and it is shown
@@ -167,14 +174,14 @@ typedef struct {
     mt_str path;
     const int64_t *range;
     /* For a file that comes in pieces: */
-    size_t first;      /* the first line wanted (what range[0] says, or 1) */
-    uint64_t newlines; /* seen so far */
-    char *keep;        /* the bytes from line `first` on, as many as a view can show */
-    size_t kept, cap;  /* bytes in keep, and the most it takes */
-    int started;       /* line `first` has begun */
-    char last_byte;    /* of the file so far */
-    int too_many;      /* over the line limit: the rest is not read */
-    int was_whole;     /* it came in one piece and is answered */
+    size_t first;            /* the first line wanted (what range[0] says, or 1) */
+    uint64_t newlines;       /* seen so far */
+    char *keep;              /* the bytes from line `first` on, as many as a view can show */
+    size_t kept, alloc, cap; /* bytes in keep, its size, and the most it takes */
+    int started;             /* line `first` has begun */
+    char last_byte;          /* of the file so far */
+    int too_many;            /* over the line limit: the rest is not read */
+    int was_whole;           /* it came in one piece and is answered */
 } view_ctx;
 
 static int view_whole(view_ctx *v, const char *data, size_t len)
@@ -192,13 +199,43 @@ static int view_whole(view_ctx *v, const char *data, size_t len)
     }
 }
 
-/* Keep what a view of a big file can show, counting its lines as they pass. */
-static void view_keep(view_ctx *v, const char *data, size_t len)
+/*
+ * Enough of a big file for the most a view can show: 4 bytes a character
+ * (invalid bytes show as one each), the first line's minimum, line endings.
+ * With that much, the limit always stops a view before the end of what was
+ * kept, so a line cut short by the keeping is never shown as whole. A limit
+ * too big for that to be counted keeps everything.
+ */
+static size_t keep_cap(uint64_t limit)
 {
-    size_t take = v->cap - v->kept < len ? v->cap - v->kept : len;
+    const size_t extra = 4 * FIRST_LINE_MIN + 1024;
 
+    if (limit > (SIZE_MAX - extra) / 5)
+        return SIZE_MAX;
+    return 5 * (size_t)limit + extra;
+}
+
+/* Keep what a view of a big file can show, counting its lines as they pass.
+ * The buffer grows as it fills: a huge limit costs only what the file has. */
+static int view_keep(view_ctx *v, const char *data, size_t len)
+{
+    size_t take = min_size(v->cap - v->kept, len);
+
+    if (take == 0)
+        return 0; /* nothing yet (a line begins at a piece's end), or full */
+    if (take > v->alloc - v->kept) {
+        size_t want = v->alloc > v->cap / 2 ? v->cap : 2 * v->alloc;
+        char *p;
+        if (want - v->kept < take)
+            want = v->kept + take;
+        if (!(p = realloc(v->keep, want)))
+            return MT_ENOMEM;
+        v->keep = p;
+        v->alloc = want;
+    }
     memcpy(v->keep + v->kept, data, take);
     v->kept += take;
+    return 0;
 }
 
 static uint64_t count_newlines(const char *p, const char *end)
@@ -216,13 +253,12 @@ static int view_piece(void *payload, const char *data, size_t len, uint64_t off,
 {
     view_ctx *v = payload;
     const char *p = data, *end = data + len;
+    int rc = 0;
 
     if (off == 0 && last)
         return view_whole(v, data, len);
-    if (!v->keep && !(v->keep = malloc(v->cap)))
-        return MT_ENOMEM;
     if (v->started) {
-        view_keep(v, data, len);
+        rc = view_keep(v, data, len);
     } else {
         /* Pass whole lines until line `first` begins, then keep from there. */
         while (v->newlines + 1 < v->first) {
@@ -236,9 +272,11 @@ static int view_piece(void *payload, const char *data, size_t len, uint64_t off,
         }
         if (v->newlines + 1 == v->first) {
             v->started = 1;
-            view_keep(v, p, (size_t)(end - p));
+            rc = view_keep(v, p, (size_t)(end - p));
         }
     }
+    if (rc < 0)
+        return rc;
     v->newlines += count_newlines(p, end);
     if (len)
         v->last_byte = data[len - 1];
@@ -263,9 +301,7 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
     v.path = path;
     v.range = range;
     v.first = range && range[0] >= 1 ? (size_t)range[0] : 1;
-    /* Enough for the most a view can show: 4 bytes a character (invalid
-     * bytes show as one each), the first line's minimum, line endings. */
-    v.cap = 5 * limit + 4 * FIRST_LINE_MIN + 1024;
+    v.cap = keep_cap(m->opts.view_limit);
     rc = m->store->read(m->store, &size, rel, mt_view_whole, view_piece, &v);
     if (rc == MT_EISDIR || rc == MT_ENOMEM)
         goto done; /* a directory: the caller lists it */

@@ -282,16 +282,17 @@ done:
 
 /*
  * The quick read of a small file, the most common call of all: fstatat says
- * it is a regular file of `size` bytes, then one confined open and one pread
- * of a byte more than that. Reading exactly `size` bytes shows it is still a
- * file of that size; it may be another file than the one looked at (swapped
- * meanwhile), but then it is the one at the path when it was opened, which a
- * view may show. Returns 1 with the content, 0 to take the careful way (not a
- * plain regular file, or changed meanwhile), or an error.
+ * it is a regular file of `size` bytes, then one confined open, an fstat and
+ * one pread of a byte more than that. The fstat is not for the size (reading
+ * exactly `size` bytes shows that) but for the identity: a file swapped in
+ * between the look and the open may be a hard link of the same size to a
+ * file outside, which must never be read. Returns 1 with the content, 0 to
+ * take the careful way (not a plain regular file, or changed meanwhile), or
+ * an error.
  */
 static int fs_read_quick(char **out, size_t *out_len, int root_fd, const char *rel, size_t whole)
 {
-    struct stat seen;
+    struct stat seen, opened;
     size_t size, len = 0;
     char *data;
     int fd;
@@ -303,6 +304,12 @@ static int fs_read_quick(char **out, size_t *out_len, int root_fd, const char *r
     fd = mt_fs_openat(root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
         return fd == -ENOENT ? 0 : mt_fs_error(-fd, "cannot read", rel);
+    /* The very file looked at, and still its only name. */
+    if (fstat(fd, &opened) < 0 || opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino ||
+        opened.st_nlink != 1) {
+        close(fd);
+        return 0;
+    }
     if (!(data = malloc(size + 2))) {
         close(fd);
         return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
