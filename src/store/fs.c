@@ -280,64 +280,6 @@ done:
     return rc < 0 ? rc : 0;
 }
 
-/*
- * The quick read of a small file, the most common call of all: fstatat says
- * it is a regular file of `size` bytes, then one confined open, an fstat and
- * one pread of a byte more than that. The fstat is not for the size (reading
- * exactly `size` bytes shows that) but for the identity: a file swapped in
- * between the look and the open may be a hard link of the same size to a
- * file outside, which must never be read. Returns 1 with the content, 0 to
- * take the careful way (not a plain regular file, or changed meanwhile), or
- * an error.
- */
-static int fs_read_quick(char **out, size_t *out_len, int root_fd, const char *rel, size_t whole)
-{
-    struct stat seen, opened;
-    size_t size, len = 0;
-    char *data;
-    int fd;
-
-    if (fstatat(root_fd, rel, &seen, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(seen.st_mode) ||
-        seen.st_nlink != 1 || (uint64_t)seen.st_size > whole)
-        return 0;
-    size = (size_t)seen.st_size;
-    fd = mt_fs_openat(root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-    if (fd < 0)
-        return fd == -ENOENT ? 0 : mt_fs_error(-fd, "cannot read", rel);
-    /* The very file looked at, and still its only name. */
-    if (fstat(fd, &opened) < 0 || opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino ||
-        opened.st_nlink != 1) {
-        close(fd);
-        return 0;
-    }
-    if (!(data = malloc(size + 2))) {
-        close(fd);
-        return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-    }
-    for (;;) {
-        size_t want = size + 1 - len;
-        ssize_t n = pread(fd, data + len, want, (off_t)len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break; /* the end, or not a file pread can read: the careful way says */
-        len += (size_t)n;
-        /* A regular file reads short only at its end: short of the byte
-         * more, at the size seen, is the end, without a read to say so. */
-        if (len > size || ((size_t)n < want && len == size))
-            break;
-    }
-    close(fd);
-    if (len != size) {
-        free(data);
-        return 0;
-    }
-    data[len] = '\0';
-    *out = data;
-    *out_len = len;
-    return 1;
-}
-
 static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, mt_read_cb cb,
                    void *payload)
 {
@@ -345,29 +287,21 @@ static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, 
     struct stat sb;
     char *data = NULL;
     size_t len = 0;
-    int fd = -1, rc;
+    int fd, rc;
 
-    if ((rc = fs_read_quick(&data, &len, fs->root_fd, *rel ? rel : ".", whole)) < 0)
+    /* A small file, the common case: fstatat, open, fstat, one pread, close. */
+    if ((rc = mt_fs_open_regular(&fd, &sb, fs->root_fd, *rel ? rel : ".", "cannot read", rel)) < 0)
         return rc;
-    if (rc == 0) {
-        if ((rc = mt_fs_open_regular(&fd, &sb, fs->root_fd, *rel ? rel : ".", "cannot read", rel)) <
-            0)
-            return rc;
-        if ((uint64_t)sb.st_size > whole) {
-            *size = (uint64_t)sb.st_size;
-            rc = fs_read_pieces(fd, (uint64_t)sb.st_size, rel, cb, payload);
-            goto done;
-        }
-        if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
-            goto done;
+    *size = (uint64_t)sb.st_size;
+    if ((uint64_t)sb.st_size > whole) {
+        rc = fs_read_pieces(fd, (uint64_t)sb.st_size, rel, cb, payload);
+    } else if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) == 0) {
+        *size = len;
+        rc = cb(payload, data, len, 0, 1);
+        if (rc > 0)
+            rc = 0;
     }
-    *size = len;
-    rc = cb(payload, data, len, 0, 1);
-    if (rc > 0)
-        rc = 0;
-done:
-    if (fd >= 0)
-        close(fd);
+    close(fd);
     free(data);
     return rc;
 }
