@@ -218,6 +218,7 @@ static int block_index(size_t *out, const json_t *data, const char *event)
 {
     json_t *index = json_object_get(data, "index");
 
+    *out = 0;
     if (!json_is_integer(index) || json_integer_value(index) < 0)
         return protocol_error(event, "has no index");
     *out = (size_t)json_integer_value(index);

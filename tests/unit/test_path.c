@@ -284,8 +284,9 @@ static void expect_parse(const char *path, size_t len, mt_path_status want, cons
             fail_msg("%s[%zu]: *rel not NULL on failure", what, index);
         return;
     }
-    if (rel == NULL || strcmp(rel, want_rel) != 0)
-        fail_msg("%s[%zu]: rel \"%s\", want \"%s\"", what, index, rel ? rel : "(null)", want_rel);
+    if (rel == NULL || want_rel == NULL || strcmp(rel, want_rel) != 0)
+        fail_msg("%s[%zu]: rel \"%s\", want \"%s\"", what, index, rel ? rel : "(null)",
+                 want_rel ? want_rel : "(no success expected)");
     free(rel);
 }
 
