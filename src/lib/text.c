@@ -92,25 +92,6 @@ void mt_text_prefix_next(mt_text_prefix *p)
     p->len = mt_text_line_prefix(p->text, p->line);
 }
 
-int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last)
-{
-    size_t off = mt_text_line_start(data, len, first);
-    mt_text_prefix prefix;
-    size_t line;
-
-    mt_text_prefix_start(&prefix, first);
-    for (line = first; line <= last && off <= len; line++, mt_text_prefix_next(&prefix)) {
-        const char *nl = memchr(data + off, '\n', len - off);
-        size_t end = nl ? (size_t)(nl - data) : len;
-
-        if (mt_buf_put(out, prefix.text, prefix.len) < 0 ||
-            mt_utf8_sanitize(out, data + off, end - off) < 0)
-            return -2;
-        off = end + 1;
-    }
-    return 0;
-}
-
 int mt_text_put_cut(mt_buf *out, const char *s, size_t len, size_t max_chars)
 {
     /* max_chars code points take at most 4 bytes each, so the prefix is
@@ -125,8 +106,8 @@ int mt_text_put_cut(mt_buf *out, const char *s, size_t len, size_t max_chars)
     return 1;
 }
 
-int mt_text_number_lines_cut(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
-                             size_t max_chars)
+int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
+                         size_t max_chars)
 {
     size_t off = mt_text_line_start(data, len, first);
     mt_text_prefix prefix;

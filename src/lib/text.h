@@ -31,14 +31,11 @@ void mt_text_prefix_start(mt_text_prefix *p, size_t line);
 void mt_text_prefix_next(mt_text_prefix *p);
 
 /* Append lines first..last (1-based, inclusive, last <= line count), each as
- * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. */
-int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last);
-
-/* Lines first..last as mt_text_number_lines gives them, except that a line
- * showing as more than max_chars code points is cut to its first max_chars
+ * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. A line of more than
+ * max_chars code points (SIZE_MAX: no limit) is cut to its first max_chars
  * and ends "… [line cut: {n} bytes in all]", n its length in bytes. */
-int mt_text_number_lines_cut(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
-                             size_t max_chars);
+int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
+                         size_t max_chars);
 
 /* Append s shown as valid UTF-8, or, when it shows as more than max_chars
  * code points, its first max_chars and then "…" (never half a character).

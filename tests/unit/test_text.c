@@ -1,4 +1,5 @@
 /* Lines, numbered lines and sizes (SPEC section 2 and view's sizes). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,11 +44,16 @@ static void test_number_lines(void **state)
     mt_buf b = MT_BUF_INIT;
     const char *t = "one\ntwo\n\xff\n";
     (void)state;
-    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 1, 3), 0);
+    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 1, 3, SIZE_MAX), 0);
     assert_string_equal(b.ptr, "\n     1\tone\n     2\ttwo\n     3\t\xEF\xBF\xBD");
     mt_buf_truncate(&b, 0);
-    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 2, 2), 0);
+    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 2, 2, SIZE_MAX), 0);
     assert_string_equal(b.ptr, "\n     2\ttwo");
+    /* Cut by code points, not bytes: "\xC3\xA9" is one. */
+    mt_buf_truncate(&b, 0);
+    t = "ab\xC3\xA9" "cd\nxy";
+    assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 1, 2, 3), 0);
+    assert_string_equal(b.ptr, "\n     1\tab\xC3\xA9\xE2\x80\xA6 [line cut: 6 bytes in all]\n     2\txy");
     mt_buf_dispose(&b);
 }
 
