@@ -58,7 +58,8 @@ typedef enum {
     MT_ENOSYS = -12,      /* the kernel lacks something memtool requires */
     MT_EBUSY = -13,       /* the storage is in use and could not be locked */
     MT_EMULTILINK = -14,  /* a file with more than one hard link */
-    MT_ENOTDURABLE = -15  /* the change was made, but syncing it to disk failed */
+    MT_ENOTDURABLE = -15, /* the change was made, but syncing it to disk failed */
+    MT_ECONFLICT = -16    /* the content is not the one expected (changed meanwhile) */
 } mt_error_code;
 
 typedef struct {
@@ -76,7 +77,7 @@ typedef enum {
     MT_DURABILITY_NONE = 2  /* leave it to the kernel; still atomic */
 } mt_durability;
 
-#define MT_OPTIONS_VERSION 2
+#define MT_OPTIONS_VERSION 3
 
 typedef struct {
     unsigned int version;     /* MT_OPTIONS_VERSION */
@@ -88,6 +89,11 @@ typedef struct {
     /* Since version 2 (a version 1 struct gets their defaults): */
     uint64_t max_dirs;        /* directories the store may hold; default 1,000 */
     unsigned lock_timeout_ms; /* longest wait for the store's lock; default 5,000 */
+    /* Since version 3 (an older struct gets their defaults): */
+    const char *actor;     /* who makes the changes, recorded on each version; default "library" */
+    int history;           /* 1: every change is a version (default); 0: none recorded */
+    unsigned history_keep; /* versions kept per memory; default 100 (0: no cap) */
+    unsigned history_days; /* days a version is kept; default 90 (0: no limit) */
 } mt_options;
 
 /* Fill opts with the defaults. */
@@ -122,6 +128,76 @@ typedef struct {
  * date under the store's lock (no walk of the store, unless the counter was
  * left stale by a crash and must be counted again). */
 MT_EXTERN(int) mt_memory_usage(mt_usage *out, mt_memory *mem);
+
+/*
+ * History. Every change that the six commands (or a restore) make to a
+ * memory file is a version: created, modified (a rename is a modification
+ * whose path changed) or deleted, with who made it, when, and the content's
+ * SHA-256 and size. A memory keeps its id across renames; its versions
+ * outlive it. A change made outside memtool (an editor) is recorded, as
+ * actor "external", when memtool next changes that file or reads history.
+ * Paths here are request paths ("/memories/notes.md").
+ */
+typedef enum {
+    MT_VERSION_CREATED = 1,
+    MT_VERSION_MODIFIED = 2,
+    MT_VERSION_DELETED = 3
+} mt_version_op;
+
+typedef struct {
+    int64_t id;         /* > 0, increasing in the order the changes took effect */
+    char memory_id[24]; /* "mem_" and 16 hex digits */
+    mt_version_op operation;
+    char *path;              /* NULL when redacted */
+    char *previous_path;     /* a rename's former path, else NULL */
+    char *actor;             /* never NULL */
+    int64_t created_at;      /* milliseconds since the epoch (UTC) */
+    char content_sha256[65]; /* lowercase hex; "" for a deletion or when redacted */
+    uint64_t content_size;   /* bytes; 0 for a deletion */
+    int redacted;
+} mt_version;
+
+typedef struct {
+    const char *path;        /* a memory or a directory (everything beneath); NULL: all */
+    const char *memory_id;   /* NULL: any */
+    mt_version_op operation; /* 0: any */
+    const char *actor;       /* NULL: any */
+    int64_t since, until;    /* created_at bounds in ms, inclusive; 0: open */
+    int64_t before_id;       /* the cursor: only versions older than this; 0: from the newest */
+    size_t limit;            /* at most this many; 0: 100 */
+} mt_log_query;
+
+/* Versions, newest first. Free with mt_versions_free. MT_ENOSYS when the
+ * store keeps no history. */
+MT_EXTERN(int)
+mt_memory_log(mt_version **out, size_t *count, mt_memory *mem, const mt_log_query *query);
+MT_EXTERN(void) mt_versions_free(mt_version *versions, size_t count);
+
+/* One version (dispose with mt_version_dispose), and its exact content. */
+MT_EXTERN(int) mt_memory_version(mt_version *out, mt_memory *mem, int64_t id);
+MT_EXTERN(void) mt_version_dispose(mt_version *version);
+MT_EXTERN(int) mt_memory_version_content(char **out, size_t *len, mt_memory *mem, int64_t id);
+
+/* Make version id's content the memory's current content, as a new version
+ * (*out_id): at the memory's path, or, for a deleted memory, at the version's
+ * path (MT_EEXISTS when another memory holds it now). */
+MT_EXTERN(int) mt_memory_restore(int64_t *out_id, mt_memory *mem, int64_t id);
+
+/* Restore the version before the newest of the memory at (or last at) path;
+ * *restored is the version restored. */
+MT_EXTERN(int)
+mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *mem, const char *path);
+
+/* Erase a version's content and path for good (the row stays, marked
+ * redacted). A memory's current content cannot be redacted (MT_EINVAL). */
+MT_EXTERN(int) mt_memory_redact(mt_memory *mem, int64_t id);
+
+/* The SHA-256 (lowercase hex) of the file at path now. */
+MT_EXTERN(int) mt_memory_sha256(char out[65], mt_memory *mem, const char *path);
+
+/* Who the handle's changes are recorded as from now on (a front end learns
+ * it late: an MCP client's name comes with its initialize). */
+MT_EXTERN(int) mt_memory_set_actor(mt_memory *mem, const char *actor);
 
 /* The text of one tool result; text is NUL-terminated and valid UTF-8. */
 typedef struct {

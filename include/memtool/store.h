@@ -78,6 +78,16 @@ typedef struct {
     uint64_t would; /* what it would hold after the change */
     /* out, on any failure of a rename: 0 when it is about the source, 1 the destination */
     int culprit;
+    /* Since version 3: history, for a store that keeps it. */
+    const char *actor;         /* in: recorded on the versions the change makes */
+    int history;               /* in: 0 records no version */
+    unsigned history_keep;     /* in: versions kept per memory (0: no cap) */
+    unsigned history_days;     /* in: days a version is kept (0: no limit) */
+    const char *expect_sha256; /* in: change only a file whose content has this SHA-256 */
+    const char *memory_id;     /* in: a create that brings back this (deleted) memory */
+    char current_sha256[65];   /* out, on MT_ECONFLICT: the content's now ("" none) */
+    int64_t version;           /* out: the newest version the change recorded (0 none) */
+    const char *history_error; /* out: why no version could be recorded (NULL: none failed) */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -105,8 +115,11 @@ typedef int (*mt_read_cb)(void *payload, const char *data, size_t len, uint64_t 
 
 /* Version 2 made the store responsible for the limits and for the locking
  * that keeps changes linearizable; a version 1 store could do neither across
- * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe. */
-#define MT_STORE_VERSION 2
+ * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe.
+ * Version 3 added history (the functions after `usage`, and the history
+ * fields of mt_store_op); a version 2 store still works, without history:
+ * the history calls fail with MT_ENOSYS and preconditions with MT_EINVAL. */
+#define MT_STORE_VERSION 3
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
@@ -150,6 +163,26 @@ struct mt_store {
     int (*usage)(mt_store *st, mt_store_usage *out);
 
     void (*free)(mt_store *st);
+
+    /*
+     * Since version 3: history (any may be NULL in a store without it).
+     *
+     * A change records its versions in the same step as the change itself,
+     * so versions follow the serial order of the changes. With
+     * op->expect_sha256 set, edit, remove and rename change nothing and
+     * return MT_ECONFLICT (op->current_sha256 filled) unless the file holds
+     * content of that SHA-256; a remove or rename already done (nothing at
+     * the source, and for a rename that content at the destination) succeeds
+     * without a new version, so a retried request is harmless. Paths in the
+     * mt_version results are store paths ("notes/a.md"); the versions list
+     * takes query->path as a store path too ("" for all).
+     */
+    int (*versions)(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query);
+    int (*version_get)(mt_store *st, mt_version *out, int64_t id);
+    int (*version_content)(mt_store *st, char **out, size_t *len, int64_t id);
+    int (*redact)(mt_store *st, mt_store_op *op, int64_t id);
+    /* Record what was changed beneath path outside memtool, as actor "external". */
+    int (*catch_up)(mt_store *st, mt_store_op *op, const char *path);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);

@@ -8,8 +8,10 @@ int mt_op_delete(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
 
     if (!*rel)
         return mt_reply_failf(r, "Error: Cannot delete the /memories directory itself");
-    mt_memory_op(&op, m);
+    mt_reply_op(&op, r, m);
     rc = m->store->remove(m->store, &op, rel);
+    if (rc == MT_ECONFLICT)
+        return mt_reply_conflict(r, &op, path);
     if (rc == MT_ENOTFOUND)
         return mt_reply_fail(r, "Error: The path ", path, " does not exist");
     if (rc < 0)

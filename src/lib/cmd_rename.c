@@ -28,8 +28,10 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
         if (rc == 0 && type == MT_NODE_DIR)
             return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
     }
-    mt_memory_op(&op, m);
+    mt_reply_op(&op, r, m);
     rc = m->store->rename(m->store, &op, old_rel, new_rel);
+    if (rc == MT_ECONFLICT)
+        return mt_reply_conflict(r, &op, old_path);
     if (rc == MT_ENOTFOUND && op.culprit == 0)
         return mt_reply_fail(r, "Error: The path ", old_path, " does not exist");
     if (rc == MT_EEXISTS)

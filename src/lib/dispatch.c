@@ -8,6 +8,7 @@
 #include "json.h"
 #include "input.h"
 #include "path.h"
+#include "utf8.h"
 
 #define VALID_COMMANDS "view, create, str_replace, insert, delete, rename"
 
@@ -96,13 +97,51 @@ static const char *command_name(mt_str name)
     return NULL;
 }
 
+/*
+ * expected_sha256 (0 when absent or good, 2 when the reply holds the error):
+ * a program's precondition (the model never sends it) for
+ * the commands that change an existing file. Checked strictly: a program
+ * that sent one relies on it, so a malformed one must not be ignored.
+ */
+static int get_expected(mt_reply *r, char out[65], const mt_input *in, const char *name)
+{
+    const mt_arg *a = &in->arg[MT_IN_EXPECTED_SHA256];
+    size_t i;
+
+    if (a->type == MT_ARG_ABSENT)
+        return 0;
+    if (strcmp(name, "view") == 0 || strcmp(name, "create") == 0)
+        return mt_reply_failf(r,
+                              "Error: Parameter `expected_sha256` does not apply to command `%s`; "
+                              "it guards str_replace, insert, delete and rename",
+                              name) < 0
+                   ? MT_ENOMEM
+                   : 2;
+    if (a->type != MT_ARG_STRING || a->str.len != 64)
+        goto bad;
+    for (i = 0; i < 64; i++) {
+        int v = mt_hex_value((unsigned char)a->str.ptr[i]);
+        if (v < 0)
+            goto bad;
+        out[i] = "0123456789abcdef"[v];
+    }
+    out[64] = '\0';
+    r->expect_sha256 = out;
+    return 0;
+bad:
+    return mt_reply_failf(r, "Error: Parameter `expected_sha256` must be a SHA-256 in hex (64 "
+                             "digits), as `memtool log --json` shows it") < 0
+               ? MT_ENOMEM
+               : 2;
+}
+
 static int run_command(mt_reply *r, mt_memory *m, const mt_input *in)
 {
     const mt_arg *cmd = &in->arg[MT_IN_COMMAND];
     const mt_arg *line = &in->arg[MT_IN_INSERT_LINE];
     mt_str path, path2, s1, s2;
     const char *name;
-    char *rel = NULL, *rel2 = NULL;
+    char *rel = NULL, *rel2 = NULL, expect[65];
     int64_t range[2];
     int rc, has;
 
@@ -115,6 +154,8 @@ static int run_command(mt_reply *r, mt_memory *m, const mt_input *in)
         return mt_reply_fail(r, "Error: Unknown command: '", cmd->str,
                              "'. Valid commands are: " VALID_COMMANDS);
 
+    if ((rc = get_expected(r, expect, in, name)) != 0)
+        goto done;
     if (strcmp(name, "rename") == 0) {
         if ((rc = get_path(r, &path, &rel, in, MT_IN_OLD_PATH, name)) != 0 ||
             (rc = get_path(r, &path2, &rel2, in, MT_IN_NEW_PATH, name)) != 0)
@@ -154,6 +195,7 @@ static int run_command(mt_reply *r, mt_memory *m, const mt_input *in)
         rc = mt_op_delete(r, m, path, rel);
     }
 done:
+    r->expect_sha256 = NULL; /* it pointed at this frame */
     free(rel);
     free(rel2);
     return rc < 0 ? rc : 0;
@@ -186,7 +228,7 @@ static int finish(mt_result *res, mt_reply *r, int rc)
 
 int mt_memory_call_object(mt_result *res, mt_memory *m, const json_t *input)
 {
-    mt_reply r = {MT_BUF_INIT, 0};
+    mt_reply r = {MT_BUF_INIT, 0, NULL};
 
     if (!res)
         return mt_error_set(MT_EINVAL, "mt_memory_call_object needs a result");
@@ -198,7 +240,7 @@ int mt_memory_call_object(mt_result *res, mt_memory *m, const json_t *input)
 
 int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
 {
-    mt_reply r = {MT_BUF_INIT, 0};
+    mt_reply r = {MT_BUF_INIT, 0, NULL};
     json_error_t err;
     json_t *input;
     mt_input in;
@@ -238,7 +280,7 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
 
 int mt_memory_run_input(mt_result *res, mt_memory *m, const mt_input *in)
 {
-    mt_reply r = {MT_BUF_INIT, 0};
+    mt_reply r = {MT_BUF_INIT, 0, NULL};
 
     memset(res, 0, sizeof(*res));
     return finish(res, &r, run_command(&r, m, in));
@@ -246,7 +288,7 @@ int mt_memory_run_input(mt_result *res, mt_memory *m, const mt_input *in)
 
 int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, const json_t *block)
 {
-    mt_reply r = {MT_BUF_INIT, 0};
+    mt_reply r = {MT_BUF_INIT, 0, NULL};
     const json_t *id = NULL, *type, *name, *input = block;
     int rc;
 

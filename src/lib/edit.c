@@ -19,10 +19,12 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 
     if (!*rel)
         return mt_reply_fail(e->r, "Error: The path ", e->path, missing);
-    mt_memory_op(&op, e->m);
+    mt_reply_op(&op, e->r, e->m);
     rc = e->m->store->edit(e->m->store, &op, rel, cb, e);
     if (rc == MT_ENOMEM)
         return rc;
+    if (rc == MT_ECONFLICT)
+        return mt_reply_conflict(e->r, &op, e->path);
     if (rc == 0)
         return 1;
     /* The store refused what the callback made (store size), or the file

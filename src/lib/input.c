@@ -19,7 +19,7 @@
 
 static const char *const names[MT_IN_COUNT] = {
     "command", "path",    "old_path",    "new_path",    "file_text",
-    "old_str", "new_str", "insert_line", "insert_text", "view_range",
+    "old_str", "new_str", "insert_line", "insert_text", "view_range", "expected_sha256",
 };
 
 const char *mt_input_name(mt_input_key key)

@@ -38,6 +38,7 @@ typedef enum {
     MT_IN_INSERT_LINE,
     MT_IN_INSERT_TEXT,
     MT_IN_VIEW_RANGE,
+    MT_IN_EXPECTED_SHA256, /* not from the model: a program's precondition */
     MT_IN_COUNT
 } mt_input_key;
 

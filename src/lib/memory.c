@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "text.h"
+#include "utf8.h"
 
 void mt_options_init(mt_options *opts)
 {
@@ -18,6 +19,13 @@ void mt_options_init(mt_options *opts)
     opts->durability = MT_DURABILITY_FULL;
     opts->max_dirs = 1000;
     opts->lock_timeout_ms = 5000;
+    opts->actor = "library";
+    opts->history = 1;
+    /* A memory rewritten all day keeps its last hundred versions; one left
+     * alone keeps its history three months: enough to find and undo what an
+     * agent overwrote, bounded so a busy store does not grow without end. */
+    opts->history_keep = 100;
+    opts->history_days = 90;
 }
 
 int mt_durability_parse(mt_durability *out, const char *name)
@@ -34,12 +42,14 @@ int mt_durability_parse(mt_durability *out, const char *name)
     return 0;
 }
 
-/* Version 1 options end before max_dirs: take what they have, default the rest. */
+/* Older options end early (version 1 before max_dirs, 2 before actor):
+ * take what they have, default the rest. */
 static int options_take(mt_options *out, const mt_options *o)
 {
-    if (o->version == 1) {
+    if (o->version == 1 || o->version == 2) {
         mt_options_init(out);
-        memcpy(out, o, offsetof(mt_options, max_dirs));
+        memcpy(out, o,
+               o->version == 1 ? offsetof(mt_options, max_dirs) : offsetof(mt_options, actor));
         out->version = MT_OPTIONS_VERSION;
         return 0;
     }
@@ -59,6 +69,35 @@ static int options_check(const mt_options *o)
     if (o->view_limit < 200)
         return mt_error_set(MT_EINVAL, "the view limit must be at least 200 characters, not %llu",
                             (unsigned long long)o->view_limit);
+    return mt_actor_check(o->actor);
+}
+
+int mt_actor_check(const char *actor)
+{
+    size_t i, step, n = actor ? strlen(actor) : 0;
+    uint32_t cp;
+
+    if (n == 0 || n >= MT_ACTOR_MAX)
+        return mt_error_set(MT_EINVAL, "an actor name is 1 to %d bytes", MT_ACTOR_MAX - 1);
+    for (i = 0; i < n; i += step) {
+        if (!(step = mt_utf8_decode(&cp, (const unsigned char *)actor + i, n - i)))
+            return mt_error_set(MT_EINVAL, "an actor name is UTF-8 text");
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+            return mt_error_set(MT_EINVAL, "an actor name has no control characters");
+    }
+    return 0;
+}
+
+int mt_memory_set_actor(mt_memory *m, const char *actor)
+{
+    int rc;
+
+    if (!m)
+        return mt_error_set(MT_EINVAL, "mt_memory_set_actor needs a handle");
+    if ((rc = mt_actor_check(actor)) < 0)
+        return rc;
+    memcpy(m->actor, actor, strlen(actor) + 1);
+    m->op.actor = m->actor;
     return 0;
 }
 
@@ -74,7 +113,7 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
         rc = mt_error_set(MT_EINVAL, "mt_memory_new needs an out pointer and a store");
         goto fail;
     }
-    if (store->version != MT_STORE_VERSION) {
+    if (store->version != MT_STORE_VERSION && store->version != 2) {
         rc = mt_error_set(MT_EINVAL,
                           "the store has interface version %u; this memtool needs version %d "
                           "(see memtool/store.h)",
@@ -99,6 +138,12 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->op.max_files = o.max_files;
     m->op.max_dirs = o.max_dirs;
     m->op.lock_timeout_ms = o.lock_timeout_ms;
+    memcpy(m->actor, o.actor, strlen(o.actor) + 1);
+    m->opts.actor = m->op.actor = m->actor;
+    /* A version 2 store knows nothing of history. */
+    m->op.history = store->version >= 3 && o.history;
+    m->op.history_keep = o.history_keep;
+    m->op.history_days = o.history_days;
     *out = m;
     return 0;
 fail:
@@ -152,6 +197,21 @@ int mt_memory_usage(mt_usage *out, mt_memory *m)
 void mt_memory_op(mt_store_op *op, const mt_memory *m)
 {
     *op = m->op;
+}
+
+void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m)
+{
+    *op = m->op;
+    op->expect_sha256 = r->expect_sha256;
+}
+
+int mt_reply_conflict(mt_reply *r, const mt_store_op *op, mt_str path)
+{
+    if (mt_reply_fail(r, "Error: ", path, " was changed by someone else (sha256 now ") < 0 ||
+        mt_reply_put(r, *op->current_sha256 ? op->current_sha256 : "none: it is gone") < 0 ||
+        mt_reply_put(r, "); view it again and retry") < 0)
+        return MT_ENOMEM;
+    return 0;
 }
 
 int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size)

@@ -10,11 +10,17 @@
 
 #include "buf.h"
 
+#define MT_ACTOR_MAX 128
+
 struct mt_memory {
     mt_store *store;
     mt_options opts;
-    mt_store_op op; /* the limits and lock wait every change is given */
+    mt_store_op op; /* the limits, lock wait and history settings every change is given */
+    char actor[MT_ACTOR_MAX];
 };
+
+/* Whether a name may be an actor: 1..127 bytes of UTF-8, no control characters. */
+int mt_actor_check(const char *actor);
 
 /* A string from the tool input, which may hold NUL bytes. */
 typedef struct {
@@ -22,10 +28,11 @@ typedef struct {
     size_t len;
 } mt_str;
 
-/* The result being built. */
+/* The result being built, and what the call asked beyond its command. */
 typedef struct {
     mt_buf text;
     int is_error;
+    const char *expect_sha256; /* the input's expected_sha256 (64 lowercase hex), or NULL */
 } mt_reply;
 
 /* Append literal text or a string from the input (shown as valid UTF-8). */
@@ -51,6 +58,12 @@ int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size);
 
 /* A fresh copy of the handle's limits for one change. */
 void mt_memory_op(mt_store_op *op, const mt_memory *m);
+
+/* The same, with the call's precondition. */
+void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m);
+
+/* "Error: {path} was changed by someone else ..." for MT_ECONFLICT. */
+int mt_reply_conflict(mt_reply *r, const mt_store_op *op, mt_str path);
 
 /* The words for a limit the store refused (op->refused): "Error: Cannot ...
  * {path}: ..." or, given `from`, "Error: Cannot rename {from} to {path}: ...". */

@@ -312,6 +312,7 @@ static void fs_free(mt_store *st)
 
     if (!fs)
         return;
+    mt_fs_hist_close(fs);
     close(fs->root_fd);
     mt_fs_state_close(fs);
     pthread_mutex_destroy(&fs->lock);
@@ -408,6 +409,11 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.list = mt_fs_list;
     fs->base.usage = mt_fs_usage;
     fs->base.free = fs_free;
+    fs->base.versions = mt_fs_versions;
+    fs->base.version_get = mt_fs_version;
+    fs->base.version_content = mt_fs_version_content;
+    fs->base.redact = mt_fs_redact;
+    fs->base.catch_up = mt_fs_catch_up;
     fs->root_fd = fd;
     fs->durability = durability;
     fd = -1;

@@ -26,7 +26,11 @@ typedef struct {
     unsigned state_forks; /* the forks counted when it was opened (fs_state.c) */
     dev_t state_dev;      /* and which file it is */
     ino_t state_ino;
-    char boot_id[40]; /* this boot's id: a counter written in another boot is recounted */
+    char boot_id[40];     /* this boot's id: a counter written in another boot is recounted */
+    struct mt_hist *hist; /* the history database, opened at the first change that records */
+    unsigned hist_forks;  /* the forks counted when it was opened: a child opens its own */
+    int hist_active;      /* a change in progress records versions (its transaction is open) */
+    char hist_error[256]; /* why the history could not be kept, for the front ends to say */
 } mt_fs;
 
 /* The store's own directory, beside the memories: the lock and the usage
@@ -44,7 +48,8 @@ typedef struct {
  * change as it goes. */
 typedef struct {
     mt_store_usage usage;
-    int recount; /* the change may have left the counter wrong: count again next time */
+    int recount;     /* the change may have left the counter wrong: count again next time */
+    mt_store_op *op; /* its history is committed at mt_fs_end */
 } mt_fs_txn;
 
 /* Take the store's lock (waiting at most op->lock_timeout_ms) and read the
@@ -59,6 +64,43 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
 int mt_fs_waiter_new(mt_fs_waiter **out, int fd);
 int mt_fs_lock_wait(mt_fs_waiter *w, int fd, unsigned timeout_ms);
 void mt_fs_waiter_free(mt_fs_waiter *w);
+
+/* How many times this process has forked (a handle opened before a fork is
+ * not the child's to use). */
+unsigned mt_fs_forks(void);
+
+/*
+ * History (fs_history.c), all under the store's lock. mt_fs_begin opens a
+ * history transaction (when op->history is set), the change records what it
+ * does: first what was changed outside memtool at the paths it touches
+ * (settle), then its own versions, and mt_fs_end commits them all. A
+ * history that cannot be kept never stops a change: op->history_error says
+ * why, and the next change tries again.
+ */
+int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op);
+void mt_fs_hist_end(mt_fs *fs, mt_store_op *op);
+/* The file name in dirfd (store path rel), as it is now; given `sb` and its
+ * content when the caller has read them already; dirfd -1: nothing is there. */
+int mt_fs_hist_settle(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, const char *rel,
+                      const struct stat *sb, const char *data, size_t len);
+/* Every file at rel or beneath it, and every memory recorded there. */
+int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel);
+/* A version of the change just made: the file is now open as fd (or
+ * name in dirfd) with this content (NULL: unchanged, for a rename). */
+int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
+                      const char *previous, const char *data, size_t len, int fd, int dirfd,
+                      const char *name);
+/* Every memory at or beneath rel deleted, or moved to `to`. */
+int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to);
+/* The SHA-256 of what the file (already open) holds, checked against
+ * op->expect_sha256: 0 when it matches, MT_ECONFLICT when not. */
+int mt_fs_hist_expect(mt_store_op *op, const char *rel, const char *data, size_t len);
+void mt_fs_hist_close(mt_fs *fs);
+int mt_fs_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *q);
+int mt_fs_version(mt_store *st, mt_version *out, int64_t id);
+int mt_fs_version_content(mt_store *st, char **out, size_t *len, int64_t id);
+int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id);
+int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel);
 
 /* Unmap and close the state file (when the store is freed). */
 void mt_fs_state_close(mt_fs *fs);

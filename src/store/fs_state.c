@@ -80,6 +80,12 @@ static void watch_forks(void)
     pthread_atfork(NULL, NULL, forked);
 }
 
+unsigned mt_fs_forks(void)
+{
+    pthread_once(&forks_once, watch_forks);
+    return atomic_load(&forks);
+}
+
 /* The state file is mapped: the counter is read and written with plain
  * loads and stores under the lock, which saves three system calls a change
  * (a pwrite also costs a journal entry on ext4 for the mtime). Only a process
@@ -272,6 +278,8 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
     }
     /* Dirty until the change is done: if it dies half way, the next one counts again. */
     ((volatile state_record *)fs->state_map)->dirty = 1;
+    t->op = op;
+    mt_fs_hist_begin(fs, op);
     return 0;
 unlock:
     flock(fs->state_fd, LOCK_UN);
@@ -282,6 +290,8 @@ fail:
 
 void mt_fs_end(mt_fs *fs, mt_fs_txn *t)
 {
+    /* The versions first, still under the lock, so they follow the changes' order. */
+    mt_fs_hist_end(fs, t->op);
     /* A failed write leaves the counter dirty, which only costs a recount. */
     state_write(fs, &t->usage, t->recount);
     flock(fs->state_fd, LOCK_UN);

@@ -323,12 +323,16 @@ static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const c
         goto done;
     if ((rc = mt_fs_quota(&t, op, rel, (int64_t)len, 1, p.count)) < 0)
         goto done;
+    mt_fs_hist_settle(fs, op, p.missing ? -1 : p.fd, p.name, rel, NULL, NULL, 0);
     if (!p.missing) {
         /* Fail early without writing when the name is taken (the rename checks again). */
-        if (faccessat(p.fd, p.name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        if (faccessat(p.fd, p.name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
             rc = mt_fs_error(EEXIST, "cannot create", rel);
-        else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel)) == 0 || rc == MT_ENOTDURABLE)
+        } else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel)) == 0 ||
+                   rc == MT_ENOTDURABLE) {
             mt_fs_account(&t, (int64_t)len, 1, 0);
+            mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, -1, p.fd, p.name);
+        }
         goto done;
     }
     /* New parents: build them and the file under a hidden name, then one
@@ -359,6 +363,7 @@ static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const c
         }
     }
     mt_fs_account(&t, (int64_t)len, 1, p.count);
+    mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, fd, -1, NULL);
     if (fs->durability == MT_DURABILITY_FULL)
         rc = mt_fs_sync_done(p.fd, rel);
     fs_close_dirs(fds, p.count);
@@ -458,6 +463,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
     }
     if ((rc = fs_size_check(op, &sb, rel)) < 0 ||
         (rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0 ||
+        (rc = mt_fs_hist_expect(op, rel, data, len)) < 0 ||
         (rc = cb(&out, &out_len, data, len, payload)) < 0 ||
         (rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, out, out_len, rel)) < 0)
         goto done;
@@ -468,6 +474,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         rc = 0;
         goto drop;
     }
+    mt_fs_hist_settle(fs, op, dirfd, name, rel, &sb, data, len);
     if ((rc = mt_fs_quota(&t, op, rel, (int64_t)out_len - (int64_t)len, 0, 0)) < 0)
         goto drop;
     if (renameat(dirfd, tmp, dirfd, name) < 0) {
@@ -475,6 +482,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         rc = errno == ENOENT ? 0 : mt_fs_error(errno, "cannot replace", rel);
         goto drop;
     }
+    mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, tfd, -1, NULL);
     rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)out_len - (int64_t)len, 0);
     goto done;
 drop:
@@ -535,11 +543,13 @@ static int fs_create_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const cha
     locked = 1;
     if ((rc = mt_fs_quota(&t, op, rel, (int64_t)len, 1, 0)) < 0)
         goto drop;
+    mt_fs_hist_settle(fs, op, dirfd, name, rel, NULL, NULL, 0);
     if ((rc = fs_rename_noreplace(dirfd, tmp, dirfd, name)) < 0) {
         /* ENOENT: the temporary or the parent went meanwhile: go again. */
         rc = rc == -ENOENT ? 0 : mt_fs_error(-rc, "cannot create", rel);
         goto drop;
     }
+    mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, tfd, -1, NULL);
     rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)len, 1);
     goto done;
 drop:
@@ -583,15 +593,19 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
     if ((rc = mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot edit", rel)) < 0 ||
         (rc = fs_size_check(op, &sb, rel)) < 0)
         goto done;
-    if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0)
+    if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0 ||
+        (rc = mt_fs_hist_expect(op, rel, data, len)) < 0)
         goto done;
+    mt_fs_hist_settle(fs, op, dirfd, name, rel, &sb, data, len);
     if ((rc = cb(&out, &out_len, data, len, payload)) < 0)
         goto done;
     if ((rc = mt_fs_quota(&t, op, rel, (int64_t)out_len - (int64_t)len, 0, 0)) < 0)
         goto done;
     rc = fs_put(fs, dirfd, name, out, out_len, 1, rel);
-    if (rc == 0 || rc == MT_ENOTDURABLE)
+    if (rc == 0 || rc == MT_ENOTDURABLE) {
         mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, -1, dirfd, name);
+    }
 done:
     if (fd >= 0)
         close(fd);
@@ -676,12 +690,32 @@ int mt_fs_remove_tree(int dirfd)
     return rc;
 }
 
+/* The precondition of a remove or a rename: the file at name holds content
+ * of op->expect_sha256. Its content is read (into *data, for the history). */
+static int fs_expect_file(mt_store_op *op, int dirfd, const char *name, const char *rel,
+                          struct stat *sb, char **data, size_t *len)
+{
+    int fd, rc;
+
+    if (!op->expect_sha256)
+        return 0;
+    if (!S_ISREG(sb->st_mode))
+        return mt_error_set(MT_EINVAL, "an expected SHA-256 applies to a file, and %s is not one",
+                            rel);
+    if ((rc = mt_fs_open_regular(&fd, sb, dirfd, name, "cannot read", rel)) < 0)
+        return rc;
+    rc = mt_fs_read_fd(data, len, fd, (size_t)sb->st_size, rel);
+    close(fd);
+    return rc < 0 ? rc : mt_fs_hist_expect(op, rel, *data, *len);
+}
+
 int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
 {
     mt_fs *fs = (mt_fs *)st;
     const char *name;
     struct stat sb;
-    char tmp[64];
+    char tmp[64], *data = NULL;
+    size_t len = 0;
     int dirfd = -1, fd = -1, rc;
     mt_fs_txn t;
 
@@ -690,12 +724,17 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
     if ((rc = mt_fs_begin(fs, &t, op, rel, 1)) < 0)
         return rc;
     if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
-        goto done;
+        goto gone;
     if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
         rc = mt_fs_error(errno, "cannot delete", rel);
-        goto done;
+        goto gone;
     }
+    if ((rc = fs_expect_file(op, dirfd, name, rel, &sb, &data, &len)) < 0)
+        goto done;
     if (!S_ISDIR(sb.st_mode)) {
+        int regular = S_ISREG(sb.st_mode) && sb.st_nlink == 1;
+
+        mt_fs_hist_settle(fs, op, dirfd, name, rel, regular ? &sb : NULL, data, len);
         /* A file, a link (never its target), a FIFO...: the name goes. */
         if (unlinkat(dirfd, name, 0) < 0) {
             rc = mt_fs_error(errno, "cannot delete", rel);
@@ -703,8 +742,11 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
         }
         if (S_ISREG(sb.st_mode))
             mt_fs_account(&t, -(int64_t)sb.st_size, -1, 0);
+        if (regular)
+            mt_fs_hist_record(fs, op, MT_VERSION_DELETED, rel, NULL, NULL, 0, -1, -1, NULL);
         goto sync;
     }
+    mt_fs_hist_settle_tree(fs, op, rel);
     /* A tree vanishes from view at once: renamed to a hidden temporary name,
      * then emptied. A crash half way leaves only a temporary, which the next
      * recount (the counter is dirty then) removes. */
@@ -713,6 +755,7 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
         rc = mt_fs_error(-rc, "cannot delete", rel);
         goto done;
     }
+    mt_fs_hist_tree(fs, op, rel, NULL);
     fd = mt_fs_openat(dirfd, tmp, O_RDONLY | O_DIRECTORY, 0);
     /* Held while it is emptied, so that no walk takes it for a dead one. */
     if (fd >= 0)
@@ -733,12 +776,18 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
 sync:
     if (fs->durability == MT_DURABILITY_FULL)
         rc = mt_fs_sync_done(dirfd, rel);
+    goto done;
+gone:
+    /* Nothing there: a retried delete whose first try went through. */
+    if (rc == MT_ENOTFOUND && op->expect_sha256)
+        rc = 0;
 done:
     if (fd >= 0)
         close(fd);
     if (dirfd >= 0)
         close(dirfd);
     mt_fs_end(fs, &t);
+    free(data);
     return rc;
 }
 
@@ -800,7 +849,8 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     unsigned height = 0;
     int fromfd = -1, rc, made = 0;
     mt_fs_txn t;
-    char top[64];
+    char top[64], *data = NULL;
+    size_t len = 0;
 
     if (!*from)
         return mt_error_set(MT_EINVAL, "the store root cannot be renamed");
@@ -811,11 +861,13 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     /* Everything about the source first, so an error about it names it. */
     op->culprit = 0;
     if ((rc = mt_fs_open_parent(fs, &fromfd, &from_name, from)) < 0)
-        goto done;
+        goto gone;
     if (fstatat(fromfd, from_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
         rc = mt_fs_error(errno, "cannot rename", from);
-        goto done;
+        goto gone;
     }
+    if ((rc = fs_expect_file(op, fromfd, from_name, from, &sb, &data, &len)) < 0)
+        goto done;
     if (S_ISDIR(sb.st_mode)) {
         int sfd = mt_fs_openat(fromfd, from_name, O_RDONLY | O_DIRECTORY, 0);
         if (sfd < 0) {
@@ -846,6 +898,14 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     }
     if ((rc = mt_fs_quota(&t, op, to, 0, 0, p.count)) < 0)
         goto done;
+    if (S_ISDIR(sb.st_mode)) {
+        mt_fs_hist_settle_tree(fs, op, from);
+        mt_fs_hist_settle_tree(fs, op, to);
+    } else {
+        int regular = S_ISREG(sb.st_mode) && sb.st_nlink == 1;
+        mt_fs_hist_settle(fs, op, fromfd, from_name, from, regular ? &sb : NULL, data, len);
+        mt_fs_hist_settle(fs, op, p.missing ? -1 : p.fd, p.name, to, NULL, NULL, 0);
+    }
     if (p.missing) {
         /* The new parents appear in one rename, then the source moves in;
          * should that fail, they go again. */
@@ -879,17 +939,40 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         }
         goto close_made;
     }
+    if (S_ISDIR(sb.st_mode))
+        mt_fs_hist_tree(fs, op, from, to);
+    else if (S_ISREG(sb.st_mode))
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, NULL, 0, -1,
+                          made ? fds[p.count - 1] : p.fd, p.name);
     if (fs->durability == MT_DURABILITY_FULL &&
         (rc = mt_fs_sync_done(made ? fds[p.count - 1] : p.fd, to)) == 0)
         rc = mt_fs_sync_done(fromfd, from);
 close_made:
     if (made)
         fs_close_dirs(fds, p.count);
+    goto done;
+gone:
+    /* Nothing at the source: a retried rename whose first try went through
+     * finds the expected content at the destination. */
+    if (rc == MT_ENOTFOUND && op->expect_sha256) {
+        mt_store_op probe = *op;
+        const char *to_name;
+        int tofd;
+
+        probe.culprit = 0;
+        if (mt_fs_open_parent(fs, &tofd, &to_name, to) == 0) {
+            if (fstatat(tofd, to_name, &dst, AT_SYMLINK_NOFOLLOW) == 0 &&
+                fs_expect_file(&probe, tofd, to_name, to, &dst, &data, &len) == 0)
+                rc = 0;
+            close(tofd);
+        }
+    }
 done:
     if (fromfd >= 0)
         close(fromfd);
     fs_parents_close(&p);
     mt_fs_end(fs, &t);
+    free(data);
     return rc;
 }
 

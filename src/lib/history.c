@@ -1,0 +1,388 @@
+/*
+ * History through the handle: request paths in and out, the store's
+ * versions underneath, and restore and undo made of the store's own create
+ * and edit, so a restore is a change like any other (locked, limited, a
+ * version of its own).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "memory.h"
+#include "path.h"
+
+#define ROOT "/memories"
+
+static int no_history(const mt_memory *m)
+{
+    if (m->store->version < 3 || !m->store->versions)
+        return mt_error_set(MT_ENOSYS, "this store keeps no history");
+    if (!m->opts.history)
+        return mt_error_set(MT_ENOSYS, "history is off (--history off or MEMTOOL_HISTORY=off)");
+    return 0;
+}
+
+static int rel_of(char **rel, const char *path)
+{
+    switch (mt_path_parse(rel, path, path ? strlen(path) : 0)) {
+    case MT_PATH_OK:
+        return 0;
+    case MT_PATH_NOMEM:
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    default:
+        return mt_error_set(MT_EINVAL, "%s is not a path under /memories", path ? path : "(null)");
+    }
+}
+
+/* A store path as a request path. */
+static int request_path(char **p)
+{
+    size_t n;
+    char *full;
+
+    if (!*p)
+        return 0;
+    n = strlen(*p);
+    if (!(full = malloc(sizeof(ROOT) + 1 + n)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(full, ROOT, sizeof(ROOT) - 1);
+    full[sizeof(ROOT) - 1] = '/';
+    memcpy(full + sizeof(ROOT), *p, n + 1);
+    if (n == 0)
+        full[sizeof(ROOT) - 1] = '\0';
+    free(*p);
+    *p = full;
+    return 0;
+}
+
+static int version_paths(mt_version *v)
+{
+    int rc;
+
+    if ((rc = request_path(&v->path)) < 0 || (rc = request_path(&v->previous_path)) < 0)
+        return rc;
+    return 0;
+}
+
+void mt_version_dispose(mt_version *v)
+{
+    if (!v)
+        return;
+    free(v->path);
+    free(v->previous_path);
+    free(v->actor);
+    memset(v, 0, sizeof(*v));
+}
+
+void mt_versions_free(mt_version *v, size_t count)
+{
+    size_t i;
+
+    if (!v)
+        return;
+    for (i = 0; i < count; i++)
+        mt_version_dispose(&v[i]);
+    free(v);
+}
+
+/* What was changed outside memtool beneath rel becomes versions first. */
+static int catch_up(mt_memory *m, const char *rel)
+{
+    mt_store_op op;
+
+    if (!m->store->catch_up)
+        return 0;
+    mt_memory_op(&op, m);
+    return m->store->catch_up(m->store, &op, rel);
+}
+
+/* Versions of the store, store paths in and out. */
+static int store_versions(mt_version **out, size_t *count, mt_memory *m, const mt_log_query *q)
+{
+    return m->store->versions(m->store, out, count, q);
+}
+
+int mt_memory_log(mt_version **out, size_t *count, mt_memory *m, const mt_log_query *query)
+{
+    mt_log_query q;
+    char *rel = NULL;
+    size_t i;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (count)
+        *count = 0;
+    if (!out || !count || !m)
+        return mt_error_set(MT_EINVAL, "mt_memory_log needs out pointers and a handle");
+    if ((rc = no_history(m)) < 0)
+        return rc;
+    if (query)
+        q = *query;
+    else
+        memset(&q, 0, sizeof(q));
+    if ((rc = rel_of(&rel, q.path ? q.path : ROOT)) < 0)
+        return rc;
+    q.path = rel;
+    if ((rc = catch_up(m, rel)) < 0 || (rc = store_versions(out, count, m, &q)) < 0)
+        goto done;
+    for (i = 0; i < *count; i++)
+        if ((rc = version_paths(&(*out)[i])) < 0) {
+            mt_versions_free(*out, *count);
+            *out = NULL;
+            *count = 0;
+            goto done;
+        }
+done:
+    free(rel);
+    return rc;
+}
+
+int mt_memory_version(mt_version *out, mt_memory *m, int64_t id)
+{
+    int rc;
+
+    if (out)
+        memset(out, 0, sizeof(*out));
+    if (!out || !m)
+        return mt_error_set(MT_EINVAL, "mt_memory_version needs an out pointer and a handle");
+    if ((rc = no_history(m)) < 0)
+        return rc;
+    if ((rc = m->store->version_get(m->store, out, id)) < 0)
+        return rc;
+    if ((rc = version_paths(out)) < 0)
+        mt_version_dispose(out);
+    return rc;
+}
+
+int mt_memory_version_content(char **out, size_t *len, mt_memory *m, int64_t id)
+{
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (len)
+        *len = 0;
+    if (!out || !len || !m)
+        return mt_error_set(MT_EINVAL, "mt_memory_version_content needs out pointers and a handle");
+    if ((rc = no_history(m)) < 0)
+        return rc;
+    return m->store->version_content(m->store, out, len, id);
+}
+
+int mt_memory_redact(mt_memory *m, int64_t id)
+{
+    mt_store_op op;
+    int rc;
+
+    if (!m)
+        return mt_error_set(MT_EINVAL, "mt_memory_redact needs a handle");
+    if ((rc = no_history(m)) < 0)
+        return rc;
+    mt_memory_op(&op, m);
+    return m->store->redact(m->store, &op, id);
+}
+
+typedef struct {
+    const char *data;
+    size_t len;
+} restore_content;
+
+static int restore_cb(char **out, size_t *out_len, const char *data, size_t len, void *payload)
+{
+    const restore_content *c = payload;
+
+    (void)data;
+    (void)len;
+    if (!(*out = malloc(c->len + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory restoring");
+    memcpy(*out, c->data, c->len);
+    *out_len = c->len;
+    return 0;
+}
+
+/* The newest version of a memory. */
+static int newest_of(mt_version *out, mt_memory *m, const char *memory_id)
+{
+    mt_log_query q;
+    mt_version *v = NULL;
+    size_t n = 0;
+    int rc;
+
+    memset(&q, 0, sizeof(q));
+    q.memory_id = memory_id;
+    q.limit = 1;
+    if ((rc = store_versions(&v, &n, m, &q)) < 0)
+        return rc;
+    if (n == 0) {
+        mt_versions_free(v, n);
+        return mt_error_set(MT_ENOTFOUND, "memory %s has no versions left", memory_id);
+    }
+    *out = v[0];
+    free(v);
+    return 0;
+}
+
+int mt_memory_restore(int64_t *out_id, mt_memory *m, int64_t id)
+{
+    mt_version v, now;
+    mt_store_op op;
+    restore_content c = {NULL, 0};
+    char *data = NULL;
+    size_t len = 0;
+    int rc;
+
+    memset(&v, 0, sizeof(v));
+    memset(&now, 0, sizeof(now));
+    if (out_id)
+        *out_id = 0;
+    if (!m)
+        return mt_error_set(MT_EINVAL, "mt_memory_restore needs a handle");
+    if ((rc = no_history(m)) < 0)
+        return rc;
+    if ((rc = m->store->version_get(m->store, &v, id)) < 0 ||
+        (rc = m->store->version_content(m->store, &data, &len, id)) < 0 ||
+        (rc = newest_of(&now, m, v.memory_id)) < 0)
+        goto done;
+    c.data = data;
+    c.len = len;
+    mt_memory_op(&op, m);
+    if (op.max_file_size && len > op.max_file_size) {
+        rc = mt_error_set(MT_ELIMIT,
+                          "version %lld holds %zu bytes, over the max file size limit of %llu",
+                          (long long)id, len, (unsigned long long)op.max_file_size);
+        goto done;
+    }
+    if (now.operation != MT_VERSION_DELETED && now.path) {
+        /* Live: the memory takes that content where it is now. */
+        rc = m->store->edit(m->store, &op, now.path, restore_cb, &c);
+        if (rc != MT_ENOTFOUND)
+            goto recorded;
+        /* Gone from the disk meanwhile: made again, as it was deleted. */
+        mt_memory_op(&op, m);
+    }
+    op.memory_id = v.memory_id;
+    rc = m->store->create(m->store, &op,
+                          now.operation != MT_VERSION_DELETED && now.path ? now.path : v.path, data,
+                          len);
+    if (rc == MT_EEXISTS)
+        rc = mt_error_set(MT_EEXISTS,
+                          "%s/%s now holds another memory: rename or delete it, then restore "
+                          "version %lld",
+                          ROOT, v.path, (long long)id);
+recorded:
+    if (rc == 0 || rc == MT_ENOTDURABLE) {
+        if (out_id)
+            *out_id = op.version;
+        if (op.history_error)
+            rc = mt_error_set(MT_EIO, "restored, but the history could not record it: %s",
+                              op.history_error);
+    }
+done:
+    free(data);
+    mt_version_dispose(&v);
+    mt_version_dispose(&now);
+    return rc;
+}
+
+int mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *m, const char *path)
+{
+    mt_log_query q;
+    mt_version *v = NULL;
+    char *rel = NULL, memory_id[24] = "";
+    size_t n = 0, i;
+    int64_t target = 0;
+    int rc;
+
+    if (out_id)
+        *out_id = 0;
+    if (restored)
+        *restored = 0;
+    if (!m)
+        return mt_error_set(MT_EINVAL, "mt_memory_undo needs a handle");
+    if ((rc = no_history(m)) < 0 || (rc = rel_of(&rel, path)) < 0)
+        return rc;
+    if ((rc = catch_up(m, rel)) < 0)
+        goto done;
+    /* The memory that is (or was last) at path: the newest version there. */
+    memset(&q, 0, sizeof(q));
+    q.path = rel;
+    q.limit = 1000;
+    if ((rc = store_versions(&v, &n, m, &q)) < 0)
+        goto done;
+    for (i = 0; i < n && !*memory_id; i++)
+        if (v[i].path && strcmp(v[i].path, rel) == 0)
+            memcpy(memory_id, v[i].memory_id, sizeof(memory_id));
+    mt_versions_free(v, n);
+    v = NULL;
+    if (!*memory_id) {
+        rc = mt_error_set(MT_ENOTFOUND, "%s has no history", path);
+        goto done;
+    }
+    /* Its versions before the newest: the latest with content. */
+    memset(&q, 0, sizeof(q));
+    q.memory_id = memory_id;
+    q.limit = 1000;
+    if ((rc = store_versions(&v, &n, m, &q)) < 0)
+        goto done;
+    for (i = 1; i < n && !target; i++)
+        if (v[i].operation != MT_VERSION_DELETED && !v[i].redacted)
+            target = v[i].id;
+    if (!target) {
+        rc = mt_error_set(MT_ENOTFOUND, "%s has no earlier version to go back to%s", path,
+                          n == 1 && v[0].operation == MT_VERSION_CREATED
+                              ? " (it was just created: delete it to undo that)"
+                              : "");
+        goto done;
+    }
+    if (restored)
+        *restored = target;
+    rc = mt_memory_restore(out_id, m, target);
+done:
+    mt_versions_free(v, n);
+    free(rel);
+    return rc;
+}
+
+typedef struct {
+    crypto_hash_sha256_state st;
+} sha_state;
+
+static int sha_cb(void *payload, const char *data, size_t len, uint64_t off, int last)
+{
+    sha_state *s = payload;
+
+    (void)off;
+    (void)last;
+    crypto_hash_sha256_update(&s->st, (const unsigned char *)data, len);
+    return 0;
+}
+
+int mt_memory_sha256(char out[65], mt_memory *m, const char *path)
+{
+    sha_state s;
+    unsigned char md[crypto_hash_sha256_BYTES];
+    uint64_t size;
+    char *rel = NULL;
+    int rc;
+
+    if (!out || !m)
+        return mt_error_set(MT_EINVAL, "mt_memory_sha256 needs an out buffer and a handle");
+    *out = '\0';
+    if ((rc = rel_of(&rel, path)) < 0)
+        return rc;
+    if (sodium_init() < 0) {
+        rc = mt_error_set(MT_ERROR, "libsodium failed to start");
+        goto done;
+    }
+    crypto_hash_sha256_init(&s.st);
+    if ((rc = m->store->read(m->store, &size, rel, MT_STORE_PIECE, sha_cb, &s)) < 0)
+        goto done;
+    crypto_hash_sha256_final(&s.st, md);
+    sodium_bin2hex(out, 65, md, sizeof(md));
+done:
+    free(rel);
+    return rc;
+}

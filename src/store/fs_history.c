@@ -1,0 +1,529 @@
+/*
+ * The filesystem store's history: a SQLite database in the reserved
+ * directory (RESERVED/history.db), so `cp -a` of the root takes it along and
+ * no request path can reach it.
+ *
+ * Versions are recorded under the store's lock, after the change is on
+ * disk and before the lock goes, so they follow the changes' serial order. A
+ * change killed between its rename and its commit leaves a file the history
+ * has not seen; so does a person with an editor. Before a change touches a
+ * path it settles it: a file whose inode, size or times differ from what was
+ * recorded is read, and if its content differs too, that content becomes a
+ * version by "external". Reads settle nothing: a view stays a read.
+ */
+#include "fs.h"
+#include "history.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HISTORY_DB "history.db"
+#define EXTERNAL   "external"
+
+static void hist_fail(mt_fs *fs, mt_store_op *op)
+{
+    snprintf(fs->hist_error, sizeof(fs->hist_error), "%s", mt_error_last()->message);
+    op->history_error = fs->hist_error;
+}
+
+static int hist_open(mt_fs *fs)
+{
+    int dirfd, rc;
+
+    if (fs->hist && fs->hist_forks == mt_fs_forks())
+        return 0;
+    /* A child of a fork leaves its parent's connection alone (closing it
+     * could drop the parent's locks) and opens its own. */
+    fs->hist = NULL;
+    if (mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
+        return mt_error_set(MT_EIO, "cannot make the store's own directory: %s", strerror(errno));
+    dirfd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED, O_RDONLY | O_DIRECTORY, 0);
+    if (dirfd < 0)
+        return mt_error_set(MT_EIO, "cannot open the store's own directory: %s", strerror(-dirfd));
+    rc = mt_hist_open(&fs->hist, dirfd, HISTORY_DB);
+    close(dirfd);
+    if (rc == 0)
+        fs->hist_forks = mt_fs_forks();
+    return rc;
+}
+
+void mt_fs_hist_close(mt_fs *fs)
+{
+    if (fs->hist && fs->hist_forks == mt_fs_forks())
+        mt_hist_close(fs->hist);
+    fs->hist = NULL;
+}
+
+int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op)
+{
+    fs->hist_active = 0;
+    op->version = 0;
+    op->history_error = NULL;
+    if (!op->history)
+        return 0;
+    if (hist_open(fs) < 0 || mt_hist_begin(fs->hist) < 0) {
+        hist_fail(fs, op);
+        return 0;
+    }
+    fs->hist_active = 1;
+    return 1;
+}
+
+void mt_fs_hist_end(mt_fs *fs, mt_store_op *op)
+{
+    if (!fs->hist_active)
+        return;
+    fs->hist_active = 0;
+    if (mt_hist_commit(fs->hist, op) < 0) {
+        op->version = 0;
+        hist_fail(fs, op);
+    }
+}
+
+static void fingerprint(mt_hist_fp *fp, const struct stat *sb)
+{
+    fp->ino = (uint64_t)sb->st_ino;
+    fp->size = (uint64_t)sb->st_size;
+    fp->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec;
+    fp->ctime_ns = (int64_t)sb->st_ctim.tv_sec * 1000000000LL + sb->st_ctim.tv_nsec;
+}
+
+static int same_fp(const mt_hist_fp *a, const mt_hist_fp *b)
+{
+    return a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+           a->ctime_ns == b->ctime_ns;
+}
+
+/* A failure of the history ends its part of this change (the change goes
+ * on); returns 0 so callers carry on. */
+static int hist_drop(mt_fs *fs, mt_store_op *op)
+{
+    hist_fail(fs, op);
+    mt_hist_rollback(fs->hist);
+    fs->hist_active = 0;
+    op->version = 0;
+    return 0;
+}
+
+/* Record what the file holds now when it is not what was recorded. */
+static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, const char *rel,
+                       const struct stat *given, const char *data, size_t len, int found,
+                       const mt_hist_mem *m)
+{
+    struct stat sb;
+    mt_hist_fp fp;
+    char *read = NULL;
+    char sha[65];
+    int64_t id;
+    int rc = 0, fd = -1;
+
+    if (given) {
+        sb = *given;
+    } else if (dirfd < 0 || fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+               !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
+        /* Nothing (a memory can only be a plain file) where one was recorded. */
+        if (!found)
+            return 0;
+        {
+            mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, m->id, EXTERNAL, NULL, 0, NULL};
+            return mt_hist_record(fs->hist, &id, &e);
+        }
+    }
+    fingerprint(&fp, &sb);
+    if (found && same_fp(&fp, &m->fp))
+        return 0;
+    if (!data) {
+        /* Bounded like any edit: a file over the size limit is not read. */
+        if (op->max_file_size && (uint64_t)sb.st_size > op->max_file_size)
+            return 0;
+        if ((rc = mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot read", rel)) < 0)
+            return rc == MT_ENOTFOUND ? 0 : rc;
+        rc = mt_fs_read_fd(&read, &len, fd, (size_t)sb.st_size, rel);
+        close(fd);
+        if (rc < 0)
+            return rc;
+        data = read;
+        fingerprint(&fp, &sb);
+    }
+    mt_hist_sha256(sha, data, len);
+    {
+        mt_hist_event e = {found ? MT_VERSION_MODIFIED : MT_VERSION_CREATED,
+                           rel,
+                           NULL,
+                           found ? m->id : NULL,
+                           EXTERNAL,
+                           data,
+                           len,
+                           &fp};
+        /* Same content, new look (touched, copied back): only the look is new. */
+        if (found && strcmp(sha, m->sha256) == 0)
+            e.actor = NULL;
+        if (e.actor)
+            rc = mt_hist_record(fs->hist, &id, &e);
+        else
+            rc = mt_hist_refresh(fs->hist, m->id, &fp);
+    }
+    free(read);
+    return rc;
+}
+
+int mt_fs_hist_settle(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, const char *rel,
+                      const struct stat *sb, const char *data, size_t len)
+{
+    mt_hist_mem m;
+    int found, rc;
+
+    if (!fs->hist_active)
+        return 0;
+    if ((found = mt_hist_find(fs->hist, &m, rel)) < 0 ||
+        (rc = settle_file(fs, op, dirfd, name, rel, sb, data, len, found, &m)) < 0)
+        return hist_drop(fs, op);
+    return 0;
+}
+
+/* The memories recorded beneath a path, sorted, to be ticked off by a walk. */
+typedef struct {
+    char *path;
+    mt_hist_mem m;
+    int seen;
+} known;
+
+typedef struct {
+    known *k;
+    size_t n, cap;
+} known_list;
+
+static int collect(void *payload, const char *path, const mt_hist_mem *m)
+{
+    known_list *l = payload;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        known *p = realloc(l->k, cap * sizeof(*p));
+        if (!p)
+            return mt_error_set(MT_ENOMEM, "out of memory reading the history");
+        l->k = p;
+        l->cap = cap;
+    }
+    if (!(l->k[l->n].path = strdup(path)))
+        return mt_error_set(MT_ENOMEM, "out of memory reading the history");
+    l->k[l->n].m = *m;
+    l->k[l->n].seen = 0;
+    l->n++;
+    return 0;
+}
+
+static void known_free(known_list *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        free(l->k[i].path);
+    free(l->k);
+}
+
+static known *known_find(known_list *l, const char *path)
+{
+    size_t lo = 0, hi = l->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(l->k[mid].path, path);
+        if (c == 0)
+            return &l->k[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Settle every regular file beneath dirfd (store path `rel`, "" the root). */
+static int settle_walk(mt_fs *fs, mt_store_op *op, known_list *l, int at, char *rel, size_t rel_len,
+                       unsigned depth)
+{
+    DIR *dir;
+    struct dirent *de;
+    int fd, rc = 0;
+
+    if (depth > MT_WALK_MAX_DEPTH)
+        return 0;
+    if ((fd = mt_fs_openat(at, "", O_RDONLY | O_DIRECTORY, 0)) < 0)
+        return 0;
+    if (!(dir = fdopendir(fd))) {
+        close(fd);
+        return 0;
+    }
+    while (rc == 0 && (de = readdir(dir)) != NULL) {
+        const char *n = de->d_name;
+        size_t nlen = strlen(n);
+        struct stat sb;
+
+        if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
+            continue;
+        if (mt_fs_is_internal(n) || rel_len + 1 + nlen >= 4096)
+            continue;
+        if (fstatat(dirfd(dir), n, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (rel_len)
+            rel[rel_len] = '/';
+        memcpy(rel + rel_len + (rel_len ? 1 : 0), n, nlen + 1);
+        if (S_ISDIR(sb.st_mode)) {
+            int child = mt_fs_openat(dirfd(dir), n, O_RDONLY | O_DIRECTORY, 0);
+            if (child >= 0) {
+                rc = settle_walk(fs, op, l, child, rel, rel_len + (rel_len ? 1 : 0) + nlen,
+                                 depth + 1);
+                close(child);
+            }
+        } else if (S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
+            known *k = known_find(l, rel);
+            if (k)
+                k->seen = 1;
+            rc = settle_file(fs, op, dirfd(dir), n, rel, &sb, NULL, 0, k != NULL, k ? &k->m : NULL);
+        }
+        rel[rel_len] = '\0';
+    }
+    closedir(dir);
+    return rc;
+}
+
+int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel)
+{
+    known_list l = {NULL, 0, 0};
+    char path[4096];
+    size_t i;
+    int64_t id;
+    int fd = -1, rc;
+
+    if (!fs->hist_active)
+        return 0;
+    if ((rc = mt_hist_each(fs->hist, rel, collect, &l)) < 0)
+        goto done;
+    fd = *rel ? mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)
+              : mt_fs_openat(fs->root_fd, "", O_RDONLY | O_DIRECTORY, 0);
+    if (fd >= 0) {
+        snprintf(path, sizeof(path), "%s", rel);
+        rc = settle_walk(fs, op, &l, fd, path, strlen(path), 0);
+        close(fd);
+        if (rc < 0)
+            goto done;
+    } else if (*rel) {
+        /* A file (or nothing) at rel: settle just it. */
+        const char *slash = strrchr(rel, '/');
+        known *k = known_find(&l, rel);
+        int dirfd;
+
+        if (k)
+            k->seen = 1;
+        snprintf(path, sizeof(path), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+        dirfd = mt_fs_openat(fs->root_fd, path, O_RDONLY | O_DIRECTORY, 0);
+        if (dirfd >= 0) {
+            rc = settle_file(fs, op, dirfd, slash ? slash + 1 : rel, rel, NULL, NULL, 0, k != NULL,
+                             k ? &k->m : NULL);
+            close(dirfd);
+        } else if (k) {
+            mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, k->m.id, EXTERNAL, NULL, 0, NULL};
+            rc = mt_hist_record(fs->hist, &id, &e);
+        }
+        if (rc < 0)
+            goto done;
+    }
+    /* Recorded, and gone from the disk. */
+    for (i = 0; i < l.n; i++) {
+        if (l.k[i].seen)
+            continue;
+        {
+            mt_hist_event e = {MT_VERSION_DELETED, l.k[i].path, NULL, l.k[i].m.id,
+                               EXTERNAL,           NULL,        0,    NULL};
+            if ((rc = mt_hist_record(fs->hist, &id, &e)) < 0)
+                goto done;
+        }
+    }
+done:
+    known_free(&l);
+    return rc < 0 ? hist_drop(fs, op) : 0;
+}
+
+int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
+                      const char *previous, const char *data, size_t len, int fd, int dirfd,
+                      const char *name)
+{
+    struct stat sb;
+    mt_hist_fp fp;
+    mt_hist_event e = {what, rel, previous, op->memory_id, op->actor, data, len, NULL};
+    int ok;
+
+    if (!fs->hist_active)
+        return 0;
+    if (what != MT_VERSION_DELETED) {
+        ok = fd >= 0 ? fstat(fd, &sb) == 0 : fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+        if (ok) {
+            fingerprint(&fp, &sb);
+            e.fp = &fp;
+        }
+    }
+    if (what != MT_VERSION_CREATED)
+        e.memory_id = NULL; /* the memory is the one recorded at the path */
+    if (mt_hist_record(fs->hist, &op->version, &e) < 0)
+        return hist_drop(fs, op);
+    if (what != MT_VERSION_DELETED && op->history_keep) {
+        mt_hist_mem m;
+        if (mt_hist_find(fs->hist, &m, rel) > 0 &&
+            mt_hist_prune(fs->hist, m.id, op->history_keep) < 0)
+            return hist_drop(fs, op);
+    }
+    return 0;
+}
+
+typedef struct {
+    mt_fs *fs;
+    mt_store_op *op;
+    const char *rel, *to;
+} tree_change;
+
+static int tree_one(void *payload, const char *path, const mt_hist_mem *m)
+{
+    tree_change *c = payload;
+    char moved[8192];
+    mt_hist_event e = {MT_VERSION_DELETED, path, NULL, m->id, c->op->actor, NULL, 0, NULL};
+    int64_t id;
+    int rc;
+
+    if (c->to) {
+        size_t n = strlen(c->rel);
+        snprintf(moved, sizeof(moved), "%s%s", c->to, path + n);
+        e.op = MT_VERSION_MODIFIED;
+        e.path = moved;
+        e.previous = path;
+        e.memory_id = NULL;
+        e.fp = &m->fp; /* a rename moves the inode, its look the same but for ctime */
+    }
+    rc = mt_hist_record(c->fs->hist, &id, &e);
+    if (rc == 0)
+        c->op->version = id;
+    return rc;
+}
+
+int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to)
+{
+    tree_change c = {fs, op, rel, to};
+    known_list l = {NULL, 0, 0};
+    size_t i;
+    int rc;
+
+    if (!fs->hist_active)
+        return 0;
+    /* Collected first: renaming rows while SQLite walks them would revisit them. */
+    if ((rc = mt_hist_each(fs->hist, rel, collect, &l)) == 0)
+        for (i = 0; rc == 0 && i < l.n; i++)
+            rc = tree_one(&c, l.k[i].path, &l.k[i].m);
+    known_free(&l);
+    return rc < 0 ? hist_drop(fs, op) : 0;
+}
+
+int mt_fs_hist_expect(mt_store_op *op, const char *rel, const char *data, size_t len)
+{
+    char sha[65];
+
+    if (!op->expect_sha256)
+        return 0;
+    mt_hist_sha256(sha, data, len);
+    if (strcmp(sha, op->expect_sha256) == 0)
+        return 0;
+    memcpy(op->current_sha256, sha, sizeof(sha));
+    return mt_error_set(MT_ECONFLICT, "%s was changed by someone else", rel);
+}
+
+/* The history functions of the store interface: each takes the store's
+ * lock (a read of the history settles nothing, but must not meet a
+ * half-made change's versions: SQLite's own isolation sees to that). */
+static int hist_ready(mt_fs *fs)
+{
+    int rc;
+
+    pthread_mutex_lock(&fs->lock);
+    rc = hist_open(fs);
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+int mt_fs_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *q)
+{
+    mt_fs *fs = (mt_fs *)st;
+    int rc;
+
+    *out = NULL;
+    *count = 0;
+    if ((rc = hist_ready(fs)) < 0)
+        return rc;
+    pthread_mutex_lock(&fs->lock);
+    rc = mt_hist_versions(fs->hist, out, count, q);
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+int mt_fs_version(mt_store *st, mt_version *out, int64_t id)
+{
+    mt_fs *fs = (mt_fs *)st;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = hist_ready(fs)) < 0)
+        return rc;
+    pthread_mutex_lock(&fs->lock);
+    rc = mt_hist_version(fs->hist, out, id);
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+int mt_fs_version_content(mt_store *st, char **out, size_t *len, int64_t id)
+{
+    mt_fs *fs = (mt_fs *)st;
+    int rc;
+
+    *out = NULL;
+    *len = 0;
+    if ((rc = hist_ready(fs)) < 0)
+        return rc;
+    pthread_mutex_lock(&fs->lock);
+    rc = mt_hist_content(fs->hist, out, len, id);
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id)
+{
+    mt_fs *fs = (mt_fs *)st;
+    mt_fs_txn t;
+    int rc;
+
+    if ((rc = mt_fs_begin(fs, &t, op, "", 1)) < 0)
+        return rc;
+    if ((rc = hist_open(fs)) == 0)
+        rc = mt_hist_redact(fs->hist, id);
+    mt_fs_end(fs, &t);
+    return rc;
+}
+
+int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel)
+{
+    mt_fs *fs = (mt_fs *)st;
+    mt_fs_txn t;
+    int rc;
+
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 1)) < 0)
+        return rc;
+    if (mt_fs_hist_begin(fs, op) == 1)
+        mt_fs_hist_settle_tree(fs, op, rel);
+    mt_fs_hist_end(fs, op);
+    mt_fs_end(fs, &t);
+    if (op->history && op->history_error)
+        return mt_error_set(MT_EIO, "%s", op->history_error);
+    return 0;
+}

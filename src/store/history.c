@@ -1,0 +1,803 @@
+/*
+ * The history database (history.h).
+ *
+ * Write-ahead log with synchronous=NORMAL: a commit costs no fsync, so a
+ * write with history costs little more than one without; a process that dies
+ * loses nothing committed. A power cut may lose the newest versions, never a
+ * memory's content (the file holds that, synced as the durability says), and
+ * the next look at the file records what it holds as a change by "external".
+ *
+ * Content that goes (a redaction, versions pruned) must be gone from the disk,
+ * not left in a free page or the log: secure_delete overwrites freed pages
+ * with zeros, and the transaction that removed content ends with a checkpoint
+ * that truncates the log, so no frame holding the old pages stays in it.
+ */
+#include "history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+#include <sqlite3.h>
+
+#define SCHEMA_VERSION 1
+#define BUSY_MS        10000
+/* Prune a memory's versions only when it is this far over its cap: one
+ * prune, and its checkpoint, per so many writes. */
+#define PRUNE_SLACK(keep) ((keep) / 10 + 1)
+#define MS_PER_DAY        86400000LL
+
+enum {
+    S_FIND,
+    S_CONTENT_PUT,
+    S_VERSION_PUT,
+    S_MEMORY_NEW,
+    S_MEMORY_SET,
+    S_MEMORY_GONE,
+    S_NTH_NEWEST,
+    S_PRUNE,
+    S_CONTENT_DROP,
+    S_COUNT
+};
+
+static const char *const sql[S_COUNT] = {
+    [S_FIND] = "SELECT id, sha256, size, ino, mtime_ns, ctime_ns FROM memories WHERE path = ?1",
+    [S_CONTENT_PUT] = "INSERT OR IGNORE INTO contents(sha256, data) VALUES (?1, ?2)",
+    [S_VERSION_PUT] = "INSERT INTO versions(memory_id, op, path, previous_path, actor, at, sha256, "
+                      "size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_MEMORY_NEW] = "INSERT INTO memories(id, path, sha256, size, ino, mtime_ns, ctime_ns) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_MEMORY_SET] =
+        "UPDATE memories SET path = ?2, sha256 = ?3, size = ?4, ino = ?5, mtime_ns = ?6, "
+        "ctime_ns = ?7 WHERE id = ?1",
+    [S_MEMORY_GONE] = "UPDATE memories SET path = NULL WHERE id = ?1",
+    [S_NTH_NEWEST] =
+        "SELECT id FROM versions WHERE memory_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2",
+    [S_PRUNE] = "DELETE FROM versions WHERE memory_id = ?1 AND id <= ?2 RETURNING sha256",
+    [S_CONTENT_DROP] = "DELETE FROM contents WHERE sha256 = ?1 AND NOT EXISTS "
+                       "(SELECT 1 FROM versions WHERE sha256 = ?1)",
+};
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS contents(sha256 TEXT PRIMARY KEY, data BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS memories(id TEXT PRIMARY KEY, path TEXT UNIQUE, sha256 TEXT, "
+    "  size INTEGER NOT NULL, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER);"
+    "CREATE TABLE IF NOT EXISTS versions(id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "  memory_id TEXT NOT NULL, op INTEGER NOT NULL, path TEXT, previous_path TEXT, "
+    "  actor TEXT NOT NULL, at INTEGER NOT NULL, sha256 TEXT, size INTEGER NOT NULL, "
+    "  redacted INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX IF NOT EXISTS versions_memory ON versions(memory_id, id);"
+    "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
+    "CREATE INDEX IF NOT EXISTS versions_previous ON versions(previous_path, id);"
+    "CREATE INDEX IF NOT EXISTS versions_sha ON versions(sha256);"
+    "INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
+
+struct mt_hist {
+    sqlite3 *db;
+    sqlite3_stmt *st[S_COUNT];
+    int dirfd;             /* the directory the path names: SQLite opens its log by it later */
+    int dropped;           /* this transaction removed content: truncate the log at commit */
+    int64_t last_days_run; /* when versions older than the days limit were last pruned */
+};
+
+static int db_error(mt_hist *h, const char *what)
+{
+    int code = sqlite3_errcode(h->db);
+    int rc = code == SQLITE_BUSY || code == SQLITE_LOCKED ? MT_EBUSY
+             : code == SQLITE_NOMEM                       ? MT_ENOMEM
+                                                          : MT_EIO;
+
+    return mt_error_set(rc, "history database: %s: %s", what, sqlite3_errmsg(h->db));
+}
+
+static sqlite3_stmt *stmt(mt_hist *h, int which)
+{
+    sqlite3_stmt *s = h->st[which];
+
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return s;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void mt_hist_sha256(char out[65], const char *data, size_t len)
+{
+    unsigned char md[crypto_hash_sha256_BYTES];
+
+    crypto_hash_sha256(md, (const unsigned char *)data, len);
+    sodium_bin2hex(out, 65, md, sizeof(md));
+}
+
+int mt_hist_open(mt_hist **out, int dirfd, const char *name)
+{
+    char path[64];
+    mt_hist *h = NULL;
+    char *msg = NULL;
+    int rc = 0, i, fd;
+
+    *out = NULL;
+    if (sodium_init() < 0)
+        return mt_error_set(MT_ERROR, "libsodium failed to start");
+    if (!(h = calloc(1, sizeof(*h))))
+        return mt_error_set(MT_ENOMEM, "out of memory opening the history");
+    h->dirfd = -1;
+    /* SQLite wants a path and resolves it once, at open, to the directory's
+     * real path: given by the descriptor the store opened (confined), and
+     * checked after the open to be that very directory. Its files must be
+     * plain files or missing: SQLite opens them without following links. */
+    {
+        static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+        struct stat sb, dir, db_dir;
+        char file[80];
+        const char *real;
+        size_t k;
+
+        for (k = 0; k < sizeof(suffix) / sizeof(suffix[0]); k++) {
+            snprintf(file, sizeof(file), "%s%s", name, suffix[k]);
+            if (fstatat(dirfd, file, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)) {
+                rc = mt_error_set(MT_EIO,
+                                  "history database: %s is not a plain file; move it away "
+                                  "(memtool recreates the history)",
+                                  file);
+                goto done;
+            }
+        }
+        fd = h->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0 || fstat(fd, &dir) < 0) {
+            rc = mt_error_set(MT_EIO, "cannot open the history: %s", strerror(errno));
+            goto done;
+        }
+        snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", fd, name);
+        if (sqlite3_open_v2(path, &h->db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                            NULL) != SQLITE_OK) {
+            rc = h->db ? db_error(h, "cannot open it") : MT_ENOMEM;
+            goto done;
+        }
+        real = sqlite3_db_filename(h->db, "main");
+        if (!real || !*real || !strrchr(real, '/')) {
+            rc = mt_error_set(MT_EIO, "history database: SQLite gave no file name");
+            goto done;
+        }
+        {
+            size_t n = (size_t)(strrchr(real, '/') - real);
+            char *d = strndup(real, n ? n : 1);
+            int same = d && stat(d, &db_dir) == 0 && db_dir.st_dev == dir.st_dev &&
+                       db_dir.st_ino == dir.st_ino;
+            free(d);
+            if (!same) {
+                rc = mt_error_set(MT_EIO, "history database: the store's own directory was "
+                                          "replaced while it was opened");
+                goto done;
+            }
+        }
+    }
+    sqlite3_busy_timeout(h->db, BUSY_MS);
+    if (sqlite3_exec(h->db,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;"
+                     "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=4194304;",
+                     NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(h->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+        rc = mt_error_set(MT_EIO, "history database: cannot set it up: %s",
+                          msg ? msg : sqlite3_errmsg(h->db));
+        goto done;
+    }
+    {
+        sqlite3_stmt *s = NULL;
+        int version = 0;
+
+        if (sqlite3_prepare_v2(h->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &s,
+                               NULL) == SQLITE_OK &&
+            sqlite3_step(s) == SQLITE_ROW)
+            version = sqlite3_column_int(s, 0);
+        sqlite3_finalize(s);
+        if (version != SCHEMA_VERSION) {
+            rc = mt_error_set(MT_EINVAL,
+                              "history database: schema %d, and this memtool knows %d: use the "
+                              "memtool that wrote it",
+                              version, SCHEMA_VERSION);
+            goto done;
+        }
+    }
+    for (i = 0; i < S_COUNT; i++)
+        if (sqlite3_prepare_v3(h->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &h->st[i], NULL) !=
+            SQLITE_OK) {
+            rc = db_error(h, "cannot prepare a statement");
+            goto done;
+        }
+    *out = h;
+    h = NULL;
+done:
+    sqlite3_free(msg);
+    mt_hist_close(h);
+    return rc;
+}
+
+void mt_hist_close(mt_hist *h)
+{
+    int i;
+
+    if (!h)
+        return;
+    for (i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(h->st[i]);
+    sqlite3_close(h->db);
+    if (h->dirfd >= 0)
+        close(h->dirfd);
+    free(h);
+}
+
+int mt_hist_begin(mt_hist *h)
+{
+    h->dropped = 0;
+    if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return db_error(h, "cannot begin");
+    return 0;
+}
+
+void mt_hist_rollback(mt_hist *h)
+{
+    sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int drop_content(mt_hist *h, const char *sha)
+{
+    sqlite3_stmt *s = stmt(h, S_CONTENT_DROP);
+
+    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return db_error(h, "cannot drop content");
+    if (sqlite3_changes(h->db) > 0)
+        h->dropped = 1;
+    return 0;
+}
+
+/* Versions older than the days limit go, except each memory's newest (a
+ * live memory's is its current content). At most once a minute. */
+static int prune_days(mt_hist *h, unsigned days)
+{
+    sqlite3_stmt *s = NULL;
+    int64_t now = now_ms();
+    int rc = 0, step;
+
+    if (!days || now - h->last_days_run < 60000)
+        return 0;
+    h->last_days_run = now;
+    if (sqlite3_prepare_v2(h->db,
+                           "DELETE FROM versions WHERE at < ?1 AND id NOT IN "
+                           "(SELECT max(id) FROM versions GROUP BY memory_id) RETURNING sha256",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot prune");
+    sqlite3_bind_int64(s, 1, now - (int64_t)days * MS_PER_DAY);
+    /* RETURNING rows come before the deletes are done: collect, then drop. */
+    {
+        char(*shas)[65] = NULL;
+        size_t n = 0, cap = 0, i;
+
+        while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+            const char *sha = (const char *)sqlite3_column_text(s, 0);
+            if (!sha)
+                continue;
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                void *p = realloc(shas, ncap * sizeof(*shas));
+                if (!p) {
+                    rc = mt_error_set(MT_ENOMEM, "out of memory pruning the history");
+                    break;
+                }
+                shas = p;
+                cap = ncap;
+            }
+            snprintf(shas[n++], 65, "%s", sha);
+        }
+        if (rc == 0 && step != SQLITE_DONE)
+            rc = db_error(h, "cannot prune");
+        sqlite3_finalize(s);
+        for (i = 0; rc == 0 && i < n; i++)
+            rc = drop_content(h, shas[i]);
+        free(shas);
+    }
+    return rc;
+}
+
+/* A memory over its cap by the slack loses its oldest versions. */
+static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
+{
+    sqlite3_stmt *s;
+    int64_t cut;
+    char(*shas)[65] = NULL;
+    size_t n = 0, i;
+    int rc = 0, step;
+
+    if (!keep)
+        return 0;
+    s = stmt(h, S_NTH_NEWEST);
+    sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)keep + PRUNE_SLACK(keep) - 1);
+    step = sqlite3_step(s);
+    if (step == SQLITE_DONE)
+        return 0;
+    if (step != SQLITE_ROW)
+        return db_error(h, "cannot count versions");
+    /* Over: keep the newest `keep`. */
+    s = stmt(h, S_NTH_NEWEST);
+    sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)keep);
+    if (sqlite3_step(s) != SQLITE_ROW)
+        return db_error(h, "cannot count versions");
+    cut = sqlite3_column_int64(s, 0);
+    if (!(shas = malloc((size_t)(PRUNE_SLACK(keep) + 1) * sizeof(*shas))))
+        return mt_error_set(MT_ENOMEM, "out of memory pruning the history");
+    s = stmt(h, S_PRUNE);
+    sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, cut);
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *sha = (const char *)sqlite3_column_text(s, 0);
+        if (sha && n <= PRUNE_SLACK(keep))
+            snprintf(shas[n++], 65, "%s", sha);
+    }
+    if (step != SQLITE_DONE)
+        rc = db_error(h, "cannot prune");
+    sqlite3_reset(s);
+    for (i = 0; rc == 0 && i < n; i++)
+        rc = drop_content(h, shas[i]);
+    free(shas);
+    return rc;
+}
+
+int mt_hist_commit(mt_hist *h, const mt_store_op *op)
+{
+    if (op && prune_days(h, op->history_days) < 0) {
+        mt_hist_rollback(h);
+        return mt_error_last()->code;
+    }
+    if (sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        int rc = db_error(h, "cannot commit");
+        mt_hist_rollback(h);
+        return rc;
+    }
+    if (h->dropped) {
+        /* The pages that held it are zeros in the database now; the log's
+         * copies of them go with the log. */
+        sqlite3_wal_checkpoint_v2(h->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        h->dropped = 0;
+    }
+    return 0;
+}
+
+int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
+{
+    sqlite3_stmt *s = stmt(h, S_FIND);
+    const char *text;
+    int step;
+
+    memset(out, 0, sizeof(*out));
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    step = sqlite3_step(s);
+    if (step == SQLITE_DONE)
+        return 0;
+    if (step != SQLITE_ROW)
+        return db_error(h, "cannot look up a memory");
+    snprintf(out->id, sizeof(out->id), "%s", (const char *)sqlite3_column_text(s, 0));
+    text = (const char *)sqlite3_column_text(s, 1);
+    snprintf(out->sha256, sizeof(out->sha256), "%s", text ? text : "");
+    out->size = (uint64_t)sqlite3_column_int64(s, 2);
+    out->fp.ino = (uint64_t)sqlite3_column_int64(s, 3);
+    out->fp.size = out->size;
+    out->fp.mtime_ns = sqlite3_column_int64(s, 4);
+    out->fp.ctime_ns = sqlite3_column_int64(s, 5);
+    sqlite3_reset(s);
+    return 1;
+}
+
+static void new_memory_id(char id[24])
+{
+    unsigned char r[8];
+
+    randombytes_buf(r, sizeof(r));
+    memcpy(id, "mem_", 4);
+    sodium_bin2hex(id + 4, 17, r, sizeof(r));
+}
+
+int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
+{
+    char sha[65] = "", id[24];
+    mt_hist_mem was;
+    sqlite3_stmt *s;
+    uint64_t size = 0;
+    int rc, found = 0;
+
+    *out_id = 0;
+    /* The memory: named, the one at the path (or the rename's source), or new. */
+    if (e->memory_id) {
+        snprintf(id, sizeof(id), "%s", e->memory_id);
+    } else if ((found = mt_hist_find(h, &was, e->previous ? e->previous : e->path)) < 0) {
+        return found;
+    } else if (found) {
+        memcpy(id, was.id, sizeof(id));
+        memcpy(sha, was.sha256, sizeof(sha));
+        size = was.size;
+    } else if (e->op == MT_VERSION_CREATED) {
+        new_memory_id(id);
+    } else {
+        return 0; /* nothing known of it: nothing to record */
+    }
+    if (e->op != MT_VERSION_DELETED && e->data) {
+        mt_hist_sha256(sha, e->data, e->len);
+        size = e->len;
+        s = stmt(h, S_CONTENT_PUT);
+        sqlite3_bind_text(s, 1, sha, 64, SQLITE_STATIC);
+        sqlite3_bind_blob64(s, 2, e->data, e->len, SQLITE_STATIC);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            return db_error(h, "cannot keep content");
+    }
+    s = stmt(h, S_VERSION_PUT);
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, (int)e->op);
+    sqlite3_bind_text(s, 3, e->path, -1, SQLITE_STATIC);
+    if (e->previous)
+        sqlite3_bind_text(s, 4, e->previous, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, e->actor ? e->actor : "library", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 6, now_ms());
+    if (e->op != MT_VERSION_DELETED)
+        sqlite3_bind_text(s, 7, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 8, e->op == MT_VERSION_DELETED ? 0 : (int64_t)size);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return db_error(h, "cannot record a version");
+    *out_id = sqlite3_last_insert_rowid(h->db);
+    /* The memory's row: where it is and how its file looks. */
+    if (e->op == MT_VERSION_DELETED) {
+        s = stmt(h, S_MEMORY_GONE);
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    } else {
+        int exists = found || e->memory_id;
+        s = stmt(h, exists ? S_MEMORY_SET : S_MEMORY_NEW);
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, e->path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, sha, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 4, (int64_t)size);
+        if (e->fp) {
+            sqlite3_bind_int64(s, 5, (int64_t)e->fp->ino);
+            sqlite3_bind_int64(s, 6, e->fp->mtime_ns);
+            sqlite3_bind_int64(s, 7, e->fp->ctime_ns);
+        }
+    }
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return db_error(h, "cannot record a memory");
+    if (e->memory_id && e->op != MT_VERSION_DELETED && sqlite3_changes(h->db) == 0) {
+        /* A restored memory the retention had forgotten: a row again. */
+        s = stmt(h, S_MEMORY_NEW);
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, e->path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, sha, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 4, (int64_t)size);
+        if (e->fp) {
+            sqlite3_bind_int64(s, 5, (int64_t)e->fp->ino);
+            sqlite3_bind_int64(s, 6, e->fp->mtime_ns);
+            sqlite3_bind_int64(s, 7, e->fp->ctime_ns);
+        }
+        if (sqlite3_step(s) != SQLITE_DONE)
+            return db_error(h, "cannot record a memory");
+    }
+    (void)rc;
+    return 0;
+}
+
+int mt_hist_refresh(mt_hist *h, const char *memory_id, const mt_hist_fp *fp)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+
+    if (sqlite3_prepare_v2(
+            h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE id = ?1", -1,
+            &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot record a memory");
+    sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)fp->ino);
+    sqlite3_bind_int64(s, 3, fp->mtime_ns);
+    sqlite3_bind_int64(s, 4, fp->ctime_ns);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = db_error(h, "cannot record a memory");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int mt_hist_prune(mt_hist *h, const char *memory_id, unsigned keep)
+{
+    return prune_memory(h, memory_id, keep);
+}
+
+int mt_hist_each(mt_hist *h, const char *path, mt_hist_each_cb cb, void *payload)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0, step;
+
+    if (sqlite3_prepare_v2(h->db,
+                           "SELECT path, id, sha256, size, ino, mtime_ns, ctime_ns FROM memories "
+                           "WHERE path IS NOT NULL AND (?1 = '' OR path = ?1 OR "
+                           "(path > ?1 || '/' AND path < ?1 || '0')) ORDER BY path",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot list memories");
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        mt_hist_mem m;
+        const char *text = (const char *)sqlite3_column_text(s, 2);
+
+        memset(&m, 0, sizeof(m));
+        snprintf(m.id, sizeof(m.id), "%s", (const char *)sqlite3_column_text(s, 1));
+        snprintf(m.sha256, sizeof(m.sha256), "%s", text ? text : "");
+        m.size = m.fp.size = (uint64_t)sqlite3_column_int64(s, 3);
+        m.fp.ino = (uint64_t)sqlite3_column_int64(s, 4);
+        m.fp.mtime_ns = sqlite3_column_int64(s, 5);
+        m.fp.ctime_ns = sqlite3_column_int64(s, 6);
+        if ((rc = cb(payload, (const char *)sqlite3_column_text(s, 0), &m)) < 0)
+            break;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_error(h, "cannot list memories");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static char *dup_column(sqlite3_stmt *s, int col, int *oom)
+{
+    const char *t = (const char *)sqlite3_column_text(s, col);
+    char *d;
+
+    if (!t)
+        return NULL;
+    if (!(d = strdup(t)))
+        *oom = 1;
+    return d;
+}
+
+#define VERSION_COLUMNS                                                                            \
+    "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, redacted FROM "       \
+    "versions "
+
+static int version_row(mt_version *v, sqlite3_stmt *s)
+{
+    const char *text;
+    int oom = 0;
+
+    memset(v, 0, sizeof(*v));
+    v->id = sqlite3_column_int64(s, 0);
+    snprintf(v->memory_id, sizeof(v->memory_id), "%s", (const char *)sqlite3_column_text(s, 1));
+    v->operation = (mt_version_op)sqlite3_column_int(s, 2);
+    v->path = dup_column(s, 3, &oom);
+    v->previous_path = dup_column(s, 4, &oom);
+    v->actor = dup_column(s, 5, &oom);
+    v->created_at = sqlite3_column_int64(s, 6);
+    text = (const char *)sqlite3_column_text(s, 7);
+    snprintf(v->content_sha256, sizeof(v->content_sha256), "%s", text ? text : "");
+    v->content_size = (uint64_t)sqlite3_column_int64(s, 8);
+    v->redacted = sqlite3_column_int(s, 9);
+    if (oom || !v->actor) {
+        mt_version_dispose(v);
+        return mt_error_set(MT_ENOMEM, "out of memory reading the history");
+    }
+    return 0;
+}
+
+int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_query *q)
+{
+    sqlite3_stmt *s = NULL;
+    mt_version *v = NULL;
+    size_t n = 0, limit = q->limit ? q->limit : 100;
+    int rc = 0, step;
+
+    *out = NULL;
+    *count = 0;
+    if (sqlite3_prepare_v2(
+            h->db,
+            VERSION_COLUMNS
+            "WHERE (?1 IS NULL OR ?1 = '' OR path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0') "
+            "  OR previous_path = ?1 OR (previous_path > ?1 || '/' AND previous_path < ?1 || '0')) "
+            "AND (?2 IS NULL OR memory_id = ?2) AND (?3 = 0 OR op = ?3) "
+            "AND (?4 IS NULL OR actor = ?4) AND (?5 = 0 OR at >= ?5) AND (?6 = 0 OR at <= ?6) "
+            "AND (?7 = 0 OR id < ?7) ORDER BY id DESC LIMIT ?8",
+            -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot list versions");
+    if (q->path)
+        sqlite3_bind_text(s, 1, q->path, -1, SQLITE_STATIC);
+    if (q->memory_id)
+        sqlite3_bind_text(s, 2, q->memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 3, (int)q->operation);
+    if (q->actor)
+        sqlite3_bind_text(s, 4, q->actor, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, q->since);
+    sqlite3_bind_int64(s, 6, q->until);
+    sqlite3_bind_int64(s, 7, q->before_id);
+    sqlite3_bind_int64(s, 8, (int64_t)(limit > INT64_MAX ? INT64_MAX : limit));
+    if (!(v = calloc(limit < 1024 ? limit : 1024, sizeof(*v)))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory reading the history");
+        goto done;
+    }
+    {
+        size_t cap = limit < 1024 ? limit : 1024;
+        while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+            if (n == cap) {
+                mt_version *p = realloc(v, cap * 2 * sizeof(*v));
+                if (!p) {
+                    rc = mt_error_set(MT_ENOMEM, "out of memory reading the history");
+                    goto done;
+                }
+                v = p;
+                cap *= 2;
+            }
+            if ((rc = version_row(&v[n], s)) < 0)
+                goto done;
+            n++;
+        }
+        if (step != SQLITE_DONE)
+            rc = db_error(h, "cannot list versions");
+    }
+done:
+    sqlite3_finalize(s);
+    if (rc < 0) {
+        mt_versions_free(v, n);
+        return rc;
+    }
+    *out = v;
+    *count = n;
+    return 0;
+}
+
+int mt_hist_version(mt_hist *h, mt_version *out, int64_t id)
+{
+    sqlite3_stmt *s = NULL;
+    int rc, step;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(h->db, VERSION_COLUMNS "WHERE id = ?1", -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot read a version");
+    sqlite3_bind_int64(s, 1, id);
+    step = sqlite3_step(s);
+    if (step == SQLITE_ROW)
+        rc = version_row(out, s);
+    else if (step == SQLITE_DONE)
+        rc = mt_error_set(
+            MT_ENOTFOUND,
+            "there is no version %" PRId64 " (see memtool log; old versions are pruned)", id);
+    else
+        rc = db_error(h, "cannot read a version");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0, step;
+
+    *out = NULL;
+    *len = 0;
+    if (sqlite3_prepare_v2(h->db,
+                           "SELECT v.op, v.redacted, c.data, v.sha256 FROM versions v "
+                           "LEFT JOIN contents c ON c.sha256 = v.sha256 WHERE v.id = ?1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot read a version");
+    sqlite3_bind_int64(s, 1, id);
+    step = sqlite3_step(s);
+    if (step == SQLITE_DONE) {
+        rc = mt_error_set(
+            MT_ENOTFOUND,
+            "there is no version %" PRId64 " (see memtool log; old versions are pruned)", id);
+    } else if (step != SQLITE_ROW) {
+        rc = db_error(h, "cannot read a version");
+    } else if (sqlite3_column_int(s, 1)) {
+        rc =
+            mt_error_set(MT_ENOTFOUND, "version %" PRId64 " was redacted: its content is gone", id);
+    } else if (sqlite3_column_int(s, 0) == MT_VERSION_DELETED) {
+        rc = mt_error_set(MT_ENOTFOUND,
+                          "version %" PRId64 " records a deletion: it has no content (try the "
+                          "version before it)",
+                          id);
+    } else if (sqlite3_column_type(s, 2) == SQLITE_NULL) {
+        rc = mt_error_set(MT_EIO, "history database: the content of version %" PRId64 " is missing",
+                          id);
+    } else {
+        int n = sqlite3_column_bytes(s, 2);
+        const void *data = sqlite3_column_blob(s, 2);
+        char sha[65];
+
+        if (!(*out = malloc((size_t)n + 1))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory reading a version");
+        } else {
+            if (n)
+                memcpy(*out, data, (size_t)n);
+            (*out)[n] = '\0';
+            *len = (size_t)n;
+            /* What comes back is what was kept: a damaged database says so. */
+            mt_hist_sha256(sha, *out, *len);
+            if (strcmp(sha, (const char *)sqlite3_column_text(s, 3)) != 0) {
+                free(*out);
+                *out = NULL;
+                *len = 0;
+                rc = mt_error_set(MT_EIO,
+                                  "history database: the content of version %" PRId64
+                                  " is damaged (its SHA-256 does not match)",
+                                  id);
+            }
+        }
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int mt_hist_redact(mt_hist *h, int64_t id)
+{
+    sqlite3_stmt *s = NULL;
+    char sha[65] = "";
+    int rc, step;
+
+    if ((rc = mt_hist_begin(h)) < 0)
+        return rc;
+    /* Current content: the newest version of a memory that is live. */
+    if (sqlite3_prepare_v2(h->db,
+                           "SELECT v.sha256, v.redacted, (SELECT max(id) FROM versions WHERE "
+                           "memory_id = v.memory_id) = v.id AND m.path IS NOT NULL "
+                           "FROM versions v LEFT JOIN memories m ON m.id = v.memory_id "
+                           "WHERE v.id = ?1",
+                           -1, &s, NULL) != SQLITE_OK) {
+        rc = db_error(h, "cannot redact");
+        goto fail;
+    }
+    sqlite3_bind_int64(s, 1, id);
+    step = sqlite3_step(s);
+    if (step == SQLITE_DONE) {
+        rc = mt_error_set(MT_ENOTFOUND, "there is no version %" PRId64, id);
+        goto fail;
+    }
+    if (step != SQLITE_ROW) {
+        rc = db_error(h, "cannot redact");
+        goto fail;
+    }
+    if (sqlite3_column_int(s, 2)) {
+        rc = mt_error_set(MT_EINVAL,
+                          "version %" PRId64 " is the memory's current content, which cannot be "
+                          "redacted: change or delete the memory first, then redact this version",
+                          id);
+        goto fail;
+    }
+    if (sqlite3_column_text(s, 0))
+        snprintf(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    s = NULL;
+    if (sqlite3_prepare_v2(h->db,
+                           "UPDATE versions SET path = NULL, previous_path = NULL, sha256 = NULL, "
+                           "redacted = 1 WHERE id = ?1",
+                           -1, &s, NULL) != SQLITE_OK ||
+        (sqlite3_bind_int64(s, 1, id), sqlite3_step(s)) != SQLITE_DONE) {
+        rc = db_error(h, "cannot redact");
+        goto fail;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (*sha && (rc = drop_content(h, sha)) < 0)
+        goto fail;
+    /* The path is gone too: its pages are rewritten, so truncate the log. */
+    h->dropped = 1;
+    return mt_hist_commit(h, NULL);
+fail:
+    sqlite3_finalize(s);
+    mt_hist_rollback(h);
+    return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * History in a SQLite database: the versions of every memory, their
+ * content (kept once per SHA-256), and each live memory's id and how its
+ * file looked when last recorded. Store-neutral: it sees store paths and
+ * content, never files; the filesystem store keeps one in its reserved
+ * directory and calls it under its lock, so versions follow the serial order
+ * of the changes.
+ */
+#ifndef MT_STORE_HISTORY_H
+#define MT_STORE_HISTORY_H
+
+#include <stdint.h>
+
+#include <memtool/store.h>
+
+typedef struct mt_hist mt_hist;
+
+/* How a memory's file looked when its newest version was recorded: a file
+ * that no longer looks so was changed outside memtool. */
+typedef struct {
+    uint64_t ino;
+    uint64_t size;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+} mt_hist_fp;
+
+/* A live memory. */
+typedef struct {
+    char id[24];
+    char sha256[65];
+    uint64_t size;
+    mt_hist_fp fp;
+} mt_hist_mem;
+
+typedef struct {
+    mt_version_op op;
+    const char *path;      /* where it is (deleted: where it was) */
+    const char *previous;  /* a rename's source, else NULL */
+    const char *memory_id; /* NULL: a new memory (created) or the one at path */
+    const char *actor;
+    const char *data; /* the new content (created, modified; NULL keeps the current) */
+    size_t len;
+    const mt_hist_fp *fp; /* how the file looks now (not for deleted) */
+} mt_hist_event;
+
+/* Open (creating) the database `name` in the directory dirfd. */
+int mt_hist_open(mt_hist **out, int dirfd, const char *name);
+void mt_hist_close(mt_hist *h);
+
+/* One write transaction around the versions of one change. */
+int mt_hist_begin(mt_hist *h);
+int mt_hist_commit(mt_hist *h, const mt_store_op *op);
+void mt_hist_rollback(mt_hist *h);
+
+/* The live memory at path: 1 found, 0 none, or an error. */
+int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path);
+
+/* Append a version (and keep the content, the memory's row); *out_id its id. */
+int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e);
+
+/* The memory's file looks like fp now, its content unchanged. */
+int mt_hist_refresh(mt_hist *h, const char *memory_id, const mt_hist_fp *fp);
+
+/* A memory over its cap of `keep` versions (by a slack) loses its oldest. */
+int mt_hist_prune(mt_hist *h, const char *memory_id, unsigned keep);
+
+/* Live memories at path or beneath it ("" all), in path order; cb returns
+ * 0 to go on or a negative code to stop with it. */
+typedef int (*mt_hist_each_cb)(void *payload, const char *path, const mt_hist_mem *m);
+int mt_hist_each(mt_hist *h, const char *path, mt_hist_each_cb cb, void *payload);
+
+int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_query *q);
+int mt_hist_version(mt_hist *h, mt_version *out, int64_t id);
+int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id);
+/* Erase a version's content and path (within a transaction of its own). */
+int mt_hist_redact(mt_hist *h, int64_t id);
+
+/* SHA-256 of data as lowercase hex. */
+void mt_hist_sha256(char out[65], const char *data, size_t len);
+
+#endif
