@@ -45,7 +45,7 @@ static int hist_open(mt_fs *fs)
     dirfd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED, O_RDONLY | O_DIRECTORY, 0);
     if (dirfd < 0)
         return mt_error_set(MT_EIO, "cannot open the store's own directory: %s", strerror(-dirfd));
-    rc = mt_hist_open(&fs->hist, dirfd, HISTORY_DB);
+    rc = mt_hist_open(&fs->hist, dirfd, HISTORY_DB, fs->durability);
     close(dirfd);
     if (rc == 0)
         fs->hist_forks = mt_fs_forks();
@@ -166,7 +166,7 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
         if (e.actor)
             rc = mt_hist_record(fs->hist, &id, &e);
         else
-            rc = mt_hist_refresh(fs->hist, m->id, &fp);
+            rc = mt_hist_refresh(fs->hist, rel, &fp);
     }
     free(read);
     return rc;

@@ -38,47 +38,60 @@
 enum {
     S_FIND,
     S_CONTENT_PUT,
+    S_CONTENT_REF,
+    S_CONTENT_UNREF,
+    S_CONTENT_DROP,
     S_VERSION_PUT,
-    S_MEMORY_NEW,
-    S_MEMORY_SET,
+    S_MEMORY_PUT,
     S_MEMORY_GONE,
     S_NTH_NEWEST,
     S_PRUNE,
-    S_CONTENT_DROP,
+    S_BEGIN,
+    S_COMMIT,
     S_COUNT
 };
 
+/*
+ * A write touches as few pages as it can, since each page is a frame in the
+ * log: a version (its row and two indexes), its content's row, and the
+ * memory's row. Contents are counted (refs: the versions that hold them)
+ * rather than looked up through an index of versions by SHA-256; memories
+ * are the live ones only, keyed by path, the key every change looks up.
+ */
 static const char *const sql[S_COUNT] = {
     [S_FIND] = "SELECT id, sha256, size, ino, mtime_ns, ctime_ns FROM memories WHERE path = ?1",
-    [S_CONTENT_PUT] = "INSERT OR IGNORE INTO contents(sha256, data) VALUES (?1, ?2)",
+    [S_CONTENT_PUT] = "INSERT INTO contents(sha256, refs, data) VALUES (?1, 1, ?2) "
+                      "ON CONFLICT(sha256) DO UPDATE SET refs = refs + 1",
+    [S_CONTENT_REF] = "UPDATE contents SET refs = refs + 1 WHERE sha256 = ?1",
+    [S_CONTENT_UNREF] = "UPDATE contents SET refs = refs - 1 WHERE sha256 = ?1",
+    [S_CONTENT_DROP] = "DELETE FROM contents WHERE sha256 = ?1 AND refs <= 0",
     [S_VERSION_PUT] = "INSERT INTO versions(memory_id, op, path, previous_path, actor, at, sha256, "
                       "size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [S_MEMORY_NEW] = "INSERT INTO memories(id, path, sha256, size, ino, mtime_ns, ctime_ns) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [S_MEMORY_SET] =
-        "UPDATE memories SET path = ?2, sha256 = ?3, size = ?4, ino = ?5, mtime_ns = ?6, "
-        "ctime_ns = ?7 WHERE id = ?1",
-    [S_MEMORY_GONE] = "UPDATE memories SET path = NULL WHERE id = ?1",
+    [S_MEMORY_PUT] = "INSERT OR REPLACE INTO memories(path, id, sha256, size, ino, mtime_ns, "
+                     "ctime_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_MEMORY_GONE] = "DELETE FROM memories WHERE path = ?1",
     [S_NTH_NEWEST] =
         "SELECT id FROM versions WHERE memory_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2",
     [S_PRUNE] = "DELETE FROM versions WHERE memory_id = ?1 AND id <= ?2 RETURNING sha256",
-    [S_CONTENT_DROP] = "DELETE FROM contents WHERE sha256 = ?1 AND NOT EXISTS "
-                       "(SELECT 1 FROM versions WHERE sha256 = ?1)",
+    [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
 };
 
+/* Version ids are rowids without AUTOINCREMENT (which costs a page a write):
+ * never reused all the same, since the newest version is never deleted (the
+ * prunes keep each memory's newest) and a new id is the largest plus one. */
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS contents(sha256 TEXT PRIMARY KEY, data BLOB NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS memories(id TEXT PRIMARY KEY, path TEXT UNIQUE, sha256 TEXT, "
-    "  size INTEGER NOT NULL, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER);"
-    "CREATE TABLE IF NOT EXISTS versions(id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "CREATE TABLE IF NOT EXISTS contents(sha256 TEXT PRIMARY KEY, refs INTEGER NOT NULL, "
+    "  data BLOB NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS memories(path TEXT PRIMARY KEY, id TEXT NOT NULL, sha256 TEXT, "
+    "  size INTEGER NOT NULL, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS versions(id INTEGER PRIMARY KEY, "
     "  memory_id TEXT NOT NULL, op INTEGER NOT NULL, path TEXT, previous_path TEXT, "
     "  actor TEXT NOT NULL, at INTEGER NOT NULL, sha256 TEXT, size INTEGER NOT NULL, "
     "  redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS versions_memory ON versions(memory_id, id);"
     "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
-    "CREATE INDEX IF NOT EXISTS versions_previous ON versions(previous_path, id);"
-    "CREATE INDEX IF NOT EXISTS versions_sha ON versions(sha256);"
     "INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
 
 struct mt_hist {
@@ -124,7 +137,7 @@ void mt_hist_sha256(char out[65], const char *data, size_t len)
     sodium_bin2hex(out, 65, md, sizeof(md));
 }
 
-int mt_hist_open(mt_hist **out, int dirfd, const char *name)
+int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability)
 {
     char path[64];
     mt_hist *h = NULL;
@@ -190,9 +203,20 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name)
         }
     }
     sqlite3_busy_timeout(h->db, BUSY_MS);
+    /* At durability "none" the store leaves everything to the kernel, and
+     * so does its history (no sync even at a checkpoint; a power cut may
+     * then damage it, and memtool says so and starts a new one). Otherwise
+     * a commit is not synced but a checkpoint is, and checkpoints are made
+     * rare (every 8,000 pages, about 1,500 changes) so that their two syncs
+     * cost a change little; the log is cut back to 4 MiB after each. */
     if (sqlite3_exec(h->db,
-                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;"
-                     "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=4194304;",
+                     durability == MT_DURABILITY_NONE
+                         ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                         : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                     NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(h->db,
+                     "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; "
+                     "PRAGMA journal_size_limit=-1; PRAGMA wal_autocheckpoint=1000;",
                      NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(h->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
         rc = mt_error_set(MT_EIO, "history database: cannot set it up: %s",
@@ -247,7 +271,7 @@ void mt_hist_close(mt_hist *h)
 int mt_hist_begin(mt_hist *h)
 {
     h->dropped = 0;
-    if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_step(stmt(h, S_BEGIN)) != SQLITE_DONE)
         return db_error(h, "cannot begin");
     return 0;
 }
@@ -257,10 +281,15 @@ void mt_hist_rollback(mt_hist *h)
     sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* A version that held this content is gone: the content goes with the last. */
 static int drop_content(mt_hist *h, const char *sha)
 {
-    sqlite3_stmt *s = stmt(h, S_CONTENT_DROP);
+    sqlite3_stmt *s = stmt(h, S_CONTENT_UNREF);
 
+    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return db_error(h, "cannot drop content");
+    s = stmt(h, S_CONTENT_DROP);
     sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
     if (sqlite3_step(s) != SQLITE_DONE)
         return db_error(h, "cannot drop content");
@@ -323,7 +352,7 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
     sqlite3_stmt *s;
     int64_t cut;
     char(*shas)[65] = NULL;
-    size_t n = 0, i;
+    size_t n = 0, cap = 0, i;
     int rc = 0, step;
 
     if (!keep)
@@ -343,17 +372,27 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
     if (sqlite3_step(s) != SQLITE_ROW)
         return db_error(h, "cannot count versions");
     cut = sqlite3_column_int64(s, 0);
-    if (!(shas = malloc((size_t)(PRUNE_SLACK(keep) + 1) * sizeof(*shas))))
-        return mt_error_set(MT_ENOMEM, "out of memory pruning the history");
     s = stmt(h, S_PRUNE);
     sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, cut);
+    /* RETURNING rows come before the deletes are done: collect, then drop. */
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
         const char *sha = (const char *)sqlite3_column_text(s, 0);
-        if (sha && n <= PRUNE_SLACK(keep))
-            snprintf(shas[n++], 65, "%s", sha);
+        if (!sha)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            void *p = realloc(shas, ncap * sizeof(*shas));
+            if (!p) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory pruning the history");
+                break;
+            }
+            shas = p;
+            cap = ncap;
+        }
+        snprintf(shas[n++], 65, "%s", sha);
     }
-    if (step != SQLITE_DONE)
+    if (rc == 0 && step != SQLITE_DONE)
         rc = db_error(h, "cannot prune");
     sqlite3_reset(s);
     for (i = 0; rc == 0 && i < n; i++)
@@ -368,7 +407,7 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         mt_hist_rollback(h);
         return mt_error_last()->code;
     }
-    if (sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_step(stmt(h, S_COMMIT)) != SQLITE_DONE) {
         int rc = db_error(h, "cannot commit");
         mt_hist_rollback(h);
         return rc;
@@ -422,7 +461,7 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
     mt_hist_mem was;
     sqlite3_stmt *s;
     uint64_t size = 0;
-    int rc, found = 0;
+    int found = 0;
 
     *out_id = 0;
     /* The memory: named, the one at the path (or the rename's source), or new. */
@@ -439,12 +478,17 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
     } else {
         return 0; /* nothing known of it: nothing to record */
     }
-    if (e->op != MT_VERSION_DELETED && e->data) {
-        mt_hist_sha256(sha, e->data, e->len);
-        size = e->len;
-        s = stmt(h, S_CONTENT_PUT);
-        sqlite3_bind_text(s, 1, sha, 64, SQLITE_STATIC);
-        sqlite3_bind_blob64(s, 2, e->data, e->len, SQLITE_STATIC);
+    if (e->op != MT_VERSION_DELETED) {
+        if (e->data) {
+            mt_hist_sha256(sha, e->data, e->len);
+            size = e->len;
+            s = stmt(h, S_CONTENT_PUT);
+            sqlite3_bind_text(s, 1, sha, 64, SQLITE_STATIC);
+            sqlite3_bind_blob64(s, 2, e->data, e->len, SQLITE_STATIC);
+        } else {
+            s = stmt(h, S_CONTENT_REF);
+            sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+        }
         if (sqlite3_step(s) != SQLITE_DONE)
             return db_error(h, "cannot keep content");
     }
@@ -462,30 +506,17 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
     if (sqlite3_step(s) != SQLITE_DONE)
         return db_error(h, "cannot record a version");
     *out_id = sqlite3_last_insert_rowid(h->db);
-    /* The memory's row: where it is and how its file looks. */
-    if (e->op == MT_VERSION_DELETED) {
+    /* The live memories: where each is and how its file looks. */
+    if (e->op == MT_VERSION_DELETED || e->previous) {
         s = stmt(h, S_MEMORY_GONE);
-        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    } else {
-        int exists = found || e->memory_id;
-        s = stmt(h, exists ? S_MEMORY_SET : S_MEMORY_NEW);
-        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 2, e->path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 3, sha, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 4, (int64_t)size);
-        if (e->fp) {
-            sqlite3_bind_int64(s, 5, (int64_t)e->fp->ino);
-            sqlite3_bind_int64(s, 6, e->fp->mtime_ns);
-            sqlite3_bind_int64(s, 7, e->fp->ctime_ns);
-        }
+        sqlite3_bind_text(s, 1, e->previous ? e->previous : e->path, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            return db_error(h, "cannot record a memory");
     }
-    if (sqlite3_step(s) != SQLITE_DONE)
-        return db_error(h, "cannot record a memory");
-    if (e->memory_id && e->op != MT_VERSION_DELETED && sqlite3_changes(h->db) == 0) {
-        /* A restored memory the retention had forgotten: a row again. */
-        s = stmt(h, S_MEMORY_NEW);
-        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 2, e->path, -1, SQLITE_STATIC);
+    if (e->op != MT_VERSION_DELETED) {
+        s = stmt(h, S_MEMORY_PUT);
+        sqlite3_bind_text(s, 1, e->path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 3, sha, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 4, (int64_t)size);
         if (e->fp) {
@@ -496,20 +527,19 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         if (sqlite3_step(s) != SQLITE_DONE)
             return db_error(h, "cannot record a memory");
     }
-    (void)rc;
     return 0;
 }
 
-int mt_hist_refresh(mt_hist *h, const char *memory_id, const mt_hist_fp *fp)
+int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
 {
     sqlite3_stmt *s = NULL;
     int rc = 0;
 
     if (sqlite3_prepare_v2(
-            h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE id = ?1", -1,
+            h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1", -1,
             &s, NULL) != SQLITE_OK)
         return db_error(h, "cannot record a memory");
-    sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)fp->ino);
     sqlite3_bind_int64(s, 3, fp->mtime_ns);
     sqlite3_bind_int64(s, 4, fp->ctime_ns);
@@ -531,7 +561,7 @@ int mt_hist_each(mt_hist *h, const char *path, mt_hist_each_cb cb, void *payload
 
     if (sqlite3_prepare_v2(h->db,
                            "SELECT path, id, sha256, size, ino, mtime_ns, ctime_ns FROM memories "
-                           "WHERE path IS NOT NULL AND (?1 = '' OR path = ?1 OR "
+                           "WHERE (?1 = '' OR path = ?1 OR "
                            "(path > ?1 || '/' AND path < ?1 || '0')) ORDER BY path",
                            -1, &s, NULL) != SQLITE_OK)
         return db_error(h, "cannot list memories");
@@ -608,8 +638,8 @@ int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_q
     if (sqlite3_prepare_v2(
             h->db,
             VERSION_COLUMNS
-            "WHERE (?1 IS NULL OR ?1 = '' OR path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0') "
-            "  OR previous_path = ?1 OR (previous_path > ?1 || '/' AND previous_path < ?1 || '0')) "
+            "WHERE (?1 IS NULL OR ?1 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE "
+            "  path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0'))) "
             "AND (?2 IS NULL OR memory_id = ?2) AND (?3 = 0 OR op = ?3) "
             "AND (?4 IS NULL OR actor = ?4) AND (?5 = 0 OR at >= ?5) AND (?6 = 0 OR at <= ?6) "
             "AND (?7 = 0 OR id < ?7) ORDER BY id DESC LIMIT ?8",
@@ -753,9 +783,8 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     /* Current content: the newest version of a memory that is live. */
     if (sqlite3_prepare_v2(h->db,
                            "SELECT v.sha256, v.redacted, (SELECT max(id) FROM versions WHERE "
-                           "memory_id = v.memory_id) = v.id AND m.path IS NOT NULL "
-                           "FROM versions v LEFT JOIN memories m ON m.id = v.memory_id "
-                           "WHERE v.id = ?1",
+                           "memory_id = v.memory_id) = v.id AND EXISTS (SELECT 1 FROM memories "
+                           "WHERE id = v.memory_id) FROM versions v WHERE v.id = ?1",
                            -1, &s, NULL) != SQLITE_OK) {
         rc = db_error(h, "cannot redact");
         goto fail;

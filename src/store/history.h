@@ -44,7 +44,7 @@ typedef struct {
 } mt_hist_event;
 
 /* Open (creating) the database `name` in the directory dirfd. */
-int mt_hist_open(mt_hist **out, int dirfd, const char *name);
+int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability);
 void mt_hist_close(mt_hist *h);
 
 /* One write transaction around the versions of one change. */
@@ -59,7 +59,7 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path);
 int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e);
 
 /* The memory's file looks like fp now, its content unchanged. */
-int mt_hist_refresh(mt_hist *h, const char *memory_id, const mt_hist_fp *fp);
+int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp);
 
 /* A memory over its cap of `keep` versions (by a slack) loses its oldest. */
 int mt_hist_prune(mt_hist *h, const char *memory_id, unsigned keep);
