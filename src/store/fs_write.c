@@ -700,8 +700,7 @@ static int fs_expect_file(mt_store_op *op, int dirfd, const char *name, const ch
     if (!op->expect_sha256)
         return 0;
     if (!S_ISREG(sb->st_mode))
-        return mt_error_set(MT_EINVAL, "an expected SHA-256 applies to a file, and %s is not one",
-                            rel);
+        return mt_error_set(MT_EINVAL, "an expected SHA-256 applies only to a regular file");
     if ((rc = mt_fs_open_regular(&fd, sb, dirfd, name, "cannot read", rel)) < 0)
         return rc;
     rc = mt_fs_read_fd(data, len, fd, (size_t)sb->st_size, rel);
