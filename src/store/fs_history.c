@@ -500,10 +500,13 @@ int mt_fs_version_content(mt_store *st, char **out, size_t *len, int64_t id)
 int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id)
 {
     mt_fs *fs = (mt_fs *)st;
+    mt_store_op locked = *op;
     mt_fs_txn t;
     int rc;
 
-    if ((rc = mt_fs_begin(fs, &t, op, "", 1)) < 0)
+    /* Under the store's lock, but in a transaction of its own. */
+    locked.history = 0;
+    if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
         return rc;
     if ((rc = hist_open(fs)) == 0)
         rc = mt_hist_redact(fs->hist, id);
@@ -517,11 +520,10 @@ int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel)
     mt_fs_txn t;
     int rc;
 
+    /* mt_fs_begin opens the history's transaction, mt_fs_end commits it. */
     if ((rc = mt_fs_begin(fs, &t, op, rel, 1)) < 0)
         return rc;
-    if (mt_fs_hist_begin(fs, op) == 1)
-        mt_fs_hist_settle_tree(fs, op, rel);
-    mt_fs_hist_end(fs, op);
+    mt_fs_hist_settle_tree(fs, op, rel);
     mt_fs_end(fs, &t);
     if (op->history && op->history_error)
         return mt_error_set(MT_EIO, "%s", op->history_error);

@@ -271,6 +271,9 @@ void mt_hist_close(mt_hist *h)
 int mt_hist_begin(mt_hist *h)
 {
     h->dropped = 0;
+    /* A transaction some failure left open must not swallow this one. */
+    if (!sqlite3_get_autocommit(h->db))
+        mt_hist_rollback(h);
     if (sqlite3_step(stmt(h, S_BEGIN)) != SQLITE_DONE)
         return db_error(h, "cannot begin");
     return 0;
