@@ -99,6 +99,7 @@ struct mt_hist {
     sqlite3_stmt *st[S_COUNT];
     int dirfd;             /* the directory the path names: SQLite opens its log by it later */
     int dropped;           /* this transaction removed content: truncate the log at commit */
+    int truncate_due;      /* a truncation readers kept from finishing: tried at each commit */
     int64_t last_days_run; /* when versions older than the days limit were last pruned */
 };
 
@@ -415,10 +416,18 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         mt_hist_rollback(h);
         return rc;
     }
-    if (h->dropped) {
+    if (h->dropped || h->truncate_due) {
         /* The pages that held it are zeros in the database now; the log's
-         * copies of them go with the log. */
-        sqlite3_wal_checkpoint_v2(h->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+         * copies of them go with the log. The store's lock is held here, so
+         * readers (another process's log) are waited for briefly, and a
+         * truncation they hold up is tried again at the next commit. */
+        int log = -1, done = -1;
+
+        sqlite3_busy_timeout(h->db, 250);
+        h->truncate_due = sqlite3_wal_checkpoint_v2(h->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log,
+                                                    &done) != SQLITE_OK ||
+                          log != 0;
+        sqlite3_busy_timeout(h->db, BUSY_MS);
         h->dropped = 0;
     }
     return 0;
