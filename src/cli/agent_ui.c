@@ -156,6 +156,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
 int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o, const char *name)
 {
     mt_cli local = *cli;
+    char actor[32];
     size_t len;
     int fd, rc;
 
@@ -182,6 +183,15 @@ int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *
     }
     if (o->root)
         local.root = o->root;
+    if (!cli->actor_given) {
+        /* Versions name the session that made them: agent:<8 hex digits>,
+         * new for every run (the handle copies the name). */
+        unsigned char r[4];
+        if (getentropy(r, sizeof(r)) < 0)
+            memset(r, 0, sizeof(r));
+        snprintf(actor, sizeof(actor), "agent:%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
+        local.opts.actor = actor;
+    }
     if (!(s->mem = mt_cli_open(&local)))
         goto fail;
     if (mt_agent_new(&s->agent, s->api, s->mem, &o->agent) < 0) {

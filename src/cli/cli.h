@@ -8,6 +8,7 @@
 typedef struct {
     const char *root; /* --root, MEMTOOL_ROOT, or the XDG default */
     mt_options opts;
+    int actor_given; /* --actor or MEMTOOL_ACTOR: front ends keep it as is */
 } mt_cli;
 
 /* Exit statuses: the tool reported an error, or the command line/input was unusable. */
@@ -51,5 +52,18 @@ int mt_cmd_serve(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_mcp(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_chat(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_run(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_log(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_show(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_diff(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_restore(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_undo(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_redact(const mt_cli *cli, int argc, char **argv);
+
+/* A version id from the command line ("42"): 0, or a usage error printed. */
+int mt_cli_parse_version(int64_t *out, const char *name, const char *s);
+
+/* A library failure of a history command: the message, and exit 1 (the
+ * command line was fine; what it asked for could not be done). */
+int mt_cli_fail(const char *name);
 
 #endif

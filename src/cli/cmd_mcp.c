@@ -15,9 +15,13 @@ static const char help[] =
     "  --max-line BYTES  longest message accepted (default 64M; K, M, G suffixes); a longer\n"
     "                    one is answered with an error and skipped\n";
 
+/* No --actor: changes are recorded as made by "mcp:<client name>". */
+static int name_actor;
+
 static void bind_mcp(mt_server_handler *h, mt_memory *mem, void *state)
 {
     mt_mcp_init(state, mem);
+    ((mt_mcp *)state)->name_actor = name_actor;
     h->handle = mt_mcp_handler_fn;
     h->oversize = mt_mcp_oversize;
     h->ctx = state;
@@ -28,5 +32,6 @@ int mt_cmd_mcp(const mt_cli *cli, int argc, char **argv)
 {
     mt_mcp mcp;
 
+    name_actor = !cli->actor_given;
     return mt_cli_serve_stdio(cli, argc, argv, "mcp", help, bind_mcp, &mcp);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib/memory.h"
 #include "lib/text.h"
 
 typedef struct {
@@ -27,6 +28,12 @@ static const mt_cli_command commands[] = {
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
     {"chat", mt_cmd_chat, "talk with Claude, which keeps its memory in the store"},
     {"run", mt_cmd_run, "give Claude one task with memory, then exit"},
+    {"log", mt_cmd_log, "list the versions of memories, newest first"},
+    {"show", mt_cmd_show, "print a version's content"},
+    {"diff", mt_cmd_diff, "show how a version differs from the one before (or another)"},
+    {"restore", mt_cmd_restore, "make a version's content current again"},
+    {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
+    {"redact", mt_cmd_redact, "erase a version's content and path for good"},
 };
 
 static void usage(FILE *out)
@@ -50,6 +57,13 @@ static void usage(FILE *out)
                  "                          (MEMTOOL_LOCK_TIMEOUT; 5)\n"
                  "  --view-limit CHARS      longest view result (MEMTOOL_VIEW_LIMIT; 16000)\n"
                  "  --durability MODE       full, file or none (MEMTOOL_DURABILITY; full)\n"
+                 "  --actor NAME            who the changes are recorded as (MEMTOOL_ACTOR;\n"
+                 "                          cli, serve, mcp:<client>, agent:<session>)\n"
+                 "  --history on|off        keep a version of every change (MEMTOOL_HISTORY; on)\n"
+                 "  --history-keep N        versions kept per memory, 0 no cap\n"
+                 "                          (MEMTOOL_HISTORY_KEEP; 100)\n"
+                 "  --history-days N        days a version is kept, 0 forever\n"
+                 "                          (MEMTOOL_HISTORY_DAYS; 90)\n"
                  "  -h, --help              this help; `memtool <command> --help` for a command\n"
                  "  --version               the version\n"
                  "Sizes take a K, M or G suffix (powers of 1024).\n");
@@ -63,6 +77,30 @@ static int set_option(mt_cli *cli, const char *name, const char *value)
         if (!*value)
             return mt_cli_usage_error(NULL, "--root needs a directory");
         cli->root = value;
+        return 0;
+    }
+    if (strcmp(name, "actor") == 0) {
+        if (mt_actor_check(value) < 0)
+            return mt_cli_usage_error(NULL, "--actor: %s", mt_error_last()->message);
+        cli->opts.actor = value;
+        cli->actor_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "history") == 0) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+            return mt_cli_usage_error(NULL, "--history needs on or off, not '%s'", value);
+        cli->opts.history = strcmp(value, "on") == 0;
+        return 0;
+    }
+    if (strcmp(name, "history-keep") == 0 || strcmp(name, "history-days") == 0) {
+        uint64_t n;
+        if (mt_text_parse_size(&n, value) < 0 || n > 1000000000 || strpbrk(value, "KMGkmg"))
+            return mt_cli_usage_error(
+                NULL, "--%s needs a whole number from 0 to 1000000000, not '%s'", name, value);
+        if (name[8] == 'k')
+            cli->opts.history_keep = (unsigned)n;
+        else
+            cli->opts.history_days = (unsigned)n;
         return 0;
     }
     if (strcmp(name, "durability") == 0) {
@@ -110,6 +148,10 @@ static const struct {
     {"lock-timeout", "MEMTOOL_LOCK_TIMEOUT"},
     {"view-limit", "MEMTOOL_VIEW_LIMIT"},
     {"durability", "MEMTOOL_DURABILITY"},
+    {"actor", "MEMTOOL_ACTOR"},
+    {"history", "MEMTOOL_HISTORY"},
+    {"history-keep", "MEMTOOL_HISTORY_KEEP"},
+    {"history-days", "MEMTOOL_HISTORY_DAYS"},
 };
 
 int main(int argc, char **argv)
@@ -123,6 +165,10 @@ int main(int argc, char **argv)
         {"lock-timeout", required_argument, NULL, 0},
         {"view-limit", required_argument, NULL, 0},
         {"durability", required_argument, NULL, 0},
+        {"actor", required_argument, NULL, 0},
+        {"history", required_argument, NULL, 0},
+        {"history-keep", required_argument, NULL, 0},
+        {"history-days", required_argument, NULL, 0},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -174,6 +220,14 @@ int main(int argc, char **argv)
         if (n < 0 || (size_t)n >= sizeof(default_root))
             return mt_cli_usage_error(NULL, "the default store path is too long; give --root");
         cli.root = default_root;
+    }
+    if (!cli.actor_given) {
+        /* Who makes the changes, by front end; an MCP server names its
+         * client and an agent its session once it knows them. */
+        const char *sub = argv[optind];
+        cli.opts.actor = strcmp(sub, "serve") == 0 ? "serve"
+                         : strcmp(sub, "mcp") == 0 ? "mcp"
+                                                   : "cli";
     }
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(argv[optind], commands[i].name) == 0) {

@@ -224,6 +224,17 @@ static int do_initialize(char **out, size_t *out_len, const request *r)
         version = MT_MCP_LATEST_LEGACY;
     snprintf(r->s->version, sizeof(r->s->version), "%s", version);
     r->s->initialized = 1;
+    if (r->s->name_actor) {
+        /* Versions say which client made them; a name that is no valid actor
+         * (too long, control characters) leaves the plain "mcp". */
+        const char *name =
+            json_string_value(json_object_get(json_object_get(r->params, "clientInfo"), "name"));
+        char actor[128];
+        if (name) {
+            snprintf(actor, sizeof(actor), "mcp:%s", name);
+            mt_memory_set_actor(r->s->mem, actor);
+        }
+    }
     return rpc_result(out, out_len, r,
                       json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", version, "capabilities",
                                 server_capabilities(), "serverInfo", server_info(), "instructions",

@@ -41,6 +41,7 @@ typedef struct {
     mt_memory *mem;   /* not owned */
     int initialized;  /* an initialize request was answered */
     char version[16]; /* the handshake-era revision agreed on */
+    int name_actor;   /* record changes as "mcp:<client name>" once initialize gives it */
 } mt_mcp;
 
 void mt_mcp_init(mt_mcp *s, mt_memory *mem);

@@ -1,0 +1,111 @@
+/* memtool log [PATH] [options]: versions, newest first. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history_ui.h"
+#include "lib/text.h"
+
+static const char help[] =
+    "usage: memtool [options] log [PATH] [--json] [--limit N] [--since TIME] [--until TIME]\n"
+    "                             [--actor NAME] [--op created|modified|deleted] [--before ID]\n\n"
+    "The versions of the memories at PATH (a file, a directory: everything beneath it, or a\n"
+    "memory that no longer exists; default /memories), newest first. Changes made outside\n"
+    "memtool are recorded first, as actor \"external\".\n\n"
+    "Options:\n"
+    "  --json         one JSON object per line: id, memory_id, path, previous_path (renames),\n"
+    "                 operation, actor, created_at, content_sha256, content_size_bytes, redacted\n"
+    "  --limit N      at most N versions (default 100; 0: all)\n"
+    "  --since TIME   at or after TIME: RFC 3339 (2026-11-22T10:00:00Z) or an age (30d, 12h, 15m)\n"
+    "  --until TIME   at or before TIME\n"
+    "  --actor NAME   made by NAME only\n"
+    "  --op OP        created, modified or deleted only\n"
+    "  --before ID    older than version ID (to page through a long log)\n";
+
+int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"limit", required_argument, NULL, 'n'},
+        {"since", required_argument, NULL, 's'},
+        {"until", required_argument, NULL, 'u'},
+        {"actor", required_argument, NULL, 'a'},
+        {"op", required_argument, NULL, 'o'},
+        {"before", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mt_log_query q;
+    mt_version *v = NULL;
+    mt_memory *mem = NULL;
+    size_t count = 0, i;
+    int json = 0, c, status;
+
+    memset(&q, 0, sizeof(q));
+    q.limit = 100;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        uint64_t n;
+        switch (c) {
+        case 'j':
+            json = 1;
+            break;
+        case 'n':
+            if (mt_text_parse_size(&n, optarg) < 0 || strpbrk(optarg, "KMGkmg"))
+                return mt_cli_usage_error("log", "--limit needs a whole number, not '%s'", optarg);
+            q.limit = n ? (size_t)n : SIZE_MAX;
+            break;
+        case 's':
+        case 'u':
+            if (mt_cli_time_parse(c == 's' ? &q.since : &q.until, optarg) < 0)
+                return mt_cli_usage_error("log",
+                                          "--%s needs an RFC 3339 time (2026-11-22T10:00:00Z) or "
+                                          "an age (30d, 12h, 15m, 45s), not '%s'",
+                                          c == 's' ? "since" : "until", optarg);
+            break;
+        case 'a':
+            q.actor = optarg;
+            break;
+        case 'o':
+            if (mt_cli_op_parse(&q.operation, optarg) < 0)
+                return mt_cli_usage_error(
+                    "log", "--op needs created, modified or deleted, not '%s'", optarg);
+            break;
+        case 'b':
+            if ((status = mt_cli_parse_version(&q.before_id, "log", optarg)) != 0)
+                return status;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        default:
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (argc - optind > 1) {
+        fputs(help, stderr);
+        return MT_EXIT_USAGE;
+    }
+    q.path = optind < argc ? argv[optind] : "/memories";
+    if (!(mem = mt_cli_open(cli)))
+        return MT_EXIT_TOOL;
+    if (mt_memory_log(&v, &count, mem, &q) < 0) {
+        status = mt_cli_fail("log");
+        goto done;
+    }
+    status = MT_EXIT_OK;
+    for (i = 0; i < count; i++) {
+        if (!json)
+            mt_cli_version_print(stdout, &v[i]);
+        else if (mt_cli_version_json(stdout, &v[i]) < 0) {
+            fprintf(stderr, "memtool log: version %lld cannot be written as JSON\n",
+                    (long long)v[i].id);
+            status = MT_EXIT_TOOL;
+        }
+    }
+done:
+    mt_versions_free(v, count);
+    mt_memory_free(mem);
+    return status;
+}

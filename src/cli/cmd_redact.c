@@ -1,0 +1,33 @@
+/* memtool redact VERSION: erase a version's content and path. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "history_ui.h"
+
+static const char help[] =
+    "usage: memtool [options] redact VERSION\n\n"
+    "Erase the content and path of version VERSION for good (zeroed in the history database,\n"
+    "gone from its log); the version stays in the log, marked redacted. A memory's current\n"
+    "content cannot be redacted: change or delete the memory first.\n";
+
+int mt_cmd_redact(const mt_cli *cli, int argc, char **argv)
+{
+    mt_memory *mem;
+    int64_t id;
+    int status = mt_cli_simple_args(argc, argv, 1, help);
+
+    if (status >= 0)
+        return status;
+    if ((status = mt_cli_parse_version(&id, "redact", argv[argc - 1])) != 0)
+        return status;
+    if (!(mem = mt_cli_open(cli)))
+        return MT_EXIT_TOOL;
+    if (mt_memory_redact(mem, id) < 0) {
+        status = mt_cli_fail("redact");
+    } else {
+        printf("Redacted version %" PRId64 "\n", id);
+        status = MT_EXIT_OK;
+    }
+    mt_memory_free(mem);
+    return status;
+}

@@ -1,0 +1,32 @@
+/* memtool undo PATH: back to the version before the newest. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "history_ui.h"
+
+static const char help[] =
+    "usage: memtool [options] undo PATH\n\n"
+    "Restore the memory at PATH (or last at PATH, if deleted) to the version before its newest,\n"
+    "as a new version. A second undo brings back what the first replaced.\n";
+
+int mt_cmd_undo(const mt_cli *cli, int argc, char **argv)
+{
+    mt_memory *mem;
+    int64_t now = 0, restored = 0;
+    int status = mt_cli_simple_args(argc, argv, 1, help);
+
+    if (status >= 0)
+        return status;
+    if (!(mem = mt_cli_open(cli)))
+        return MT_EXIT_TOOL;
+    if (mt_memory_undo(&now, &restored, mem, argv[argc - 1]) < 0) {
+        status = mt_cli_fail("undo");
+    } else {
+        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")\n", argv[argc - 1],
+               restored, now);
+        status = MT_EXIT_OK;
+    }
+    mt_memory_free(mem);
+    return status;
+}
