@@ -13,6 +13,13 @@ A .test file is a script of steps, each starting at the beginning of a line:
     ! {"command": "view", ...}  a call that must fail as a tool error (exit 1)
     ? not json                  a call that must be refused as usage (exit 2)
     = a/b.txt "content\\n"       the file's exact bytes, as a JSON string
+    ~ log /memories/a.md        a memtool subcommand (shell-split) that must succeed:
+                                its stdout is the expected output; `~!` one that must
+                                fail as a tool error (exit 1) and `~?` as usage (exit 2):
+                                their stderr is the expected output (or a `%` line).
+                                In these blocks
+                                {TIME} matches an RFC 3339 time with milliseconds and
+                                {MEM} a memory id.
 
 The lines after a call, up to the next step, are its exact expected output
 (a result never ends with a newline, so the block's last newline is not part of
@@ -23,13 +30,25 @@ Each file runs in a fresh, empty store.
 """
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 
-STEP = ("# ", "@ ", "$ ", "> ", "! ", "? ", "= ", "% ")
+STEP = ("# ", "@ ", "$ ", "> ", "! ", "? ", "= ", "% ", "~ ", "~!", "~?")
 EXIT = {">": 0, "!": 1, "?": 2}
+CLI_EXIT = {"~ ": 0, "~!": 1, "~?": 2}
+WILD = {b"{TIME}": rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", b"{MEM}": rb"mem_[0-9a-f]{16}"}
+
+
+def matches(expected, got):
+    """Whether got is expected with its wildcards filled in."""
+    pattern = re.escape(expected)
+    for token, rx in WILD.items():
+        pattern = pattern.replace(re.escape(token), rx)
+    return re.fullmatch(pattern, got, re.S) is not None
 
 
 def parse(path):
@@ -49,7 +68,21 @@ def parse(path):
         if kind not in STEP:
             raise SystemExit(f"{path}:{i}: not a step: {text!r}")
         arg = line[2:]
-        if kind[0] in EXIT:
+        if kind in CLI_EXIT:
+            block = []
+            start = i + 1
+            if i < len(lines) and lines[i].startswith(b"% "):
+                steps.append((kind, arg.strip(),
+                              json.loads(lines[i][2:].decode("utf-8")).encode("utf-8"), start - 1))
+                i += 1
+                continue
+            while i < len(lines) and lines[i].decode("utf-8")[:2] not in STEP:
+                block.append(lines[i])
+                i += 1
+            while block and block[-1] == b"":
+                block.pop()
+            steps.append((kind, arg.strip(), b"\n".join(block), start - 1))
+        elif kind[0] in EXIT:
             block = []
             start = i + 1
             if i < len(lines) and lines[i].startswith(b"% "):
@@ -77,7 +110,18 @@ def run_file(memtool, path):
     try:
         for kind, arg, expected, line in parse(path):
             where = f"{os.path.basename(path)}:{line}"
-            if kind == "@":
+            if kind in CLI_EXIT:
+                r = subprocess.run([memtool, "--root", store, *opts, *shlex.split(arg.decode())],
+                                   capture_output=True, timeout=60)
+                got = (r.stdout if kind == "~ " else r.stderr).rstrip(b"\n")
+                if r.returncode != CLI_EXIT[kind]:
+                    failures.append(f"{where}: exit {r.returncode}, expected {CLI_EXIT[kind]}"
+                                    f"\n  command: {arg!r}\n  stdout: {r.stdout!r}"
+                                    f"\n  stderr: {r.stderr!r}")
+                elif not matches(expected, got):
+                    failures.append(f"{where}: wrong output\n  command:  {arg!r}"
+                                    f"\n  expected: {expected!r}\n  got:      {got!r}")
+            elif kind == "@":
                 opts = arg.decode().split()
             elif kind == "$":
                 r = subprocess.run(["sh", "-c", arg.decode()], cwd=store,
