@@ -269,8 +269,21 @@ void mt_hist_close(mt_hist *h)
     free(h);
 }
 
+/* A statement stepped to a row and left there holds a read transaction
+ * open: a later BEGIN IMMEDIATE then fails at once (SQLite cannot wait on a
+ * snapshot another process has moved past), and a checkpoint cannot
+ * truncate the log under it. Every statement is reset between changes. */
+static void reset_all(mt_hist *h)
+{
+    int i;
+
+    for (i = 0; i < S_COUNT; i++)
+        sqlite3_reset(h->st[i]);
+}
+
 int mt_hist_begin(mt_hist *h)
 {
+    reset_all(h);
     h->dropped = 0;
     /* A transaction some failure left open must not swallow this one. */
     if (!sqlite3_get_autocommit(h->db))
@@ -411,6 +424,7 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         mt_hist_rollback(h);
         return mt_error_last()->code;
     }
+    reset_all(h);
     if (sqlite3_step(stmt(h, S_COMMIT)) != SQLITE_DONE) {
         int rc = db_error(h, "cannot commit");
         mt_hist_rollback(h);
