@@ -1,0 +1,408 @@
+/*
+ * History: the guarantees of SPEC section 6 under processes, kills and
+ * damage, and that what is redacted or pruned is gone from the disk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "helpers.h"
+
+static void sha_hex(char out[65], const char *data, size_t len)
+{
+    unsigned char md[crypto_hash_sha256_BYTES];
+
+    crypto_hash_sha256(md, (const unsigned char *)data, len);
+    sodium_bin2hex(out, 65, md, sizeof(md));
+}
+
+static void call_ok(mt_memory *mem, const char *json)
+{
+    int is_error;
+    char *text = mt_test_call(mem, &is_error, json);
+
+    if (is_error)
+        fail_msg("%s -> %s", json, text);
+    free(text);
+}
+
+static size_t log_of(mt_memory *mem, mt_version **v, const char *path, size_t limit)
+{
+    mt_log_query q;
+    size_t n = 0;
+
+    memset(&q, 0, sizeof(q));
+    q.path = path;
+    q.limit = limit;
+    if (mt_memory_log(v, &n, mem, &q) < 0)
+        fail_msg("log %s: %s", path, mt_error_last()->message);
+    return n;
+}
+
+/* Whether needle occurs in any file of the store's reserved directory. */
+static int in_history_files(const mt_test_store *ts, const char *needle)
+{
+    static const char *const names[] = {"history.db", "history.db-wal", "history.db-shm"};
+    char path[512];
+    size_t i;
+    int found = 0;
+
+    for (i = 0; i < 3 && !found; i++) {
+        FILE *f;
+        char *data;
+        long size;
+
+        snprintf(path, sizeof(path), "%s/.memtool/%s", ts->root, names[i]);
+        if (!(f = fopen(path, "rb")))
+            continue;
+        fseek(f, 0, SEEK_END);
+        size = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        data = malloc((size_t)size + 1);
+        assert_non_null(data);
+        if (size > 0 && fread(data, 1, (size_t)size, f) == (size_t)size)
+            found = memmem(data, (size_t)size, needle, strlen(needle)) != NULL;
+        free(data);
+        fclose(f);
+    }
+    return found;
+}
+
+/* 8 processes x 25 edits of one file: 200 versions in one chain, each
+ * content readable, the newest the file's. */
+static void test_processes_one_chain(void **state)
+{
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char json[256];
+    size_t n, i;
+    int p, status;
+    (void)state;
+
+    /* No cap on versions: all 201 must be there. */
+    mt_options_init(&o);
+    o.history_keep = 0;
+    mt_test_store_init(&ts, &o);
+    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/log.md\",\"file_text\":\"\"}");
+    for (p = 0; p < 8; p++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            mt_memory *mem;
+            int k, ok = 1;
+            if (mt_memory_open(&mem, ts.root, &o) < 0)
+                _exit(3);
+            for (k = 0; k < 25; k++) {
+                mt_result r;
+                snprintf(json, sizeof(json),
+                         "{\"command\":\"insert\",\"path\":\"/memories/log.md\",\"insert_line\":0,"
+                         "\"insert_text\":\"p%d k%d\\n\"}",
+                         p, k);
+                if (mt_memory_call(&r, mem, json, strlen(json)) < 0 || r.is_error)
+                    ok = 0;
+                mt_result_dispose(&r);
+            }
+            mt_memory_free(mem);
+            _exit(ok ? 0 : 4);
+        }
+    }
+    for (p = 0; p < 8; p++) {
+        assert_true(wait(&status) > 0);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    n = log_of(ts.mem, &v, "/memories/log.md", 1000);
+    assert_int_equal(n, 201);
+    assert_int_equal(v[n - 1].operation, MT_VERSION_CREATED);
+    /* One chain: each version's content is its predecessor's with one line
+     * more at the top. */
+    {
+        char *prev = NULL;
+        size_t prev_len = 0;
+        for (i = n; i-- > 0;) {
+            char *data;
+            size_t len;
+            assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[i].id), 0);
+            if (prev) {
+                const char *nl = memchr(data, '\n', len);
+                assert_non_null(nl);
+                assert_int_equal(len - (size_t)(nl + 1 - data), prev_len);
+                assert_memory_equal(nl + 1, prev, prev_len);
+            }
+            if (i + 1 < n)
+                assert_true(v[i].id > v[i + 1].id);
+            free(prev);
+            prev = data;
+            prev_len = len;
+        }
+        /* The newest is what the file holds. */
+        {
+            size_t flen;
+            char *file = mt_test_read(&ts, "log.md", &flen);
+            assert_int_equal(flen, prev_len);
+            assert_memory_equal(file, prev, flen);
+            free(file);
+        }
+        free(prev);
+    }
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
+/* SIGKILL at any moment of a write: afterwards every file's content is
+ * the newest version of its memory, and every version with content reads. */
+static void test_kill_any_moment(void **state)
+{
+    mt_test_store ts;
+    unsigned seed = (unsigned)time(NULL);
+    int round;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    print_message("seed %u\n", seed);
+    srand(seed);
+    for (round = 0; round < 30; round++) {
+        pid_t pid = fork();
+        int status;
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            mt_options o;
+            mt_memory *mem;
+            char json[256];
+            int k;
+            mt_options_init(&o);
+            o.durability = MT_DURABILITY_NONE;
+            if (mt_memory_open(&mem, ts.root, &o) < 0)
+                _exit(3);
+            for (k = 0;; k++) {
+                mt_result r;
+                int f = k % 5;
+                switch (k % 4) {
+                case 0:
+                    snprintf(json, sizeof(json),
+                             "{\"command\":\"create\",\"path\":\"/memories/f%d.md\",\"file_text\":"
+                             "\"r%d k%d\\n\"}",
+                             f, round, k);
+                    break;
+                case 1:
+                    snprintf(
+                        json, sizeof(json),
+                        "{\"command\":\"insert\",\"path\":\"/memories/f%d.md\",\"insert_line\":"
+                        "0,\"insert_text\":\"k%d\\n\"}",
+                        f, k);
+                    break;
+                case 2:
+                    snprintf(
+                        json, sizeof(json),
+                        "{\"command\":\"rename\",\"old_path\":\"/memories/f%d.md\",\"new_path\":"
+                        "\"/memories/d%d/g.md\"}",
+                        f, k);
+                    break;
+                default:
+                    snprintf(json, sizeof(json),
+                             "{\"command\":\"delete\",\"path\":\"/memories/d%d\"}", k - 1);
+                }
+                mt_memory_call(&r, mem, json, strlen(json));
+                mt_result_dispose(&r);
+            }
+        }
+        usleep((useconds_t)(rand() % 20000));
+        kill(pid, SIGKILL);
+        assert_true(waitpid(pid, &status, 0) == pid);
+    }
+    /* A fresh handle; the log catches up with what the kills left. */
+    {
+        mt_memory *mem;
+        mt_version *v = NULL;
+        size_t n, i;
+        assert_int_equal(mt_memory_open(&mem, ts.root, NULL), 0);
+        {
+            mt_log_query q;
+            memset(&q, 0, sizeof(q));
+            q.limit = SIZE_MAX;
+            assert_int_equal(mt_memory_log(&v, &n, mem, &q), 0);
+        }
+        assert_true(n > 0);
+        for (i = 0; i < n; i++) {
+            char *data;
+            size_t len;
+            char sha[65];
+            if (v[i].operation == MT_VERSION_DELETED || v[i].redacted)
+                continue;
+            if (mt_memory_version_content(&data, &len, mem, v[i].id) < 0)
+                fail_msg("version %lld: %s", (long long)v[i].id, mt_error_last()->message);
+            sha_hex(sha, data, len);
+            assert_string_equal(sha, v[i].content_sha256);
+            free(data);
+        }
+        /* Every file on disk: the newest version at its path holds its content. */
+        for (i = 0; i < 5; i++) {
+            char rel[32], path[48];
+            size_t len, j;
+            char *file, sha[65];
+            snprintf(rel, sizeof(rel), "f%zu.md", i);
+            snprintf(path, sizeof(path), "/memories/%s", rel);
+            if (!(file = mt_test_read(&ts, rel, &len)))
+                continue;
+            sha_hex(sha, file, len);
+            for (j = 0; j < n; j++)
+                if (v[j].path && strcmp(v[j].path, path) == 0)
+                    break;
+            assert_true(j < n);
+            assert_int_not_equal(v[j].operation, MT_VERSION_DELETED);
+            assert_string_equal(v[j].content_sha256, sha);
+            free(file);
+        }
+        mt_versions_free(v, n);
+        mt_memory_free(mem);
+    }
+    mt_test_store_free(&ts);
+}
+
+/* A damaged history never stops the memories; log says what is wrong;
+ * a missing one is made anew. */
+static void test_damaged_history(void **state)
+{
+    mt_test_store ts;
+    mt_version *v = NULL;
+    size_t n = 0;
+    char path[512];
+    int fd;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    call_ok(ts.mem,
+            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    mt_memory_free(ts.mem);
+    snprintf(path, sizeof(path), "%s/.memtool/history.db-wal", ts.root);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/.memtool/history.db-shm", ts.root);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts.root);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "this is not a database, not at all, no....", 42), 42);
+    close(fd);
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\","
+                    "\"new_str\":\"two\"}");
+    call_ok(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
+    assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
+    assert_non_null(strstr(mt_error_last()->message, "history database"));
+    /* Moved away: memtool starts a new history. */
+    unlink(path);
+    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\\n\"}");
+    n = log_of(ts.mem, &v, "/memories/b.md", 10);
+    assert_int_equal(n, 1);
+    assert_int_equal(v[0].operation, MT_VERSION_CREATED);
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
+/* Redacted content and content pruned by retention leave no copy in the
+ * database, its log or its shared memory. */
+static void test_gone_from_disk(void **state)
+{
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char json[256], marker[64];
+    size_t n, i;
+    int k;
+    (void)state;
+
+    mt_options_init(&o);
+    o.history_keep = 5;
+    mt_test_store_init(&ts, &o);
+    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"token "
+                    "SECRET-aa11bb22cc33\\n\"}");
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/s.md\",\"old_str\":"
+                    "\"SECRET-aa11bb22cc33\",\"new_str\":\"[removed]\"}");
+    assert_true(in_history_files(&ts, "SECRET-aa11bb22cc33"));
+    n = log_of(ts.mem, &v, "/memories/s.md", 10);
+    assert_int_equal(n, 2);
+    assert_int_equal(mt_memory_redact(ts.mem, v[0].id), MT_EINVAL); /* the current content */
+    assert_int_equal(mt_memory_redact(ts.mem, v[1].id), 0);
+    assert_false(in_history_files(&ts, "SECRET-aa11bb22cc33"));
+    mt_versions_free(v, n);
+    n = log_of(ts.mem, &v, "/memories/s.md", 10);
+    assert_true(v[1].redacted);
+    assert_null(v[1].path);
+    assert_string_equal(v[1].content_sha256, "");
+    mt_versions_free(v, n);
+
+    /* Retention: 31 versions of a memory with a cap of 5 keep at most
+     * 5 + 5/10 + 1, the newest; the content of every pruned one (each
+     * holds only its own marker) is gone from the files. */
+    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/r.md\",\"file_text\":"
+                    "\"MARK-0000-unique\\n\"}");
+    for (k = 1; k <= 30; k++) {
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"str_replace\",\"path\":\"/memories/r.md\",\"old_str\":"
+                 "\"MARK-%04d-unique\",\"new_str\":\"MARK-%04d-unique\"}",
+                 k - 1, k);
+        call_ok(ts.mem, json);
+    }
+    n = log_of(ts.mem, &v, "/memories/r.md", 100);
+    assert_true(n >= 5 && n <= 7);
+    for (i = 0; i < n; i++) {
+        char *data;
+        size_t len;
+        snprintf(marker, sizeof(marker), "MARK-%04zu-unique\n", 30 - i);
+        assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[i].id), 0);
+        assert_int_equal(len, strlen(marker));
+        assert_memory_equal(data, marker, len);
+        free(data);
+    }
+    for (k = 0; k <= 30 - (int)n; k++) {
+        snprintf(marker, sizeof(marker), "MARK-%04d-unique", k);
+        if (in_history_files(&ts, marker))
+            fail_msg("%s was pruned but is still in the history's files", marker);
+    }
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
+/* With history off nothing is recorded, and the history calls say why. */
+static void test_history_off(void **state)
+{
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    size_t n = 0;
+    struct stat sb;
+    char path[512];
+    (void)state;
+
+    mt_options_init(&o);
+    o.history = 0;
+    mt_test_store_init(&ts, &o);
+    call_ok(ts.mem,
+            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts.root);
+    assert_int_equal(stat(path, &sb), -1);
+    assert_int_equal(mt_memory_log(&v, &n, ts.mem, NULL), MT_ENOSYS);
+    mt_test_store_free(&ts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_processes_one_chain), cmocka_unit_test(test_kill_any_moment),
+        cmocka_unit_test(test_damaged_history),     cmocka_unit_test(test_gone_from_disk),
+        cmocka_unit_test(test_history_off),
+    };
+    if (sodium_init() < 0)
+        return 1;
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
