@@ -315,13 +315,46 @@ static int drop_content(mt_hist *h, const char *sha)
     return 0;
 }
 
+/* Run a DELETE ... RETURNING sha256 and drop each content it freed. Its
+ * rows all come at the first step, before the deletes are done: collect,
+ * then drop. */
+static int drop_returned(mt_hist *h, sqlite3_stmt *s)
+{
+    char(*shas)[65] = NULL;
+    size_t n = 0, cap = 0, i;
+    int rc = 0, step;
+
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *sha = (const char *)sqlite3_column_text(s, 0);
+        if (!sha)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            void *p = realloc(shas, ncap * sizeof(*shas));
+            if (!p) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory pruning the history");
+                break;
+            }
+            shas = p;
+            cap = ncap;
+        }
+        snprintf(shas[n++], 65, "%s", sha);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_error(h, "cannot prune");
+    for (i = 0; rc == 0 && i < n; i++)
+        rc = drop_content(h, shas[i]);
+    free(shas);
+    return rc;
+}
+
 /* Versions older than the days limit go, except each memory's newest (a
  * live memory's is its current content). At most once a minute. */
 static int prune_days(mt_hist *h, unsigned days)
 {
     sqlite3_stmt *s = NULL;
     int64_t now = now_ms();
-    int rc = 0, step;
+    int rc;
 
     if (!days || now - h->last_days_run < 60000)
         return 0;
@@ -332,34 +365,8 @@ static int prune_days(mt_hist *h, unsigned days)
                            -1, &s, NULL) != SQLITE_OK)
         return db_error(h, "cannot prune");
     sqlite3_bind_int64(s, 1, now - (int64_t)days * MS_PER_DAY);
-    /* RETURNING rows come before the deletes are done: collect, then drop. */
-    {
-        char(*shas)[65] = NULL;
-        size_t n = 0, cap = 0, i;
-
-        while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-            const char *sha = (const char *)sqlite3_column_text(s, 0);
-            if (!sha)
-                continue;
-            if (n == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                void *p = realloc(shas, ncap * sizeof(*shas));
-                if (!p) {
-                    rc = mt_error_set(MT_ENOMEM, "out of memory pruning the history");
-                    break;
-                }
-                shas = p;
-                cap = ncap;
-            }
-            snprintf(shas[n++], 65, "%s", sha);
-        }
-        if (rc == 0 && step != SQLITE_DONE)
-            rc = db_error(h, "cannot prune");
-        sqlite3_finalize(s);
-        for (i = 0; rc == 0 && i < n; i++)
-            rc = drop_content(h, shas[i]);
-        free(shas);
-    }
+    rc = drop_returned(h, s);
+    sqlite3_finalize(s);
     return rc;
 }
 
@@ -368,9 +375,7 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
 {
     sqlite3_stmt *s;
     int64_t cut;
-    char(*shas)[65] = NULL;
-    size_t n = 0, cap = 0, i;
-    int rc = 0, step;
+    int rc, step;
 
     if (!keep)
         return 0;
@@ -392,29 +397,8 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
     s = stmt(h, S_PRUNE);
     sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, cut);
-    /* RETURNING rows come before the deletes are done: collect, then drop. */
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *sha = (const char *)sqlite3_column_text(s, 0);
-        if (!sha)
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            void *p = realloc(shas, ncap * sizeof(*shas));
-            if (!p) {
-                rc = mt_error_set(MT_ENOMEM, "out of memory pruning the history");
-                break;
-            }
-            shas = p;
-            cap = ncap;
-        }
-        snprintf(shas[n++], 65, "%s", sha);
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = db_error(h, "cannot prune");
+    rc = drop_returned(h, s);
     sqlite3_reset(s);
-    for (i = 0; rc == 0 && i < n; i++)
-        rc = drop_content(h, shas[i]);
-    free(shas);
     return rc;
 }
 
