@@ -94,6 +94,7 @@ typedef struct {
     int history;           /* 1: every change is a version (default); 0: none recorded */
     unsigned history_keep; /* versions kept per memory; default 100 (0: no cap) */
     unsigned history_days; /* days a version is kept; default 90 (0: no limit) */
+    const char *audit;     /* a file to append one JSON line per call to; NULL: none */
 } mt_options;
 
 /* Fill opts with the defaults. */

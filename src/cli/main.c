@@ -46,27 +46,29 @@ static void usage(FILE *out)
                  "Commands:\n");
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nOptions (each also read from the environment variable shown):\n"
-                 "  --root DIR              the store (MEMTOOL_ROOT; default\n"
-                 "                          $XDG_DATA_HOME/memtool/memories)\n"
-                 "  --max-file-size BYTES   largest file (MEMTOOL_MAX_FILE_SIZE; 1M)\n"
-                 "  --max-store-size BYTES  all files together (MEMTOOL_MAX_STORE_SIZE; 100M)\n"
-                 "  --max-files N           number of files (MEMTOOL_MAX_FILES; 10000)\n"
-                 "  --max-dirs N            number of directories (MEMTOOL_MAX_DIRS; 1000)\n"
-                 "  --lock-timeout SECONDS  longest wait for the store's lock\n"
-                 "                          (MEMTOOL_LOCK_TIMEOUT; 5)\n"
-                 "  --view-limit CHARS      longest view result (MEMTOOL_VIEW_LIMIT; 16000)\n"
-                 "  --durability MODE       full, file or none (MEMTOOL_DURABILITY; full)\n"
-                 "  --actor NAME            who the changes are recorded as (MEMTOOL_ACTOR;\n"
-                 "                          cli, serve, mcp:<client>, agent:<session>)\n"
-                 "  --history on|off        keep a version of every change (MEMTOOL_HISTORY; on)\n"
-                 "  --history-keep N        versions kept per memory, 0 no cap\n"
-                 "                          (MEMTOOL_HISTORY_KEEP; 100)\n"
-                 "  --history-days N        days a version is kept, 0 forever\n"
-                 "                          (MEMTOOL_HISTORY_DAYS; 90)\n"
-                 "  -h, --help              this help; `memtool <command> --help` for a command\n"
-                 "  --version               the version\n"
-                 "Sizes take a K, M or G suffix (powers of 1024).\n");
+    fprintf(out,
+            "\nOptions (each also read from the environment variable shown):\n"
+            "  --root DIR              the store (MEMTOOL_ROOT; default\n"
+            "                          $XDG_DATA_HOME/memtool/memories)\n"
+            "  --max-file-size BYTES   largest file (MEMTOOL_MAX_FILE_SIZE; 1M)\n"
+            "  --max-store-size BYTES  all files together (MEMTOOL_MAX_STORE_SIZE; 100M)\n"
+            "  --max-files N           number of files (MEMTOOL_MAX_FILES; 10000)\n"
+            "  --max-dirs N            number of directories (MEMTOOL_MAX_DIRS; 1000)\n"
+            "  --lock-timeout SECONDS  longest wait for the store's lock\n"
+            "                          (MEMTOOL_LOCK_TIMEOUT; 5)\n"
+            "  --view-limit CHARS      longest view result (MEMTOOL_VIEW_LIMIT; 16000)\n"
+            "  --durability MODE       full, file or none (MEMTOOL_DURABILITY; full)\n"
+            "  --actor NAME            who the changes are recorded as (MEMTOOL_ACTOR;\n"
+            "                          cli, serve, mcp:<client>, agent:<session>)\n"
+            "  --history on|off        keep a version of every change (MEMTOOL_HISTORY; on)\n"
+            "  --history-keep N        versions kept per memory, 0 no cap\n"
+            "                          (MEMTOOL_HISTORY_KEEP; 100)\n"
+            "  --history-days N        days a version is kept, 0 forever\n"
+            "                          (MEMTOOL_HISTORY_DAYS; 90)\n"
+            "  --audit FILE            append a JSON line per tool call to FILE (MEMTOOL_AUDIT)\n"
+            "  -h, --help              this help; `memtool <command> --help` for a command\n"
+            "  --version               the version\n"
+            "Sizes take a K, M or G suffix (powers of 1024).\n");
 }
 
 static int set_option(mt_cli *cli, const char *name, const char *value)
@@ -84,6 +86,12 @@ static int set_option(mt_cli *cli, const char *name, const char *value)
             return mt_cli_usage_error(NULL, "--actor: %s", mt_error_last()->message);
         cli->opts.actor = value;
         cli->actor_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "audit") == 0) {
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--audit needs a file");
+        cli->opts.audit = value;
         return 0;
     }
     if (strcmp(name, "history") == 0) {
@@ -152,6 +160,7 @@ static const struct {
     {"history", "MEMTOOL_HISTORY"},
     {"history-keep", "MEMTOOL_HISTORY_KEEP"},
     {"history-days", "MEMTOOL_HISTORY_DAYS"},
+    {"audit", "MEMTOOL_AUDIT"},
 };
 
 int main(int argc, char **argv)
@@ -169,6 +178,7 @@ int main(int argc, char **argv)
         {"history", required_argument, NULL, 0},
         {"history-keep", required_argument, NULL, 0},
         {"history-days", required_argument, NULL, 0},
+        {"audit", required_argument, NULL, 0},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},

@@ -8,6 +8,7 @@
 #include "json.h"
 #include "input.h"
 #include "path.h"
+#include "audit.h"
 #include "utf8.h"
 
 #define VALID_COMMANDS "view, create, str_replace, insert, delete, rename"
@@ -154,15 +155,21 @@ static int run_command(mt_reply *r, mt_memory *m, const mt_input *in)
         return mt_reply_fail(r, "Error: Unknown command: '", cmd->str,
                              "'. Valid commands are: " VALID_COMMANDS);
 
+    r->command = name;
     if ((rc = get_expected(r, expect, in, name)) != 0)
         goto done;
     if (strcmp(name, "rename") == 0) {
+        r->path = in->arg[MT_IN_OLD_PATH].str;
+        r->new_path = in->arg[MT_IN_NEW_PATH].str;
         if ((rc = get_path(r, &path, &rel, in, MT_IN_OLD_PATH, name)) != 0 ||
             (rc = get_path(r, &path2, &rel2, in, MT_IN_NEW_PATH, name)) != 0)
             goto done;
         rc = mt_op_rename(r, m, path, rel, path2, rel2);
         goto done;
     }
+    r->path = in->arg[MT_IN_PATH].str;
+    r->bytes_written = in->arg[MT_IN_FILE_TEXT].str.len + in->arg[MT_IN_NEW_STR].str.len +
+                       in->arg[MT_IN_INSERT_TEXT].str.len;
     if ((rc = get_path(r, &path, &rel, in, MT_IN_PATH, name)) != 0)
         goto done;
     if (strcmp(name, "view") == 0) {
@@ -213,12 +220,35 @@ static int run_json(mt_reply *r, mt_memory *m, const json_t *input)
     return run_command(r, m, &in);
 }
 
-static int finish(mt_result *res, mt_reply *r, int rc)
+/* One line in the audit log, when there is one. A failed append leaves
+ * the result as it is: the change, if any, was made. */
+static void audit(const mt_memory *m, const mt_reply *r)
+{
+    mt_audit_entry e;
+
+    memset(&e, 0, sizeof(e));
+    e.actor = m->actor;
+    e.command = r->command;
+    e.path = r->path.ptr;
+    e.path_len = r->path.len;
+    e.new_path = r->new_path.ptr;
+    e.new_path_len = r->new_path.len;
+    e.is_error = r->is_error;
+    if (!r->is_error && r->command && strcmp(r->command, "view") == 0)
+        e.bytes_read = r->text.len;
+    else if (!r->is_error)
+        e.bytes_written = r->bytes_written;
+    mt_audit_record(m->audit_fd, &e);
+}
+
+static int finish(mt_result *res, mt_reply *r, int rc, const mt_memory *m)
 {
     if (rc < 0) {
         mt_buf_dispose(&r->text);
         return mt_error_set(MT_ENOMEM, "out of memory");
     }
+    if (m->audit_fd >= 0)
+        audit(m, r);
     res->is_error = r->is_error;
     res->text = mt_buf_detach(&r->text, &res->len);
     if (!res->text)
@@ -228,19 +258,19 @@ static int finish(mt_result *res, mt_reply *r, int rc)
 
 int mt_memory_call_object(mt_result *res, mt_memory *m, const json_t *input)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL};
+    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
 
     if (!res)
         return mt_error_set(MT_EINVAL, "mt_memory_call_object needs a result");
     memset(res, 0, sizeof(*res));
     if (!m || !input)
         return mt_error_set(MT_EINVAL, "mt_memory_call_object needs a handle and an input");
-    return finish(res, &r, run_json(&r, m, input));
+    return finish(res, &r, run_json(&r, m, input), m);
 }
 
 int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL};
+    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
     json_error_t err;
     json_t *input;
     mt_input in;
@@ -255,9 +285,10 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
     if ((rc = mt_input_parse_flat(&in, json, len)) != 0) {
         if (rc < 0)
             return mt_error_set(MT_ENOMEM, "out of memory");
-        rc = run_command(&r, m, &in);
+        /* The audit line in finish may point into the input: it goes after. */
+        rc = finish(res, &r, run_command(&r, m, &in), m);
         mt_input_dispose(&in);
-        return finish(res, &r, rc);
+        return rc;
     }
     /* NULs are allowed inside strings (a path with one is refused by the path
      * rules with a clear message); duplicate keys would make intent ambiguous. */
@@ -271,24 +302,24 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
         rc = mt_reply_fail(&r, "Error: The tool input is not valid JSON: ", why, "");
         if (rc == 0)
             rc = mt_buf_printf(&r.text, " (line %d, column %d)", err.line, err.column);
-        return finish(res, &r, rc);
+        return finish(res, &r, rc, m);
     }
-    rc = run_json(&r, m, input);
+    rc = finish(res, &r, run_json(&r, m, input), m);
     json_decref(input);
-    return finish(res, &r, rc);
+    return rc;
 }
 
 int mt_memory_run_input(mt_result *res, mt_memory *m, const mt_input *in)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL};
+    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
 
     memset(res, 0, sizeof(*res));
-    return finish(res, &r, run_command(&r, m, in));
+    return finish(res, &r, run_command(&r, m, in), m);
 }
 
 int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, const json_t *block)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL};
+    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
     const json_t *id = NULL, *type, *name, *input = block;
     int rc;
 
@@ -314,7 +345,7 @@ int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, con
     } else {
         rc = run_json(&r, m, input);
     }
-    return finish(res, &r, rc);
+    return finish(res, &r, rc, m);
 }
 
 int mt_memory_tool_result(json_t **out, mt_memory *m, const json_t *block)

@@ -4,7 +4,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "audit.h"
 #include "text.h"
 #include "utf8.h"
 
@@ -132,6 +134,12 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     }
     m->store = store;
     m->opts = o;
+    m->audit_fd = -1;
+    if (o.audit && (rc = mt_audit_open(&m->audit_fd, o.audit)) < 0) {
+        free(m);
+        goto fail;
+    }
+    m->opts.audit = NULL; /* the name may not outlive the call; the descriptor is kept */
     mt_store_op_init(&m->op);
     m->op.max_file_size = o.max_file_size;
     m->op.max_store_size = o.max_store_size;
@@ -178,6 +186,8 @@ void mt_memory_free(mt_memory *m)
     if (!m)
         return;
     m->store->free(m->store);
+    if (m->audit_fd >= 0)
+        close(m->audit_fd);
     free(m);
 }
 

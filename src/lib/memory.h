@@ -17,6 +17,7 @@ struct mt_memory {
     mt_options opts;
     mt_store_op op; /* the limits, lock wait and history settings every change is given */
     char actor[MT_ACTOR_MAX];
+    int audit_fd; /* the audit log, or -1 */
 };
 
 /* Whether a name may be an actor: 1..127 bytes of UTF-8, no control characters. */
@@ -33,6 +34,10 @@ typedef struct {
     mt_buf text;
     int is_error;
     const char *expect_sha256; /* the input's expected_sha256 (64 lowercase hex), or NULL */
+    /* For the audit log: what the call was. */
+    const char *command;
+    mt_str path, new_path;
+    uint64_t bytes_written;
 } mt_reply;
 
 /* Append literal text or a string from the input (shown as valid UTF-8). */
