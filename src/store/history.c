@@ -15,6 +15,7 @@
 #include "history.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -95,6 +96,8 @@ static const char schema[] =
     "INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
 
 struct mt_hist {
+    struct mt_hist *next; /* every open history of this process (the registry) */
+    unsigned forks;       /* the forks counted when it was opened */
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
     int dirfd;             /* the directory the path names: SQLite opens its log by it later */
@@ -102,6 +105,60 @@ struct mt_hist {
     int truncate_due;      /* a truncation readers kept from finishing: tried at each commit */
     int64_t last_days_run; /* when versions older than the days limit were last pruned */
 };
+
+/*
+ * After a fork the child holds copies of its parent's SQLite connections,
+ * and SQLite keeps one record per database file and process (its locks and
+ * its shared-memory mapping): a connection the child opens to the same file
+ * would share the inherited record, whose locks the child does not hold, and
+ * the locking between the processes breaks (seen as a hang under load). So
+ * every open history is registered, and before the first open in a child the
+ * inherited ones are closed: that releases only the child's view (POSIX locks
+ * are per process) and, with the log kept (PERSIST_WAL), deletes nothing.
+ */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static mt_hist *registry;
+static unsigned forks;
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void registry_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void registry_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_child(void)
+{
+    forks++;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void watch_forks(void)
+{
+    pthread_atfork(registry_prepare, registry_parent, registry_child);
+}
+
+static void hist_free(mt_hist *h);
+
+/* Close what a parent left this process; called with the registry locked. */
+static void drop_inherited(void)
+{
+    mt_hist **p = &registry;
+
+    while (*p) {
+        mt_hist *h = *p;
+        if (h->forks != forks) {
+            *p = h->next;
+            hist_free(h);
+        } else {
+            p = &h->next;
+        }
+    }
+}
 
 static int db_error(mt_hist *h, const char *what)
 {
@@ -148,6 +205,10 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
     *out = NULL;
     if (sodium_init() < 0)
         return mt_error_set(MT_ERROR, "libsodium failed to start");
+    pthread_once(&forks_once, watch_forks);
+    pthread_mutex_lock(&registry_lock);
+    drop_inherited();
+    pthread_mutex_unlock(&registry_lock);
     if (!(h = calloc(1, sizeof(*h))))
         return mt_error_set(MT_ENOMEM, "out of memory opening the history");
     h->dirfd = -1;
@@ -247,20 +308,44 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             rc = db_error(h, "cannot prepare a statement");
             goto done;
         }
+    {
+        /* A close never deletes the log (a forked child's close must not). */
+        int persist = 1;
+        sqlite3_file_control(h->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+    }
+    pthread_mutex_lock(&registry_lock);
+    h->forks = forks;
+    h->next = registry;
+    registry = h;
+    pthread_mutex_unlock(&registry_lock);
     *out = h;
     h = NULL;
 done:
     sqlite3_free(msg);
-    mt_hist_close(h);
+    if (h)
+        hist_free(h);
     return rc;
 }
 
 void mt_hist_close(mt_hist *h)
 {
-    int i;
+    mt_hist **p;
 
     if (!h)
         return;
+    pthread_mutex_lock(&registry_lock);
+    for (p = &registry; *p && *p != h; p = &(*p)->next)
+        ;
+    if (*p)
+        *p = h->next;
+    pthread_mutex_unlock(&registry_lock);
+    hist_free(h);
+}
+
+static void hist_free(mt_hist *h)
+{
+    int i;
+
     for (i = 0; i < S_COUNT; i++)
         sqlite3_finalize(h->st[i]);
     sqlite3_close(h->db);
