@@ -196,6 +196,11 @@ MT_EXTERN(int) mt_memory_redact(mt_memory *mem, int64_t id);
 /* The SHA-256 (lowercase hex) of the file at path now. */
 MT_EXTERN(int) mt_memory_sha256(char out[65], mt_memory *mem, const char *path);
 
+/* Why the handle's last change recorded no version (the history database
+ * is damaged or cannot be written: the change itself was made), or NULL
+ * when it did. A front end shows it as a warning. */
+MT_EXTERN(const char *) mt_memory_history_warning(mt_memory *mem);
+
 /* Who the handle's changes are recorded as from now on (a front end learns
  * it late: an MCP client's name comes with its initialize). */
 MT_EXTERN(int) mt_memory_set_actor(mt_memory *mem, const char *actor);

@@ -22,6 +22,9 @@ typedef int (*mt_cli_fn)(const mt_cli *cli, int argc, char **argv);
 /* Open the store the options name, creating the root; on failure print why and return NULL. */
 mt_memory *mt_cli_open(const mt_cli *cli);
 
+/* After a change: warn on stderr when its version could not be recorded. */
+void mt_cli_warn_history(const char *name, mt_memory *mem);
+
 /* Print "memtool <name>: msg" and a hint to stderr; returns MT_EXIT_USAGE. */
 int mt_cli_usage_error(const char *name, const char *fmt, ...)
 #if defined(__GNUC__)

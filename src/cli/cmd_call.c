@@ -86,6 +86,7 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
         is_error = res.is_error;
     }
     status = is_error ? MT_EXIT_TOOL : MT_EXIT_OK;
+    mt_cli_warn_history("call", mem);
 done:
     if (fflush(stdout) != 0)
         status = MT_EXIT_TOOL;

@@ -20,6 +20,15 @@ mt_memory *mt_cli_open(const mt_cli *cli)
     return mem;
 }
 
+void mt_cli_warn_history(const char *name, mt_memory *mem)
+{
+    const char *why = mt_memory_history_warning(mem);
+
+    /* The change stands (the result said so); only its version is missing. */
+    if (why)
+        fprintf(stderr, "memtool %s: warning: no version was recorded: %s\n", name, why);
+}
+
 int mt_cli_usage_error(const char *name, const char *fmt, ...)
 {
     va_list ap;
@@ -115,6 +124,7 @@ int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input)
     fputc('\n', res.is_error ? stderr : stdout);
     status = res.is_error ? MT_EXIT_TOOL : MT_EXIT_OK;
     mt_result_dispose(&res);
+    mt_cli_warn_history(name, mem);
 done:
     json_decref(input);
     mt_memory_free(mem);

@@ -12,6 +12,7 @@ int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str
         return rc < 0 ? rc : 0;
     mt_memory_op(&op, m);
     rc = m->store->create(m->store, &op, rel, text.ptr, text.len);
+    mt_memory_note(m, &op);
     if (rc == MT_EEXISTS)
         return mt_reply_fail(r, "Error: File ", path, " already exists");
     if (rc == MT_ELIMIT)

@@ -10,6 +10,7 @@ int mt_op_delete(mt_reply *r, mt_memory *m, mt_str path, const char *rel)
         return mt_reply_failf(r, "Error: Cannot delete the /memories directory itself");
     mt_reply_op(&op, r, m);
     rc = m->store->remove(m->store, &op, rel);
+    mt_memory_note(m, &op);
     if (rc == MT_ECONFLICT)
         return mt_reply_conflict(r, &op, path);
     if (rc == MT_ENOTFOUND)

@@ -30,6 +30,7 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
     }
     mt_reply_op(&op, r, m);
     rc = m->store->rename(m->store, &op, old_rel, new_rel);
+    mt_memory_note(m, &op);
     if (rc == MT_ECONFLICT)
         return mt_reply_conflict(r, &op, old_path);
     if (rc == MT_ENOTFOUND && op.culprit == 0)

@@ -21,6 +21,7 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
         return mt_reply_fail(e->r, "Error: The path ", e->path, missing);
     mt_reply_op(&op, e->r, e->m);
     rc = e->m->store->edit(e->m->store, &op, rel, cb, e);
+    mt_memory_note(e->m, &op);
     if (rc == MT_ENOMEM)
         return rc;
     if (rc == MT_ECONFLICT)

@@ -2,6 +2,7 @@
 #include "memory.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -207,6 +208,19 @@ int mt_memory_usage(mt_usage *out, mt_memory *m)
 void mt_memory_op(mt_store_op *op, const mt_memory *m)
 {
     *op = m->op;
+}
+
+void mt_memory_note(mt_memory *m, const mt_store_op *op)
+{
+    if (m->store->version < 3 || !op->history)
+        return;
+    snprintf(m->history_warning, sizeof(m->history_warning), "%s",
+             op->history_error ? op->history_error : "");
+}
+
+const char *mt_memory_history_warning(mt_memory *m)
+{
+    return m && m->history_warning[0] ? m->history_warning : NULL;
 }
 
 void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m)

@@ -18,7 +18,13 @@ struct mt_memory {
     mt_store_op op; /* the limits, lock wait and history settings every change is given */
     char actor[MT_ACTOR_MAX];
     int audit_fd; /* the audit log, or -1 */
+    /* Why the last change that should have made a version did not (a
+     * damaged or unwritable history); "" when it did. */
+    char history_warning[256];
 };
+
+/* After a change: keep (or clear) the store's word on its history. */
+void mt_memory_note(mt_memory *m, const mt_store_op *op);
 
 /* Whether a name may be an actor: 1..127 bytes of UTF-8, no control characters. */
 int mt_actor_check(const char *actor);

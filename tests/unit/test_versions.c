@@ -296,12 +296,16 @@ static void test_damaged_history(void **state)
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\","
                     "\"new_str\":\"two\"}");
+    /* The change stands; the handle says why it has no version. */
+    assert_non_null(mt_memory_history_warning(ts.mem));
+    assert_non_null(strstr(mt_memory_history_warning(ts.mem), "history database"));
     call_ok(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
     assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
     assert_non_null(strstr(mt_error_last()->message, "history database"));
     /* Moved away: memtool starts a new history. */
     unlink(path);
     call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\\n\"}");
+    assert_null(mt_memory_history_warning(ts.mem));
     n = log_of(ts.mem, &v, "/memories/b.md", 10);
     assert_int_equal(n, 1);
     assert_int_equal(v[0].operation, MT_VERSION_CREATED);
