@@ -172,10 +172,17 @@ static void test_kill_any_moment(void **state)
     print_message("seed %u\n", seed);
     srand(seed);
     for (round = 0; round < 30; round++) {
-        pid_t pid = fork();
-        int status;
+        int ready[2], status;
+        pid_t pid;
+        char byte;
+
+        /* The kill lands after the child's first write, whatever the
+         * machine's speed (a sanitizer build starts slowly). */
+        assert_int_equal(pipe(ready), 0);
+        pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+            close(ready[0]);
             mt_options o;
             mt_memory *mem;
             char json[256];
@@ -214,8 +221,13 @@ static void test_kill_any_moment(void **state)
                 }
                 mt_memory_call(&r, mem, json, strlen(json));
                 mt_result_dispose(&r);
+                if (k == 0 && write(ready[1], "r", 1) != 1)
+                    _exit(5);
             }
         }
+        close(ready[1]);
+        assert_int_equal(read(ready[0], &byte, 1), 1);
+        close(ready[0]);
         usleep((useconds_t)(rand() % 20000));
         kill(pid, SIGKILL);
         assert_true(waitpid(pid, &status, 0) == pid);
