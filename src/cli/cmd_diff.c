@@ -55,7 +55,7 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
 
     memset(&va, 0, sizeof(va));
     memset(&vb, 0, sizeof(vb));
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'c' && strcmp(optarg, "always") == 0)
             color = 1;
         else if (c == 'c' && strcmp(optarg, "never") == 0)

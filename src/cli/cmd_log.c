@@ -44,7 +44,9 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
 
     memset(&q, 0, sizeof(q));
     q.limit = 100;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    /* Options may come after PATH too ("log /memories/a.md --json"): getopt
+     * moves them to the front. */
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         uint64_t n;
         switch (c) {
         case 'j':

@@ -1,4 +1,5 @@
-/* memtool restore VERSION: a version's content, current again. */
+/* memtool restore [--json] VERSION: a version's content, current again. */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,39 +10,61 @@ static const char help[] =
     "usage: memtool [options] restore [--json] VERSION\n\n"
     "Make the content of version VERSION the memory's current content, as a new version: where\n"
     "the memory is now, or, if it was deleted, at the version's path (an error if another memory\n"
-    "holds that path now).\n";
+    "holds that path now).\n"
+    "  --json  print {\"restored\": VERSION, \"version\": NEW, \"path\": PATH} on one line\n";
 
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     mt_version v;
     mt_memory *mem;
     int64_t id, now = 0;
-    int json = argc > 1 && strcmp(argv[1], "--json") == 0;
-    int status;
+    int json = 0, c, status;
 
-    if (json) {
-        argv++;
-        argc--;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'j') {
+            json = 1;
+        } else if (c == 'h') {
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        } else {
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
     }
-    if ((status = mt_cli_simple_args(argc, argv, 1, help)) >= 0)
-        return status;
-    if ((status = mt_cli_parse_version(&id, "restore", argv[argc - 1])) != 0)
+    if (argc - optind != 1) {
+        fputs(help, stderr);
+        return MT_EXIT_USAGE;
+    }
+    if ((status = mt_cli_parse_version(&id, "restore", argv[optind])) != 0)
         return status;
     if (!(mem = mt_cli_open(cli)))
         return MT_EXIT_TOOL;
     memset(&v, 0, sizeof(v));
     if (mt_memory_restore(&now, mem, id) < 0 || mt_memory_version(&v, mem, now) < 0) {
         status = mt_cli_fail("restore");
-    } else {
-        if (json)
-            printf("{\"restored\":%" PRId64 ",\"version\":%" PRId64 ",\"path\":", id, now);
-        else
-            printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")\n", v.path, id,
-                   now);
-        if (json && mt_cli_json_string(stdout, v.path) == 0)
-            fputs("}\n", stdout);
-        status = MT_EXIT_OK;
+        goto done;
     }
+    status = MT_EXIT_OK;
+    if (!json) {
+        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")\n", v.path, id, now);
+        goto done;
+    }
+    /* The path through jansson, so any name comes out as valid JSON. */
+    printf("{\"restored\":%" PRId64 ",\"version\":%" PRId64 ",\"path\":", id, now);
+    if (mt_cli_json_string(stdout, v.path) < 0) {
+        fputs("null}\n", stdout);
+        fprintf(stderr, "memtool restore: the path of version %" PRId64 " cannot be written\n",
+                now);
+        status = MT_EXIT_TOOL;
+    } else {
+        fputs("}\n", stdout);
+    }
+done:
     mt_version_dispose(&v);
     mt_memory_free(mem);
     return status;

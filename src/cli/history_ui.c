@@ -61,6 +61,16 @@ static int digits(const char **p, int n, int *out)
     return 0;
 }
 
+/* A date like 2026-02-30 is refused, not read as a day in March. */
+static int days_in_month(int y, int mo)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+    if (mo == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
+        return 29;
+    return days[mo - 1];
+}
+
 int mt_cli_time_parse(int64_t *ms, const char *s)
 {
     struct timespec now;
@@ -117,7 +127,7 @@ int mt_cli_time_parse(int64_t *ms, const char *s)
                 frac += (*p - '0') * scale;
             }
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60)
         return -1;
     /* Days since the epoch of a civil date (proleptic Gregorian). */
     {
@@ -187,15 +197,13 @@ int mt_cli_version_json(FILE *out, const mt_version *v)
     int rc = 0;
 
     mt_cli_time_format(when, v->created_at);
-    o = json_pack("{s:I, s:s, s:s?, s:s, s:s, s:s, s:s?, s:I, s:b}", "id", (json_int_t)v->id,
-                  "memory_id", v->memory_id, "path", v->path, "operation",
-                  mt_cli_op_name(v->operation), "actor", v->actor, "created_at", when,
+    /* s* leaves previous_path out unless the version is a rename. */
+    o = json_pack("{s:I, s:s, s:s?, s:s*, s:s, s:s, s:s, s:s?, s:I, s:b}", "id", (json_int_t)v->id,
+                  "memory_id", v->memory_id, "path", v->path, "previous_path", v->previous_path,
+                  "operation", mt_cli_op_name(v->operation), "actor", v->actor, "created_at", when,
                   "content_sha256", *v->content_sha256 ? v->content_sha256 : NULL,
                   "content_size_bytes", (json_int_t)v->content_size, "redacted", v->redacted);
-    if (o && v->previous_path &&
-        json_object_set_new(o, "previous_path", json_string(v->previous_path)) < 0)
-        rc = -1;
-    line = o && rc == 0 ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (line) {
         fprintf(out, "%s\n", line);
         free(line);

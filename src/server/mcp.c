@@ -226,13 +226,16 @@ static int do_initialize(char **out, size_t *out_len, const request *r)
     r->s->initialized = 1;
     if (r->s->name_actor) {
         /* Versions say which client made them; a name that is no valid actor
-         * (too long, control characters) leaves the plain "mcp". */
-        const char *name =
-            json_string_value(json_object_get(json_object_get(r->params, "clientInfo"), "name"));
+         * (too long, control characters, a NUL) leaves the plain "mcp" rather
+         * than a cut one that could pass for another client's. */
+        const json_t *jname = json_object_get(json_object_get(r->params, "clientInfo"), "name");
+        const char *name = json_string_value(jname);
         char actor[128];
-        if (name) {
-            snprintf(actor, sizeof(actor), "mcp:%s", name);
-            mt_memory_set_actor(r->s->mem, actor);
+        int n;
+        if (name && strlen(name) == json_string_length(jname)) {
+            n = snprintf(actor, sizeof(actor), "mcp:%s", name);
+            if (n > 0 && (size_t)n < sizeof(actor))
+                mt_memory_set_actor(r->s->mem, actor);
         }
     }
     return rpc_result(out, out_len, r,

@@ -17,7 +17,9 @@ A .test file is a script of steps, each starting at the beginning of a line:
                                 its stdout is the expected output; `~!` one that must
                                 fail as a tool error (exit 1) and `~?` as usage (exit 2):
                                 their stderr is the expected output (or a `%` line).
-                                In these blocks
+                                Leading NAME=VALUE words set environment variables, as
+                                in sh (`~ MEMTOOL_ACTOR=bot delete /memories/a.md`);
+                                stdin is empty. In these blocks
                                 {TIME} matches an RFC 3339 time with milliseconds and
                                 {MEM} a memory id.
 
@@ -26,7 +28,8 @@ The lines after a call, up to the next step, are its exact expected output
 it). A call followed by a `%` line instead gives the expected output as one
 JSON string, for results holding control characters.
 
-Each file runs in a fresh, empty store.
+Each file runs in a fresh, empty store, and no MEMTOOL_* variable of the
+caller's environment reaches the memtool under test.
 """
 import json
 import os
@@ -40,6 +43,7 @@ import tempfile
 STEP = ("# ", "@ ", "$ ", "> ", "! ", "? ", "= ", "% ", "~ ", "~!", "~?")
 EXIT = {">": 0, "!": 1, "?": 2}
 CLI_EXIT = {"~ ": 0, "~!": 1, "~?": 2}
+ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 WILD = {b"{TIME}": rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", b"{MEM}": rb"mem_[0-9a-f]{16}"}
 
 
@@ -101,6 +105,23 @@ def parse(path):
     return steps
 
 
+def clean_env(**extra):
+    """The caller's environment without MEMTOOL_* (an exported MEMTOOL_ACTOR
+    or limit would change the results), plus extra."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTOOL_")}
+    env.update(extra)
+    return env
+
+
+def cli_command(arg):
+    """A `~` step's words: leading NAME=VALUE ones are its environment."""
+    words, extra = shlex.split(arg), {}
+    while words and ENV_WORD.match(words[0]):
+        name, value = words.pop(0).split("=", 1)
+        extra[name] = value
+    return words, extra
+
+
 def run_file(memtool, path):
     failures = []
     root = tempfile.mkdtemp(prefix="memtool-golden-")
@@ -111,8 +132,10 @@ def run_file(memtool, path):
         for kind, arg, expected, line in parse(path):
             where = f"{os.path.basename(path)}:{line}"
             if kind in CLI_EXIT:
-                r = subprocess.run([memtool, "--root", store, *opts, *shlex.split(arg.decode())],
-                                   capture_output=True, timeout=60)
+                words, extra = cli_command(arg.decode())
+                r = subprocess.run([memtool, "--root", store, *opts, *words],
+                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+                                   env=clean_env(**extra))
                 got = (r.stdout if kind == "~ " else r.stderr).rstrip(b"\n")
                 if r.returncode != CLI_EXIT[kind]:
                     failures.append(f"{where}: exit {r.returncode}, expected {CLI_EXIT[kind]}"
@@ -125,8 +148,8 @@ def run_file(memtool, path):
                 opts = arg.decode().split()
             elif kind == "$":
                 r = subprocess.run(["sh", "-c", arg.decode()], cwd=store,
-                                   env=dict(os.environ, OUTSIDE=os.path.join(root, "outside"),
-                                            MEMTOOL=os.path.abspath(memtool)))
+                                   env=clean_env(OUTSIDE=os.path.join(root, "outside"),
+                                                 MEMTOOL=os.path.abspath(memtool)))
                 if r.returncode != 0:
                     failures.append(f"{where}: shell step failed ({r.returncode}): {arg.decode()}")
             elif kind == "=":
@@ -142,7 +165,7 @@ def run_file(memtool, path):
                     failures.append(f"{where}: {rel} holds {got!r}, expected {want!r}")
             else:
                 r = subprocess.run([memtool, "--root", store, *opts, "call"], input=arg,
-                                   capture_output=True, timeout=60)
+                                   capture_output=True, timeout=60, env=clean_env())
                 if r.returncode != EXIT[kind]:
                     failures.append(f"{where}: exit {r.returncode}, expected {EXIT[kind]}"
                                     f"\n  input:  {arg!r}\n  stdout: {r.stdout!r}"
