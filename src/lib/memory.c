@@ -136,7 +136,9 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->store = store;
     m->opts = o;
     m->audit_fd = -1;
+    pthread_mutex_init(&m->warning_lock, NULL);
     if (o.audit && (rc = mt_audit_open(&m->audit_fd, o.audit)) < 0) {
+        pthread_mutex_destroy(&m->warning_lock);
         free(m);
         goto fail;
     }
@@ -189,6 +191,7 @@ void mt_memory_free(mt_memory *m)
     m->store->free(m->store);
     if (m->audit_fd >= 0)
         close(m->audit_fd);
+    pthread_mutex_destroy(&m->warning_lock);
     free(m);
 }
 
@@ -214,13 +217,23 @@ void mt_memory_note(mt_memory *m, const mt_store_op *op)
 {
     if (m->store->version < 3 || !op->history)
         return;
+    pthread_mutex_lock(&m->warning_lock);
     snprintf(m->history_warning, sizeof(m->history_warning), "%s",
              op->history_error ? op->history_error : "");
+    pthread_mutex_unlock(&m->warning_lock);
 }
 
 const char *mt_memory_history_warning(mt_memory *m)
 {
-    return m && m->history_warning[0] ? m->history_warning : NULL;
+    /* A copy per thread: another thread's change may write the handle's. */
+    static _Thread_local char copy[256];
+
+    if (!m)
+        return NULL;
+    pthread_mutex_lock(&m->warning_lock);
+    memcpy(copy, m->history_warning, sizeof(copy));
+    pthread_mutex_unlock(&m->warning_lock);
+    return copy[0] ? copy : NULL;
 }
 
 void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m)

@@ -2,6 +2,7 @@
 #ifndef MT_MEMORY_H
 #define MT_MEMORY_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -21,6 +22,7 @@ struct mt_memory {
     /* Why the last change that should have made a version did not (a
      * damaged or unwritable history); "" when it did. */
     char history_warning[256];
+    pthread_mutex_t warning_lock; /* threads share the handle, and the warning */
 };
 
 /* After a change: keep (or clear) the store's word on its history. */
