@@ -544,10 +544,11 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
 static void new_memory_id(char id[24])
 {
     unsigned char r[8];
+    char hex[17];
 
     randombytes_buf(r, sizeof(r));
-    memcpy(id, "mem_", 4);
-    sodium_bin2hex(id + 4, 17, r, sizeof(r));
+    sodium_bin2hex(hex, sizeof(hex), r, sizeof(r));
+    snprintf(id, 24, "mem_%s", hex);
 }
 
 int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
