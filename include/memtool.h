@@ -77,7 +77,7 @@ typedef enum {
     MT_DURABILITY_NONE = 2  /* leave it to the kernel; still atomic */
 } mt_durability;
 
-#define MT_OPTIONS_VERSION 3
+#define MT_OPTIONS_VERSION 4
 
 typedef struct {
     unsigned int version;     /* MT_OPTIONS_VERSION */
@@ -95,6 +95,8 @@ typedef struct {
     unsigned history_keep; /* versions kept per memory; default 100 (0: no cap) */
     unsigned history_days; /* days a version is kept; default 90 (0: no limit) */
     const char *audit;     /* a file to append one JSON line per call to; NULL: none */
+    /* Since version 4: */
+    const char *tenant; /* whose memories, in a store shared by many; NULL: "default" */
 } mt_options;
 
 /* Fill opts with the defaults. */
@@ -108,10 +110,18 @@ typedef struct mt_store mt_store; /* see memtool/store.h */
 
 /*
  * Open the filesystem store rooted at `root` (created if missing, mode
- * 0700). opts may be NULL for the defaults. Fails with MT_ENOSYS on a kernel
+ * 0700), for opts->tenant. opts may be NULL for the defaults. Fails with MT_ENOSYS on a kernel
  * without openat2(2): memtool never falls back to checking paths as strings.
  */
 MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_options *opts);
+
+/*
+ * Open the store a URL names (see mt_store_open_url in memtool/store.h):
+ * file:DIR, sqlite:PATH, or a PostgreSQL connection string as libpq takes
+ * it (postgresql://USER@HOST/DATABASE, postgres://..., or
+ * postgresql:KEYWORDS), for opts->tenant.
+ */
+MT_EXTERN(int) mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts);
 
 /* Wrap any store; the handle takes ownership of it, even on failure. */
 MT_EXTERN(int) mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts);
@@ -192,6 +202,12 @@ mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *mem, const char *p
 /* Erase a version's content and path for good (the row stays, marked
  * redacted). A memory's current content cannot be redacted (MT_EINVAL). */
 MT_EXTERN(int) mt_memory_redact(mt_memory *mem, int64_t id);
+
+/* The exact content of the file at path now (a request path,
+ * "/memories/notes.md"), malloc'd and NUL-terminated (*len excludes the NUL;
+ * the content may hold NUL bytes). A file over max_file_size is refused
+ * (MT_ELIMIT): memory stays bounded by the limits. */
+MT_EXTERN(int) mt_memory_read(char **out, size_t *len, mt_memory *mem, const char *path);
 
 /* The SHA-256 (lowercase hex) of the file at path now. */
 MT_EXTERN(int) mt_memory_sha256(char out[65], mt_memory *mem, const char *path);

@@ -190,6 +190,21 @@ MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
 /* The filesystem store: openat2(2)-confined below `root`. */
 MT_EXTERN(int) mt_store_fs_open(mt_store **out, const char *root, mt_durability durability);
 
+/*
+ * The store a URL names, for a tenant (NULL, "" or "default": the default
+ * tenant): file:DIR, sqlite:PATH (file:///abs and sqlite:///abs too), or
+ * PostgreSQL as libpq takes it, postgresql://USER@HOST/DATABASE (or
+ * postgres://) or postgresql:KEYWORDS ("postgresql:host=/run/pg dbname=m").
+ * A tenant sees only its own memories, history and usage; it is named like
+ * a path component. The file store keeps a tenant in a store of its own
+ * beneath DIR's reserved directory.
+ */
+MT_EXTERN(int)
+mt_store_open_url(mt_store **out, const char *url, const char *tenant, mt_durability durability);
+
+/* Whether a tenant name is usable (NULL and "" are the default tenant). */
+MT_EXTERN(int) mt_store_tenant_check(const char *tenant);
+
 /* Record an error for mt_error_last(); returns code, for `return mt_error_set(...)`. */
 MT_EXTERN(int)
 mt_error_set(int code, const char *fmt, ...)

@@ -181,8 +181,10 @@ int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
         goto fail;
     }
-    if (o->root)
+    if (o->root) {
         local.root = o->root;
+        local.store = NULL;
+    }
     if (!cli->actor_given) {
         /* Versions name the session that made them: agent:<8 hex digits>,
          * new for every run (the handle copies the name). */
@@ -192,8 +194,10 @@ int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *
         snprintf(actor, sizeof(actor), "agent:%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
         local.opts.actor = actor;
     }
-    if (!(s->mem = mt_cli_open(&local)))
-        goto fail;
+    if (!(s->mem = mt_cli_open(&local))) {
+        mt_agent_session_close(s);
+        return MT_EXIT_USAGE;
+    }
     if (mt_agent_new(&s->agent, s->api, s->mem, &o->agent) < 0) {
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
         goto fail;

@@ -6,9 +6,11 @@
 
 /* The options that go before the subcommand, as in git. */
 typedef struct {
-    const char *root; /* --root, MEMTOOL_ROOT, or the XDG default */
+    const char *store; /* --store URL or MEMTOOL_STORE; NULL: the file store at root */
+    const char *root;  /* --root, MEMTOOL_ROOT, or the XDG default */
     mt_options opts;
     int actor_given; /* --actor or MEMTOOL_ACTOR: front ends keep it as is */
+    int where_from;  /* whence store or root: 1 the environment, 2 the command line */
 } mt_cli;
 
 /* Exit statuses: the tool reported an error, or the command line/input was unusable. */
@@ -19,8 +21,14 @@ typedef struct {
 /* A subcommand: argv[0] is its name; returns the exit status. */
 typedef int (*mt_cli_fn)(const mt_cli *cli, int argc, char **argv);
 
-/* Open the store the options name, creating the root; on failure print why and return NULL. */
+/* Open the store the options name (a file store's root is created); on
+ * failure print why and return NULL: the caller exits MT_EXIT_USAGE, since a
+ * store that cannot be opened (a bad URL, a server out of reach, a wrong
+ * password, a schema from a newer memtool) is the configuration's to fix. */
 mt_memory *mt_cli_open(const mt_cli *cli);
+
+/* The store as it may be printed (no password), for banners and messages. */
+void mt_cli_store_name(char *out, size_t size, const mt_cli *cli);
 
 /* After a change: warn on stderr when its version could not be recorded. */
 void mt_cli_warn_history(const char *name, mt_memory *mem);
@@ -57,6 +65,7 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_run(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_log(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_show(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_cat(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_diff(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_undo(const mt_cli *cli, int argc, char **argv);

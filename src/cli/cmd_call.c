@@ -64,8 +64,7 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
         goto done;
     }
     if (!(mem = mt_cli_open(cli))) {
-        /* Options the library rejects are the caller's to fix, like bad input. */
-        status = mt_error_last()->code == MT_EINVAL ? MT_EXIT_USAGE : MT_EXIT_TOOL;
+        status = MT_EXIT_USAGE;
         goto done;
     }
     status = MT_EXIT_TOOL;

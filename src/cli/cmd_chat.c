@@ -53,11 +53,17 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
     view.err = stderr;
     mt_agent_view_ui(&ui, &view, &mt_agent_interrupted);
     mt_agent_catch_interrupt();
-    if (tty)
+    if (tty) {
+        char where[512];
+        if (o.root)
+            snprintf(where, sizeof(where), "%s", o.root);
+        else
+            mt_cli_store_name(where, sizeof(where), cli);
         fprintf(stderr,
                 "memtool chat: %s, memory in %s\n"
                 "Ctrl-C cancels a request, Ctrl-D ends the session.\n",
-                o.agent.model, o.root ? o.root : cli->root);
+                o.agent.model, where);
+    }
     for (;;) {
         mt_agent_turn turn;
         size_t n;

@@ -21,7 +21,7 @@ int mt_cmd_redact(const mt_cli *cli, int argc, char **argv)
     if ((status = mt_cli_parse_version(&id, "redact", argv[argc - 1])) != 0)
         return status;
     if (!(mem = mt_cli_open(cli)))
-        return MT_EXIT_TOOL;
+        return MT_EXIT_USAGE;
     if (mt_memory_redact(mem, id) < 0) {
         status = mt_cli_fail("redact");
     } else {

@@ -43,7 +43,7 @@ int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
     if ((status = mt_cli_parse_version(&id, "restore", argv[optind])) != 0)
         return status;
     if (!(mem = mt_cli_open(cli)))
-        return MT_EXIT_TOOL;
+        return MT_EXIT_USAGE;
     memset(&v, 0, sizeof(v));
     if (mt_memory_restore(&now, mem, id) < 0 || mt_memory_version(&v, mem, now) < 0) {
         status = mt_cli_fail("restore");

@@ -19,7 +19,7 @@ int mt_cmd_undo(const mt_cli *cli, int argc, char **argv)
     if (status >= 0)
         return status;
     if (!(mem = mt_cli_open(cli)))
-        return MT_EXIT_TOOL;
+        return MT_EXIT_USAGE;
     if (mt_memory_undo(&now, &restored, mem, argv[argc - 1]) < 0) {
         status = mt_cli_fail("undo");
     } else {

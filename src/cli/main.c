@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <memtool/store.h>
+
 #include "cli.h"
 #include "lib/memory.h"
 #include "lib/text.h"
@@ -24,6 +26,7 @@ static const mt_cli_command commands[] = {
     {"insert", mt_cmd_insert, "insert text after a line of a file"},
     {"delete", mt_cmd_delete, "delete a file or directory"},
     {"rename", mt_cmd_rename, "rename or move a file or directory"},
+    {"cat", mt_cmd_cat, "print a file's exact content"},
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
     {"chat", mt_cmd_chat, "talk with Claude, which keeps its memory in the store"},
@@ -48,8 +51,12 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\nOptions (each also read from the environment variable shown):\n"
-            "  --root DIR              the store (MEMTOOL_ROOT; default\n"
+            "  --store URL             the store: file:DIR, sqlite:PATH or\n"
+            "                          postgresql://USER@HOST/DB (MEMTOOL_STORE)\n"
+            "  --root DIR              the same as --store file:DIR (MEMTOOL_ROOT; default\n"
             "                          $XDG_DATA_HOME/memtool/memories)\n"
+            "  --tenant NAME           whose memories, in a store shared by many\n"
+            "                          (MEMTOOL_TENANT; default)\n"
             "  --max-file-size BYTES   largest file (MEMTOOL_MAX_FILE_SIZE; 1M)\n"
             "  --max-store-size BYTES  all files together (MEMTOOL_MAX_STORE_SIZE; 100M)\n"
             "  --max-files N           number of files (MEMTOOL_MAX_FILES; 10000)\n"
@@ -71,14 +78,35 @@ static void usage(FILE *out)
             "Sizes take a K, M or G suffix (powers of 1024).\n");
 }
 
-static int set_option(mt_cli *cli, const char *name, const char *value)
+/* from: 1 the environment, 2 the command line. */
+static int set_option(mt_cli *cli, int from, const char *name, const char *value)
 {
     uint64_t *target = NULL;
 
-    if (strcmp(name, "root") == 0) {
+    if (strcmp(name, "root") == 0 || strcmp(name, "store") == 0) {
+        int is_store = name[0] == 's';
         if (!*value)
-            return mt_cli_usage_error(NULL, "--root needs a directory");
-        cli->root = value;
+            return mt_cli_usage_error(NULL, is_store ? "--store needs a URL (file:DIR, "
+                                                       "sqlite:PATH or postgresql://...)"
+                                                     : "--root needs a directory");
+        /* One store: --root is the short form of --store file:DIR, so a
+         * command line naming both is ambiguous, and so is an environment
+         * setting both; the command line overrides the environment. */
+        if (cli->where_from == from && (is_store ? cli->root != NULL : cli->store != NULL))
+            return mt_cli_usage_error(NULL, "%s",
+                                      from == 1 ? "MEMTOOL_STORE and MEMTOOL_ROOT are both set: "
+                                                  "unset one (--root DIR is --store file:DIR)"
+                                                : "give --store or --root, not both (--root DIR "
+                                                  "is --store file:DIR)");
+        cli->where_from = from;
+        cli->store = is_store ? value : NULL;
+        cli->root = is_store ? NULL : value;
+        return 0;
+    }
+    if (strcmp(name, "tenant") == 0) {
+        if (mt_store_tenant_check(value) < 0)
+            return mt_cli_usage_error(NULL, "--tenant: %s", mt_error_last()->message);
+        cli->opts.tenant = value;
         return 0;
     }
     if (strcmp(name, "actor") == 0) {
@@ -148,7 +176,9 @@ static int set_option(mt_cli *cli, const char *name, const char *value)
 static const struct {
     const char *option, *env;
 } env_names[] = {
+    {"store", "MEMTOOL_STORE"},
     {"root", "MEMTOOL_ROOT"},
+    {"tenant", "MEMTOOL_TENANT"},
     {"max-file-size", "MEMTOOL_MAX_FILE_SIZE"},
     {"max-store-size", "MEMTOOL_MAX_STORE_SIZE"},
     {"max-files", "MEMTOOL_MAX_FILES"},
@@ -166,7 +196,9 @@ static const struct {
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
+        {"store", required_argument, NULL, 0},
         {"root", required_argument, NULL, 0},
+        {"tenant", required_argument, NULL, 0},
         {"max-file-size", required_argument, NULL, 0},
         {"max-store-size", required_argument, NULL, 0},
         {"max-files", required_argument, NULL, 0},
@@ -193,14 +225,14 @@ int main(int argc, char **argv)
     /* The environment first, so the command line wins. */
     for (i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
         const char *v = getenv(env_names[i].env);
-        if (v && *v && set_option(&cli, env_names[i].option, v) != 0) {
+        if (v && *v && set_option(&cli, 1, env_names[i].option, v) != 0) {
             fprintf(stderr, "memtool: (from %s)\n", env_names[i].env);
             return MT_EXIT_USAGE;
         }
     }
     while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
         if (c == 0) {
-            if (set_option(&cli, longopts[idx].name, optarg) != 0)
+            if (set_option(&cli, 2, longopts[idx].name, optarg) != 0)
                 return MT_EXIT_USAGE;
         } else if (c == 'h') {
             usage(stdout);
@@ -217,7 +249,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return MT_EXIT_USAGE;
     }
-    if (!cli.root) {
+    if (!cli.root && !cli.store) {
         const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
         int n;
         if (xdg && *xdg == '/')
@@ -226,7 +258,8 @@ int main(int argc, char **argv)
             n = snprintf(default_root, sizeof(default_root), "%s/.local/share/memtool/memories",
                          home);
         else
-            return mt_cli_usage_error(NULL, "no store: give --root DIR or set MEMTOOL_ROOT");
+            return mt_cli_usage_error(NULL, "no store: give --store URL or --root DIR, or set "
+                                            "MEMTOOL_STORE or MEMTOOL_ROOT");
         if (n < 0 || (size_t)n >= sizeof(default_root))
             return mt_cli_usage_error(NULL, "the default store path is too long; give --root");
         cli.root = default_root;

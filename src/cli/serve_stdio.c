@@ -34,7 +34,7 @@ int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *nam
     /* A client that goes away must end the loop with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);
     if (!(mem = mt_cli_open(cli)))
-        return MT_EXIT_TOOL;
+        return MT_EXIT_USAGE;
     bind(&h, mem, state);
     rc = mt_server_run(STDIN_FILENO, STDOUT_FILENO, &h, max_line);
     if (rc < 0)

@@ -8,16 +8,26 @@
 
 #include "cli.h"
 #include "input.h"
+#include "store/url.h"
 
 mt_memory *mt_cli_open(const mt_cli *cli)
 {
     mt_memory *mem = NULL;
 
-    if (mt_memory_open(&mem, cli->root, &cli->opts) < 0) {
+    if ((cli->store ? mt_memory_open_url(&mem, cli->store, &cli->opts)
+                    : mt_memory_open(&mem, cli->root, &cli->opts)) < 0) {
         fprintf(stderr, "memtool: %s\n", mt_error_last()->message);
         return NULL;
     }
     return mem;
+}
+
+void mt_cli_store_name(char *out, size_t size, const mt_cli *cli)
+{
+    if (cli->store)
+        mt_store_url_display(out, size, cli->store);
+    else
+        snprintf(out, size, "%s", cli->root);
 }
 
 void mt_cli_warn_history(const char *name, mt_memory *mem)
@@ -112,7 +122,7 @@ int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input)
         return mt_cli_usage_error(name, "the arguments must be valid UTF-8 text");
     if (!(mem = mt_cli_open(cli))) {
         json_decref(input);
-        return mt_error_last()->code == MT_EINVAL ? MT_EXIT_USAGE : MT_EXIT_TOOL;
+        return MT_EXIT_USAGE;
     }
     if (mt_memory_call_object(&res, mem, input) < 0) {
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);

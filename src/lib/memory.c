@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "store/url.h"
 #include "text.h"
 #include "utf8.h"
 
@@ -45,14 +46,16 @@ int mt_durability_parse(mt_durability *out, const char *name)
     return 0;
 }
 
-/* Older options end early (version 1 before max_dirs, 2 before actor):
- * take what they have, default the rest. */
+/* Older options end early (version 1 before max_dirs, 2 before actor, 3
+ * before tenant): take what they have, default the rest. */
 static int options_take(mt_options *out, const mt_options *o)
 {
-    if (o->version == 1 || o->version == 2) {
+    static const size_t ends[] = {offsetof(mt_options, max_dirs), offsetof(mt_options, actor),
+                                  offsetof(mt_options, tenant)};
+
+    if (o->version >= 1 && o->version < MT_OPTIONS_VERSION) {
         mt_options_init(out);
-        memcpy(out, o,
-               o->version == 1 ? offsetof(mt_options, max_dirs) : offsetof(mt_options, actor));
+        memcpy(out, o, ends[o->version - 1]);
         out->version = MT_OPTIONS_VERSION;
         return 0;
     }
@@ -142,7 +145,10 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
         free(m);
         goto fail;
     }
-    m->opts.audit = NULL; /* the name may not outlive the call; the descriptor is kept */
+    /* The names may not outlive the call: the descriptor is kept, and the
+     * store was opened for the tenant. */
+    m->opts.audit = NULL;
+    m->opts.tenant = NULL;
     mt_store_op_init(&m->op);
     m->op.max_file_size = o.max_file_size;
     m->op.max_store_size = o.max_store_size;
@@ -179,7 +185,30 @@ int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
         return rc;
     if ((rc = options_check(&o)) < 0)
         return rc;
-    if ((rc = mt_store_fs_open(&store, root, o.durability)) < 0)
+    if (!root)
+        return mt_error_set(MT_EINVAL, "no store root given");
+    if ((rc = mt_store_fs_open_tenant(&store, root, o.tenant, o.durability)) < 0)
+        return rc;
+    return mt_memory_new(out, store, opts);
+}
+
+int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
+{
+    mt_options o;
+    mt_store *store;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!out)
+        return mt_error_set(MT_EINVAL, "mt_memory_open_url needs an out pointer");
+    if (!opts)
+        mt_options_init(&o);
+    else if ((rc = options_take(&o, opts)) < 0)
+        return rc;
+    if ((rc = options_check(&o)) < 0)
+        return rc;
+    if ((rc = mt_store_open_url(&store, url, o.tenant, o.durability)) < 0)
         return rc;
     return mt_memory_new(out, store, opts);
 }
