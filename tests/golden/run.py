@@ -1,14 +1,32 @@
 #!/usr/bin/env python3
-"""Run golden test files against `memtool call`.
+"""Run golden test files against `memtool call`, on any store.
+
+    run.py [--store file|sqlite|postgresql] MEMTOOL FILE.test...
+
+Every case runs on every store with the same expected output, byte for byte:
+file (a directory), sqlite (a database file) or postgresql (the server named
+by $MEMTOOL_TEST_PG, each case in a tenant of its own; without the variable
+the run fails, it is not skipped).
 
 A .test file is a script of steps, each starting at the beginning of a line:
 
     # a comment
+    #! stores: file             the first line of a case that only the file store can run
+                                (it makes symbolic links, FIFOs, or edits files by hand)
     @ --view-limit 300          options for the memtool calls that follow
+    + a/b.txt "x\n" * 3         a file put in the store through memtool create: its exact
+                                content, a Python expression giving text or bytes
+    - a/b.txt                   nothing is at that path
+    / a/b                       a directory is at that path
+    | printf '...' | $MEMTOOL $STORE serve
+                                a shell command on every store; it must exit 0
+                                ($STORE holds the options that name the store)
     $ mkdir -p a && ln -s /etc a/link
-                                a shell command run in the store root; it must exit 0
-                                ($MEMTOOL is the memtool under test, $OUTSIDE a
-                                directory beside the store)
+                                a shell command in the file store's root, run on the
+                                file store only: it sets up (in a `#! stores: file` case)
+                                or checks what only a directory has (modes, links,
+                                temporary files); it must exit 0 ($MEMTOOL is the
+                                memtool under test, $OUTSIDE a directory beside the store)
     > {"command": "view", ...}  a call that must succeed (exit 0)
     ! {"command": "view", ...}  a call that must fail as a tool error (exit 1)
     ? not json                  a call that must be refused as usage (exit 2)
@@ -25,7 +43,7 @@ A .test file is a script of steps, each starting at the beginning of a line:
 
 The lines after a call, up to the next step, are its exact expected output
 (a result never ends with a newline, so the block's last newline is not part of
-it). A call followed by a `%` line instead gives the expected output as one
+it; an output line that would begin like a step needs the `%` form below). A call followed by a `%` line instead gives the expected output as one
 JSON string, for results holding control characters.
 
 Each file runs in a fresh, empty store, and no MEMTOOL_* variable of the
@@ -40,7 +58,9 @@ import subprocess
 import sys
 import tempfile
 
-STEP = ("# ", "@ ", "$ ", "> ", "! ", "? ", "= ", "% ", "~ ", "~!", "~?")
+STEP = ("# ", "#!", "@ ", "$ ", "| ", "+ ", "- ", "/ ", "> ", "! ", "? ", "= ", "% ", "~ ", "~!",
+        "~?")
+STORES = ("file", "sqlite", "postgresql")
 EXIT = {">": 0, "!": 1, "?": 2}
 CLI_EXIT = {"~ ": 0, "~!": 1, "~?": 2}
 ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -66,6 +86,11 @@ def parse(path):
         line = lines[i]
         i += 1
         text = line.decode("utf-8")
+        if text.startswith("#!"):
+            if i != 1 or not text.startswith("#! stores: "):
+                raise SystemExit(f"{path}:{i}: '#! stores: ...' is the first line or nothing")
+            steps.append(("#!", text[len("#! stores: "):].split(), None, i))
+            continue
         if text == "" or text == "#" or text.startswith("# "):
             continue
         kind = text[:2]
@@ -122,58 +147,138 @@ def cli_command(arg):
     return words, extra
 
 
-def run_file(memtool, path):
+def stores_of(path):
+    """The stores a case is for: all, or those its first line names."""
+    with open(path, "rb") as f:
+        first = f.readline().decode("utf-8")
+    if first.startswith("#! stores: "):
+        return first[len("#! stores: "):].split()
+    return list(STORES)
+
+
+def store_args(kind, root, store, case):
+    """The options that name the store a case runs in."""
+    if kind == "file":
+        return ["--root", store]
+    if kind == "sqlite":
+        return ["--store", "sqlite:" + os.path.join(root, "memories.db")]
+    url = os.environ.get("MEMTOOL_TEST_PG")
+    if not url:
+        raise SystemExit("run.py: --store postgresql needs MEMTOOL_TEST_PG, the URL of a test "
+                         "server (scripts/pg-cluster.sh starts one)")
+    # A tenant of its own is a fresh, empty store in the shared server.
+    tenant = "golden-%s-%d-%s" % (os.path.basename(case).split(".")[0], os.getpid(),
+                                  os.path.basename(root)[-8:])
+    return ["--store", url, "--tenant", tenant]
+
+
+def content_of(memtool, kind, sargs, store, rel):
+    """A file's exact bytes: read from disk in the file store (not through
+    memtool, which is what is under test), with memtool cat in the others."""
+    if kind == "file":
+        try:
+            with open(os.path.join(store, rel), "rb") as f:
+                return f.read()
+        except OSError as e:
+            return f"<{e.strerror}>".encode()
+    r = subprocess.run([memtool, *sargs, "cat", "/memories/" + rel], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=60, env=clean_env())
+    if r.returncode != 0:
+        return b"<" + r.stderr.strip() + b">"
+    return r.stdout
+
+
+def what_is(memtool, kind, sargs, store, rel):
+    """'file', 'dir' or 'none' at a store path."""
+    if kind == "file":
+        p = os.path.join(store, rel)
+        if os.path.islink(p) or not os.path.lexists(p):
+            return "none" if not os.path.lexists(p) else "link"
+        return "dir" if os.path.isdir(p) else "file"
+    r = subprocess.run([memtool, *sargs, "cat", "/memories/" + rel], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=60, env=clean_env())
+    if r.returncode == 0:
+        return "file"
+    if b"is a directory" in r.stderr:
+        return "dir"
+    if b"does not exist" in r.stderr:
+        return "none"
+    return "error: " + r.stderr.decode("utf-8", "replace").strip()
+
+
+def run_file(memtool, path, kind="file"):
     failures = []
     root = tempfile.mkdtemp(prefix="memtool-golden-")
     store = os.path.join(root, "store")
     os.mkdir(store, 0o700)
     opts = []
+    if kind not in stores_of(path):
+        return [f"{os.path.basename(path)}: a case for {' '.join(stores_of(path))} only, "
+                f"run on {kind}"]
+    sargs = store_args(kind, root, store, path)
     try:
-        for kind, arg, expected, line in parse(path):
+        for kind_, arg, expected, line in parse(path):
             where = f"{os.path.basename(path)}:{line}"
-            if kind in CLI_EXIT:
+            step = kind_
+            if step == "#!":
+                continue
+            if step in CLI_EXIT:
                 words, extra = cli_command(arg.decode())
-                r = subprocess.run([memtool, "--root", store, *opts, *words],
+                r = subprocess.run([memtool, *sargs, *opts, *words],
                                    stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
                                    env=clean_env(**extra))
-                got = (r.stdout if kind == "~ " else r.stderr).rstrip(b"\n")
-                if r.returncode != CLI_EXIT[kind]:
-                    failures.append(f"{where}: exit {r.returncode}, expected {CLI_EXIT[kind]}"
+                got = (r.stdout if step == "~ " else r.stderr).rstrip(b"\n")
+                if r.returncode != CLI_EXIT[step]:
+                    failures.append(f"{where}: exit {r.returncode}, expected {CLI_EXIT[step]}"
                                     f"\n  command: {arg!r}\n  stdout: {r.stdout!r}"
                                     f"\n  stderr: {r.stderr!r}")
                 elif not matches(expected, got):
                     failures.append(f"{where}: wrong output\n  command:  {arg!r}"
                                     f"\n  expected: {expected!r}\n  got:      {got!r}")
-            elif kind == "@":
+            elif step == "@":
                 opts = arg.decode().split()
-            elif kind == "$":
+            elif step == "$" and kind != "file":
+                continue
+            elif step in ("$", "|"):
                 r = subprocess.run(["sh", "-c", arg.decode()], cwd=store,
                                    env=clean_env(OUTSIDE=os.path.join(root, "outside"),
-                                                 MEMTOOL=os.path.abspath(memtool)))
+                                                 MEMTOOL=os.path.abspath(memtool),
+                                                 STORE=" ".join(shlex.quote(a) for a in sargs)))
                 if r.returncode != 0:
                     failures.append(f"{where}: shell step failed ({r.returncode}): {arg.decode()}")
-            elif kind == "=":
+            elif step == "+":
+                rel, expr = arg.decode().split(" ", 1)
+                data = eval(expr, {"__builtins__": {}})  # the case file's own literal
+                if isinstance(data, str):
+                    data = data.encode("utf-8")
+                r = subprocess.run([memtool, *sargs, "create", "/memories/" + rel, "-"],
+                                   input=data, capture_output=True, timeout=60, env=clean_env())
+                if r.returncode != 0:
+                    failures.append(f"{where}: could not put {rel}: {r.stderr!r}")
+            elif step in ("-", "/"):
+                rel = arg.decode().strip()
+                got = what_is(memtool, kind, sargs, store, rel)
+                want = "none" if step == "-" else "dir"
+                if got != want:
+                    failures.append(f"{where}: {rel} is {got}, expected {want}")
+            elif step == "=":
                 rel, want = arg.decode().split(" \"", 1)
                 want = "\"" + want
                 want = json.loads(want).encode("utf-8")
-                try:
-                    with open(os.path.join(store, rel), "rb") as f:
-                        got = f.read()
-                except OSError as e:
-                    got = f"<{e.strerror}>".encode()
+                got = content_of(memtool, kind, sargs, store, rel)
                 if got != want:
                     failures.append(f"{where}: {rel} holds {got!r}, expected {want!r}")
             else:
-                r = subprocess.run([memtool, "--root", store, *opts, "call"], input=arg,
+                r = subprocess.run([memtool, *sargs, *opts, "call"], input=arg,
                                    capture_output=True, timeout=60, env=clean_env())
-                if r.returncode != EXIT[kind]:
-                    failures.append(f"{where}: exit {r.returncode}, expected {EXIT[kind]}"
+                if r.returncode != EXIT[step]:
+                    failures.append(f"{where}: exit {r.returncode}, expected {EXIT[step]}"
                                     f"\n  input:  {arg!r}\n  stdout: {r.stdout!r}"
                                     f"\n  stderr: {r.stderr!r}")
-                elif kind != "?" and r.stdout != expected:
+                elif step != "?" and r.stdout != expected:
                     failures.append(f"{where}: wrong output\n  input:    {arg!r}"
                                     f"\n  expected: {expected!r}\n  got:      {r.stdout!r}")
-                elif kind == "?" and (r.stdout != b"" or not r.stderr.startswith(b"memtool")):
+                elif step == "?" and (r.stdout != b"" or not r.stderr.startswith(b"memtool")):
                     failures.append(f"{where}: a usage error prints nothing on stdout and says "
                                     f"why on stderr; got {r.stdout!r} / {r.stderr!r}")
     finally:
@@ -183,12 +288,17 @@ def run_file(memtool, path):
 
 
 def main():
-    if len(sys.argv) < 3:
-        raise SystemExit("usage: run.py MEMTOOL FILE.test...")
-    memtool, files = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    kind = "file"
+    if args[:1] == ["--store"] and len(args) > 1:
+        kind = args[1]
+        args = args[2:]
+    if kind not in STORES or len(args) < 2:
+        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] MEMTOOL FILE.test...")
+    memtool, files = args[0], args[1:]
     failed = 0
     for path in files:
-        failures = run_file(memtool, path)
+        failures = run_file(memtool, path, kind)
         for f in failures:
             print(f"FAIL {f}")
         failed += bool(failures)
