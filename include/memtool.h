@@ -59,7 +59,8 @@ typedef enum {
     MT_EBUSY = -13,       /* the storage is in use and could not be locked */
     MT_EMULTILINK = -14,  /* a file with more than one hard link */
     MT_ENOTDURABLE = -15, /* the change was made, but syncing it to disk failed */
-    MT_ECONFLICT = -16    /* the content is not the one expected (changed meanwhile) */
+    MT_ECONFLICT = -16,   /* the content is not the one expected (changed meanwhile) */
+    MT_ESTOPPED = -17     /* the caller's callback asked to stop */
 } mt_error_code;
 
 typedef struct {
@@ -220,6 +221,52 @@ MT_EXTERN(const char *) mt_memory_history_warning(mt_memory *mem);
 /* Who the handle's changes are recorded as from now on (a front end learns
  * it late: an MCP client's name comes with its initialize). */
 MT_EXTERN(int) mt_memory_set_actor(mt_memory *mem, const char *actor);
+
+/*
+ * Migration: every memory of one store copied into another (any stores:
+ * file, SQLite, PostgreSQL), each checked by SHA-256 at the destination.
+ * Nothing at the destination is ever replaced: a path it already holds with
+ * the same content counts as done (so a migration that was stopped finishes
+ * when run again), with other content as a conflict, left as it is. The
+ * copies are changes at the destination like any other: its limits hold and,
+ * with its history on, each is a version by the destination's actor. The
+ * source's history is not copied. Directories come with the files in them;
+ * an empty one is counted, not made.
+ */
+typedef enum {
+    MT_MIGRATE_PLAN = 1, /* the source was walked: files and bytes are known */
+    MT_MIGRATE_COPIED,   /* path copied, and its SHA-256 checked at the destination */
+    MT_MIGRATE_SAME,     /* path already at the destination with the same content */
+    MT_MIGRATE_CONFLICT, /* the destination holds something else there: left as it is */
+    MT_MIGRATE_SKIPPED,  /* not a memory (a link, a FIFO, a name no path can be) */
+    MT_MIGRATE_FAILED    /* could not be copied (a limit, a read error): message says why */
+} mt_migrate_event_kind;
+
+typedef struct {
+    uint64_t files, bytes;           /* in the source, from the walk */
+    uint64_t done_files, done_bytes; /* handled so far, whatever the outcome */
+    uint64_t copied, same, conflicts, skipped, failed;
+    uint64_t empty_dirs; /* directories with no file beneath: not made */
+} mt_migrate_stats;
+
+typedef struct {
+    mt_migrate_event_kind kind;
+    const char *path;    /* a request path ("/memories/a.md"); NULL for PLAN */
+    uint64_t size;       /* the file's bytes */
+    const char *message; /* CONFLICT, SKIPPED, FAILED: why; else NULL */
+    const mt_migrate_stats *stats;
+} mt_migrate_event;
+
+/* Called for every event; return 0 to go on, anything else to stop between
+ * two files (mt_memory_migrate then returns MT_ESTOPPED). */
+typedef int (*mt_migrate_cb)(void *payload, const mt_migrate_event *e);
+
+/* Copy every memory of `from` into `to`. Returns 0 when every file was
+ * handled (conflicts and failures are in *out and were each reported to
+ * cb), or an error that stopped it (the source could not be walked). */
+MT_EXTERN(int)
+mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_migrate_cb cb,
+                  void *payload);
 
 /* The text of one tool result; text is NUL-terminated and valid UTF-8. */
 typedef struct {

@@ -23,7 +23,11 @@
 extern "C" {
 #endif
 
-typedef enum { MT_NODE_FILE = 1, MT_NODE_DIR = 2 } mt_node_type;
+typedef enum {
+    MT_NODE_FILE = 1,
+    MT_NODE_DIR = 2,
+    MT_NODE_OTHER = 3 /* from walk only: neither (a link, a FIFO, a name no path can be) */
+} mt_node_type;
 
 /* One line of a listing. */
 typedef struct {
@@ -113,13 +117,21 @@ typedef int (*mt_read_cb)(void *payload, const char *data, size_t len, uint64_t 
  * than the caller's `whole`. */
 #define MT_STORE_PIECE (1024 * 1024)
 
+/*
+ * A node of a whole-store walk: its path (a store path), what it is, and a
+ * file's size. Return 0 to go on, or a negative code to stop the walk with it.
+ */
+typedef int (*mt_walk_cb)(void *payload, const char *path, mt_node_type type, uint64_t size);
+
 /* Version 2 made the store responsible for the limits and for the locking
  * that keeps changes linearizable; a version 1 store could do neither across
  * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe.
  * Version 3 added history (the functions after `usage`, and the history
  * fields of mt_store_op); a version 2 store still works, without history:
- * the history calls fail with MT_ENOSYS and preconditions with MT_EINVAL. */
-#define MT_STORE_VERSION 3
+ * the history calls fail with MT_ENOSYS and preconditions with MT_EINVAL.
+ * Version 4 added `walk` (a version 3 store works without it: what needs a
+ * whole-store walk, such as migrating it, fails with MT_ENOSYS). */
+#define MT_STORE_VERSION 4
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
@@ -183,6 +195,14 @@ struct mt_store {
     int (*redact)(mt_store *st, mt_store_op *op, int64_t id);
     /* Record what was changed beneath path outside memtool, as actor "external". */
     int (*catch_up)(mt_store *st, mt_store_op *op, const char *path);
+
+    /*
+     * Since version 4: every node beneath path ("" the whole store), hidden
+     * names included and the store's own reserved names left out, each
+     * directory before what it holds and siblings in byte order of their
+     * names. Not a snapshot: a walk sees changes made while it runs.
+     */
+    int (*walk)(mt_store *st, const char *path, mt_walk_cb cb, void *payload);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);

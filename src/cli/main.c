@@ -37,6 +37,7 @@ static const mt_cli_command commands[] = {
     {"restore", mt_cmd_restore, "make a version's content current again"},
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
     {"redact", mt_cmd_redact, "erase a version's content and path for good"},
+    {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
 };
 
 static void usage(FILE *out)
@@ -268,9 +269,10 @@ int main(int argc, char **argv)
         /* Who makes the changes, by front end; an MCP server names its
          * client and an agent its session once it knows them. */
         const char *sub = argv[optind];
-        cli.opts.actor = strcmp(sub, "serve") == 0 ? "serve"
-                         : strcmp(sub, "mcp") == 0 ? "mcp"
-                                                   : "cli";
+        cli.opts.actor = strcmp(sub, "serve") == 0     ? "serve"
+                         : strcmp(sub, "mcp") == 0     ? "mcp"
+                         : strcmp(sub, "migrate") == 0 ? "migrate"
+                                                       : "cli";
     }
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(argv[optind], commands[i].name) == 0) {

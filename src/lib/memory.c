@@ -119,9 +119,9 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
         rc = mt_error_set(MT_EINVAL, "mt_memory_new needs an out pointer and a store");
         goto fail;
     }
-    if (store->version != MT_STORE_VERSION && store->version != 2) {
+    if (store->version < 2 || store->version > MT_STORE_VERSION) {
         rc = mt_error_set(MT_EINVAL,
-                          "the store has interface version %u; this memtool needs version %d "
+                          "the store has interface version %u; this memtool takes versions 2 to %d "
                           "(see memtool/store.h)",
                           store->version, MT_STORE_VERSION);
         goto fail;

@@ -414,6 +414,7 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.version_content = mt_fs_version_content;
     fs->base.redact = mt_fs_redact;
     fs->base.catch_up = mt_fs_catch_up;
+    fs->base.walk = mt_fs_walk;
     fs->root_fd = fd;
     fs->durability = durability;
     fd = -1;

@@ -9,6 +9,7 @@
 
 #include <memtool/store.h>
 
+#include "lib/buf.h"
 #include "lib/path.h"
 
 typedef struct mt_fs_waiter mt_fs_waiter;
@@ -116,6 +117,25 @@ int mt_fs_quota(mt_fs_txn *t, mt_store_op *op, const char *rel, int64_t bytes, i
 /* Add to the usage (never below zero: a store changed outside memtool may
  * hold less than the counter says, and is then counted again). */
 void mt_fs_account(mt_fs_txn *t, int64_t bytes, int64_t files, int64_t dirs);
+
+/* A directory's names, read whole. */
+typedef struct {
+    size_t name; /* offset in the directory's name buffer */
+    unsigned char type;
+} mt_dirent;
+
+typedef struct {
+    mt_buf names; /* the names, each NUL-terminated */
+    mt_dirent *list;
+    size_t count;
+} mt_dir;
+
+/* All names of a directory but . and .., sorted by bytes. */
+int mt_fs_read_dir(mt_dir *d, int dirfd);
+void mt_fs_dir_dispose(mt_dir *d);
+
+/* Every node beneath rel, hidden names included (fs_each.c). */
+int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload);
 
 /* Open rel (a normalised relative path; "" is the root) beneath dirfd with
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |

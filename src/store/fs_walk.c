@@ -25,17 +25,6 @@ typedef struct {
     mt_fs_sum *sums; /* every sum made, the newest first */
 } mt_walk;
 
-typedef struct {
-    size_t name; /* offset in the directory's name buffer */
-    unsigned char type;
-} mt_dirent;
-
-typedef struct {
-    mt_buf names; /* the names, each NUL-terminated */
-    mt_dirent *list;
-    size_t count;
-} mt_dir;
-
 static const char *dir_name(const mt_dir *d, size_t i)
 {
     return d->names.ptr + d->list[i].name;
@@ -55,14 +44,13 @@ static int is_hidden(const char *name)
     return name[0] == '.' || strcmp(name, "node_modules") == 0;
 }
 
-static void dir_dispose(mt_dir *d)
+void mt_fs_dir_dispose(mt_dir *d)
 {
     mt_buf_dispose(&d->names);
     free(d->list);
 }
 
-/* All names of a directory but . and .., sorted by bytes. */
-static int read_dir(mt_dir *d, int dirfd)
+int mt_fs_read_dir(mt_dir *d, int dirfd)
 {
     size_t cap = 0;
     struct dirent *de;
@@ -107,7 +95,7 @@ static int read_dir(mt_dir *d, int dirfd)
 done:
     closedir(dir);
     if (rc < 0)
-        dir_dispose(d);
+        mt_fs_dir_dispose(d);
     return rc;
 }
 
@@ -153,7 +141,7 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
     size_t i, path_len = w->path.len;
     int rc;
 
-    if ((rc = read_dir(&d, dirfd)) < 0)
+    if ((rc = mt_fs_read_dir(&d, dirfd)) < 0)
         return rc;
     for (i = 0; i < d.count && rc == 0; i++) {
         const char *name = dir_name(&d, i);
@@ -217,7 +205,7 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         }
     }
     mt_buf_truncate(&w->path, path_len);
-    dir_dispose(&d);
+    mt_fs_dir_dispose(&d);
     return rc;
 }
 

@@ -19,8 +19,11 @@ A .test file is a script of steps, each starting at the beginning of a line:
     - a/b.txt                   nothing is at that path
     / a/b                       a directory is at that path
     | printf '...' | $MEMTOOL $STORE serve
-                                a shell command on every store; it must exit 0
-                                ($STORE holds the options that name the store)
+                                a shell command on every store, run beside the store (in
+                                a scratch directory); it must exit 0
+                                ($STORE holds the options that name the store,
+                                $STORE_URL and $STORE_TENANT the same as a URL and a
+                                tenant, "" for none)
     $ mkdir -p a && ln -s /etc a/link
                                 a shell command in the file store's root, run on the
                                 file store only: it sets up (in a `#! stores: file` case)
@@ -172,6 +175,14 @@ def store_args(kind, root, store, case):
     return ["--store", url, "--tenant", tenant]
 
 
+def store_url(sargs):
+    """The store under test as a URL and a tenant, for commands that name a
+    second store (migrate): STORE_URL, and STORE_TENANT ("" for none)."""
+    url = sargs[1] if sargs[0] == "--store" else "file:" + sargs[1]
+    tenant = sargs[3] if len(sargs) > 3 else ""
+    return {"STORE_URL": url, "STORE_TENANT": tenant}
+
+
 def content_of(memtool, kind, sargs, store, rel):
     """A file's exact bytes: read from disk in the file store (not through
     memtool, which is what is under test), with memtool cat in the others."""
@@ -240,10 +251,13 @@ def run_file(memtool, path, kind="file"):
             elif step == "$" and kind != "file":
                 continue
             elif step in ("$", "|"):
-                r = subprocess.run(["sh", "-c", arg.decode()], cwd=store,
+                # A portable step runs beside the store, not in it: what it
+                # writes (out files) must not become a memory.
+                r = subprocess.run(["sh", "-c", arg.decode()], cwd=store if step == "$" else root,
                                    env=clean_env(OUTSIDE=os.path.join(root, "outside"),
                                                  MEMTOOL=os.path.abspath(memtool),
-                                                 STORE=" ".join(shlex.quote(a) for a in sargs)))
+                                                 STORE=" ".join(shlex.quote(a) for a in sargs),
+                                                 **store_url(sargs)))
                 if r.returncode != 0:
                     failures.append(f"{where}: shell step failed ({r.returncode}): {arg.decode()}")
             elif step == "+":

@@ -1,0 +1,243 @@
+/* memtool migrate --to URL [--from URL]: every memory of one store into another. */
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memtool/store.h>
+
+#include "cli.h"
+
+static const char help[] =
+    "usage: memtool [options] migrate --to URL [--from URL] [--from-tenant NAME]\n"
+    "                                 [--to-tenant NAME] [--json]\n\n"
+    "Copy every memory of one store into another (file:DIR, sqlite:PATH, postgresql://...),\n"
+    "each checked by SHA-256 at the destination. Nothing there is ever replaced: a path it\n"
+    "already holds with the same content counts as done, with other content as a conflict,\n"
+    "listed and left as it is. Interrupted (Ctrl-C), it stops between two files; run it\n"
+    "again to finish. The destination's limits hold, and with its history on each copy is a\n"
+    "version of its own; the source's history stays in the source. Empty directories are\n"
+    "counted, not made.\n\n"
+    "Options:\n"
+    "  --from URL          the store to copy (default: the one --store or --root names)\n"
+    "  --to URL            the store to copy into\n"
+    "  --from-tenant NAME  the source's tenant (default: --tenant)\n"
+    "  --to-tenant NAME    the destination's tenant (default: --tenant)\n"
+    "  --json              one JSON object at the end: the counts, and every conflict,\n"
+    "                      failure and skipped path with why\n\n"
+    "Exit status: 0 every memory is at the destination; 1 some conflict or failure (each\n"
+    "named); 2 a usage error or a store that cannot be opened; 130 interrupted.\n";
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct {
+    int tty, json;
+    double start, last_draw;
+    json_t *problems; /* --json: conflicts, failures, skips */
+} progress;
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void human_bytes(char *out, size_t size, uint64_t n)
+{
+    if (n < 1024)
+        snprintf(out, size, "%lluB", (unsigned long long)n);
+    else if (n < 1024 * 1024)
+        snprintf(out, size, "%.1fK", (double)n / 1024);
+    else if (n < (uint64_t)1024 * 1024 * 1024)
+        snprintf(out, size, "%.1fM", (double)n / (1024 * 1024));
+    else
+        snprintf(out, size, "%.1fG", (double)n / (1024.0 * 1024 * 1024));
+}
+
+/* One line of progress: a bar redrawn in place on a terminal, a plain line
+ * now and then otherwise (a log should not hold one line per file). */
+static void draw(progress *p, const mt_migrate_stats *s, int final)
+{
+    char done[16], total[16];
+    double t = now_s(), rate;
+    unsigned width = 24, filled;
+    char bar[32];
+
+    if (!final && t - p->last_draw < (p->tty ? 0.1 : 5.0))
+        return;
+    p->last_draw = t;
+    rate = t > p->start ? (double)s->done_files / (t - p->start) : 0;
+    human_bytes(done, sizeof(done), s->done_bytes);
+    human_bytes(total, sizeof(total), s->bytes);
+    if (p->tty) {
+        filled = s->files ? (unsigned)(width * s->done_files / s->files) : width;
+        memset(bar, '#', filled);
+        memset(bar + filled, '.', width - filled);
+        bar[width] = '\0';
+        fprintf(stderr, "\rmigrate [%s] %llu/%llu files, %s/%s, %.0f files/s\033[K%s", bar,
+                (unsigned long long)s->done_files, (unsigned long long)s->files, done, total, rate,
+                final ? "\n" : "");
+    } else {
+        fprintf(stderr, "migrate: %llu/%llu files, %s/%s, %.0f files/s\n",
+                (unsigned long long)s->done_files, (unsigned long long)s->files, done, total, rate);
+    }
+}
+
+static int on_event(void *payload, const mt_migrate_event *e)
+{
+    progress *p = payload;
+    const char *what = NULL;
+
+    switch (e->kind) {
+    case MT_MIGRATE_CONFLICT:
+        what = "conflict";
+        break;
+    case MT_MIGRATE_FAILED:
+        what = "failed";
+        break;
+    case MT_MIGRATE_SKIPPED:
+        what = "skipped";
+        break;
+    default:
+        break;
+    }
+    if (what && p->json) {
+        json_array_append_new(p->problems, json_pack("{s:s, s:s, s:s}", "path", e->path, "outcome",
+                                                     what, "reason", e->message));
+    } else if (what) {
+        if (p->tty)
+            fputs("\r\033[K", stderr);
+        fprintf(stderr, "migrate: %s: %s: %s\n", what, e->path, e->message);
+    }
+    if (!p->json)
+        draw(p, e->stats, 0);
+    return interrupted;
+}
+
+static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant)
+{
+    mt_options o = cli->opts;
+
+    o.tenant = tenant;
+    if ((url ? mt_memory_open_url(out, url, &o) : mt_memory_open(out, cli->root, &o)) < 0) {
+        fprintf(stderr, "memtool migrate: %s\n", mt_error_last()->message);
+        return MT_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},
+        {"from-tenant", required_argument, NULL, 'F'},
+        {"to-tenant", required_argument, NULL, 'T'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *from = cli->store, *to = NULL;
+    const char *from_tenant = cli->opts.tenant, *to_tenant = cli->opts.tenant;
+    mt_memory *src = NULL, *dst = NULL;
+    mt_migrate_stats s;
+    progress p;
+    struct sigaction sa, old;
+    int c, rc, status;
+
+    memset(&p, 0, sizeof(p));
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            from = optarg;
+            break;
+        case 't':
+            to = optarg;
+            break;
+        case 'F':
+        case 'T':
+            if (mt_store_tenant_check(optarg) < 0)
+                return mt_cli_usage_error("migrate", "--%s: %s",
+                                          c == 'F' ? "from-tenant" : "to-tenant",
+                                          mt_error_last()->message);
+            *(c == 'F' ? &from_tenant : &to_tenant) = optarg;
+            break;
+        case 'j':
+            p.json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        default:
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return mt_cli_usage_error("migrate",
+                                  "takes no arguments: name the stores with --from and --to");
+    if (!to)
+        return mt_cli_usage_error("migrate", "--to URL is needed: the store to copy into");
+    if ((status = open_store(&src, cli, from, from_tenant)) != 0)
+        return status;
+    if ((status = open_store(&dst, cli, to, to_tenant)) != 0)
+        goto done;
+    p.tty = isatty(STDERR_FILENO) && !p.json;
+    p.start = now_s();
+    if (p.json && !(p.problems = json_array())) {
+        status = mt_cli_usage_error("migrate", "out of memory");
+        goto done;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    rc = mt_memory_migrate(&s, src, dst, on_event, &p);
+    sigaction(SIGINT, &old, NULL);
+    if (!p.json)
+        draw(&p, &s, 1);
+    if (rc < 0 && rc != MT_ESTOPPED) {
+        fprintf(stderr, "memtool migrate: %s\n", mt_error_last()->message);
+        status = MT_EXIT_TOOL;
+        goto done;
+    }
+    if (p.json) {
+        json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:O}", "files",
+                              (json_int_t)s.files, "bytes", (json_int_t)s.bytes, "copied",
+                              (json_int_t)s.copied, "same", (json_int_t)s.same, "conflicts",
+                              (json_int_t)s.conflicts, "failed", (json_int_t)s.failed, "skipped",
+                              (json_int_t)s.skipped, "empty_dirs", (json_int_t)s.empty_dirs,
+                              "stopped", rc == MT_ESTOPPED, "problems", p.problems);
+        if (o) {
+            json_dumpf(o, stdout, JSON_COMPACT);
+            fputc('\n', stdout);
+            json_decref(o);
+        }
+    } else {
+        fprintf(stderr,
+                "migrate: %llu copied, %llu already there, %llu conflicts, %llu failed, %llu "
+                "skipped, %llu empty directories not made%s\n",
+                (unsigned long long)s.copied, (unsigned long long)s.same,
+                (unsigned long long)s.conflicts, (unsigned long long)s.failed,
+                (unsigned long long)s.skipped, (unsigned long long)s.empty_dirs,
+                rc == MT_ESTOPPED ? "; stopped: run it again to finish" : "");
+    }
+    status = rc == MT_ESTOPPED ? 130 : s.conflicts || s.failed ? MT_EXIT_TOOL : MT_EXIT_OK;
+done:
+    json_decref(p.problems);
+    mt_memory_free(src);
+    mt_memory_free(dst);
+    return status;
+}
