@@ -2,14 +2,16 @@
 // server (`memtool mcp` for mcp-*, `memtool serve` for serve-*), NAME.out
 // the exact lines it must write back. @VERSION@ in a .out file stands for
 // memtool's version. UPDATE_GOLDEN=1 rewrites the .out files from what
-// the server says (review the diff before committing it).
+// the server says (review the diff before committing it). The transcripts
+// hold nothing of one store: MEMTOOL_TEST_STORE=sqlite or postgresql (with
+// MEMTOOL_TEST_PG) runs them on another, with the same expected lines.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { runWith, scratchStore } from './lib.mjs';
+import { runWith, scratchStoreArgs } from './lib.mjs';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), 'golden');
 const version = process.env.MEMTOOL_VERSION;
@@ -19,7 +21,7 @@ for (const file of readdirSync(here).filter((f) => f.endsWith('.in')).sort()) {
   const mode = name.startsWith('serve-') ? 'serve' : 'mcp';
   test(`golden ${name}`, async () => {
     const input = readFileSync(join(here, file));
-    const r = await runWith(scratchStore(), [mode], input);
+    const r = await runWith(scratchStoreArgs(name), [mode], input);
     assert.equal(r.code, 0, `exit status; stderr: ${r.stderr}`);
     let actual = r.stdout;
     if (version) actual = actual.split(`"version":"${version}"`).join('"version":"@VERSION@"');

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 // ctest passes the built binary; running by hand, set MEMTOOL.
 export const MEMTOOL = process.env.MEMTOOL || process.argv[2];
@@ -23,11 +23,31 @@ export function scratchStore() {
   return join(dir, 'memories');
 }
 
-// Spawn `memtool --root ROOT <args>`, feed it `input` (a string or Buffer,
-// or an array of lines), close its stdin, and collect everything.
+// A fresh, empty store of the kind MEMTOOL_TEST_STORE names (file, the default;
+// sqlite; or postgresql, the server MEMTOOL_TEST_PG names, with a tenant of its
+// own), as the options that select it: the same choice as tests/golden/run.py's
+// --store. `name` goes into the tenant, to tell runs apart on a shared server.
+export function scratchStoreArgs(name) {
+  const kind = process.env.MEMTOOL_TEST_STORE || 'file';
+  const root = scratchStore();
+  if (kind === 'file') return ['--root', root];
+  if (kind === 'sqlite') return ['--store', `sqlite:${root}.db`];
+  if (kind === 'postgresql') {
+    const url = process.env.MEMTOOL_TEST_PG;
+    if (!url) throw new Error('MEMTOOL_TEST_STORE=postgresql needs MEMTOOL_TEST_PG, the URL of a test server');
+    const tenant = `mcp-${name}-${process.pid}-${basename(dirname(root))}`;
+    return ['--store', url, '--tenant', tenant];
+  }
+  throw new Error(`MEMTOOL_TEST_STORE must be file, sqlite or postgresql, not '${kind}'`);
+}
+
+// Spawn `memtool --root ROOT <args>` (or, when ROOT is an array such as
+// scratchStoreArgs gives, `memtool ROOT... <args>`), feed it `input` (a string
+// or Buffer, or an array of lines), close its stdin, and collect everything.
 export function runWith(root, args, input) {
   return new Promise((resolve, reject) => {
-    const child = spawn(MEMTOOL, ['--root', root, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const where = Array.isArray(root) ? root : ['--root', root];
+    const child = spawn(MEMTOOL, [...where, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     const out = [];
     const err = [];
     child.stdout.on('data', (d) => out.push(d));
