@@ -6,6 +6,7 @@
  * additions (new statement ids appended before MT_DB_STMT_COUNT, new
  * optional driver functions at the end of mt_db_driver). Changes:
  *   - first version.
+ *   - MT_DB_NODES_ALL appended (a listing of the root).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -154,6 +155,7 @@ typedef enum {
     MT_DB_VERSION_DELETE,   /* (tenant, id) */
     MT_DB_CONTENT_GET,      /* (tenant, sha256) -> data */
     MT_DB_NODE_OF_MEMORY,   /* (tenant, memory_id) -> path of the live node holding it */
+    MT_DB_NODES_ALL,        /* (tenant) -> path, kind, memory_id, sha256, size, by path */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

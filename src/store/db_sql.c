@@ -73,4 +73,6 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_VERSION_DELETE] = "DELETE FROM versions WHERE tenant = ?1 AND id = ?2",
     [MT_DB_CONTENT_GET] = "SELECT data FROM contents WHERE tenant = ?1 AND sha256 = ?2",
     [MT_DB_NODE_OF_MEMORY] = "SELECT path FROM nodes WHERE tenant = ?1 AND memory_id = ?2",
+    [MT_DB_NODES_ALL] = "SELECT path, kind, memory_id, sha256, size FROM nodes "
+                        "WHERE tenant = ?1 ORDER BY path",
 };
