@@ -190,6 +190,15 @@ MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
 /* The filesystem store: openat2(2)-confined below `root`. */
 MT_EXTERN(int) mt_store_fs_open(mt_store **out, const char *root, mt_durability durability);
 
+/* The SQLite store: every tenant's memories and history in one database file
+ * at `path` (created, mode 0600, when missing). tenant: NULL or "" is the
+ * default tenant "default"; else a name like a path component. Durability:
+ * full syncs every commit, file syncs at checkpoints, none leaves it to the
+ * kernel. */
+MT_EXTERN(int)
+mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,
+                     mt_durability durability);
+
 /* Record an error for mt_error_last(); returns code, for `return mt_error_set(...)`. */
 MT_EXTERN(int)
 mt_error_set(int code, const char *fmt, ...)
