@@ -204,15 +204,15 @@ static void test_depth(void **state)
     (void)state;
     options(&o);
     stores_open(&s, &o);
-    strcpy(path, "/memories/t");
+    snprintf(path, sizeof(path), "/memories/t");
     for (i = 0; i < 20; i++)
-        strcat(path, "/x");
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/x");
     snprintf(json, sizeof(json),
              "{\"command\":\"create\",\"path\":\"%s/f.md\",\"file_text\":\"x\"}", path);
     same(&s, json);
-    strcpy(path, "/memories/u");
+    snprintf(path, sizeof(path), "/memories/u");
     for (i = 0; i < 12; i++)
-        strcat(path, "/y");
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/y");
     snprintf(json, sizeof(json),
              "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":"
              "\"%s\"}",
