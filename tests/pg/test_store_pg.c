@@ -474,6 +474,53 @@ static void test_connection_lost(void **state)
     mt_memory_free(mem);
 }
 
+/* ---- the tenant's lock ---------------------------------------------------------------- */
+
+/* A change waits at most its lock timeout for the tenant's row lock, then
+ * says so and changes nothing; 0 does not wait; reads never wait; another
+ * tenant is not held up. */
+static void test_lock_timeout(void **state)
+{
+    mt_options o;
+    mt_memory *mem, *nowait, *other;
+    PGconn *holder;
+    (void)state;
+
+    /* (Opened before the lock is taken: opening takes it once, for the usage row.) */
+    mt_options_init(&o);
+    o.lock_timeout_ms = 0;
+    nowait = open_memory("locked", &o);
+    o.lock_timeout_ms = 300;
+    mem = open_memory("locked", &o);
+    other = open_memory("unlocked", &o);
+    mt_test_expect(mem, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"a\"}",
+                   0, "File created successfully at: /memories/a.md");
+    holder = as_tenant("locked");
+    sql_ok(holder, "BEGIN");
+    assert_int_equal(sql_long(holder, "SELECT count(*) FROM (SELECT 1 FROM usage FOR UPDATE) l"),
+                     1);
+    mt_test_expect(mem, "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\"}",
+                   1,
+                   "Error: Cannot complete the operation on /memories/b.md: another process has "
+                   "held the store's lock for over 300 ms; nothing was changed, try again later");
+    mt_test_expect(mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}", 0,
+                   "Here's the content of /memories/a.md with line numbers:\n     1\ta");
+    mt_test_expect(other,
+                   "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\"}", 0,
+                   "File created successfully at: /memories/b.md");
+    mt_test_expect(nowait, "{\"command\":\"delete\",\"path\":\"/memories/a.md\"}", 1,
+                   "Error: Cannot complete the operation on /memories/a.md: another process has "
+                   "held the store's lock for over 0 ms; nothing was changed, try again later");
+    sql_ok(holder, "COMMIT");
+    PQfinish(holder);
+    mt_test_expect(mem, "{\"command\":\"view\",\"path\":\"/memories\"}", 0,
+                   "Here're the files and directories up to 2 levels deep in /memories, excluding "
+                   "hidden items and node_modules:\n1B\t/memories\n1B\t/memories/a.md");
+    mt_memory_free(mem);
+    mt_memory_free(nowait);
+    mt_memory_free(other);
+}
+
 /* ---- many processes ------------------------------------------------------------------- */
 
 typedef struct {
@@ -760,10 +807,15 @@ static void test_round_trips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_by_owner), cmocka_unit_test(test_schema_on_first_use),
-        cmocka_unit_test(test_errors),          cmocka_unit_test(test_tenant_isolation),
-        cmocka_unit_test(test_connection_lost), cmocka_unit_test(test_concurrent_inserts),
-        cmocka_unit_test(test_max_files_race),  cmocka_unit_test(test_same_as_files),
+        cmocka_unit_test(test_schema_by_owner),
+        cmocka_unit_test(test_schema_on_first_use),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_tenant_isolation),
+        cmocka_unit_test(test_connection_lost),
+        cmocka_unit_test(test_lock_timeout),
+        cmocka_unit_test(test_concurrent_inserts),
+        cmocka_unit_test(test_max_files_race),
+        cmocka_unit_test(test_same_as_files),
         cmocka_unit_test(test_round_trips),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
