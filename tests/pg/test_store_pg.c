@@ -273,6 +273,31 @@ static void test_errors(void **state)
     one_line(mt_error_last()->message, "refused the password of role \"memtool\"", "PGPASSWORD",
              "Wr0ngPassw0rd");
 
+    /* The password from PGPASSWORD, as libpq takes it; a wrong one not shown either. */
+    {
+        char line[256], pw[128] = "", *file = strdup(getenv("PGPASSFILE"));
+        FILE *f = fopen(file, "r");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f))
+            if (strstr(line, ":memtool:"))
+                snprintf(pw, sizeof(pw), "%s", strstr(line, ":memtool:") + 9);
+        fclose(f);
+        pw[strcspn(pw, "\n")] = '\0';
+        assert_true(*pw);
+        setenv("PGPASSFILE", "/nonexistent", 1);
+        setenv("PGPASSWORD", pw, 1);
+        assert_int_equal(mt_store_pg_open(&st, url, NULL), 0);
+        st->free(st);
+        setenv("PGPASSWORD", "NotTheR1ghtOne", 1);
+        assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
+        one_line(mt_error_last()->message, "refused the password", NULL, "NotTheR1ghtOne");
+        unsetenv("PGPASSWORD");
+        assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
+        one_line(mt_error_last()->message, "none was given", "~/.pgpass", NULL);
+        setenv("PGPASSFILE", file, 1);
+        free(file);
+    }
+
     /* Nothing listening there (port 1 on loopback). */
     snprintf(u, sizeof(u), "postgres://memtool:S3cretPw@127.0.0.1:1/memtool");
     assert_int_equal(mt_store_pg_open(&st, u, NULL), MT_EIO);
