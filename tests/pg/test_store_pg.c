@@ -8,6 +8,7 @@
  * postgres (the superuser, on the socket: looks behind memtool's back).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,6 +547,90 @@ static void test_lock_timeout(void **state)
     mt_memory_free(other);
 }
 
+/* ---- deadlocks ------------------------------------------------------------------------ */
+
+typedef struct {
+    mt_memory *mem;
+    int is_error;
+    char *text;
+} call_arg;
+
+static void *call_thread(void *p)
+{
+    call_arg *a = p;
+
+    a->text = mt_test_call(a->mem, &a->is_error,
+                           "{\"command\":\"create\",\"path\":\"/memories/twin.md\",\"file_text\":"
+                           "\"same\"}");
+    return NULL;
+}
+
+/* Wait until a session of memtool's role waits for a lock (in a change). */
+static void await_lock_wait(PGconn *su, const char *app)
+{
+    char q[256];
+    int i;
+
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM pg_stat_activity WHERE usename = 'memtool' AND "
+             "application_name = '%s' AND wait_event_type = 'Lock'",
+             app);
+    for (i = 0; i < 600 && sql_long(su, q) == 0; i++)
+        usleep(10000);
+    assert_true(i < 600);
+}
+
+/* A deadlock with another session (40P01) rolls the change back and the
+ * core runs it again, which then goes through: the caller sees success. */
+static void test_deadlock_retried(void **state)
+{
+    mt_memory *mem = open_memory("deadlock", NULL);
+    PGconn *su = pg_connect(admin), *other = as_tenant("deadlock");
+    long before;
+    pthread_t t;
+    call_arg a = {mem, -1, NULL};
+    (void)state;
+
+    /* The content the change will reference is a row another session holds. */
+    mt_test_expect(mem,
+                   "{\"command\":\"create\",\"path\":\"/memories/one.md\",\"file_text\":\"same\"}",
+                   0, "File created successfully at: /memories/one.md");
+    before = sql_long(su, "SELECT deadlocks FROM pg_stat_database WHERE datname = 'memtool'");
+    sql_ok(other, "BEGIN");
+    sql_ok(other, "UPDATE contents SET refs = refs");
+    /* The change takes the tenant's lock, then waits for that row... */
+    assert_int_equal(pthread_create(&t, NULL, call_thread, &a), 0);
+    await_lock_wait(su, "memtool");
+    /* ...and the other session now wants the tenant's lock: a cycle. The
+     * server ends the change's transaction (it waited first), the other gets
+     * the lock and commits, and the change, run again, goes through. */
+    sql_ok(other, "SELECT 1 FROM usage FOR UPDATE");
+    sql_ok(other, "COMMIT");
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(a.is_error, 0);
+    assert_string_equal(a.text, "File created successfully at: /memories/twin.md");
+    free(a.text);
+    /* pg_stat_database counts with a delay: poll. */
+    {
+        int i;
+        for (i = 0; i < 300; i++) {
+            if (sql_long(su, "SELECT deadlocks FROM pg_stat_database WHERE datname = 'memtool'") >
+                before)
+                break;
+            sql_ok(su, "SELECT pg_stat_clear_snapshot()");
+            usleep(10000);
+        }
+        assert_true(i < 300);
+    }
+    mt_test_expect(mem, "{\"command\":\"view\",\"path\":\"/memories\"}", 0,
+                   "Here're the files and directories up to 2 levels deep in /memories, excluding "
+                   "hidden items and node_modules:\n8B\t/memories\n4B\t/memories/one.md\n4B\t/"
+                   "memories/twin.md");
+    PQfinish(other);
+    PQfinish(su);
+    mt_memory_free(mem);
+}
+
 /* ---- many processes ------------------------------------------------------------------- */
 
 typedef struct {
@@ -832,15 +917,11 @@ static void test_round_trips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_by_owner),
-        cmocka_unit_test(test_schema_on_first_use),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_tenant_isolation),
-        cmocka_unit_test(test_connection_lost),
-        cmocka_unit_test(test_lock_timeout),
-        cmocka_unit_test(test_concurrent_inserts),
-        cmocka_unit_test(test_max_files_race),
-        cmocka_unit_test(test_same_as_files),
+        cmocka_unit_test(test_schema_by_owner),  cmocka_unit_test(test_schema_on_first_use),
+        cmocka_unit_test(test_errors),           cmocka_unit_test(test_tenant_isolation),
+        cmocka_unit_test(test_connection_lost),  cmocka_unit_test(test_lock_timeout),
+        cmocka_unit_test(test_deadlock_retried), cmocka_unit_test(test_concurrent_inserts),
+        cmocka_unit_test(test_max_files_race),   cmocka_unit_test(test_same_as_files),
         cmocka_unit_test(test_round_trips),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
