@@ -886,10 +886,16 @@ static void test_round_trips(void **state)
         {"delete file", "{\"command\":\"delete\",\"path\":\"/memories/%d/e.md\"}", 30},
         {"delete directory", "{\"command\":\"delete\",\"path\":\"/memories/%d\"}", 40},
     };
-    mt_memory *mem = open_memory("trips", NULL);
+    mt_memory *mem;
+    unsigned long opening = mt_db_pg_round_trips();
     size_t i;
     int round;
     (void)state;
+
+    mem = open_memory("trips", NULL);
+    opening = mt_db_pg_round_trips() - opening;
+    printf("round trips to open a store (after libpq's connection): %lu\n", opening);
+    assert_true(opening <= 8);
 
     for (round = 0; round < 2; round++) {
         if (round == 1)
