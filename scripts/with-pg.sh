@@ -37,6 +37,13 @@ trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
 trap 'on_signal HUP' HUP
 
+# A watchdog outside this script's process tree stops the cluster if this script
+# is killed outright (SIGKILL, as ctest does at a timeout), when no trap can run:
+# the server, started by pg_ctl, is no child of ours and would outlive us.
+# shellcheck disable=SC2016 # expanded by the watchdog's shell
+(setsid sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; sh "$2" stop "$3"' \
+    sh $$ "$here/pg-cluster.sh" "$dir" </dev/null >/dev/null 2>&1 &)
+
 sh "$here/pg-cluster.sh" start "$dir" || {
     echo "with-pg: the PostgreSQL test cluster could not start (server log above, if any):" >&2
     cat "$dir/server.log" "$dir/initdb.log" >&2 2>/dev/null || true
