@@ -225,6 +225,32 @@ mt_store_open_url(mt_store **out, const char *url, const char *tenant, mt_durabi
 /* Whether a tenant name is usable (NULL and "" are the default tenant). */
 MT_EXTERN(int) mt_store_tenant_check(const char *tenant);
 
+/* The SQLite store: every tenant's memories and history in one database file
+ * at `path` (created, mode 0600, when missing). tenant: NULL or "" is the
+ * default tenant "default"; else a name like a path component. Durability:
+ * full syncs every commit, file syncs at checkpoints, none leaves it to the
+ * kernel. */
+MT_EXTERN(int)
+mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,
+                     mt_durability durability);
+
+/*
+ * The PostgreSQL store: every tenant's memories and history in one database,
+ * shared by any number of hosts. conninfo: a libpq URL (postgresql://user@host:
+ * port/database, postgres://...) or "key=value" string; the password comes
+ * from it, PGPASSWORD or ~/.pgpass, as libpq finds it, and is never shown in
+ * a message. tenant: NULL or "" is the default tenant "default"; else a name
+ * like a path component. The server keeps tenants apart (row security on the
+ * session's tenant). The schema (in the schema `memtool`) is created on first
+ * use when the role may; a newer one is refused, an older one until upgraded.
+ */
+MT_EXTERN(int) mt_store_pg_open(mt_store **out, const char *conninfo, const char *tenant);
+
+/* Bring a PostgreSQL store's schema to this memtool's version, creating it in
+ * a database without one (memtool store upgrade URL); run it as a role that
+ * may create in the database, e.g. its owner. */
+MT_EXTERN(int) mt_store_pg_upgrade(const char *conninfo);
+
 /* Record an error for mt_error_last(); returns code, for `return mt_error_set(...)`. */
 MT_EXTERN(int)
 mt_error_set(int code, const char *fmt, ...)

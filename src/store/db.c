@@ -1,0 +1,431 @@
+/*
+ * The SQL store (db.h): opening a store on a driver, the handle's one
+ * connection (made again in a forked child), the transactions of changes
+ * and reads, and the usage counter.
+ */
+#include "db_core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "lib/path.h"
+
+int mt_db_tenant_check(const char *tenant)
+{
+    if (!mt_path_name_ok(tenant, strlen(tenant)))
+        return mt_error_set(MT_EINVAL,
+                            "the tenant name '%s' is not usable: give 1 to 255 bytes of UTF-8 "
+                            "without '/' or control characters, not '.', '..' or a reserved name",
+                            tenant);
+    return 0;
+}
+
+int mt_db_path_error(int code, const char *what, const char *rel)
+{
+    const char *shown = rel && *rel ? rel : "/memories";
+
+    switch (code) {
+    case MT_ENOTFOUND:
+        return mt_error_set(code, "%s %s: no such file or directory", what, shown);
+    case MT_EEXISTS:
+        return mt_error_set(code, "%s %s: it already exists", what, shown);
+    case MT_ENOTDIR:
+        return mt_error_set(code, "%s %s: a component is not a directory", what, shown);
+    case MT_EISDIR:
+        return mt_error_set(code, "%s %s: it is a directory", what, shown);
+    default:
+        return mt_error_set(code, "%s %s: %s", what, shown, strerror(EINVAL));
+    }
+}
+
+void mt_db_sha256(char out[65], const char *data, size_t len)
+{
+    unsigned char md[crypto_hash_sha256_BYTES];
+
+    crypto_hash_sha256(md, (const unsigned char *)data, len);
+    sodium_bin2hex(out, 65, md, sizeof(md));
+}
+
+void mt_db_new_memory_id(char id[24])
+{
+    unsigned char r[8];
+    char hex[17];
+
+    randombytes_buf(r, sizeof(r));
+    sodium_bin2hex(hex, sizeof(hex), r, sizeof(r));
+    snprintf(id, 24, "mem_%s", hex);
+}
+
+int mt_db_acquire(mt_db *db)
+{
+    int rc;
+
+    pthread_mutex_lock(&db->lock);
+    if (db->conn && db->pid != getpid()) {
+        /* Inherited across fork(): the parent's, not ours to use or close. */
+        db->drv->abandon(db->conn);
+        db->conn = NULL;
+    }
+    if (!db->conn) {
+        if ((rc = db->drv->connect(&db->conn, db->cfg, db->tenant)) < 0) {
+            db->conn = NULL;
+            pthread_mutex_unlock(&db->lock);
+            return rc;
+        }
+        db->pid = getpid();
+    }
+    return 0;
+}
+
+void mt_db_release(mt_db *db)
+{
+    pthread_mutex_unlock(&db->lock);
+}
+
+int64_t mt_db_exec(mt_db *db, mt_db_stmt id, const mt_db_value *args, size_t nargs, mt_db_row_cb cb,
+                   void *payload)
+{
+    return db->drv->exec(db->conn, id, args, nargs, cb, payload);
+}
+
+static int usage_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    mt_db_txn *t = payload;
+
+    if (ncols < 4)
+        return mt_error_set(MT_EIO, "the store's usage row is damaged");
+    t->usage.bytes = cols[0].i > 0 ? (uint64_t)cols[0].i : 0;
+    t->usage.files = cols[1].i > 0 ? (uint64_t)cols[1].i : 0;
+    t->usage.dirs = cols[2].i > 0 ? (uint64_t)cols[2].i : 0;
+    t->next_version = cols[3].i > 0 ? cols[3].i : 1;
+    return 0;
+}
+
+static int usage_get(mt_db *db, mt_db_txn *t)
+{
+    mt_db_value arg = mt_db_text(db->tenant);
+    int64_t n;
+
+    if ((n = mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, usage_row, t)) < 0)
+        return (int)n;
+    if (n == 0)
+        return mt_error_set(MT_EIO,
+                            "the store has no usage row for tenant %s: it was damaged "
+                            "outside memtool; restore it from a backup",
+                            db->tenant);
+    return 0;
+}
+
+static int usage_put(mt_db *db, const mt_db_txn *t)
+{
+    mt_db_value a[5] = {mt_db_text(db->tenant), mt_db_int((int64_t)t->usage.bytes),
+                        mt_db_int((int64_t)t->usage.files), mt_db_int((int64_t)t->usage.dirs),
+                        mt_db_int(t->next_version)};
+    int64_t n = mt_db_exec(db, MT_DB_USAGE_SET, a, 5, NULL, NULL);
+
+    return n < 0 ? (int)n : 0;
+}
+
+int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
+{
+    const mt_db_driver *drv = db->drv;
+    int rc, tries;
+
+    if ((rc = mt_db_acquire(db)) < 0)
+        return rc;
+    for (tries = 0;; tries++) {
+        mt_db_txn t;
+
+        memset(&t, 0, sizeof(t));
+        t.db = db;
+        t.op = op;
+        op->version = 0;
+        op->history_error = NULL;
+        if ((rc = drv->begin_write(db->conn, db->tenant, op->lock_timeout_ms)) < 0)
+            goto retry;
+        if ((rc = usage_get(db, &t)) < 0 || (rc = fn(&t, arg)) < 0 ||
+            (rc = mt_db_prune_days(&t)) < 0 || (rc = usage_put(db, &t)) < 0) {
+            drv->rollback(db->conn);
+            goto retry;
+        }
+        if ((rc = drv->commit(db->conn)) < 0) {
+            drv->rollback(db->conn);
+            goto retry;
+        }
+        if (t.dropped && drv->scrub)
+            drv->scrub(db->conn);
+        break;
+    retry:
+        if (rc != MT_DB_RETRY)
+            break;
+        if (tries + 1 >= MT_DB_RETRIES) {
+            rc = mt_error_set(MT_EBUSY,
+                              "the change kept conflicting with others (%d tries): "
+                              "try again",
+                              MT_DB_RETRIES);
+            break;
+        }
+    }
+    if (rc < 0)
+        op->version = 0;
+    mt_db_release(db);
+    return rc;
+}
+
+int mt_db_read(mt_db *db, mt_db_read_fn fn, void *arg)
+{
+    int rc, tries;
+
+    if ((rc = mt_db_acquire(db)) < 0)
+        return rc;
+    for (tries = 0; tries < MT_DB_RETRIES; tries++) {
+        if ((rc = db->drv->begin_read(db->conn)) == 0) {
+            rc = fn(db, arg);
+            if (rc >= 0) {
+                int c = db->drv->commit(db->conn);
+                if (c < 0)
+                    rc = c;
+            }
+            if (rc < 0)
+                db->drv->rollback(db->conn);
+        }
+        if (rc != MT_DB_RETRY)
+            break;
+    }
+    if (rc == MT_DB_RETRY)
+        rc = mt_error_set(MT_EBUSY, "the read kept conflicting with changes: try again");
+    mt_db_release(db);
+    return rc;
+}
+
+static int node_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    mt_db_node *n = payload;
+
+    if (ncols < 4)
+        return mt_error_set(MT_EIO, "a row of the store is damaged");
+    n->kind = cols[0].i == MT_NODE_DIR ? MT_NODE_DIR : MT_NODE_FILE;
+    snprintf(n->memory_id, sizeof(n->memory_id), "%s", cols[1].type == MT_DB_TEXT ? cols[1].p : "");
+    snprintf(n->sha256, sizeof(n->sha256), "%s", cols[2].type == MT_DB_TEXT ? cols[2].p : "");
+    n->size = cols[3].i > 0 ? (uint64_t)cols[3].i : 0;
+    return 0;
+}
+
+int mt_db_node_get(mt_db *db, mt_db_node *out, const char *path)
+{
+    mt_db_value a[2] = {mt_db_text(db->tenant), mt_db_text(path)};
+    int64_t n;
+
+    memset(out, 0, sizeof(*out));
+    if ((n = mt_db_exec(db, MT_DB_NODE_GET, a, 2, node_row, out)) < 0)
+        return (int)n;
+    return n > 0;
+}
+
+int mt_db_beneath(char **lo, char **hi, const char *path)
+{
+    size_t n = strlen(path);
+
+    *lo = malloc(n + 2);
+    *hi = malloc(n + 2);
+    if (!*lo || !*hi) {
+        free(*lo);
+        free(*hi);
+        *lo = *hi = NULL;
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    memcpy(*lo, path, n);
+    memcpy(*hi, path, n);
+    /* '0' follows '/' in byte order: everything beneath lies between. */
+    (*lo)[n] = '/';
+    (*hi)[n] = '0';
+    (*lo)[n + 1] = (*hi)[n + 1] = '\0';
+    return 0;
+}
+
+static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
+                  uint64_t would, const char *rel)
+{
+    op->refused = kind;
+    op->limit = limit;
+    op->held = held;
+    op->would = would;
+    return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
+                        *rel ? rel : "/memories");
+}
+
+int mt_db_quota(mt_db_txn *t, const char *rel, int64_t bytes, int64_t files, int64_t dirs)
+{
+    const mt_store_usage *u = &t->usage;
+    mt_store_op *op = t->op;
+
+    /* Only growth is checked: a change that shrinks the store always goes. */
+    if (bytes > 0 && op->max_store_size && u->bytes + (uint64_t)bytes > op->max_store_size)
+        return refuse(op, MT_LIMIT_STORE_SIZE, op->max_store_size, u->bytes,
+                      u->bytes + (uint64_t)bytes, rel);
+    if (files > 0 && op->max_files && u->files + (uint64_t)files > op->max_files)
+        return refuse(op, MT_LIMIT_FILES, op->max_files, u->files, u->files + (uint64_t)files, rel);
+    if (dirs > 0 && op->max_dirs && u->dirs + (uint64_t)dirs > op->max_dirs)
+        return refuse(op, MT_LIMIT_DIRS, op->max_dirs, u->dirs, u->dirs + (uint64_t)dirs, rel);
+    return 0;
+}
+
+static uint64_t add_clamped(uint64_t v, int64_t d)
+{
+    if (d < 0 && (uint64_t)-d > v)
+        return 0;
+    return v + (uint64_t)d;
+}
+
+void mt_db_account(mt_db_txn *t, int64_t bytes, int64_t files, int64_t dirs)
+{
+    t->usage.bytes = add_clamped(t->usage.bytes, bytes);
+    t->usage.files = add_clamped(t->usage.files, files);
+    t->usage.dirs = add_clamped(t->usage.dirs, dirs);
+}
+
+int mt_db_content_ref(mt_db_txn *t, const char *sha, const char *data, size_t len)
+{
+    mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(sha), mt_db_int(1)};
+    int64_t n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL);
+
+    if (n != 0)
+        return n < 0 ? (int)n : 0;
+    if (!data)
+        return mt_error_set(MT_EIO, "the content %s is missing from the store", sha);
+    a[2] = mt_db_blob(data, len);
+    n = mt_db_exec(t->db, MT_DB_CONTENT_PUT, a, 3, NULL, NULL);
+    return n < 0 ? (int)n : 0;
+}
+
+int mt_db_content_unref(mt_db_txn *t, const char *sha)
+{
+    mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(sha), mt_db_int(-1)};
+    int64_t n;
+
+    if (!sha || !*sha)
+        return 0;
+    if ((n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL)) < 0 ||
+        (n = mt_db_exec(t->db, MT_DB_CONTENT_DROP, a, 2, NULL, NULL)) < 0)
+        return (int)n;
+    return 0;
+}
+
+static int usage_read(mt_db *db, void *arg)
+{
+    mt_db_txn t;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    if ((rc = usage_get(db, &t)) < 0)
+        return rc;
+    *(mt_store_usage *)arg = t.usage;
+    return 0;
+}
+
+static int db_usage(mt_store *st, mt_store_usage *out)
+{
+    memset(out, 0, sizeof(*out));
+    return mt_db_read((mt_db *)st, usage_read, out);
+}
+
+static void db_free(mt_store *st)
+{
+    mt_db *db = (mt_db *)st;
+
+    if (!db)
+        return;
+    if (db->conn) {
+        if (db->pid == getpid())
+            db->drv->close(db->conn);
+        else
+            db->drv->abandon(db->conn);
+    }
+    if (db->drv->cfg_free)
+        db->drv->cfg_free(db->cfg);
+    pthread_mutex_destroy(&db->lock);
+    free(db->tenant);
+    free(db);
+}
+
+static int ensure_tenant(mt_db *db)
+{
+    mt_db_value arg = mt_db_text(db->tenant);
+    int64_t n;
+    int rc;
+
+    /* A tenant's row is made once, before its first change: the write lock
+     * of PostgreSQL is that row's lock. */
+    if ((rc = db->drv->begin_write(db->conn, db->tenant, 5000)) < 0)
+        return rc;
+    if ((n = mt_db_exec(db, MT_DB_USAGE_ENSURE, &arg, 1, NULL, NULL)) < 0 ||
+        (n = db->drv->commit(db->conn)) < 0) {
+        db->drv->rollback(db->conn);
+        return (int)n;
+    }
+    return 0;
+}
+
+int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant)
+{
+    mt_db *db = NULL;
+    int rc, tries;
+
+    *out = NULL;
+    if (!tenant || !*tenant)
+        tenant = MT_DB_DEFAULT_TENANT;
+    if (sodium_init() < 0) {
+        rc = mt_error_set(MT_ERROR, "libsodium failed to start");
+        goto fail;
+    }
+    if ((rc = mt_db_tenant_check(tenant)) < 0)
+        goto fail;
+    if (!(db = calloc(1, sizeof(*db)))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory opening the store");
+        goto fail;
+    }
+    db->drv = drv;
+    db->cfg = cfg;
+    cfg = NULL;
+    pthread_mutex_init(&db->lock, NULL);
+    if (!(db->tenant = strdup(tenant))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory opening the store");
+        goto fail;
+    }
+    db->base.version = MT_STORE_VERSION;
+    db->base.stat = mt_db_stat;
+    db->base.read = mt_db_read_file;
+    db->base.create = mt_db_create;
+    db->base.edit = mt_db_edit;
+    db->base.remove = mt_db_remove;
+    db->base.rename = mt_db_rename;
+    db->base.list = mt_db_list;
+    db->base.usage = db_usage;
+    db->base.free = db_free;
+    db->base.versions = mt_db_versions;
+    db->base.version_get = mt_db_version_get;
+    db->base.version_content = mt_db_version_content;
+    db->base.redact = mt_db_redact;
+    db->base.catch_up = mt_db_catch_up;
+    if ((rc = mt_db_acquire(db)) < 0)
+        goto fail;
+    for (tries = 0; tries < MT_DB_RETRIES; tries++)
+        if ((rc = ensure_tenant(db)) != MT_DB_RETRY)
+            break;
+    mt_db_release(db);
+    if (rc < 0)
+        goto fail;
+    *out = &db->base;
+    return 0;
+fail:
+    if (db)
+        db_free(&db->base);
+    else if (cfg && drv->cfg_free)
+        drv->cfg_free(cfg);
+    return rc == MT_DB_RETRY ? mt_error_set(MT_EBUSY, "the store was busy: try again") : rc;
+}

@@ -1,0 +1,226 @@
+/*
+ * The SQL store: the store interface (memtool/store.h) implemented once, in
+ * db*.c, on top of a small driver per database (db_sqlite.c, db_pg.c).
+ *
+ * Compatibility: after its first commit this interface changes only by
+ * additions (new statement ids appended before MT_DB_STMT_COUNT, new
+ * optional driver functions at the end of mt_db_driver). Changes:
+ *   - first version.
+ *   - MT_DB_NODES_ALL appended (a listing of the root).
+ *
+ * The division of work:
+ *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
+ *     the limits, versions, listing order. It speaks dialect-neutral SQL with
+ *     numbered parameters ?1 ... ?N, ?1 always the tenant;
+ *   - a driver owns the connection: opening it and creating or checking the
+ *     schema (its own DDL), transactions and locking, running one statement
+ *     with bound values and handing back rows, mapping its errors to
+ *     mt_error_code with a message set by mt_error_set.
+ *
+ * Threads: the core serialises every use of one connection with a mutex, so
+ * a driver's functions are never called concurrently on one mt_db_conn.
+ *
+ * Processes: a connection is never used by a process other than the one
+ * that made it. The core remembers getpid() at connect; in a forked child it
+ * calls `abandon` on the inherited connection (which must not touch the
+ * parent's server session, socket or locks: libpq must not PQfinish, which
+ * would send Terminate on the shared socket) and connects again.
+ */
+/*
+ * The schema, the same tables and columns in every dialect (a driver writes
+ * its own DDL; paths compare by bytes: COLLATE "C" in PostgreSQL):
+ *
+ *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)   ('schema', '1')
+ *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8)
+ *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
+ *         sha256 TEXT NULL, size INT8, PRIMARY KEY (tenant, path))
+ *   contents(tenant TEXT, sha256 TEXT, refs INT8, data BLOB, PRIMARY KEY (tenant, sha256))
+ *   versions(tenant TEXT, id INT8, memory_id TEXT, op INT, path TEXT NULL,
+ *            previous_path TEXT NULL, actor TEXT, at INT8, sha256 TEXT NULL, size INT8,
+ *            redacted INT, PRIMARY KEY (tenant, id))
+ *   indexes: versions(tenant, memory_id, id), versions(tenant, path, id)
+ *
+ * A directory is a node of kind 2 with NULL memory_id and sha256 and size 0;
+ * the root "" is no row. A file's content is one contents row per (tenant,
+ * SHA-256), refs counting the nodes and versions that name it.
+ */
+#ifndef MT_STORE_DB_H
+#define MT_STORE_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memtool/store.h>
+
+/* A driver's error that is worth running the whole change again for (a
+ * serialization failure or a deadlock, 40001 / 40P01): the core rolls back
+ * and re-runs the change up to MT_DB_RETRIES times, then reports MT_EBUSY.
+ * Never leaves the core. */
+#define MT_DB_RETRY   (-1000)
+#define MT_DB_RETRIES 5
+
+/* The default tenant, for a NULL or empty name. */
+#define MT_DB_DEFAULT_TENANT "default"
+
+/* The schema version the core speaks (meta 'schema'). A driver refuses a
+ * database whose version is newer, and creates this one in an empty one. */
+#define MT_DB_SCHEMA_VERSION 1
+
+typedef enum { MT_DB_NULL = 0, MT_DB_INT = 1, MT_DB_TEXT = 2, MT_DB_BLOB = 3 } mt_db_type;
+
+/*
+ * A parameter or a column. Parameters: text and blobs need not be
+ * NUL-terminated (len counts the bytes). Columns: valid only during the row
+ * callback; a text column is NUL-terminated (p[len] == 0); a blob column's p
+ * may be NULL when len is 0.
+ */
+typedef struct {
+    mt_db_type type;
+    int64_t i; /* MT_DB_INT */
+    const char *p;
+    size_t len; /* MT_DB_TEXT, MT_DB_BLOB */
+} mt_db_value;
+
+static inline mt_db_value mt_db_int(int64_t i)
+{
+    mt_db_value v = {MT_DB_INT, i, NULL, 0};
+    return v;
+}
+
+/* NULL text is SQL NULL. */
+mt_db_value mt_db_text(const char *s);
+
+static inline mt_db_value mt_db_blob(const char *p, size_t len)
+{
+    mt_db_value v = {MT_DB_BLOB, 0, p, len};
+    return v;
+}
+
+static inline mt_db_value mt_db_null(void)
+{
+    mt_db_value v = {MT_DB_NULL, 0, NULL, 0};
+    return v;
+}
+
+/* One row: return 0 for the next, 1 to stop (no error), or a negative code
+ * to stop and fail the statement with it. */
+typedef int (*mt_db_row_cb)(void *payload, const mt_db_value *cols, size_t ncols);
+
+/*
+ * The statements of the core. Each has a dialect-neutral text in mt_db_sql
+ * (db_sql.c), ?1 the tenant. Columns come back as: INT8/INT columns
+ * MT_DB_INT, TEXT columns MT_DB_TEXT, the data column (and substr of it)
+ * MT_DB_BLOB, NULL as MT_DB_NULL. Append only.
+ */
+typedef enum {
+    /* usage(tenant, bytes, files, dirs, next_version) */
+    MT_DB_USAGE_ENSURE, /* (tenant): the tenant's row, made if missing */
+    MT_DB_USAGE_GET,    /* (tenant) -> bytes, files, dirs, next_version */
+    MT_DB_USAGE_SET,    /* (tenant, bytes, files, dirs, next_version) */
+    /* nodes(tenant, path, kind, memory_id, sha256, size) */
+    MT_DB_NODE_GET,             /* (tenant, path) -> kind, memory_id, sha256, size */
+    MT_DB_NODE_PUT,             /* (tenant, path, kind, memory_id, sha256, size): insert */
+    MT_DB_NODE_SET,             /* (tenant, path, sha256, size): new content */
+    MT_DB_NODE_DELETE,          /* (tenant, path) */
+    MT_DB_NODES_BENEATH,        /* (tenant, lo, hi) -> path, kind, memory_id, sha256, size;
+                                   lo < path < hi, ordered by path */
+    MT_DB_NODES_DELETE_BENEATH, /* (tenant, lo, hi) */
+    MT_DB_NODE_MOVE,            /* (tenant, from, to) */
+    MT_DB_NODES_MOVE_BENEATH,   /* (tenant, lo, hi, to_prefix, cut): path becomes
+                                   to_prefix || substr(path, cut) (1-based) */
+    MT_DB_NODES_COUNT,          /* (tenant) -> kind, count, total size; grouped by kind */
+    /* contents(tenant, sha256, refs, data) */
+    MT_DB_CONTENT_REF,   /* (tenant, sha256, delta): refs += delta; changes 0 when missing */
+    MT_DB_CONTENT_PUT,   /* (tenant, sha256, data): a new row with refs 1 */
+    MT_DB_CONTENT_DROP,  /* (tenant, sha256): delete when refs <= 0 */
+    MT_DB_CONTENT_SIZE,  /* (tenant, sha256) -> length(data) */
+    MT_DB_CONTENT_PIECE, /* (tenant, sha256, start (1-based), len) -> substr(data, start, len) */
+    /* versions(tenant, id, memory_id, op, path, previous_path, actor, at, sha256, size,
+       redacted) */
+    MT_DB_VERSION_PUT,      /* (tenant, id, memory_id, op, path, previous_path, actor, at, sha256,
+                               size) */
+    MT_DB_VERSION_GET,      /* (tenant, id) -> id, memory_id, op, path, previous_path, actor, at,
+                               sha256, size, redacted (the "version columns") */
+    MT_DB_VERSIONS_QUERY,   /* (tenant, path, lo, hi, memory_id, op, actor, since, until,
+                               before_id, limit) -> version columns, newest first. A NULL
+                               (or 0 for op, since, until, before_id) filter is off; path
+                               (NULL or "" off) keeps the memories that ever had a version
+                               with path = ?2 OR ?3 < path < ?4 */
+    MT_DB_VERSION_REDACT,   /* (tenant, id): path, previous_path, sha256 NULL, redacted 1 */
+    MT_DB_VERSION_NTH,      /* (tenant, memory_id, n) -> id of the memory's n-th newest version
+                               (0 the newest) */
+    MT_DB_VERSIONS_UPTO,    /* (tenant, memory_id, id) -> id, sha256 of its versions <= id */
+    MT_DB_VERSIONS_EXPIRED, /* (tenant, before_at) -> id, sha256 of the versions made before
+                               before_at that are not their memory's newest */
+    MT_DB_VERSION_DELETE,   /* (tenant, id) */
+    MT_DB_CONTENT_GET,      /* (tenant, sha256) -> data */
+    MT_DB_NODE_OF_MEMORY,   /* (tenant, memory_id) -> path of the live node holding it */
+    MT_DB_NODES_ALL,        /* (tenant) -> path, kind, memory_id, sha256, size, by path */
+    MT_DB_STMT_COUNT
+} mt_db_stmt;
+
+/* The dialect-neutral texts, indexed by mt_db_stmt. */
+extern const char *const mt_db_sql[MT_DB_STMT_COUNT];
+
+/* A driver's connection, opaque to the core. */
+typedef struct mt_db_conn mt_db_conn;
+
+typedef struct {
+    const char *name; /* "SQLite", "PostgreSQL": for messages */
+
+    /* The driver's own texts for statements its dialect writes differently,
+     * indexed by mt_db_stmt; NULL (or a NULL entry) uses mt_db_sql. */
+    const char *const *sql;
+
+    /* Connect with the driver's configuration (what its public open function
+     * was given), creating the schema in an empty database and refusing one
+     * that is not memtool's or is newer (MT_EINVAL, a one-line message naming
+     * the problem and the fix). */
+    int (*connect)(mt_db_conn **out, void *cfg, const char *tenant);
+    /* Close a connection this process made. */
+    void (*close)(mt_db_conn *c);
+    /* Forget a connection inherited from the parent across fork(): free what
+     * this process holds without acting on the session, socket or locks. */
+    void (*abandon)(mt_db_conn *c);
+    /* Free the configuration (with the store). */
+    void (*cfg_free)(void *cfg);
+
+    /* The transaction of one change: wait at most lock_timeout_ms for the
+     * tenant's write lock (MT_EBUSY when it ran out; 0 means do not wait). */
+    int (*begin_write)(mt_db_conn *c, const char *tenant, unsigned lock_timeout_ms);
+    /* A read-only snapshot (stat, read, list, versions). */
+    int (*begin_read)(mt_db_conn *c);
+    int (*commit)(mt_db_conn *c);
+    /* Never fails from the core's view; a connection it could not roll back
+     * is the driver's to reset. */
+    void (*rollback)(mt_db_conn *c);
+
+    /*
+     * Run statement `id` with nargs bound values, each row to cb (may be NULL
+     * when no rows are wanted). Returns the number of rows changed by an
+     * INSERT, UPDATE or DELETE, or of rows given to cb by a SELECT (>= 0), or
+     * a negative mt_error_code (or MT_DB_RETRY), or the callback's negative
+     * code.
+     */
+    int64_t (*exec)(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, size_t nargs,
+                    mt_db_row_cb cb, void *payload);
+
+    /* After a committed change that removed content (redact, prune): make sure
+     * no copy stays on disk (SQLite: checkpoint the log and truncate it). NULL:
+     * nothing to do. A failure is reported but the change stands. */
+    int (*scrub)(mt_db_conn *c);
+} mt_db_driver;
+
+/*
+ * Make an mt_store (version 3) on a driver, for one tenant (NULL or "" the
+ * default; checked like a path component). Connects at once, so a bad
+ * database is reported here. Takes ownership of cfg, even on failure.
+ */
+int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant);
+
+/* Whether a tenant name is acceptable (a path component: 1..255 bytes, no
+ * '/', not "." or "..", no control bytes, not a reserved name); sets the
+ * error (MT_EINVAL) when not. */
+int mt_db_tenant_check(const char *tenant);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * The SQL store's statements in dialect-neutral SQL (db.h): numbered
+ * parameters, ?1 always the tenant, no upserts, no LIMIT -1, CAST where a
+ * parameter's type could not be inferred. Path ranges come as bounds
+ * computed in C ("d/" < path < "d0"), never by concatenating parameters.
+ */
+#include <string.h>
+
+#include "db.h"
+
+mt_db_value mt_db_text(const char *s)
+{
+    mt_db_value v = {s ? MT_DB_TEXT : MT_DB_NULL, 0, s, s ? strlen(s) : 0};
+    return v;
+}
+
+#define VERSION_COLUMNS                                                                            \
+    "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, redacted "            \
+    "FROM versions "
+
+const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
+    [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
+                           "SELECT ?1, 0, 0, 0, 1 WHERE NOT EXISTS "
+                           "(SELECT 1 FROM usage WHERE tenant = ?1)",
+    [MT_DB_USAGE_GET] = "SELECT bytes, files, dirs, next_version FROM usage WHERE tenant = ?1",
+    [MT_DB_USAGE_SET] = "UPDATE usage SET bytes = ?2, files = ?3, dirs = ?4, next_version = ?5 "
+                        "WHERE tenant = ?1",
+    [MT_DB_NODE_GET] =
+        "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = ?1 AND path = ?2",
+    [MT_DB_NODE_PUT] = "INSERT INTO nodes(tenant, path, kind, memory_id, sha256, size) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [MT_DB_NODE_SET] = "UPDATE nodes SET sha256 = ?3, size = ?4 WHERE tenant = ?1 AND path = ?2",
+    [MT_DB_NODE_DELETE] = "DELETE FROM nodes WHERE tenant = ?1 AND path = ?2",
+    [MT_DB_NODES_BENEATH] = "SELECT path, kind, memory_id, sha256, size FROM nodes "
+                            "WHERE tenant = ?1 AND path > ?2 AND path < ?3 ORDER BY path",
+    [MT_DB_NODES_DELETE_BENEATH] =
+        "DELETE FROM nodes WHERE tenant = ?1 AND path > ?2 AND path < ?3",
+    [MT_DB_NODE_MOVE] = "UPDATE nodes SET path = ?3 WHERE tenant = ?1 AND path = ?2",
+    [MT_DB_NODES_MOVE_BENEATH] =
+        "UPDATE nodes SET path = CAST(?4 AS TEXT) || substr(path, CAST(?5 AS INTEGER)) "
+        "WHERE tenant = ?1 AND path > ?2 AND path < ?3",
+    [MT_DB_NODES_COUNT] = "SELECT kind, count(*), CAST(coalesce(sum(size), 0) AS BIGINT) "
+                          "FROM nodes WHERE tenant = ?1 GROUP BY kind",
+    [MT_DB_CONTENT_REF] = "UPDATE contents SET refs = refs + ?3 WHERE tenant = ?1 AND sha256 = ?2",
+    [MT_DB_CONTENT_PUT] = "INSERT INTO contents(tenant, sha256, refs, data) VALUES (?1, ?2, 1, ?3)",
+    [MT_DB_CONTENT_DROP] = "DELETE FROM contents WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 0",
+    [MT_DB_CONTENT_SIZE] = "SELECT length(data) FROM contents WHERE tenant = ?1 AND sha256 = ?2",
+    [MT_DB_CONTENT_PIECE] = "SELECT substr(data, CAST(?3 AS INTEGER), CAST(?4 AS INTEGER)) "
+                            "FROM contents WHERE tenant = ?1 AND sha256 = ?2",
+    [MT_DB_VERSION_PUT] = "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, "
+                          "actor, at, sha256, size, redacted) "
+                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)",
+    [MT_DB_VERSION_GET] = VERSION_COLUMNS "WHERE tenant = ?1 AND id = ?2",
+    [MT_DB_VERSIONS_QUERY] =
+        VERSION_COLUMNS "WHERE tenant = ?1 AND (CAST(?2 AS TEXT) IS NULL OR ?2 = '' OR "
+                        "memory_id IN (SELECT memory_id FROM versions WHERE tenant = ?1 AND "
+                        "(path = ?2 OR (path > ?3 AND path < ?4)))) "
+                        "AND (CAST(?5 AS TEXT) IS NULL OR memory_id = ?5) "
+                        "AND (CAST(?6 AS INTEGER) = 0 OR op = ?6) "
+                        "AND (CAST(?7 AS TEXT) IS NULL OR actor = ?7) "
+                        "AND (CAST(?8 AS BIGINT) = 0 OR at >= ?8) "
+                        "AND (CAST(?9 AS BIGINT) = 0 OR at <= ?9) "
+                        "AND (CAST(?10 AS BIGINT) = 0 OR id < ?10) ORDER BY id DESC LIMIT ?11",
+    [MT_DB_VERSION_REDACT] = "UPDATE versions SET path = NULL, previous_path = NULL, "
+                             "sha256 = NULL, redacted = 1 WHERE tenant = ?1 AND id = ?2",
+    [MT_DB_VERSION_NTH] = "SELECT id FROM versions WHERE tenant = ?1 AND memory_id = ?2 "
+                          "ORDER BY id DESC LIMIT 1 OFFSET ?3",
+    [MT_DB_VERSIONS_UPTO] = "SELECT id, sha256 FROM versions WHERE tenant = ?1 AND "
+                            "memory_id = ?2 AND id <= ?3",
+    [MT_DB_VERSIONS_EXPIRED] = "SELECT id, sha256 FROM versions WHERE tenant = ?1 AND at < ?2 "
+                               "AND id NOT IN (SELECT max(id) FROM versions WHERE tenant = ?1 "
+                               "GROUP BY memory_id)",
+    [MT_DB_VERSION_DELETE] = "DELETE FROM versions WHERE tenant = ?1 AND id = ?2",
+    [MT_DB_CONTENT_GET] = "SELECT data FROM contents WHERE tenant = ?1 AND sha256 = ?2",
+    [MT_DB_NODE_OF_MEMORY] = "SELECT path FROM nodes WHERE tenant = ?1 AND memory_id = ?2",
+    [MT_DB_NODES_ALL] = "SELECT path, kind, memory_id, sha256, size FROM nodes "
+                        "WHERE tenant = ?1 ORDER BY path",
+};

@@ -1,0 +1,526 @@
+/*
+ * The SQLite driver of the SQL store (db.h): one database file for every
+ * tenant, in write-ahead-log mode, so readers never wait for a writer.
+ *
+ * A change is BEGIN IMMEDIATE with a busy timeout of the op's lock timeout:
+ * the writers of all processes queue on the database's one write lock, and
+ * one that waited too long gets MT_EBUSY, never "database is locked" half
+ * way through. Durability: full is synchronous=FULL (every commit synced),
+ * file is NORMAL (synced at checkpoints; a power cut may lose the newest
+ * commits, never the database), none is OFF.
+ *
+ * Content that goes (a redaction, versions pruned) must be gone from the
+ * disk: secure_delete overwrites freed pages, and a checkpoint that truncates
+ * the log follows the commit that removed it, so no frame keeps a copy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+
+#define READ_BUSY_MS 10000
+
+typedef struct {
+    char *path;
+    mt_durability durability;
+} sqlite_cfg;
+
+struct mt_db_conn {
+    struct mt_db_conn *next; /* every open connection of this process (the registry) */
+    unsigned forks;          /* the forks counted when it was opened */
+    sqlite3 *db;             /* NULL once closed */
+    sqlite3_stmt *st[MT_DB_STMT_COUNT];
+    const char *path;
+    int truncate_due; /* a scrub readers held up: tried again at each commit */
+};
+
+/*
+ * After a fork the child holds copies of its parent's connections, and
+ * SQLite keeps one record per database file and process (its POSIX locks,
+ * its mapping of the -shm file): a connection the child opens to the same
+ * file would share the inherited record, whose locks the child does not
+ * hold. So before the first open in a child every inherited connection is
+ * closed (which releases only the child's view; with the log kept,
+ * PERSIST_WAL, nothing is deleted), as the file store's history does.
+ */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mt_db_conn *registry;
+static unsigned forks;
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void registry_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void registry_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_child(void)
+{
+    forks++;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void watch_forks(void)
+{
+    pthread_atfork(registry_prepare, registry_parent, registry_child);
+}
+
+static void conn_shut(mt_db_conn *c)
+{
+    int i;
+
+    for (i = 0; i < MT_DB_STMT_COUNT; i++) {
+        sqlite3_finalize(c->st[i]);
+        c->st[i] = NULL;
+    }
+    sqlite3_close(c->db);
+    c->db = NULL;
+}
+
+/* Unlink c from the registry (registry locked). */
+static void registry_remove(mt_db_conn *c)
+{
+    mt_db_conn **p;
+
+    for (p = &registry; *p && *p != c; p = &(*p)->next)
+        ;
+    if (*p)
+        *p = c->next;
+}
+
+static void drop_inherited(void)
+{
+    mt_db_conn **p = &registry;
+
+    while (*p) {
+        mt_db_conn *c = *p;
+        if (c->forks != forks) {
+            *p = c->next;
+            conn_shut(c);
+        } else {
+            p = &c->next;
+        }
+    }
+}
+
+static int sq_error(mt_db_conn *c, const char *what)
+{
+    int code = sqlite3_errcode(c->db);
+    int rc;
+
+    switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        rc = MT_EBUSY;
+        break;
+    case SQLITE_NOMEM:
+        rc = MT_ENOMEM;
+        break;
+    default:
+        rc = MT_EIO;
+    }
+    return mt_error_set(rc, "SQLite store %s: %s: %s", c->path, what, sqlite3_errmsg(c->db));
+}
+
+static void cfg_free(void *p)
+{
+    sqlite_cfg *cfg = p;
+
+    if (!cfg)
+        return;
+    free(cfg->path);
+    free(cfg);
+}
+
+static const char schema[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
+    "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE nodes(tenant TEXT NOT NULL, path TEXT NOT NULL, kind INTEGER NOT NULL,"
+    "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, PRIMARY KEY (tenant, path))"
+    "  WITHOUT ROWID;"
+    "CREATE TABLE contents(tenant TEXT NOT NULL, sha256 TEXT NOT NULL, refs INTEGER NOT NULL,"
+    "  data BLOB NOT NULL, PRIMARY KEY (tenant, sha256));"
+    "CREATE TABLE versions(tenant TEXT NOT NULL, id INTEGER NOT NULL, memory_id TEXT NOT NULL,"
+    "  op INTEGER NOT NULL, path TEXT, previous_path TEXT, actor TEXT NOT NULL,"
+    "  at INTEGER NOT NULL, sha256 TEXT, size INTEGER NOT NULL, redacted INTEGER NOT NULL,"
+    "  PRIMARY KEY (tenant, id)) WITHOUT ROWID;"
+    "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
+    "CREATE INDEX versions_path ON versions(tenant, path, id);"
+    "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);"
+    "INSERT INTO meta VALUES ('schema', '1');";
+
+static int schema_row(void *p, int n, char **v, char **names)
+{
+    (void)names;
+    if (n > 0 && v[0])
+        *(long *)p = strtol(v[0], NULL, 10);
+    return 0;
+}
+
+static int count_row(void *p, int n, char **v, char **names)
+{
+    (void)names;
+    if (n > 0 && v[0])
+        *(long *)p = strtol(v[0], NULL, 10);
+    return 0;
+}
+
+/* Create the schema in an empty database, or check that it is memtool's. */
+static int check_schema(mt_db_conn *c)
+{
+    char *msg = NULL;
+    long version = 0, tables = 0;
+    int rc = 0;
+
+    sqlite3_busy_timeout(c->db, READ_BUSY_MS);
+    if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
+        goto sqlite_fail;
+    if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", count_row, &tables, &msg) !=
+        SQLITE_OK)
+        goto sqlite_fail;
+    if (tables == 0) {
+        if (sqlite3_exec(c->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+            goto sqlite_fail;
+        return 0;
+    }
+    if (sqlite3_exec(c->db, "SELECT value FROM meta WHERE key = 'schema'", schema_row, &version,
+                     &msg) != SQLITE_OK ||
+        version <= 0) {
+        rc = mt_error_set(MT_EINVAL,
+                          "%s is an SQLite database but not a memtool store: give the path of a "
+                          "memtool store, or of a new file",
+                          c->path);
+        goto done;
+    }
+    if (version > MT_DB_SCHEMA_VERSION) {
+        rc = mt_error_set(MT_EINVAL,
+                          "%s holds a memtool store of schema %ld, newer than this memtool's %d: "
+                          "upgrade memtool",
+                          c->path, version, MT_DB_SCHEMA_VERSION);
+        goto done;
+    }
+    if (version < MT_DB_SCHEMA_VERSION) {
+        rc = mt_error_set(MT_EINVAL,
+                          "%s holds a memtool store of schema %ld, older than this memtool's %d: "
+                          "run memtool store upgrade on it",
+                          c->path, version, MT_DB_SCHEMA_VERSION);
+        goto done;
+    }
+    goto done;
+sqlite_fail:
+    if ((sqlite3_errcode(c->db) & 0xff) == SQLITE_NOTADB)
+        rc = mt_error_set(MT_EINVAL,
+                          "%s is not a memtool store (not an SQLite database): give the path of a "
+                          "memtool store, or of a new file",
+                          c->path);
+    else
+        rc = mt_error_set((sqlite3_errcode(c->db) & 0xff) == SQLITE_BUSY ? MT_EBUSY : MT_EIO,
+                          "SQLite store %s: cannot set it up: %s", c->path,
+                          msg ? msg : sqlite3_errmsg(c->db));
+done:
+    sqlite3_free(msg);
+    sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
+{
+    sqlite_cfg *cfg = p;
+    mt_db_conn *c = NULL;
+    struct stat sb;
+    char *msg = NULL;
+    const char *sync;
+    int rc = 0, fd;
+
+    (void)tenant;
+    *out = NULL;
+    pthread_once(&forks_once, watch_forks);
+    pthread_mutex_lock(&registry_lock);
+    drop_inherited();
+    pthread_mutex_unlock(&registry_lock);
+    /* A new store is made private (mode 0600); SQLite gives its log and
+     * shared-memory files the database's mode. */
+    fd = open(cfg->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return mt_error_set(errno == ENOENT ? MT_ENOTFOUND : MT_EIO,
+                            "cannot open the SQLite store %s: %s", cfg->path, strerror(errno));
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return mt_error_set(MT_EINVAL,
+                            "%s is not a regular file: give the path of a memtool "
+                            "SQLite store, or of a new file",
+                            cfg->path);
+    }
+    close(fd);
+    if (!(c = calloc(1, sizeof(*c))))
+        return mt_error_set(MT_ENOMEM, "out of memory opening the store");
+    c->path = cfg->path;
+    if (sqlite3_open_v2(cfg->path, &c->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                            SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
+        rc = c->db ? sq_error(c, "cannot open it") : mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    sqlite3_extended_result_codes(c->db, 0);
+    sqlite3_busy_timeout(c->db, READ_BUSY_MS);
+    sync = cfg->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL;"
+           : cfg->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL;"
+                                                   : "PRAGMA synchronous=OFF;";
+    if (sqlite3_exec(c->db, "PRAGMA journal_mode=WAL;", NULL, NULL, &msg) != SQLITE_OK) {
+        rc = (sqlite3_errcode(c->db) & 0xff) == SQLITE_NOTADB
+                 ? mt_error_set(MT_EINVAL,
+                                "%s is not a memtool store (not an SQLite database): give the "
+                                "path of a memtool store, or of a new file",
+                                cfg->path)
+                 : mt_error_set(MT_EIO, "SQLite store %s: cannot set it up: %s", cfg->path,
+                                msg ? msg : sqlite3_errmsg(c->db));
+        goto done;
+    }
+    if (sqlite3_exec(c->db, sync, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(c->db,
+                     "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; "
+                     "PRAGMA journal_size_limit=4194304;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        rc = mt_error_set(MT_EIO, "SQLite store %s: cannot set it up: %s", cfg->path,
+                          msg ? msg : sqlite3_errmsg(c->db));
+        goto done;
+    }
+    if ((rc = check_schema(c)) < 0)
+        goto done;
+    {
+        /* A close never deletes the log (a forked child's close must not). */
+        int persist = 1;
+        sqlite3_file_control(c->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+    }
+    pthread_mutex_lock(&registry_lock);
+    c->forks = forks;
+    c->next = registry;
+    registry = c;
+    pthread_mutex_unlock(&registry_lock);
+    *out = c;
+    c = NULL;
+done:
+    sqlite3_free(msg);
+    if (c) {
+        conn_shut(c);
+        free(c);
+    }
+    return rc;
+}
+
+static void sq_close(mt_db_conn *c)
+{
+    pthread_mutex_lock(&registry_lock);
+    registry_remove(c);
+    pthread_mutex_unlock(&registry_lock);
+    conn_shut(c);
+    free(c);
+}
+
+static void sq_abandon(mt_db_conn *c)
+{
+    /* The inherited connection is closed, at the latest by the registry
+     * before this process's first open; that touches only this process's
+     * view of the file. */
+    sq_close(c);
+}
+
+static void reset_all(mt_db_conn *c)
+{
+    int i;
+
+    for (i = 0; i < MT_DB_STMT_COUNT; i++)
+        if (c->st[i])
+            sqlite3_reset(c->st[i]);
+}
+
+static int sq_begin_write(mt_db_conn *c, const char *tenant, unsigned lock_timeout_ms)
+{
+    int rc;
+
+    (void)tenant;
+    reset_all(c);
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_busy_timeout(c->db, lock_timeout_ms > 0 ? (int)lock_timeout_ms : 0);
+    rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    sqlite3_busy_timeout(c->db, READ_BUSY_MS);
+    if (rc == SQLITE_OK)
+        return 0;
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+        return mt_error_set(MT_EBUSY,
+                            "the store %s is locked by another change, still after %u ms: try "
+                            "again, or give a longer lock timeout",
+                            c->path, lock_timeout_ms);
+    return sq_error(c, "cannot begin a change");
+}
+
+static int sq_begin_read(mt_db_conn *c)
+{
+    reset_all(c);
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return sq_error(c, "cannot begin a read");
+    return 0;
+}
+
+static void try_truncate(mt_db_conn *c)
+{
+    int log = -1, done = -1;
+
+    /* Readers of other processes may hold old frames for a moment: waited
+     * for briefly, and a truncation they hold up is tried at the next commit. */
+    sqlite3_busy_timeout(c->db, 250);
+    c->truncate_due = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log,
+                                                &done) != SQLITE_OK ||
+                      log != 0;
+    sqlite3_busy_timeout(c->db, READ_BUSY_MS);
+}
+
+static int sq_commit(mt_db_conn *c)
+{
+    reset_all(c);
+    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return sq_error(c, "cannot commit");
+    if (c->truncate_due)
+        try_truncate(c);
+    return 0;
+}
+
+static void sq_rollback(mt_db_conn *c)
+{
+    reset_all(c);
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int sq_scrub(mt_db_conn *c)
+{
+    try_truncate(c);
+    return c->truncate_due ? mt_error_set(MT_EBUSY, "the log could not be truncated yet") : 0;
+}
+
+static int64_t sq_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, size_t nargs,
+                       mt_db_row_cb cb, void *payload)
+{
+    mt_db_value cols[16];
+    sqlite3_stmt *s;
+    int64_t rows = 0;
+    size_t i;
+    int step, ncols, rc = 0;
+
+    if ((unsigned)id >= MT_DB_STMT_COUNT)
+        return mt_error_set(MT_EINVAL, "no such statement");
+    if (!(s = c->st[id])) {
+        if (sqlite3_prepare_v3(c->db, mt_db_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &c->st[id],
+                               NULL) != SQLITE_OK)
+            return sq_error(c, "cannot prepare a statement");
+        s = c->st[id];
+    }
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    for (i = 0; i < nargs; i++) {
+        int k = (int)i + 1, b;
+        switch (args[i].type) {
+        case MT_DB_INT:
+            b = sqlite3_bind_int64(s, k, args[i].i);
+            break;
+        case MT_DB_TEXT:
+            b = sqlite3_bind_text64(s, k, args[i].p, args[i].len, SQLITE_STATIC, SQLITE_UTF8);
+            break;
+        case MT_DB_BLOB:
+            /* A NULL pointer would bind NULL: an empty file is an empty blob. */
+            b = args[i].len ? sqlite3_bind_blob64(s, k, args[i].p, args[i].len, SQLITE_STATIC)
+                            : sqlite3_bind_zeroblob(s, k, 0);
+            break;
+        default:
+            b = sqlite3_bind_null(s, k);
+        }
+        if (b != SQLITE_OK)
+            return sq_error(c, "cannot bind a value");
+    }
+    ncols = sqlite3_column_count(s);
+    if (ncols > (int)(sizeof(cols) / sizeof(cols[0])))
+        return mt_error_set(MT_EINVAL, "a statement with too many columns");
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        int k;
+        rows++;
+        for (k = 0; k < ncols; k++) {
+            mt_db_value *v = &cols[k];
+            memset(v, 0, sizeof(*v));
+            switch (sqlite3_column_type(s, k)) {
+            case SQLITE_INTEGER:
+            case SQLITE_FLOAT:
+                v->type = MT_DB_INT;
+                v->i = sqlite3_column_int64(s, k);
+                break;
+            case SQLITE_TEXT:
+                v->type = MT_DB_TEXT;
+                v->p = (const char *)sqlite3_column_text(s, k);
+                v->len = (size_t)sqlite3_column_bytes(s, k);
+                break;
+            case SQLITE_BLOB:
+                v->type = MT_DB_BLOB;
+                v->p = sqlite3_column_blob(s, k);
+                v->len = (size_t)sqlite3_column_bytes(s, k);
+                break;
+            default:
+                v->type = MT_DB_NULL;
+            }
+        }
+        if (cb && (rc = cb(payload, cols, (size_t)ncols)) != 0)
+            break;
+    }
+    if (rc < 0) {
+        sqlite3_reset(s);
+        return rc;
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        int err = sq_error(c, "cannot run a statement");
+        sqlite3_reset(s);
+        return err;
+    }
+    sqlite3_reset(s);
+    return ncols > 0 ? rows : (int64_t)sqlite3_changes(c->db);
+}
+
+static const mt_db_driver sqlite_driver = {
+    "SQLite",       NULL,          sq_connect, sq_close,    sq_abandon, cfg_free,
+    sq_begin_write, sq_begin_read, sq_commit,  sq_rollback, sq_exec,    sq_scrub,
+};
+
+int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,
+                         mt_durability durability)
+{
+    sqlite_cfg *cfg;
+
+    if (out)
+        *out = NULL;
+    if (!out || !path || !*path)
+        return mt_error_set(MT_EINVAL, "mt_store_sqlite_open needs an out pointer and a path");
+    if (durability != MT_DURABILITY_FULL && durability != MT_DURABILITY_FILE &&
+        durability != MT_DURABILITY_NONE)
+        return mt_error_set(MT_EINVAL, "unknown durability %d", (int)durability);
+    if (!(cfg = calloc(1, sizeof(*cfg))) || !(cfg->path = strdup(path))) {
+        free(cfg);
+        return mt_error_set(MT_ENOMEM, "out of memory opening the store");
+    }
+    cfg->durability = durability;
+    return mt_db_store_open(out, &sqlite_driver, cfg, tenant);
+}

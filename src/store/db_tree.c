@@ -1,0 +1,707 @@
+/*
+ * The SQL store's tree: stat, read, create, edit, remove and rename, each
+ * change one transaction, with the results and errors of the filesystem
+ * store (the same mt_error_code in every situation, the same words).
+ */
+#include "db_core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Components in path ("a/b/c": 3). */
+static unsigned depth_of(const char *path)
+{
+    unsigned n = 1;
+
+    for (; *path; path++)
+        n += *path == '/';
+    return n;
+}
+
+/*
+ * The directories above path's last component. 0 when all are there; with
+ * `missing` given, the ones not there yet are counted in it (the first at
+ * *first, an offset into path); else a missing one is MT_ENOTFOUND. A file
+ * on the way is MT_ENOTDIR, as the kernel says for the filesystem store.
+ */
+int mt_db_parents(mt_db *db, const char *path, const char *what, unsigned *missing, size_t *first)
+{
+    const char *slash = strrchr(path, '/');
+    char *prefix = NULL;
+    mt_db_node n;
+    size_t i, len;
+    int rc;
+
+    if (missing)
+        *missing = 0;
+    if (!slash)
+        return 0;
+    len = (size_t)(slash - path);
+    if (!(prefix = malloc(len + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(prefix, path, len);
+    prefix[len] = '\0';
+    /* Usually the parent is there, and then so is every directory above it. */
+    if ((rc = mt_db_node_get(db, &n, prefix)) < 0)
+        goto done;
+    if (rc == 1 && n.kind == MT_NODE_DIR) {
+        rc = 0;
+        goto done;
+    }
+    for (i = 0; i <= len; i++) {
+        if (i < len && path[i] != '/')
+            continue;
+        prefix[i] = '\0';
+        if ((rc = mt_db_node_get(db, &n, prefix)) < 0)
+            goto done;
+        if (i < len)
+            prefix[i] = '/';
+        if (rc == 0) {
+            if (!missing) {
+                rc = mt_db_path_error(MT_ENOTFOUND, what, path);
+                goto done;
+            }
+            {
+                /* Components from this one to the parent. */
+                size_t k;
+                unsigned count = 1;
+
+                for (k = i; k < len; k++)
+                    count += path[k] == '/';
+                *missing = count;
+                *first = 0;
+                for (k = i; k > 0 && path[k - 1] != '/'; k--)
+                    ;
+                *first = k;
+            }
+            rc = 0;
+            goto done;
+        }
+        if (n.kind != MT_NODE_DIR) {
+            rc = mt_db_path_error(MT_ENOTDIR, what, path);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(prefix);
+    return rc;
+}
+
+/* The node at path, its parents checked: missing is MT_ENOTFOUND. */
+static int lookup(mt_db *db, mt_db_node *n, const char *path, const char *what)
+{
+    int rc;
+
+    if ((rc = mt_db_parents(db, path, what, NULL, NULL)) < 0 ||
+        (rc = mt_db_node_get(db, n, path)) < 0)
+        return rc;
+    if (rc == 0)
+        return mt_db_path_error(MT_ENOTFOUND, what, path);
+    return 0;
+}
+
+/* Make the missing directories of path, from offset `first` to its parent. */
+static int make_parents(mt_db_txn *t, const char *path, size_t first)
+{
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 0, i;
+    char *prefix;
+    int rc = 0;
+
+    if (!(prefix = strndup(path, len)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    for (i = first; i <= len && rc == 0; i++) {
+        if (i < len && path[i] != '/')
+            continue;
+        prefix[i] = '\0';
+        {
+            mt_db_value a[6] = {mt_db_text(t->db->tenant),
+                                mt_db_text(prefix),
+                                mt_db_int(MT_NODE_DIR),
+                                mt_db_null(),
+                                mt_db_null(),
+                                mt_db_int(0)};
+            int64_t n = mt_db_exec(t->db, MT_DB_NODE_PUT, a, 6, NULL, NULL);
+            if (n < 0)
+                rc = (int)n;
+        }
+        if (i < len)
+            prefix[i] = '/';
+    }
+    free(prefix);
+    return rc;
+}
+
+typedef struct {
+    mt_node_type *type;
+    uint64_t *size;
+    const char *path;
+} stat_args;
+
+static int stat_in(mt_db *db, void *arg)
+{
+    stat_args *a = arg;
+    mt_db_node n;
+    int rc;
+
+    if ((rc = lookup(db, &n, a->path, "cannot look at")) < 0)
+        return rc;
+    *a->type = (mt_node_type)n.kind;
+    *a->size = n.kind == MT_NODE_FILE ? n.size : 0;
+    return 0;
+}
+
+int mt_db_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path)
+{
+    stat_args a = {type, size, path};
+
+    if (!*path) {
+        *type = MT_NODE_DIR;
+        *size = 0;
+        return 0;
+    }
+    return mt_db_read((mt_db *)st, stat_in, &a);
+}
+
+typedef struct {
+    uint64_t *size;
+    const char *path;
+    size_t whole;
+    mt_read_cb cb;
+    void *payload;
+    uint64_t off, total;
+    int last;
+} read_args;
+
+static int piece_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    read_args *a = payload;
+    const char *p = ncols > 0 && cols[0].p ? cols[0].p : "";
+    size_t len = ncols > 0 && cols[0].type != MT_DB_NULL ? cols[0].len : 0;
+
+    return a->cb(a->payload, p, len, a->off, a->last || a->off + len >= a->total);
+}
+
+static int read_in(mt_db *db, void *arg)
+{
+    read_args *a = arg;
+    mt_db_node n;
+    int64_t got;
+    int rc;
+
+    if ((rc = lookup(db, &n, a->path, "cannot read")) < 0)
+        return rc;
+    if (n.kind == MT_NODE_DIR)
+        return mt_db_path_error(MT_EISDIR, "cannot read", a->path);
+    *a->size = a->total = n.size;
+    if (n.size <= a->whole) {
+        mt_db_value v[2] = {mt_db_text(db->tenant), mt_db_text(n.sha256)};
+        a->last = 1;
+        got = mt_db_exec(db, MT_DB_CONTENT_GET, v, 2, piece_row, a);
+    } else {
+        /* In pieces, each one substr() of the row, in one snapshot. */
+        for (got = 1; a->off < n.size && got > 0; a->off += MT_STORE_PIECE) {
+            mt_db_value v[4] = {mt_db_text(db->tenant), mt_db_text(n.sha256),
+                                mt_db_int((int64_t)a->off + 1), mt_db_int(MT_STORE_PIECE)};
+            got = mt_db_exec(db, MT_DB_CONTENT_PIECE, v, 4, piece_row, a);
+            if (got == 1 && a->off + MT_STORE_PIECE >= n.size)
+                break;
+        }
+        if (got > 1) /* the callback asked to stop */
+            got = 1;
+    }
+    if (got < 0)
+        return (int)got;
+    if (got == 0)
+        return mt_error_set(MT_EIO, "the content of %s is missing from the store", a->path);
+    return 0;
+}
+
+int mt_db_read_file(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
+                    void *payload)
+{
+    read_args a = {size, path, whole, cb, payload, 0, 0, 0};
+
+    *size = 0;
+    if (!*path)
+        return mt_db_path_error(MT_EISDIR, "cannot read", path);
+    return mt_db_read((mt_db *)st, read_in, &a);
+}
+
+typedef struct {
+    const char *path;
+    const char *data;
+    size_t len;
+} create_args;
+
+static int put_file(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
+                    uint64_t size)
+{
+    mt_db_value a[6] = {mt_db_text(t->db->tenant), mt_db_text(path), mt_db_int(MT_NODE_FILE),
+                        mt_db_text(memory_id),     mt_db_text(sha),  mt_db_int((int64_t)size)};
+    int64_t n = mt_db_exec(t->db, MT_DB_NODE_PUT, a, 6, NULL, NULL);
+
+    return n < 0 ? (int)n : 0;
+}
+
+/* A version of a new or changed file, and its memory cut back to the cap. */
+static int record_content(mt_db_txn *t, mt_version_op what, const char *path, const char *previous,
+                          const char *memory_id, const char *sha, uint64_t size)
+{
+    int rc;
+
+    if (!t->op->history)
+        return 0;
+    if ((rc = mt_db_record(t, what, path, previous, memory_id, sha, size)) < 0)
+        return rc;
+    return mt_db_prune_memory(t, memory_id);
+}
+
+static int create_in(mt_db_txn *t, void *arg)
+{
+    create_args *a = arg;
+    mt_db_node n;
+    char sha[65], id[24];
+    unsigned missing = 0;
+    size_t first = 0;
+    int rc;
+
+    if ((rc = mt_db_parents(t->db, a->path, "cannot create", &missing, &first)) < 0)
+        return rc;
+    if (!missing) {
+        if ((rc = mt_db_node_get(t->db, &n, a->path)) < 0)
+            return rc;
+        if (rc)
+            return mt_db_path_error(MT_EEXISTS, "cannot create", a->path);
+    }
+    if ((rc = mt_db_quota(t, a->path, (int64_t)a->len, 1, missing)) < 0)
+        return rc;
+    if (missing && (rc = make_parents(t, a->path, first)) < 0)
+        return rc;
+    mt_db_sha256(sha, a->data, a->len);
+    if (t->op->memory_id)
+        snprintf(id, sizeof(id), "%s", t->op->memory_id);
+    else
+        mt_db_new_memory_id(id);
+    if ((rc = mt_db_content_ref(t, sha, a->data, a->len)) < 0 ||
+        (rc = put_file(t, a->path, id, sha, a->len)) < 0)
+        return rc;
+    mt_db_account(t, (int64_t)a->len, 1, missing);
+    return record_content(t, MT_VERSION_CREATED, a->path, NULL, id, sha, a->len);
+}
+
+int mt_db_create(mt_store *st, mt_store_op *op, const char *path, const char *data, size_t len)
+{
+    create_args a = {path, data ? data : "", len};
+
+    if (!*path)
+        return mt_db_path_error(MT_EEXISTS, "cannot create", path);
+    return mt_db_change((mt_db *)st, op, create_in, &a);
+}
+
+/* The content of a file node, malloc'd and NUL-terminated. */
+typedef struct {
+    char *data;
+    size_t len;
+} content_buf;
+
+static int content_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    content_buf *b = payload;
+    size_t len = ncols > 0 && cols[0].type != MT_DB_NULL ? cols[0].len : 0;
+
+    if (!(b->data = malloc(len + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory reading the store");
+    if (len)
+        memcpy(b->data, cols[0].p, len);
+    b->data[len] = '\0';
+    b->len = len;
+    return 0;
+}
+
+static int load(mt_db *db, content_buf *b, const char *sha, const char *path)
+{
+    mt_db_value v[2] = {mt_db_text(db->tenant), mt_db_text(sha)};
+    int64_t n = mt_db_exec(db, MT_DB_CONTENT_GET, v, 2, content_row, b);
+
+    if (n < 0)
+        return (int)n;
+    if (n == 0 || !b->data)
+        return mt_error_set(MT_EIO, "the content of %s is missing from the store", path);
+    return 0;
+}
+
+/* op->expect_sha256 against a node: 0 when it holds that content. */
+static int expect(mt_store_op *op, const mt_db_node *n, const char *path)
+{
+    if (!op->expect_sha256)
+        return 0;
+    if (n->kind != MT_NODE_FILE)
+        return mt_error_set(MT_EINVAL, "an expected SHA-256 applies only to a regular file");
+    if (strcmp(n->sha256, op->expect_sha256) == 0)
+        return 0;
+    memcpy(op->current_sha256, n->sha256, sizeof(op->current_sha256));
+    return mt_error_set(MT_ECONFLICT, "%s was changed by someone else", path);
+}
+
+typedef struct {
+    const char *path;
+    mt_edit_cb cb;
+    void *payload;
+} edit_args;
+
+static int edit_in(mt_db_txn *t, void *arg)
+{
+    edit_args *a = arg;
+    mt_store_op *op = t->op;
+    content_buf now = {NULL, 0};
+    char *out = NULL, sha[65];
+    size_t out_len = 0;
+    mt_db_node n;
+    int rc;
+
+    if ((rc = lookup(t->db, &n, a->path, "cannot edit")) < 0)
+        goto done;
+    if (n.kind == MT_NODE_DIR) {
+        rc = mt_db_path_error(MT_EISDIR, "cannot edit", a->path);
+        goto done;
+    }
+    if (op->max_file_size && n.size > op->max_file_size) {
+        op->refused = MT_LIMIT_FILE_SIZE;
+        op->limit = op->max_file_size;
+        op->held = op->would = n.size;
+        rc = mt_error_set(MT_ELIMIT, "%s is over the max file size", a->path);
+        goto done;
+    }
+    if ((rc = load(t->db, &now, n.sha256, a->path)) < 0 || (rc = expect(op, &n, a->path)) < 0 ||
+        (rc = a->cb(&out, &out_len, now.data, now.len, a->payload)) < 0)
+        goto done;
+    if (!out && out_len == 0 && !(out = calloc(1, 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = mt_db_quota(t, a->path, (int64_t)out_len - (int64_t)now.len, 0, 0)) < 0)
+        goto done;
+    mt_db_sha256(sha, out, out_len);
+    {
+        mt_db_value v[4] = {mt_db_text(t->db->tenant), mt_db_text(a->path), mt_db_text(sha),
+                            mt_db_int((int64_t)out_len)};
+        int64_t k;
+        if ((rc = mt_db_content_ref(t, sha, out, out_len)) < 0 ||
+            (rc = mt_db_content_unref(t, n.sha256)) < 0)
+            goto done;
+        if ((k = mt_db_exec(t->db, MT_DB_NODE_SET, v, 4, NULL, NULL)) < 0) {
+            rc = (int)k;
+            goto done;
+        }
+    }
+    mt_db_account(t, (int64_t)out_len - (int64_t)now.len, 0, 0);
+    rc = record_content(t, MT_VERSION_MODIFIED, a->path, NULL, n.memory_id, sha, out_len);
+done:
+    free(now.data);
+    free(out);
+    return rc;
+}
+
+int mt_db_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload)
+{
+    edit_args a = {path, cb, payload};
+
+    if (!*path)
+        return mt_db_path_error(MT_EISDIR, "cannot edit", path);
+    return mt_db_change((mt_db *)st, op, edit_in, &a);
+}
+
+/* The nodes beneath a directory, in path order. */
+typedef struct {
+    char *path;
+    int kind;
+    char memory_id[24];
+    char sha256[65];
+    uint64_t size;
+} tree_node;
+
+typedef struct {
+    tree_node *v;
+    size_t n, cap;
+} tree_list;
+
+static void tree_free(tree_list *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        free(l->v[i].path);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static int tree_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    tree_list *l = payload;
+    tree_node *n;
+
+    if (ncols < 5 || cols[0].type != MT_DB_TEXT)
+        return mt_error_set(MT_EIO, "a row of the store is damaged");
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        tree_node *v = realloc(l->v, cap * sizeof(*v));
+        if (!v)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    n = &l->v[l->n];
+    memset(n, 0, sizeof(*n));
+    if (!(n->path = strdup(cols[0].p)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    n->kind = cols[1].i == MT_NODE_DIR ? MT_NODE_DIR : MT_NODE_FILE;
+    snprintf(n->memory_id, sizeof(n->memory_id), "%s", cols[2].type == MT_DB_TEXT ? cols[2].p : "");
+    snprintf(n->sha256, sizeof(n->sha256), "%s", cols[3].type == MT_DB_TEXT ? cols[3].p : "");
+    n->size = cols[4].i > 0 ? (uint64_t)cols[4].i : 0;
+    l->n++;
+    return 0;
+}
+
+static int mt_db_tree(mt_db *db, tree_list *l, const char *path)
+{
+    char *lo = NULL, *hi = NULL;
+    int64_t n;
+    int rc;
+
+    memset(l, 0, sizeof(*l));
+    if (!*path) {
+        mt_db_value a[1] = {mt_db_text(db->tenant)};
+        n = mt_db_exec(db, MT_DB_NODES_ALL, a, 1, tree_row, l);
+    } else {
+        if ((rc = mt_db_beneath(&lo, &hi, path)) < 0)
+            return rc;
+        {
+            mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi)};
+            n = mt_db_exec(db, MT_DB_NODES_BENEATH, a, 3, tree_row, l);
+        }
+        free(lo);
+        free(hi);
+    }
+    if (n < 0) {
+        tree_free(l);
+        return (int)n;
+    }
+    return 0;
+}
+
+static int remove_in(mt_db_txn *t, void *arg)
+{
+    const char *path = arg;
+    mt_db *db = t->db;
+    tree_list l = {NULL, 0, 0};
+    int64_t bytes = 0, files = 0, dirs = 1, k;
+    mt_db_node n;
+    size_t i;
+    int rc;
+
+    if ((rc = lookup(db, &n, path, "cannot delete")) < 0) {
+        /* Nothing there: a retried delete whose first try went through. */
+        if (rc == MT_ENOTFOUND && t->op->expect_sha256)
+            rc = 0;
+        return rc;
+    }
+    if ((rc = expect(t->op, &n, path)) < 0)
+        return rc;
+    {
+        mt_db_value a[2] = {mt_db_text(db->tenant), mt_db_text(path)};
+        if ((k = mt_db_exec(db, MT_DB_NODE_DELETE, a, 2, NULL, NULL)) < 0)
+            return (int)k;
+    }
+    if (n.kind == MT_NODE_FILE) {
+        if ((rc = mt_db_content_unref(t, n.sha256)) < 0)
+            return rc;
+        mt_db_account(t, -(int64_t)n.size, -1, 0);
+        if (t->op->history)
+            return mt_db_record(t, MT_VERSION_DELETED, path, NULL, n.memory_id, NULL, 0);
+        return 0;
+    }
+    if ((rc = mt_db_tree(db, &l, path)) < 0)
+        return rc;
+    for (i = 0; i < l.n && rc == 0; i++) {
+        if (l.v[i].kind == MT_NODE_DIR) {
+            dirs++;
+            continue;
+        }
+        files++;
+        bytes += (int64_t)l.v[i].size;
+        if ((rc = mt_db_content_unref(t, l.v[i].sha256)) == 0 && t->op->history)
+            rc = mt_db_record(t, MT_VERSION_DELETED, l.v[i].path, NULL, l.v[i].memory_id, NULL, 0);
+    }
+    tree_free(&l);
+    if (rc < 0)
+        return rc;
+    {
+        char *lo = NULL, *hi = NULL;
+        if ((rc = mt_db_beneath(&lo, &hi, path)) < 0)
+            return rc;
+        {
+            mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi)};
+            k = mt_db_exec(db, MT_DB_NODES_DELETE_BENEATH, a, 3, NULL, NULL);
+        }
+        free(lo);
+        free(hi);
+        if (k < 0)
+            return (int)k;
+    }
+    mt_db_account(t, -bytes, -files, -dirs);
+    return 0;
+}
+
+int mt_db_remove(mt_store *st, mt_store_op *op, const char *path)
+{
+    if (!*path)
+        return mt_error_set(MT_EINVAL, "the store root cannot be deleted");
+    return mt_db_change((mt_db *)st, op, remove_in, (void *)path);
+}
+
+typedef struct {
+    const char *from, *to;
+} rename_args;
+
+/* A retried rename whose first try went through: nothing at the source,
+ * the expected content at the destination. */
+static int rename_done(mt_db_txn *t, const char *to)
+{
+    mt_store_op probe = *t->op;
+    mt_db_node n;
+
+    if (mt_db_parents(t->db, to, "cannot rename to", NULL, NULL) < 0 ||
+        mt_db_node_get(t->db, &n, to) != 1 || expect(&probe, &n, to) < 0)
+        return 0;
+    return 1;
+}
+
+static int rename_in(mt_db_txn *t, void *arg)
+{
+    rename_args *a = arg;
+    mt_db *db = t->db;
+    mt_store_op *op = t->op;
+    tree_list l = {NULL, 0, 0};
+    unsigned height = 0, missing = 0;
+    size_t first = 0, i, from_len = strlen(a->from);
+    mt_db_node n, dst;
+    int64_t k;
+    int rc;
+
+    op->culprit = 0;
+    if ((rc = lookup(db, &n, a->from, "cannot rename")) < 0) {
+        if (rc == MT_ENOTFOUND && op->expect_sha256 && rename_done(t, a->to))
+            rc = 0;
+        return rc;
+    }
+    if ((rc = expect(op, &n, a->from)) < 0)
+        return rc;
+    if (n.kind == MT_NODE_DIR) {
+        if ((rc = mt_db_tree(db, &l, a->from)) < 0)
+            return rc;
+        for (i = 0; i < l.n; i++) {
+            unsigned d = depth_of(l.v[i].path + from_len + 1);
+            if (d > height)
+                height = d;
+        }
+    }
+    op->culprit = 1;
+    if ((rc = mt_db_parents(db, a->to, "cannot rename to", &missing, &first)) < 0)
+        goto done;
+    if (!missing) {
+        if ((rc = mt_db_node_get(db, &dst, a->to)) < 0)
+            goto done;
+        if (rc) {
+            rc = mt_db_path_error(MT_EEXISTS, "cannot rename to", a->to);
+            goto done;
+        }
+    }
+    if (depth_of(a->to) + height > MT_STORE_MAX_DEPTH) {
+        op->refused = MT_LIMIT_DEPTH;
+        op->limit = MT_STORE_MAX_DEPTH;
+        op->held = height;
+        op->would = depth_of(a->to) + height;
+        rc = mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", a->from, a->to);
+        goto done;
+    }
+    if ((rc = mt_db_quota(t, a->to, 0, 0, missing)) < 0)
+        goto done;
+    /* Into itself: the kernel's EINVAL, in the filesystem store's words. */
+    if (n.kind == MT_NODE_DIR && strncmp(a->to, a->from, from_len) == 0 && a->to[from_len] == '/') {
+        rc = mt_db_path_error(MT_EIO, "cannot rename to", a->to);
+        goto done;
+    }
+    if (missing && (rc = make_parents(t, a->to, first)) < 0)
+        goto done;
+    mt_db_account(t, 0, 0, missing);
+    {
+        mt_db_value v[3] = {mt_db_text(db->tenant), mt_db_text(a->from), mt_db_text(a->to)};
+        if ((k = mt_db_exec(db, MT_DB_NODE_MOVE, v, 3, NULL, NULL)) < 0) {
+            rc = (int)k;
+            goto done;
+        }
+    }
+    if (n.kind == MT_NODE_FILE) {
+        rc = record_content(t, MT_VERSION_MODIFIED, a->to, a->from, n.memory_id, n.sha256, n.size);
+        goto done;
+    }
+    {
+        char *lo = NULL, *hi = NULL;
+        if ((rc = mt_db_beneath(&lo, &hi, a->from)) < 0)
+            goto done;
+        {
+            mt_db_value v[5] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi),
+                                mt_db_text(a->to), mt_db_int((int64_t)from_len + 1)};
+            k = mt_db_exec(db, MT_DB_NODES_MOVE_BENEATH, v, 5, NULL, NULL);
+        }
+        free(lo);
+        free(hi);
+        if (k < 0) {
+            rc = (int)k;
+            goto done;
+        }
+    }
+    /* Every memory beneath is modified: its path changed. */
+    for (i = 0; i < l.n && rc == 0 && op->history; i++) {
+        char *moved;
+        size_t tl = strlen(a->to), rest = strlen(l.v[i].path + from_len);
+
+        if (l.v[i].kind != MT_NODE_FILE)
+            continue;
+        if (!(moved = malloc(tl + rest + 1))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(moved, a->to, tl);
+        memcpy(moved + tl, l.v[i].path + from_len, rest + 1);
+        rc = mt_db_record(t, MT_VERSION_MODIFIED, moved, l.v[i].path, l.v[i].memory_id,
+                          l.v[i].sha256, l.v[i].size);
+        free(moved);
+    }
+done:
+    tree_free(&l);
+    return rc;
+}
+
+int mt_db_rename(mt_store *st, mt_store_op *op, const char *from, const char *to)
+{
+    rename_args a = {from, to};
+
+    if (!*from)
+        return mt_error_set(MT_EINVAL, "the store root cannot be renamed");
+    if (!*to)
+        return mt_db_path_error(MT_EEXISTS, "cannot rename to", to);
+    return mt_db_change((mt_db *)st, op, rename_in, &a);
+}
+
+int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path)
+{
+    /* Nothing changes a database store but memtool: nothing to catch up on. */
+    (void)st;
+    (void)op;
+    (void)path;
+    return 0;
+}

@@ -1,0 +1,45 @@
+/* The stores the store tests run on: each opens a fresh store in a scratch
+ * directory. Another store is added to `mt_test_stores` and every store
+ * test runs on it too. */
+#ifndef MT_TEST_STORE_OPENERS_H
+#define MT_TEST_STORE_OPENERS_H
+
+#include <stdio.h>
+
+#include <memtool.h>
+#include <memtool/store.h>
+
+typedef struct {
+    const char *name;
+    /* A handle on a new store beneath dir (an empty directory of its own). */
+    int (*open)(mt_memory **out, const char *dir, const mt_options *opts);
+} mt_test_store_opener;
+
+static int mt_test_open_fs(mt_memory **out, const char *dir, const mt_options *opts)
+{
+    char root[600];
+
+    snprintf(root, sizeof(root), "%s/fs", dir);
+    return mt_memory_open(out, root, opts);
+}
+
+static int mt_test_open_sqlite(mt_memory **out, const char *dir, const mt_options *opts)
+{
+    char path[600];
+    mt_store *st;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/store.sqlite", dir);
+    if ((rc = mt_store_sqlite_open(&st, path, NULL, opts ? opts->durability : 0)) < 0)
+        return rc;
+    return mt_memory_new(out, st, opts);
+}
+
+/* The first is the reference the others are compared with. */
+static const mt_test_store_opener mt_test_stores[] = {
+    {"fs", mt_test_open_fs},
+    {"sqlite", mt_test_open_sqlite},
+};
+#define MT_TEST_NSTORES (sizeof(mt_test_stores) / sizeof(mt_test_stores[0]))
+
+#endif

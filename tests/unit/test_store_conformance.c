@@ -1,0 +1,481 @@
+/*
+ * Every store gives the filesystem store's results, byte for byte: the same
+ * tool inputs run through mt_memory_call on each store (store_openers.h)
+ * and compared step by step, then their histories compared.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "store_openers.h"
+
+typedef struct {
+    char dir[MT_TEST_NSTORES][256];
+    mt_memory *mem[MT_TEST_NSTORES];
+} stores;
+
+static void stores_open(stores *s, const mt_options *opts)
+{
+    const char *tmp = getenv("TMPDIR");
+    size_t i;
+
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        snprintf(s->dir[i], sizeof(s->dir[i]), "%s/memtool-conf-XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        assert_non_null(mkdtemp(s->dir[i]));
+        if (mt_test_stores[i].open(&s->mem[i], s->dir[i], opts) < 0)
+            fail_msg("open %s: %s", mt_test_stores[i].name, mt_error_last()->message);
+    }
+}
+
+static void stores_close(stores *s)
+{
+    char cmd[600];
+    size_t i;
+
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_memory_free(s->mem[i]);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir[i]);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
+/* Run one input on every store; all results must be the reference's. */
+static void same(stores *s, const char *json)
+{
+    char *ref;
+    int ref_err, err;
+    size_t i;
+
+    ref = mt_test_call(s->mem[0], &ref_err, json);
+    for (i = 1; i < MT_TEST_NSTORES; i++) {
+        char *got = mt_test_call(s->mem[i], &err, json);
+        if (strcmp(ref, got) != 0 || err != ref_err)
+            fail_msg("%s\n  %s: [%d] %s\n  %s: [%d] %s", json, mt_test_stores[0].name, ref_err, ref,
+                     mt_test_stores[i].name, err, got);
+        free(got);
+    }
+    free(ref);
+}
+
+static void run(stores *s, const char *const *inputs)
+{
+    for (; *inputs; inputs++)
+        same(s, *inputs);
+}
+
+/* The histories agree in everything but the random memory ids and the
+ * times: those must map one to one. */
+static void same_history(stores *s)
+{
+    mt_version *ref = NULL, *v = NULL;
+    size_t nref = 0, n = 0, i, j, k;
+    mt_log_query q;
+
+    memset(&q, 0, sizeof(q));
+    q.limit = 100000;
+    assert_int_equal(mt_memory_log(&ref, &nref, s->mem[0], &q), 0);
+    for (i = 1; i < MT_TEST_NSTORES; i++) {
+        assert_int_equal(mt_memory_log(&v, &n, s->mem[i], &q), 0);
+        assert_int_equal(n, nref);
+        for (j = 0; j < n; j++) {
+            assert_int_equal(v[j].id, ref[j].id);
+            assert_int_equal(v[j].operation, ref[j].operation);
+            assert_int_equal(v[j].redacted, ref[j].redacted);
+            assert_string_equal(v[j].actor, ref[j].actor);
+            assert_string_equal(v[j].content_sha256, ref[j].content_sha256);
+            assert_int_equal(v[j].content_size, ref[j].content_size);
+            assert_string_equal(v[j].path ? v[j].path : "-", ref[j].path ? ref[j].path : "-");
+            assert_string_equal(v[j].previous_path ? v[j].previous_path : "-",
+                                ref[j].previous_path ? ref[j].previous_path : "-");
+            for (k = 0; k < n; k++)
+                assert_int_equal(strcmp(v[j].memory_id, v[k].memory_id) == 0,
+                                 strcmp(ref[j].memory_id, ref[k].memory_id) == 0);
+        }
+        mt_versions_free(v, n);
+        {
+            mt_usage a, b;
+            assert_int_equal(mt_memory_usage(&a, s->mem[0]), 0);
+            assert_int_equal(mt_memory_usage(&b, s->mem[i]), 0);
+            assert_int_equal(a.bytes, b.bytes);
+            assert_int_equal(a.files, b.files);
+            assert_int_equal(a.dirs, b.dirs);
+        }
+    }
+    mt_versions_free(ref, nref);
+}
+
+static void options(mt_options *o)
+{
+    mt_options_init(o);
+    o->durability = MT_DURABILITY_NONE;
+}
+
+static void test_commands(void **state)
+{
+    static const char *const inputs[] = {
+        "{\"command\":\"view\",\"path\":\"/memories\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/none.md\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/"
+        "a.md\",\"file_text\":\"one\\ntwo\\nthree\\n\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"again\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/d/e/f/deep.md\",\"file_text\":\"deep\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/d/.hidden\",\"file_text\":\"secret text\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/node_modules/x.js\",\"file_text\":\"x\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/a-c\",\"file_text\":\"dash\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/a/b\",\"file_text\":\"ab\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/empty.md\",\"file_text\":\"\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/a.md/child\",\"file_text\":\"x\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/d\",\"file_text\":\"x\"}",
+        "{\"command\":\"create\",\"path\":\"/memories\",\"file_text\":\"x\"}",
+        "{\"command\":\"view\",\"path\":\"/memories\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/d\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/d/e\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/a.md\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/empty.md\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/a.md\",\"view_range\":[2,3]}",
+        "{\"command\":\"view\",\"path\":\"/memories/a.md\",\"view_range\":[2,-1]}",
+        "{\"command\":\"view\",\"path\":\"/memories/a.md\",\"view_range\":[9,12]}",
+        "{\"command\":\"view\",\"path\":\"/memories/a.md/x\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/d/none/x\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"two\",\"new_str\":"
+        "\"2\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\\n2\\n\","
+        "\"new_str\":\"uno\\ndos\\ntres\\n\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"missing\","
+        "\"new_str\":\"x\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/none\",\"old_str\":\"a\",\"new_str\":"
+        "\"b\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/"
+        "d\",\"old_str\":\"a\",\"new_str\":\"b\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/a.md/z\",\"old_str\":\"a\",\"new_str\":"
+        "\"b\"}",
+        "{\"command\":\"insert\",\"path\":\"/memories/a.md\",\"insert_line\":0,\"insert_text\":"
+        "\"top\\n\"}",
+        "{\"command\":\"insert\",\"path\":\"/memories/a.md\",\"insert_line\":3,\"insert_text\":"
+        "\"mid\"}",
+        "{\"command\":\"insert\",\"path\":\"/memories/a.md\",\"insert_line\":99,\"insert_text\":"
+        "\"x\"}",
+        "{\"command\":\"insert\",\"path\":\"/memories/d\",\"insert_line\":0,\"insert_text\":\"x\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/a.md\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/n/"
+        "b.md\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/c.md\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/n/b.md\",\"new_path\":\"/memories/a-c\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/n/b.md\",\"new_path\":\"/memories/a-c/"
+        "x\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/d\",\"new_path\":\"/memories/d/e/in\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/d\",\"new_path\":\"/memories/m/d2\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories\",\"new_path\":\"/memories/x\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/x\",\"new_path\":\"/memories\"}",
+        "{\"command\":\"view\",\"path\":\"/memories\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/m\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/m/d2/e\"}",
+        "{\"command\":\"view\",\"path\":\"/memories\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/m\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/m\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/a-c/x\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/n\"}",
+        "{\"command\":\"view\",\"path\":\"/memories\"}",
+        NULL};
+    stores s;
+    mt_options o;
+
+    (void)state;
+    options(&o);
+    stores_open(&s, &o);
+    run(&s, inputs);
+    same_history(&s);
+    stores_close(&s);
+}
+
+/* Rename whose contents would lie too deep. */
+static void test_depth(void **state)
+{
+    char json[4096], path[2048];
+    stores s;
+    mt_options o;
+    int i;
+
+    (void)state;
+    options(&o);
+    stores_open(&s, &o);
+    snprintf(path, sizeof(path), "/memories/t");
+    for (i = 0; i < 20; i++)
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/x");
+    snprintf(json, sizeof(json),
+             "{\"command\":\"create\",\"path\":\"%s/f.md\",\"file_text\":\"x\"}", path);
+    same(&s, json);
+    snprintf(path, sizeof(path), "/memories/u");
+    for (i = 0; i < 12; i++)
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "/y");
+    snprintf(json, sizeof(json),
+             "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":"
+             "\"%s\"}",
+             path);
+    same(&s, json);
+    same(&s,
+         "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":\"/memories/u/v\"}");
+    same(&s, "{\"command\":\"view\",\"path\":\"/memories/u\"}");
+    same_history(&s);
+    stores_close(&s);
+}
+
+static void test_limits(void **state)
+{
+    static const char *const inputs[] = {
+        "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"0123456789\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":"
+        "\"0123456789012345678901234567890123456789012345678901234567890123456789\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"0123456789\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/c.md\",\"file_text\":\"0123456789\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/d.md\",\"file_text\":\"0123456789\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/e.md\",\"file_text\":\"0123456789\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/e.md\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/p/q/r.md\",\"file_text\":\"x\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/p/r.md\",\"file_text\":\"x\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/p/q.md\",\"file_text\":\"x\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/s/t/"
+        "u.md\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/s/"
+        "u.md\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/b.md\",\"old_str\":\"0\",\"new_str\":"
+        "\"0123456789012345678901234567890123456789\"}",
+        "{\"command\":\"insert\",\"path\":\"/memories/c.md\",\"insert_line\":1,\"insert_text\":"
+        "\"0123456789012345678901234567890123456789012345678901234567890123456789\"}",
+        "{\"command\":\"view\",\"path\":\"/memories\"}",
+        NULL};
+    stores s;
+    mt_options o;
+
+    (void)state;
+    options(&o);
+    o.max_file_size = 60;
+    o.max_store_size = 80;
+    o.max_files = 5;
+    o.max_dirs = 2;
+    stores_open(&s, &o);
+    run(&s, inputs);
+    same_history(&s);
+    stores_close(&s);
+}
+
+/* expected_sha256: conflicts, then the retried delete and rename. */
+static void test_expected(void **state)
+{
+    char sha[65], json[512];
+    stores s;
+    mt_options o;
+    size_t i;
+
+    (void)state;
+    options(&o);
+    stores_open(&s, &o);
+    same(&s, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"hello\\n\"}");
+    same(&s, "{\"command\":\"create\",\"path\":\"/memories/dir/x.md\",\"file_text\":\"x\"}");
+    assert_int_equal(mt_memory_sha256(sha, s.mem[0], "/memories/a.md"), 0);
+    for (i = 1; i < MT_TEST_NSTORES; i++) {
+        char other[65];
+        assert_int_equal(mt_memory_sha256(other, s.mem[i], "/memories/a.md"), 0);
+        assert_string_equal(sha, other);
+    }
+    same(&s, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"hello\","
+             "\"new_str\":\"hi\",\"expected_sha256\":"
+             "\"0000000000000000000000000000000000000000000000000000000000000000\"}");
+    same(&s, "{\"command\":\"delete\",\"path\":\"/memories/dir\",\"expected_sha256\":"
+             "\"0000000000000000000000000000000000000000000000000000000000000000\"}");
+    same(&s, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"x\","
+             "\"expected_sha256\":\"00\"}");
+    snprintf(json, sizeof(json),
+             "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/"
+             "b.md\",\"expected_sha256\":\"%s\"}",
+             sha);
+    same(&s, json);
+    same(&s, json); /* retried: done already */
+    snprintf(json, sizeof(json),
+             "{\"command\":\"insert\",\"path\":\"/memories/b.md\",\"insert_line\":1,"
+             "\"insert_text\":\"more\",\"expected_sha256\":\"%s\"}",
+             sha);
+    same(&s, json);
+    same(&s, json); /* now a conflict */
+    assert_int_equal(mt_memory_sha256(sha, s.mem[0], "/memories/b.md"), 0);
+    snprintf(json, sizeof(json),
+             "{\"command\":\"delete\",\"path\":\"/memories/b.md\",\"expected_sha256\":\"%s\"}",
+             sha);
+    same(&s, json);
+    same(&s, json); /* retried */
+    same_history(&s);
+    stores_close(&s);
+}
+
+/* History through the public functions: log, show, restore, undo, redact. */
+static void test_history(void **state)
+{
+    stores s;
+    mt_options o;
+    size_t i;
+
+    (void)state;
+    options(&o);
+    o.history_keep = 4;
+    stores_open(&s, &o);
+    same(&s, "{\"command\":\"create\",\"path\":\"/memories/h.md\",\"file_text\":\"v1\\n\"}");
+    for (i = 2; i <= 9; i++) {
+        char json[256];
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"str_replace\",\"path\":\"/memories/h.md\",\"old_str\":\"v%zu\","
+                 "\"new_str\":\"v%zu\"}",
+                 i - 1, i);
+        same(&s, json);
+    }
+    same(&s, "{\"command\":\"rename\",\"old_path\":\"/memories/h.md\",\"new_path\":\"/memories/"
+             "g/h.md\"}");
+    same(&s, "{\"command\":\"create\",\"path\":\"/memories/g/k.md\",\"file_text\":\"k\"}");
+    same(&s, "{\"command\":\"rename\",\"old_path\":\"/memories/g\",\"new_path\":\"/memories/z\"}");
+    same_history(&s);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_version v;
+        char *data = NULL;
+        size_t len = 0;
+        int64_t id = 0, restored = 0;
+        mt_version *vs = NULL;
+        size_t n = 0;
+        mt_log_query q;
+        int rc;
+
+        memset(&q, 0, sizeof(q));
+        q.path = "/memories/z/h.md";
+        assert_int_equal(mt_memory_log(&vs, &n, s.mem[i], &q), 0);
+        assert_true(n >= 4);
+        assert_int_equal(mt_memory_version(&v, s.mem[i], vs[2].id), 0);
+        assert_int_equal(mt_memory_version_content(&data, &len, s.mem[i], vs[2].id), 0);
+        free(data);
+        mt_version_dispose(&v);
+        assert_int_equal(mt_memory_restore(&id, s.mem[i], vs[2].id), 0);
+        assert_int_equal(mt_memory_undo(&id, &restored, s.mem[i], "/memories/z/h.md"), 0);
+        rc = mt_memory_redact(s.mem[i], vs[1].id);
+        assert_int_equal(rc, 0);
+        assert_int_equal(mt_memory_version_content(&data, &len, s.mem[i], vs[1].id), MT_ENOTFOUND);
+        assert_int_equal(mt_memory_version(&v, s.mem[i], 999999), MT_ENOTFOUND);
+        assert_int_equal(mt_memory_redact(s.mem[i], 999999), MT_ENOTFOUND);
+        mt_versions_free(vs, n);
+        /* The current content cannot be redacted. */
+        memset(&q, 0, sizeof(q));
+        q.path = "/memories/z/h.md";
+        q.limit = 1;
+        assert_int_equal(mt_memory_log(&vs, &n, s.mem[i], &q), 0);
+        assert_int_equal(mt_memory_redact(s.mem[i], vs[0].id), MT_EINVAL);
+        mt_versions_free(vs, n);
+    }
+    same(&s, "{\"command\":\"view\",\"path\":\"/memories/z/h.md\"}");
+    same(&s, "{\"command\":\"delete\",\"path\":\"/memories/z\"}");
+    same_history(&s);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_version *vs = NULL;
+        size_t n = 0;
+        mt_log_query q;
+        int64_t id = 0;
+
+        memset(&q, 0, sizeof(q));
+        q.path = "/memories/z/k.md";
+        assert_int_equal(mt_memory_log(&vs, &n, s.mem[i], &q), 0);
+        assert_true(n >= 2);
+        /* A deleted memory comes back at its path. */
+        if (mt_memory_restore(&id, s.mem[i], vs[1].id) < 0)
+            fail_msg("%s: restore %lld: %s", mt_test_stores[i].name, (long long)vs[1].id,
+                     mt_error_last()->message);
+        mt_versions_free(vs, n);
+    }
+    same(&s, "{\"command\":\"view\",\"path\":\"/memories\"}");
+    same_history(&s);
+    stores_close(&s);
+}
+
+static uint64_t rnd(uint64_t *seed, uint64_t n)
+{
+    *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (*seed >> 33) % n;
+}
+
+/* A seeded random walk of a few thousand inputs over a small namespace, with
+ * small limits, compared at every step. */
+static void test_random(void **state)
+{
+    static const char *const paths[] = {
+        "a.md", "b.md",     "d",   "d/x.md",     "d/y.md",
+        "d/e",  "d/e/z.md", ".h",  "d/.h/q.md",  "node_modules/m.js",
+        "a-c",  "a",        "a/b", "f/g/h/i.md", "f",
+        "f/g"};
+    static const char *const texts[] = {"", "one\\n", "one\\ntwo\\n", "two\\nthree\\nfour",
+                                        "0123456789012345678901234567890123456789"};
+    uint64_t seed = 20250818;
+    stores s;
+    mt_options o;
+    char json[1024];
+    int step;
+
+    (void)state;
+    options(&o);
+    o.max_file_size = 90;
+    o.max_store_size = 300;
+    o.max_files = 8;
+    o.max_dirs = 6;
+    o.history_keep = 5;
+    stores_open(&s, &o);
+#define NEXT(n) rnd(&seed, n)
+#define NP      (sizeof(paths) / sizeof(paths[0]))
+#define NT      (sizeof(texts) / sizeof(texts[0]))
+    for (step = 0; step < 3000; step++) {
+        const char *p = paths[NEXT(NP)], *q = paths[NEXT(NP)];
+        switch (NEXT(7)) {
+        case 0:
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"create\",\"path\":\"/memories/%s\",\"file_text\":\"%s\"}", p,
+                     texts[NEXT(NT)]);
+            break;
+        case 1:
+            snprintf(json, sizeof(json), "{\"command\":\"view\",\"path\":\"/memories%s%s\"}",
+                     NEXT(3) ? "/" : "", NEXT(3) ? p : "");
+            break;
+        case 2:
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"str_replace\",\"path\":\"/memories/%s\",\"old_str\":\"%s\","
+                     "\"new_str\":\"%s\"}",
+                     p, NEXT(2) ? "one" : "two", texts[NEXT(NT)]);
+            break;
+        case 3:
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"insert\",\"path\":\"/memories/%s\",\"insert_line\":%u,"
+                     "\"insert_text\":\"%s\"}",
+                     p, (unsigned)NEXT(3), texts[NEXT(NT)]);
+            break;
+        case 4:
+            snprintf(json, sizeof(json), "{\"command\":\"delete\",\"path\":\"/memories/%s\"}", p);
+            break;
+        default:
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"rename\",\"old_path\":\"/memories/%s\",\"new_path\":"
+                     "\"/memories/%s\"}",
+                     p, q);
+        }
+        same(&s, json);
+        if (step % 500 == 0)
+            same_history(&s);
+    }
+    same_history(&s);
+    stores_close(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_commands), cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_limits),   cmocka_unit_test(test_expected),
+        cmocka_unit_test(test_history),  cmocka_unit_test(test_random),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
