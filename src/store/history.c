@@ -104,7 +104,32 @@ struct mt_hist {
     int dropped;           /* this transaction removed content: truncate the log at commit */
     int truncate_due;      /* a truncation readers kept from finishing: tried at each commit */
     int64_t last_days_run; /* when versions older than the days limit were last pruned */
+    /* The memory at one path as this transaction last found or recorded it:
+     * a change looks its path up three times (settling, recording, the
+     * prune), and one SQLite query answers all three. */
+    char *seen_path;
+    int seen_found;
+    mt_hist_mem seen;
 };
+
+static void seen_forget(mt_hist *h)
+{
+    free(h->seen_path);
+    h->seen_path = NULL;
+}
+
+/* Best effort: without memory for the path, the next find asks SQLite. */
+static void seen_set(mt_hist *h, const char *path, int found, const mt_hist_mem *m)
+{
+    seen_forget(h);
+    if (!(h->seen_path = strdup(path)))
+        return;
+    h->seen_found = found;
+    if (found)
+        h->seen = *m;
+    else
+        memset(&h->seen, 0, sizeof(h->seen));
+}
 
 /*
  * After a fork the child holds copies of its parent's SQLite connections,
@@ -240,9 +265,10 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             goto done;
         }
         snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", fd, name);
+
         if (sqlite3_open_v2(path, &h->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                            NULL) != SQLITE_OK) {
+                            mt_hist_vfs_register() == 0 ? MT_HIST_VFS : NULL) != SQLITE_OK) {
             rc = h->db ? db_error(h, "cannot open it") : MT_ENOMEM;
             goto done;
         }
@@ -346,6 +372,7 @@ static void hist_free(mt_hist *h)
 {
     int i;
 
+    seen_forget(h);
     for (i = 0; i < S_COUNT; i++)
         sqlite3_finalize(h->st[i]);
     sqlite3_close(h->db);
@@ -368,6 +395,7 @@ static void reset_all(mt_hist *h)
 
 int mt_hist_begin(mt_hist *h)
 {
+    seen_forget(h);
     reset_all(h);
     h->dropped = 0;
     /* A transaction some failure left open must not swallow this one. */
@@ -380,6 +408,7 @@ int mt_hist_begin(mt_hist *h)
 
 void mt_hist_rollback(mt_hist *h)
 {
+    seen_forget(h);
     sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -493,6 +522,7 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         mt_hist_rollback(h);
         return mt_error_last()->code;
     }
+    seen_forget(h);
     reset_all(h);
     if (sqlite3_step(stmt(h, S_COMMIT)) != SQLITE_DONE) {
         int rc = db_error(h, "cannot commit");
@@ -523,10 +553,18 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
     int step;
 
     memset(out, 0, sizeof(*out));
+    if (h->seen_path && strcmp(h->seen_path, path) == 0) {
+        if (h->seen_found)
+            *out = h->seen;
+        return h->seen_found;
+    }
     sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
     step = sqlite3_step(s);
-    if (step == SQLITE_DONE)
+    if (step == SQLITE_DONE) {
+        sqlite3_reset(s);
+        seen_set(h, path, 0, NULL);
         return 0;
+    }
     if (step != SQLITE_ROW)
         return db_error(h, "cannot look up a memory");
     snprintf(out->id, sizeof(out->id), "%s", (const char *)sqlite3_column_text(s, 0));
@@ -538,6 +576,7 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
     out->fp.mtime_ns = sqlite3_column_int64(s, 4);
     out->fp.ctime_ns = sqlite3_column_int64(s, 5);
     sqlite3_reset(s);
+    seen_set(h, path, 1, out);
     return 1;
 }
 
@@ -609,6 +648,7 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         if (sqlite3_step(s) != SQLITE_DONE)
             return db_error(h, "cannot record a memory");
     }
+    seen_forget(h);
     if (e->op != MT_VERSION_DELETED) {
         s = stmt(h, S_MEMORY_PUT);
         sqlite3_bind_text(s, 1, e->path, -1, SQLITE_STATIC);
@@ -623,6 +663,22 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         if (sqlite3_step(s) != SQLITE_DONE)
             return db_error(h, "cannot record a memory");
     }
+    {
+        /* What S_FIND would read back now. */
+        mt_hist_mem now;
+        memset(&now, 0, sizeof(now));
+        if (e->op != MT_VERSION_DELETED) {
+            snprintf(now.id, sizeof(now.id), "%s", id);
+            snprintf(now.sha256, sizeof(now.sha256), "%s", sha);
+            now.size = now.fp.size = size;
+            if (e->fp) {
+                now.fp.ino = e->fp->ino;
+                now.fp.mtime_ns = e->fp->mtime_ns;
+                now.fp.ctime_ns = e->fp->ctime_ns;
+            }
+        }
+        seen_set(h, e->path, e->op != MT_VERSION_DELETED, &now);
+    }
     return 0;
 }
 
@@ -631,6 +687,7 @@ int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
     sqlite3_stmt *s = NULL;
     int rc = 0;
 
+    seen_forget(h);
     if (sqlite3_prepare_v2(
             h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1", -1,
             &s, NULL) != SQLITE_OK)
