@@ -26,8 +26,10 @@
 #include <sqlite3.h>
 
 #define FRAME_HEADER 24
-/* Gathered bytes written at once beyond this (a big content's many frames). */
-#define GATHER_MAX (256 * 1024)
+/* Gathered bytes are written before they pass this (a big content's many
+ * frames): the default VFS writes at most 128 KiB - 1 in one call (it masks
+ * the length to 17 bits) and takes a write of 0 for a full disk. */
+#define GATHER_MAX (64 * 1024)
 
 typedef struct hfile {
     sqlite3_file base;
@@ -114,7 +116,9 @@ static int gather(hfile *h, const void *p, int n, sqlite3_int64 at)
     }
     if (need > GATHER_MAX) {
         int rc = flush_locked(h);
-        return rc != SQLITE_OK ? rc : h->real->pMethods->xWrite(h->real, p, n, at);
+        if (rc != SQLITE_OK || (size_t)n > GATHER_MAX)
+            return rc != SQLITE_OK ? rc : h->real->pMethods->xWrite(h->real, p, n, at);
+        need = (size_t)n;
     }
     if (need > h->cap) {
         size_t cap = h->cap ? h->cap : 32768;
