@@ -309,7 +309,7 @@ def lines(results, name, title, xlabel, ylabel, series):
 
 # ---- the hand-written analysis ---------------------------------------------------
 
-def facts(t, serve, trees, bigs):
+def facts(t, serve, trees, bigs, meta):
     """The measured numbers bench/analysis.md quotes, as {{name}} placeholders."""
     f = {}
     v_mt, v_fl, v_sdk = (med(t, "inproc", "view", i, "-", "small file") for i in ("memtool", "floor", "sdk"))
@@ -341,6 +341,28 @@ def facts(t, serve, trees, bigs):
                 med(t, "scale", "view_range", "floor", "-", str(x))) for x in bigs]
     rs = [r for r in rs if r]
     f["view_range_ratio_range"] = ("%.2f–%.2f×" % (min(rs), max(rs))) if rs else "–"
+    f["sr1_memtool"] = fmt_us(med(t, "scale", "str_replace", "memtool", "file", str(bigs[0])))
+    f["sr1_floor"] = fmt_us(med(t, "scale", "str_replace", "floor", "file", str(bigs[0])))
+    f["sr100_memtool"] = fmt_us(med(t, "scale", "str_replace", "memtool", "file", b))
+    f["sr100_floor"] = fmt_us(med(t, "scale", "str_replace", "floor", "file", b))
+    r = ratio(m, fl)
+    f["listing_ratio_max"] = "%.3f×" % r if r else "–"
+    sv, sf = serve.get(("view", "memtool", 1, "none")), serve.get(("view", "floor", 1, "none"))
+    f["serve_ratio"] = ("%.3f×" % (sv["ops_per_cpu_s"] / sf["ops_per_cpu_s"])) if sv and sf else "–"
+    r = ratio(med(t, "process", "view", "memtool", "-", "one process"),
+              med(t, "process", "view", "floor", "-", "one process"))
+    f["call_ratio"] = fmt_ratio(r)
+    for op in ("create", "str_replace", "insert"):
+        f[op.replace("str_replace", "sr") + "_file_ratio"] = fmt_ratio(ratio(
+            med(t, "inproc", op, "memtool", "file", "small file"),
+            med(t, "inproc", op, "floor", "file", "small file")))
+    f["hist_log_ms"] = fmt_us(med(t, "history", "log", "memtool", "-",
+                                  "%s versions" % meta.get("history_versions", "10000")))
+    for d in DURABILITIES:
+        on, off = hist_best(t, "on", d), hist_best(t, "off", d)
+        f["hist_on_" + d] = fmt_us(on)
+        f["hist_off_" + d] = fmt_us(off)
+        f["hist_ratio_" + d] = ("%.3f×" % ratio(on, off)) if on and off else "–"
     return f
 
 
@@ -812,7 +834,7 @@ def report(results, markdown):
 
     if os.path.exists(notes):
         with open(notes) as f:
-            w(fill(f.read().rstrip(), facts(t, serve, trees, bigs)) + "\n")
+            w(fill(f.read().rstrip(), facts(t, serve, trees, bigs, meta)) + "\n")
 
     w("## Reproducing\n")
     w("`make bench` builds memtool, installs the SDK with `npm ci` from `bench/package-lock.json`, runs "
