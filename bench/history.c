@@ -2,12 +2,16 @@
  * What history costs a write, and how fast a long log reads: the same
  * writes (create, str_replace, delete of a small file) with history off and
  * on, in alternating rounds in fresh stores, at each durability; then
- * mt_memory_log of one memory with 10,000 versions. Run by hand:
+ * mt_memory_log of one memory with VERSIONS versions, in DIR/store, which is
+ * left in place for bench/run.sh to time `memtool log` on it.
  *
- *     build/bench/mt_bench_history DIR [ROUNDS]
+ *     mt_bench_history DIR [ROUNDS [SCALE [VERSIONS]]]
  *
- * Prints CSV: suite,durability,history,us_per_write (best round) and
- * suite,versions,ms (best of five logs).
+ * SCALE divides the number of writes per round (the smoke run's few). Prints
+ * timing rows as bench/run.sh's timings.csv has them, with rounds for runs:
+ * history,write,on|off,DURABILITY,...: microseconds per write, one round's
+ * mean each (median, worst, mean and best round); history,log,libmemtool,...:
+ * one mt_memory_log of all the versions, five times.
  */
 #include <memtool.h>
 #include <stdio.h>
@@ -77,13 +81,31 @@ static double writes(const char *root, mt_durability d, int history, int n)
     return t / (3.0 * n) * 1e6;
 }
 
-static double log_ms(const char *root, int versions)
+/* median, p99 (the worst of a few), mean and min, as the timing rows have them */
+static void row(const char *what, const char *impl, const char *d, const char *param, double *v,
+                int n)
+{
+    double sum = 0, t;
+    int i, j;
+
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--)
+            t = v[j], v[j] = v[j - 1], v[j - 1] = t;
+    for (i = 0; i < n; i++)
+        sum += v[i];
+    printf("history,%s,%s,%s,%s,%d,%.2f,%.2f,%.2f,%.2f\n", what, impl, d, param, n, v[(n - 1) / 2],
+           v[n - 1], sum / n, v[0]);
+    fflush(stdout);
+}
+
+static int log_us(const char *root, int versions)
 {
     char json[256], cmd[4200];
     mt_options o;
     mt_memory *m;
     mt_log_query q;
-    double best = -1;
+    double us[5];
+    char param[64];
     int i;
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
@@ -109,17 +131,17 @@ static double log_ms(const char *root, int versions)
     for (i = 0; i < 5; i++) {
         mt_version *v;
         size_t count;
-        double t0 = now(), t;
+        double t0 = now();
 
         if (mt_memory_log(&v, &count, m, &q) < 0 || count != (size_t)versions)
             return -1;
-        t = (now() - t0) * 1e3;
+        us[i] = (now() - t0) * 1e6;
         mt_versions_free(v, count);
-        if (best < 0 || t < best)
-            best = t;
     }
     mt_memory_free(m);
-    return best;
+    snprintf(param, sizeof(param), "%d versions", versions);
+    row("log", "libmemtool", "-", param, us, 5);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -133,31 +155,27 @@ int main(int argc, char **argv)
                   {"none", MT_DURABILITY_NONE, 1500}};
     char root[4096];
     int rounds = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 5, r;
+    int scale = argc > 3 ? (int)strtol(argv[3], NULL, 10) : 1;
+    int versions = argc > 4 ? (int)strtol(argv[4], NULL, 10) : 10000;
     size_t l;
 
-    if (argc < 2 || rounds < 1) {
-        fprintf(stderr, "usage: mt_bench_history DIR [ROUNDS]\n");
+    if (argc < 2 || rounds < 1 || rounds > 100 || scale < 1 || versions < 1) {
+        fprintf(stderr, "usage: mt_bench_history DIR [ROUNDS [SCALE [VERSIONS]]]\n");
         return 2;
     }
     snprintf(root, sizeof(root), "%s/store", argv[1]);
-    puts("suite,durability,history,us_per_write");
     for (l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
-        double best[2] = {-1, -1};
-        for (r = 0; r < rounds; r++) {
-            int h;
-            for (h = 0; h < 2; h++) {
-                double us = writes(root, levels[l].d, h, levels[l].n);
-                if (us < 0)
+        double us[2][100];
+        int n = levels[l].n / scale > 0 ? levels[l].n / scale : 1, h;
+
+        /* Off and on take turns, so a burst of load elsewhere hits both. */
+        for (r = 0; r < rounds; r++)
+            for (h = 0; h < 2; h++)
+                if ((us[h][r] = writes(root, levels[l].d, h, n)) < 0)
                     return 1;
-                if (best[h] < 0 || us < best[h])
-                    best[h] = us;
-            }
-        }
-        printf("history_write,%s,off,%.1f\nhistory_write,%s,on,%.1f\n", levels[l].name, best[0],
-               levels[l].name, best[1]);
-        fflush(stdout);
+        for (h = 0; h < 2; h++)
+            row("write", h ? "on" : "off", levels[l].name, "create+str_replace+delete", us[h],
+                rounds);
     }
-    puts("suite,versions,ms");
-    printf("history_log,10000,%.2f\n", log_ms(root, 10000));
-    return 0;
+    return log_us(root, versions) < 0 ? 1 : 0;
 }

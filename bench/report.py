@@ -44,6 +44,19 @@ SERVE_ROWS = [  # (mix, impl, clients, durability)
     ("write", "memtool", 4, "none"),
     ("scan", "memtool", 1, "none"),
 ]
+HISTORY_WRITES = "create+str_replace+delete"
+
+# The targets that were absolute times on the machine they were set on (an
+# Intel Xeon @ 2.50GHz, 2 cores), restated as ratios to a floor measured in
+# the same run: each is the strictest the original target was in any run
+# there whose floor was the one measured now (BENCHMARKS.md, "How the
+# ratios were chosen", has the numbers).
+SPAWN_RATIO = 2.9      # 2 ms against floor processes of 444-681 µs
+SERVE_RATIO = 0.80     # 100,000 views per CPU-second against a floor server's 125,494
+LISTING_RATIO = 0.50   # 100 ms against floor walks of 108.8-196.8 ms
+HISTORY_RATIO = 1.3
+HISTORY_LOG_MS = 20
+
 PLOTS = ["inproc.png", "durability.png", "process.png", "serve.png", "listing.png", "bigfile.png"]
 
 
@@ -104,6 +117,11 @@ def expected(meta):
     for i, name in enumerate(WORST_CASES, 1):
         for impl in ("memtool", "floor", "nomatch"):
             want.append(("worst", "case%d" % i, impl, "none", name))
+    for d in DURABILITIES:
+        for h in ("off", "on"):
+            want.append(("history", "write", h, d, HISTORY_WRITES))
+    for impl in ("libmemtool", "memtool"):
+        want.append(("history", "log", impl, "-", "%s versions" % meta.get("history_versions", "10000")))
     for size in meta["bigs"].split():
         for impl in ("memtool", "floor", "sdk"):
             want.append(("scale", "view_range", impl, "-", size))
@@ -197,6 +215,12 @@ def p99(t, *key):
     return row["p99_us"] if row else None
 
 
+def hist_best(t, h, d):
+    """The best round's microseconds per write (the min_us of the history rows)."""
+    row = t.get(("history", "write", h, d, HISTORY_WRITES))
+    return row["min_us"] if row else None
+
+
 def ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -285,7 +309,7 @@ def lines(results, name, title, xlabel, ylabel, series):
 
 # ---- the hand-written analysis ---------------------------------------------------
 
-def facts(t, serve, trees, bigs):
+def facts(t, serve, trees, bigs, meta):
     """The measured numbers bench/analysis.md quotes, as {{name}} placeholders."""
     f = {}
     v_mt, v_fl, v_sdk = (med(t, "inproc", "view", i, "-", "small file") for i in ("memtool", "floor", "sdk"))
@@ -317,6 +341,28 @@ def facts(t, serve, trees, bigs):
                 med(t, "scale", "view_range", "floor", "-", str(x))) for x in bigs]
     rs = [r for r in rs if r]
     f["view_range_ratio_range"] = ("%.2f–%.2f×" % (min(rs), max(rs))) if rs else "–"
+    f["sr1_memtool"] = fmt_us(med(t, "scale", "str_replace", "memtool", "file", str(bigs[0])))
+    f["sr1_floor"] = fmt_us(med(t, "scale", "str_replace", "floor", "file", str(bigs[0])))
+    f["sr100_memtool"] = fmt_us(med(t, "scale", "str_replace", "memtool", "file", b))
+    f["sr100_floor"] = fmt_us(med(t, "scale", "str_replace", "floor", "file", b))
+    r = ratio(m, fl)
+    f["listing_ratio_max"] = "%.3f×" % r if r else "–"
+    sv, sf = serve.get(("view", "memtool", 1, "none")), serve.get(("view", "floor", 1, "none"))
+    f["serve_ratio"] = ("%.3f×" % (sv["ops_per_cpu_s"] / sf["ops_per_cpu_s"])) if sv and sf else "–"
+    r = ratio(med(t, "process", "view", "memtool", "-", "one process"),
+              med(t, "process", "view", "floor", "-", "one process"))
+    f["call_ratio"] = fmt_ratio(r)
+    for op in ("create", "str_replace", "insert"):
+        f[op.replace("str_replace", "sr") + "_file_ratio"] = fmt_ratio(ratio(
+            med(t, "inproc", op, "memtool", "file", "small file"),
+            med(t, "inproc", op, "floor", "file", "small file")))
+    f["hist_log_ms"] = fmt_us(med(t, "history", "log", "memtool", "-",
+                                  "%s versions" % meta.get("history_versions", "10000")))
+    for d in DURABILITIES:
+        on, off = hist_best(t, "on", d), hist_best(t, "off", d)
+        f["hist_on_" + d] = fmt_us(on)
+        f["hist_off_" + d] = fmt_us(off)
+        f["hist_ratio_" + d] = ("%.3f×" % ratio(on, off)) if on and off else "–"
     return f
 
 
@@ -402,16 +448,27 @@ def report(results, markdown):
         target("`%s` at `file` durability within 1.3× of the floor" % op,
                "%s vs %s: %s" % (fmt_us(a), fmt_us(b), fmt_ratio(r)), r is not None and r <= 1.3)
     a = med(t, "process", "view", "memtool", "-", "one process")
-    target("one `memtool call` process under 2 ms wall (view)", fmt_us(a), a is not None and a < 2000)
-    s = serve.get(("view", "memtool", 1, "none"))
-    if s:
-        target("`serve` at least 100,000 small views per second on one core",
-               "%s per second of server CPU (%s per second of wall time, client on the other core)" %
-               (fmt_count(s["ops_per_cpu_s"]), fmt_count(s["ops_per_s"])), s["ops_per_cpu_s"] >= 100000)
+    b = med(t, "process", "view", "floor", "-", "one process")
+    r = ratio(a, b)
+    target("one `memtool call` process (view) within %s× of the floor process (was: under 2 ms)"
+           % SPAWN_RATIO, "%s vs %s: %s" % (fmt_us(a), fmt_us(b), fmt_ratio(r)),
+           r is not None and r <= SPAWN_RATIO)
+    s, f = serve.get(("view", "memtool", 1, "none")), serve.get(("view", "floor", 1, "none"))
+    r = ratio(s["ops_per_cpu_s"], f["ops_per_cpu_s"]) if s and f else None
+    target("`serve` at least %.2f× the floor server's small views per second of server CPU "
+           "(was: 100,000 per second on one core)" % SERVE_RATIO,
+           "%s vs %s per CPU-second: %s (%s per second of wall time, client on the other core)" %
+           (fmt_count(s["ops_per_cpu_s"]) if s else "–", fmt_count(f["ops_per_cpu_s"]) if f else "–",
+            "%.3f×" % r if r else "–", fmt_count(s["ops_per_s"]) if s else "–"),
+           r is not None and r >= SERVE_RATIO)
     big_n = str(trees[-1])
     a = med(t, "scale", "view_root", "memtool", "-", big_n)
-    target("`view /memories` over %s files under 100 ms" % fmt_count(big_n), fmt_us(a),
-           a is not None and a < 100000)
+    b = med(t, "scale", "view_root", "floor", "-", big_n)
+    r = ratio(a, b)
+    target("`view /memories` over %s files within %.2f× of the floor's one-thread walk (was: under "
+           "100 ms)" % (fmt_count(big_n), LISTING_RATIO),
+           "%s vs %s: %s" % (fmt_us(a), fmt_us(b), "%.3f×" % r if r else "–"),
+           r is not None and r <= LISTING_RATIO)
     big_b = str(bigs[-1])
     a, b = med(t, "scale", "str_replace", "memtool", "file", big_b), med(t, "scale", "str_replace", "floor", "file", big_b)
     r = ratio(a, b)
@@ -431,6 +488,17 @@ def report(results, markdown):
     target("the worst adversarial `str_replace` within 10× of an ordinary one on a 1 MiB file",
            "%s%s vs %s: %s" % (fmt_us(a), " (case %d)" % i if a else "", fmt_us(common), fmt_ratio(r)),
            r is not None and r <= 10)
+    for d in DURABILITIES:
+        a = hist_best(t, "on", d)
+        b = hist_best(t, "off", d)
+        r = ratio(a, b)
+        target("a write with history at `%s` within %s× of the same write without" % (d, HISTORY_RATIO),
+               "%s vs %s: %s" % (fmt_us(a), fmt_us(b), "%.3f×" % r if r else "–"),
+               r is not None and r <= HISTORY_RATIO)
+    hv = meta.get("history_versions", "10000")
+    a = med(t, "history", "log", "memtool", "-", "%s versions" % hv)
+    target("`memtool log` of a memory with %s versions under %d ms (one process)" %
+           (fmt_count(hv), HISTORY_LOG_MS), fmt_us(a), a is not None and a < HISTORY_LOG_MS * 1000)
 
     # ---- the document
     smoke = meta.get("smoke") == "1"
@@ -482,6 +550,32 @@ def report(results, markdown):
     w("## Targets\n")
     w(table(["target", "measured", ""], targets))
     w("")
+    w("### How the ratios were chosen\n")
+    w("Three targets were absolute times: one `memtool call` under 2 ms, `serve` at 100,000 small views "
+      "per CPU-second, `view /memories` over 100,000 files under 100 ms. They were set, and first "
+      "measured, on another machine (an Intel Xeon @ 2.50GHz, 2 cores: the first runs in the history "
+      "of this file, November 21), and absolute times move 2-4× between machines and with the CPU a "
+      "session gets: the same `memtool call` took 0.61-0.77 ms there and 2.15 ms here, as the floor "
+      "process took 0.44-0.68 ms there and 1.69 ms here. So each is now a ratio to a floor measured in "
+      "the same run, taken from what the absolute target was as a ratio to that floor on that machine; "
+      "where that varied between runs there, the strictest value is kept, so that no target is looser "
+      "than it was meant:\n")
+    w(table(["target", "floor in the same run", "the floor there (runs of Nov 21)",
+             "the target as a ratio there", "ratio now"], [
+        ("one `memtool call` (view) under 2 ms", "the floor process (`bench/once.c`: reads stdin, opens, "
+         "reads and prints the file; libc only)", "680.5, 458.8, 444.3, 602.3 µs",
+         "2.94×, 4.36×, 4.50×, 3.32×", "≤ %s×" % SPAWN_RATIO),
+        ("`serve` ≥ 100,000 views per CPU-second", "the floor server (`bench/floor_serve.c`), per "
+         "CPU-second", "125,494 (the only run with the floor server as it is now, which writes the "
+         "answers to one read together as `serve` does; earlier runs' floor wrote each alone)",
+         "0.797×", "≥ %.2f×" % SERVE_RATIO),
+        ("`view /memories` over 100,000 files under 100 ms", "the floor's walk of the same tree "
+         "(`getdents64` and `fstatat`, one thread)", "108.8, 176.1, 196.8, 113.5 ms",
+         "0.92×, 0.57×, 0.51×, 0.88×", "≤ %.2f×" % LISTING_RATIO),
+    ]))
+    w("")
+    w("The 40× against the SDK was a ratio already and is unchanged. The history log's 20 ms has no "
+      "floor to measure (nothing else reads this database) and stays an absolute time.\n")
     notes = os.path.join(HERE, "analysis.md")
     if os.path.exists(notes):
         w("Where a target is missed, [the analysis below](#where-the-time-goes) says why, from profiles.\n")
@@ -706,9 +800,41 @@ def report(results, markdown):
         w("Over the same store, `serve` answered %s requests per second (wall) in this mix.\n" %
           fmt_count(scan["ops_per_s"]))
 
+    # ---- 6
+    hv = meta.get("history_versions", "10000")
+    w("## 6. History\n")
+    w("What a version costs a write (`bench/history.c`): the same writes, a `create`, a `str_replace` "
+      "and a `delete` of a small file in turn, through `mt_memory_call`, with history off and on, "
+      "at each durability. Each round is a fresh store and a run of writes (100 cycles at `full`, "
+      "300 at `file`, 1,500 at `none`), timed as a whole; off and on take turns, %s rounds each, and "
+      "the target compares the best rounds (the median round is shown too). Then the log of one "
+      "memory with %s versions: `mt_memory_log` in process, and one `memtool --root DIR log PATH "
+      "--limit 0` process (spawned and reaped like section 2, its output to `/dev/null`), which "
+      "catches up on the store first, as every log does, and prints every version.\n" %
+      (fmt_count(t.get(("history", "write", "off", "none", HISTORY_WRITES), {}).get("n", 0)),
+       fmt_count(hv)))
+    rows = []
+    for d in DURABILITIES:
+        off, on = (t.get(("history", "write", h, d, HISTORY_WRITES)) for h in ("off", "on"))
+        rows.append((d, fmt_us(off["min_us"]) if off else "–", fmt_us(on["min_us"]) if on else "–",
+                     "%.3f×" % ratio(on["min_us"], off["min_us"]) if off and on else "–",
+                     fmt_us(off["median_us"]) if off else "–", fmt_us(on["median_us"]) if on else "–",
+                     "%.3f×" % ratio(on["median_us"], off["median_us"]) if off and on else "–"))
+    w(table(["durability", "off, best round (per write)", "on, best round", "on/off",
+             "off, median round", "on, median round", "on/off (median rounds)"], rows))
+    w("")
+    rows = []
+    for impl, what in (("libmemtool", "`mt_memory_log` in process"),
+                       ("memtool", "one `memtool log` process")):
+        row = t.get(("history", "log", impl, "-", "%s versions" % hv))
+        rows.append((what, fmt_us(row["median_us"]) if row else "–", fmt_us(row["p99_us"]) if row else "–",
+                     fmt_count(row["n"]) if row else "–"))
+    w(table(["log of %s versions" % fmt_count(hv), "median", "p99 (worst)", "runs"], rows))
+    w("")
+
     if os.path.exists(notes):
         with open(notes) as f:
-            w(fill(f.read().rstrip(), facts(t, serve, trees, bigs)) + "\n")
+            w(fill(f.read().rstrip(), facts(t, serve, trees, bigs, meta)) + "\n")
 
     w("## Reproducing\n")
     w("`make bench` builds memtool, installs the SDK with `npm ci` from `bench/package-lock.json`, runs "

@@ -45,7 +45,7 @@ memtool="$build/memtool"
 bin="$build/bench"
 for p in "$memtool" "$bin/mt_bench" "$bin/mt_bench_spawn" "$bin/mt_bench_once" \
     "$bin/mt_bench_serve" "$bin/mt_bench_floor_serve" "$bin/mt_bench_lean_call" \
-    "$bin/mt_bench_str_replace_worst"; do
+    "$bin/mt_bench_str_replace_worst" "$bin/mt_bench_history"; do
     [ -x "$p" ] || { echo "bench: $p is missing: build first (make build)" >&2; exit 1; }
 done
 command -v node >/dev/null 2>&1 || { echo "bench: node is needed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -68,6 +68,7 @@ if [ $smoke = 1 ]; then
     TREES="100 300"; TREE_ITERS=2; SDK_TREE_ITERS=1
     BIGS="65536 262144"; BIG_ITERS=2; SDK_BIG_ITERS=2
     SCAN_OPS=100; WORST_SECONDS=0.01
+    HIST_ROUNDS=1; HIST_SCALE=50; HIST_VERSIONS=200; HIST_LOG_ITERS=2
 else
     OPS_ITERS=1000; VIEW_ITERS=20000; SDK_ITERS=1000; SDK_VIEW_ITERS=5000
     PROC_ITERS=300; NODE_ITERS=40
@@ -75,6 +76,7 @@ else
     TREES="1000 10000 100000"; TREE_ITERS=""; SDK_TREE_ITERS=""
     BIGS="1048576 10485760 104857600"; BIG_ITERS=""; SDK_BIG_ITERS=""
     SCAN_OPS=1000; WORST_SECONDS=1
+    HIST_ROUNDS=5; HIST_SCALE=1; HIST_VERSIONS=10000; HIST_LOG_ITERS=20
 fi
 # Bigger inputs, fewer runs: each row still has several samples.
 iters_for() { # $1 size, $2 small-count, $3 mid, $4 large, $5 override
@@ -121,6 +123,7 @@ fresh() { rm -rf "$1"; mkdir -p "$1/memories"; }
     echo "load_start=$(cut -d ' ' -f 1-3 /proc/loadavg)"
     echo "trees=$TREES"
     echo "bigs=$BIGS"
+    echo "history_versions=$HIST_VERSIONS"
 } >"$meta"
 started=$(date +%s)
 # CPU time the hypervisor gave to others while this VM wanted it, if any.
@@ -264,6 +267,20 @@ rm -rf "$work/big"
 # pass over the same bytes and the same call with an old_str that matches nowhere.
 step "worst cases of str_replace"
 "$bin/mt_bench_str_replace_worst" --csv "$WORST_SECONDS" >>"$timings"
+
+# 6. History: the same writes with history off and on, in alternating rounds
+# of fresh stores at each durability; then a log of one memory with many
+# versions, in process and as one `memtool log` process (which catches up
+# first, as every log does).
+step "history: what a version costs a write, and a log of $HIST_VERSIONS versions"
+rm -rf "$work/history"
+mkdir -p "$work/history"
+"$bin/mt_bench_history" "$work/history" $HIST_ROUNDS $HIST_SCALE $HIST_VERSIONS >>"$timings"
+: >"$inputs/empty"
+$spawn --suite history --op log --impl memtool --param "$HIST_VERSIONS versions" \
+    --iters $HIST_LOG_ITERS --input "$inputs/empty" \
+    -- "$memtool" --root "$work/history/store" log /memories/a.md --limit 0 >>"$timings"
+rm -rf "$work/history"
 
 echo "load_end=$(cut -d ' ' -f 1-3 /proc/loadavg)" >>"$meta"
 echo "$ticks_start $(cpu_ticks)" | awk '{ d = $3 - $1; s = 0; if (d > 0) s = 100 * ($4 - $2) / d

@@ -104,7 +104,32 @@ struct mt_hist {
     int dropped;           /* this transaction removed content: truncate the log at commit */
     int truncate_due;      /* a truncation readers kept from finishing: tried at each commit */
     int64_t last_days_run; /* when versions older than the days limit were last pruned */
+    /* The memory at one path as this transaction last found or recorded it:
+     * a change looks its path up three times (settling, recording, the
+     * prune), and one SQLite query answers all three. */
+    char *seen_path;
+    int seen_found;
+    mt_hist_mem seen;
 };
+
+static void seen_forget(mt_hist *h)
+{
+    free(h->seen_path);
+    h->seen_path = NULL;
+}
+
+/* Best effort: without memory for the path, the next find asks SQLite. */
+static void seen_set(mt_hist *h, const char *path, int found, const mt_hist_mem *m)
+{
+    seen_forget(h);
+    if (!(h->seen_path = strdup(path)))
+        return;
+    h->seen_found = found;
+    if (found)
+        h->seen = *m;
+    else
+        memset(&h->seen, 0, sizeof(h->seen));
+}
 
 /*
  * After a fork the child holds copies of its parent's SQLite connections,
@@ -195,9 +220,24 @@ void mt_hist_sha256(char out[65], const char *data, size_t len)
     sodium_bin2hex(out, 65, md, sizeof(md));
 }
 
+/* The schema the database says it has; 0 when it has none yet. */
+static int schema_version(sqlite3 *db)
+{
+    sqlite3_stmt *s = NULL;
+    int version = 0;
+
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema'", -1, &s, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return version;
+}
+
 int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability)
 {
     char path[64];
+    const char *vfs;
     mt_hist *h = NULL;
     char *msg = NULL;
     int rc = 0, i, fd;
@@ -205,6 +245,10 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
     *out = NULL;
     if (sodium_init() < 0)
         return mt_error_set(MT_ERROR, "libsodium failed to start");
+    /* The VFS first: fork handlers that lock run in the reverse order of
+     * their registration, so a fork then takes the registry's lock before
+     * the VFS's, as closing an inherited connection does (drop_inherited). */
+    vfs = mt_hist_vfs_register() == 0 ? MT_HIST_VFS : NULL;
     pthread_once(&forks_once, watch_forks);
     pthread_mutex_lock(&registry_lock);
     drop_inherited();
@@ -240,9 +284,10 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             goto done;
         }
         snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", fd, name);
+
         if (sqlite3_open_v2(path, &h->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                            NULL) != SQLITE_OK) {
+                            vfs) != SQLITE_OK) {
             rc = h->db ? db_error(h, "cannot open it") : MT_ENOMEM;
             goto done;
         }
@@ -269,8 +314,14 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
      * so does its history (no sync even at a checkpoint; a power cut may
      * then damage it, and memtool says so and starts a new one). Otherwise
      * a commit is not synced but a checkpoint is, and checkpoints are made
-     * rare (every 8,000 pages, about 1,500 changes) so that their two syncs
-     * cost a change little; the log is cut back to 4 MiB after each. */
+     * rare (every 1,000 pages, about 200 changes) so that their two syncs
+     * cost a change little.
+     *
+     * The log is emptied when the last connection closes (a journal size
+     * limit of any size does that, after the checkpoint every last close
+     * makes): a log left full is read whole by the next process to open the
+     * database, to rebuild its index, which was most of a one-shot `memtool
+     * log` (1,128 reads of frames before this). */
     if (sqlite3_exec(h->db,
                      durability == MT_DURABILITY_NONE
                          ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
@@ -278,22 +329,25 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
                      NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(h->db,
                      "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; "
-                     "PRAGMA journal_size_limit=-1; PRAGMA wal_autocheckpoint=1000;",
-                     NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(h->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+                     "PRAGMA journal_size_limit=4194304; PRAGMA wal_autocheckpoint=1000;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
         rc = mt_error_set(MT_EIO, "history database: cannot set it up: %s",
                           msg ? msg : sqlite3_errmsg(h->db));
         goto done;
     }
     {
-        sqlite3_stmt *s = NULL;
-        int version = 0;
+        int version = schema_version(h->db);
 
-        if (sqlite3_prepare_v2(h->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &s,
-                               NULL) == SQLITE_OK &&
-            sqlite3_step(s) == SQLITE_ROW)
-            version = sqlite3_column_int(s, 0);
-        sqlite3_finalize(s);
+        /* The schema is made only where it is missing: parsing it, and the
+         * write its INSERT makes, were a tenth of a one-shot `memtool log`. */
+        if (version == 0) {
+            if (sqlite3_exec(h->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+                rc = mt_error_set(MT_EIO, "history database: cannot set it up: %s",
+                                  msg ? msg : sqlite3_errmsg(h->db));
+                goto done;
+            }
+            version = schema_version(h->db);
+        }
         if (version != SCHEMA_VERSION) {
             rc = mt_error_set(MT_EINVAL,
                               "history database: schema %d, and this memtool knows %d: use the "
@@ -346,6 +400,7 @@ static void hist_free(mt_hist *h)
 {
     int i;
 
+    seen_forget(h);
     for (i = 0; i < S_COUNT; i++)
         sqlite3_finalize(h->st[i]);
     sqlite3_close(h->db);
@@ -368,6 +423,7 @@ static void reset_all(mt_hist *h)
 
 int mt_hist_begin(mt_hist *h)
 {
+    seen_forget(h);
     reset_all(h);
     h->dropped = 0;
     /* A transaction some failure left open must not swallow this one. */
@@ -380,6 +436,7 @@ int mt_hist_begin(mt_hist *h)
 
 void mt_hist_rollback(mt_hist *h)
 {
+    seen_forget(h);
     sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -444,6 +501,20 @@ static int prune_days(mt_hist *h, unsigned days)
     if (!days || now - h->last_days_run < 60000)
         return 0;
     h->last_days_run = now;
+    /* Most runs find nothing that old: a scan says so for much less than
+     * the DELETE's list of each memory's newest version (a tenth of a
+     * one-shot `memtool log` of 10,000 versions). */
+    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM versions WHERE at < ?1 LIMIT 1", -1, &s, NULL) !=
+        SQLITE_OK)
+        return db_error(h, "cannot prune");
+    sqlite3_bind_int64(s, 1, now - (int64_t)days * MS_PER_DAY);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return db_error(h, "cannot prune");
     if (sqlite3_prepare_v2(h->db,
                            "DELETE FROM versions WHERE at < ?1 AND id NOT IN "
                            "(SELECT max(id) FROM versions GROUP BY memory_id) RETURNING sha256",
@@ -493,6 +564,7 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         mt_hist_rollback(h);
         return mt_error_last()->code;
     }
+    seen_forget(h);
     reset_all(h);
     if (sqlite3_step(stmt(h, S_COMMIT)) != SQLITE_DONE) {
         int rc = db_error(h, "cannot commit");
@@ -523,10 +595,18 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
     int step;
 
     memset(out, 0, sizeof(*out));
+    if (h->seen_path && strcmp(h->seen_path, path) == 0) {
+        if (h->seen_found)
+            *out = h->seen;
+        return h->seen_found;
+    }
     sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
     step = sqlite3_step(s);
-    if (step == SQLITE_DONE)
+    if (step == SQLITE_DONE) {
+        sqlite3_reset(s);
+        seen_set(h, path, 0, NULL);
         return 0;
+    }
     if (step != SQLITE_ROW)
         return db_error(h, "cannot look up a memory");
     snprintf(out->id, sizeof(out->id), "%s", (const char *)sqlite3_column_text(s, 0));
@@ -538,6 +618,7 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
     out->fp.mtime_ns = sqlite3_column_int64(s, 4);
     out->fp.ctime_ns = sqlite3_column_int64(s, 5);
     sqlite3_reset(s);
+    seen_set(h, path, 1, out);
     return 1;
 }
 
@@ -609,6 +690,7 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         if (sqlite3_step(s) != SQLITE_DONE)
             return db_error(h, "cannot record a memory");
     }
+    seen_forget(h);
     if (e->op != MT_VERSION_DELETED) {
         s = stmt(h, S_MEMORY_PUT);
         sqlite3_bind_text(s, 1, e->path, -1, SQLITE_STATIC);
@@ -623,6 +705,22 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         if (sqlite3_step(s) != SQLITE_DONE)
             return db_error(h, "cannot record a memory");
     }
+    {
+        /* What S_FIND would read back now. */
+        mt_hist_mem now;
+        memset(&now, 0, sizeof(now));
+        if (e->op != MT_VERSION_DELETED) {
+            snprintf(now.id, sizeof(now.id), "%s", id);
+            snprintf(now.sha256, sizeof(now.sha256), "%s", sha);
+            now.size = now.fp.size = size;
+            if (e->fp) {
+                now.fp.ino = e->fp->ino;
+                now.fp.mtime_ns = e->fp->mtime_ns;
+                now.fp.ctime_ns = e->fp->ctime_ns;
+            }
+        }
+        seen_set(h, e->path, e->op != MT_VERSION_DELETED, &now);
+    }
     return 0;
 }
 
@@ -631,6 +729,7 @@ int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
     sqlite3_stmt *s = NULL;
     int rc = 0;
 
+    seen_forget(h);
     if (sqlite3_prepare_v2(
             h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1", -1,
             &s, NULL) != SQLITE_OK)
@@ -698,21 +797,33 @@ static char *dup_column(sqlite3_stmt *s, int col, int *oom)
     "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, redacted FROM "       \
     "versions "
 
+/* A text column into a fixed field, cut to fit, "" for NULL: snprintf's
+ * formatting was a sixth of a long log's time. */
+static void copy_column(char *out, size_t size, sqlite3_stmt *s, int col)
+{
+    const char *t = (const char *)sqlite3_column_text(s, col);
+    size_t n = t ? (size_t)sqlite3_column_bytes(s, col) : 0;
+
+    if (n >= size)
+        n = size - 1;
+    if (n)
+        memcpy(out, t, n);
+    out[n] = '\0';
+}
+
 static int version_row(mt_version *v, sqlite3_stmt *s)
 {
-    const char *text;
     int oom = 0;
 
     memset(v, 0, sizeof(*v));
     v->id = sqlite3_column_int64(s, 0);
-    snprintf(v->memory_id, sizeof(v->memory_id), "%s", (const char *)sqlite3_column_text(s, 1));
+    copy_column(v->memory_id, sizeof(v->memory_id), s, 1);
     v->operation = (mt_version_op)sqlite3_column_int(s, 2);
     v->path = dup_column(s, 3, &oom);
     v->previous_path = dup_column(s, 4, &oom);
     v->actor = dup_column(s, 5, &oom);
     v->created_at = sqlite3_column_int64(s, 6);
-    text = (const char *)sqlite3_column_text(s, 7);
-    snprintf(v->content_sha256, sizeof(v->content_sha256), "%s", text ? text : "");
+    copy_column(v->content_sha256, sizeof(v->content_sha256), s, 7);
     v->content_size = (uint64_t)sqlite3_column_int64(s, 8);
     v->redacted = sqlite3_column_int(s, 9);
     if (oom || !v->actor) {

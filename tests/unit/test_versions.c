@@ -389,6 +389,59 @@ static void test_gone_from_disk(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A content of many pages (more than one write's worth of the log's
+ * frames) is kept whole: another process reads back both versions. */
+static void test_big_content(void **state)
+{
+    enum { BIG = 600 * 1024 };
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char *json, *text, *data;
+    size_t n, len, i;
+    int status;
+    pid_t pid;
+    (void)state;
+
+    mt_options_init(&o);
+    mt_test_store_init(&ts, &o);
+    text = malloc(BIG + 1);
+    json = malloc(BIG + 256);
+    assert_non_null(text);
+    assert_non_null(json);
+    for (i = 0; i < BIG; i++)
+        text[i] = (char)('a' + i % 23);
+    memcpy(text + BIG / 2, "TOKEN-ONE", 9);
+    text[BIG] = '\0';
+    snprintf(json, BIG + 256,
+             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
+    call_ok(ts.mem, json);
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":"
+                    "\"TOKEN-ONE\",\"new_str\":\"TOKEN-TWO\"}");
+    n = log_of(ts.mem, &v, "/memories/big.md", 10);
+    assert_int_equal(n, 2);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        mt_memory *other;
+        int bad = mt_memory_open(&other, ts.root, &o) < 0;
+        for (i = 0; !bad && i < 2; i++) {
+            memcpy(text + BIG / 2, i == 0 ? "TOKEN-TWO" : "TOKEN-ONE", 9);
+            bad = mt_memory_version_content(&data, &len, other, v[i].id) < 0 || len != BIG ||
+                  memcmp(data, text, BIG) != 0;
+            if (!bad)
+                free(data);
+        }
+        _exit(bad);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    mt_versions_free(v, n);
+    free(json);
+    free(text);
+    mt_test_store_free(&ts);
+}
+
 /* With history off nothing is recorded, and the history calls say why. */
 static void test_history_off(void **state)
 {
@@ -416,7 +469,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_processes_one_chain), cmocka_unit_test(test_kill_any_moment),
         cmocka_unit_test(test_damaged_history),     cmocka_unit_test(test_gone_from_disk),
-        cmocka_unit_test(test_history_off),
+        cmocka_unit_test(test_history_off),         cmocka_unit_test(test_big_content),
     };
     if (sodium_init() < 0)
         return 1;
