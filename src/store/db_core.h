@@ -83,6 +83,11 @@ int mt_db_content_unref(mt_db_txn *t, const char *sha);
 
 /* History (db_history.c): a version of the change, in its transaction;
  * sha NULL for a deletion. Sets op->version. */
+/* Before a memory's next version: record, as "external", a content the
+ * memory came to hold while history was off (none when its newest version
+ * already holds sha). */
+int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
+              uint64_t size);
 int mt_db_record(mt_db_txn *t, mt_version_op what, const char *path, const char *previous,
                  const char *memory_id, const char *sha, uint64_t size);
 /* The memory's versions cut back to op->history_keep (with a slack). */
@@ -100,6 +105,7 @@ int mt_db_create(mt_store *st, mt_store_op *op, const char *path, const char *da
 int mt_db_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload);
 int mt_db_remove(mt_store *st, mt_store_op *op, const char *path);
 int mt_db_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);
+int mt_db_walk(mt_store *st, const char *path, mt_walk_cb cb, void *payload);
 int mt_db_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
                size_t max_entries);
 int mt_db_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *q);

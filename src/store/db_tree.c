@@ -376,7 +376,8 @@ static int edit_in(mt_db_txn *t, void *arg)
         goto done;
     }
     if ((rc = load(t->db, &now, n.sha256, a->path)) < 0 || (rc = expect(op, &n, a->path)) < 0 ||
-        (rc = a->cb(&out, &out_len, now.data, now.len, a->payload)) < 0)
+        (rc = a->cb(&out, &out_len, now.data, now.len, a->payload)) < 0 ||
+        (rc = mt_db_gap(t, a->path, n.memory_id, n.sha256, n.size)) < 0)
         goto done;
     if (!out && out_len == 0 && !(out = calloc(1, 1))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
@@ -519,9 +520,9 @@ static int remove_in(mt_db_txn *t, void *arg)
         if ((rc = mt_db_content_unref(t, n.sha256)) < 0)
             return rc;
         mt_db_account(t, -(int64_t)n.size, -1, 0);
-        if (t->op->history)
-            return mt_db_record(t, MT_VERSION_DELETED, path, NULL, n.memory_id, NULL, 0);
-        return 0;
+        if (t->op->history && (rc = mt_db_gap(t, path, n.memory_id, n.sha256, n.size)) == 0)
+            rc = mt_db_record(t, MT_VERSION_DELETED, path, NULL, n.memory_id, NULL, 0);
+        return rc;
     }
     if ((rc = mt_db_tree(db, &l, path)) < 0)
         return rc;
@@ -532,7 +533,8 @@ static int remove_in(mt_db_txn *t, void *arg)
         }
         files++;
         bytes += (int64_t)l.v[i].size;
-        if ((rc = mt_db_content_unref(t, l.v[i].sha256)) == 0 && t->op->history)
+        if ((rc = mt_db_content_unref(t, l.v[i].sha256)) == 0 && t->op->history &&
+            (rc = mt_db_gap(t, l.v[i].path, l.v[i].memory_id, l.v[i].sha256, l.v[i].size)) == 0)
             rc = mt_db_record(t, MT_VERSION_DELETED, l.v[i].path, NULL, l.v[i].memory_id, NULL, 0);
     }
     tree_free(&l);
@@ -645,7 +647,9 @@ static int rename_in(mt_db_txn *t, void *arg)
         }
     }
     if (n.kind == MT_NODE_FILE) {
-        rc = record_content(t, MT_VERSION_MODIFIED, a->to, a->from, n.memory_id, n.sha256, n.size);
+        if ((rc = mt_db_gap(t, a->from, n.memory_id, n.sha256, n.size)) == 0)
+            rc = record_content(t, MT_VERSION_MODIFIED, a->to, a->from, n.memory_id, n.sha256,
+                                n.size);
         goto done;
     }
     {
@@ -653,8 +657,13 @@ static int rename_in(mt_db_txn *t, void *arg)
         if ((rc = mt_db_beneath(&lo, &hi, a->from)) < 0)
             goto done;
         {
+            /* SQL's substr counts characters, not bytes (paths are UTF-8). */
+            int64_t chars = 0;
+            size_t j;
+            for (j = 0; j < from_len; j++)
+                chars += ((unsigned char)a->from[j] & 0xC0) != 0x80;
             mt_db_value v[5] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi),
-                                mt_db_text(a->to), mt_db_int((int64_t)from_len + 1)};
+                                mt_db_text(a->to), mt_db_int(chars + 1)};
             k = mt_db_exec(db, MT_DB_NODES_MOVE_BENEATH, v, 5, NULL, NULL);
         }
         free(lo);
@@ -677,8 +686,9 @@ static int rename_in(mt_db_txn *t, void *arg)
         }
         memcpy(moved, a->to, tl);
         memcpy(moved + tl, l.v[i].path + from_len, rest + 1);
-        rc = mt_db_record(t, MT_VERSION_MODIFIED, moved, l.v[i].path, l.v[i].memory_id,
-                          l.v[i].sha256, l.v[i].size);
+        if ((rc = mt_db_gap(t, l.v[i].path, l.v[i].memory_id, l.v[i].sha256, l.v[i].size)) == 0)
+            rc = mt_db_record(t, MT_VERSION_MODIFIED, moved, l.v[i].path, l.v[i].memory_id,
+                              l.v[i].sha256, l.v[i].size);
         free(moved);
     }
 done:
@@ -697,11 +707,34 @@ int mt_db_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     return mt_db_change((mt_db *)st, op, rename_in, &a);
 }
 
+static int catch_up_in(mt_db_txn *t, void *arg)
+{
+    const char *path = arg;
+    tree_list l = {NULL, 0, 0};
+    mt_db_node n;
+    size_t i;
+    int rc;
+
+    if (*path) {
+        if ((rc = mt_db_node_get(t->db, &n, path)) <= 0)
+            return rc; /* nothing there now: nothing to record */
+        if (n.kind == MT_NODE_FILE)
+            return mt_db_gap(t, path, n.memory_id, n.sha256, n.size);
+    }
+    if ((rc = mt_db_tree(t->db, &l, path)) < 0)
+        return rc;
+    for (i = 0; i < l.n && rc == 0; i++)
+        if (l.v[i].kind == MT_NODE_FILE)
+            rc = mt_db_gap(t, l.v[i].path, l.v[i].memory_id, l.v[i].sha256, l.v[i].size);
+    tree_free(&l);
+    return rc;
+}
+
+/* Nothing but memtool changes a database store; what there is to catch up
+ * on are the changes made with history off (see mt_db_gap). */
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path)
 {
-    /* Nothing changes a database store but memtool: nothing to catch up on. */
-    (void)st;
-    (void)op;
-    (void)path;
-    return 0;
+    if (!op->history)
+        return 0;
+    return mt_db_change((mt_db *)st, op, catch_up_in, (void *)path);
 }
