@@ -15,16 +15,6 @@
 
 #include "lib/path.h"
 
-int mt_db_tenant_check(const char *tenant)
-{
-    if (!mt_path_name_ok(tenant, strlen(tenant)))
-        return mt_error_set(MT_EINVAL,
-                            "the tenant name '%s' is not usable: give 1 to 255 bytes of UTF-8 "
-                            "without '/' or control characters, not '.', '..' or a reserved name",
-                            tenant);
-    return 0;
-}
-
 int mt_db_path_error(int code, const char *what, const char *rel)
 {
     const char *shown = rel && *rel ? rel : "/memories";
@@ -383,7 +373,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
         rc = mt_error_set(MT_ERROR, "libsodium failed to start");
         goto fail;
     }
-    if ((rc = mt_db_tenant_check(tenant)) < 0)
+    if ((rc = mt_store_tenant_check(tenant)) < 0)
         goto fail;
     if (!(db = calloc(1, sizeof(*db)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory opening the store");
@@ -412,6 +402,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.version_content = mt_db_version_content;
     db->base.redact = mt_db_redact;
     db->base.catch_up = mt_db_catch_up;
+    db->base.walk = mt_db_walk;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
     for (tries = 0; tries < MT_DB_RETRIES; tries++)

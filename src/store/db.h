@@ -218,9 +218,4 @@ typedef struct {
  */
 int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant);
 
-/* Whether a tenant name is acceptable (a path component: 1..255 bytes, no
- * '/', not "." or "..", no control bytes, not a reserved name); sets the
- * error (MT_EINVAL) when not. */
-int mt_db_tenant_check(const char *tenant);
-
 #endif

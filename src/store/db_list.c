@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/buf.h"
+
 typedef struct {
     char *rel; /* relative to the listed directory */
     int kind;
@@ -86,6 +88,55 @@ static int entry_path(char **out, const char *dir, const char *rel)
     return 0;
 }
 
+static void rows_dispose(rows *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->n; i++)
+        free(r->v[i].rel);
+    free(r->v);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Every node beneath the directory at path, in the order of a walk. */
+static int fetch(mt_db *db, rows *r, const char *path, const char *what)
+{
+    int64_t n;
+    int rc;
+
+    if (*path) {
+        mt_db_node node;
+        char *lo = NULL, *hi = NULL;
+
+        if ((rc = mt_db_parents(db, path, what, NULL, NULL)) < 0 ||
+            (rc = mt_db_node_get(db, &node, path)) < 0)
+            return rc;
+        if (rc == 0)
+            return mt_db_path_error(MT_ENOTFOUND, what, path);
+        if (node.kind != MT_NODE_DIR)
+            return mt_db_path_error(MT_ENOTDIR, what, path);
+        if ((rc = mt_db_beneath(&lo, &hi, path)) < 0)
+            return rc;
+        r->cut = strlen(path) + 1;
+        {
+            mt_db_value v[3] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi)};
+            n = mt_db_exec(db, MT_DB_NODES_BENEATH, v, 3, list_row, r);
+        }
+        free(lo);
+        free(hi);
+    } else {
+        mt_db_value v[1] = {mt_db_text(db->tenant)};
+        n = mt_db_exec(db, MT_DB_NODES_ALL, v, 1, list_row, r);
+    }
+    if (n < 0) {
+        rows_dispose(r);
+        return (int)n;
+    }
+    if (r->n > 1)
+        qsort(r->v, r->n, sizeof(*r->v), tree_cmp);
+    return 0;
+}
+
 static int list_in(mt_db *db, void *arg)
 {
     list_args *a = arg;
@@ -96,39 +147,10 @@ static int list_in(mt_db *db, void *arg)
     int shown[MT_STORE_MAX_DEPTH + 2];
     unsigned top = 0;
     size_t i;
-    int64_t n;
-    int rc = 0;
+    int rc;
 
-    if (*a->path) {
-        mt_db_node node;
-        char *lo = NULL, *hi = NULL;
-
-        if ((rc = mt_db_parents(db, a->path, "cannot list", NULL, NULL)) < 0 ||
-            (rc = mt_db_node_get(db, &node, a->path)) < 0)
-            return rc;
-        if (rc == 0)
-            return mt_db_path_error(MT_ENOTFOUND, "cannot list", a->path);
-        if (node.kind != MT_NODE_DIR)
-            return mt_db_path_error(MT_ENOTDIR, "cannot list", a->path);
-        if ((rc = mt_db_beneath(&lo, &hi, a->path)) < 0)
-            return rc;
-        r.cut = strlen(a->path) + 1;
-        {
-            mt_db_value v[3] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi)};
-            n = mt_db_exec(db, MT_DB_NODES_BENEATH, v, 3, list_row, &r);
-        }
-        free(lo);
-        free(hi);
-    } else {
-        mt_db_value v[1] = {mt_db_text(db->tenant)};
-        n = mt_db_exec(db, MT_DB_NODES_ALL, v, 1, list_row, &r);
-    }
-    if (n < 0) {
-        rc = (int)n;
-        goto done;
-    }
-    if (r.n > 1)
-        qsort(r.v, r.n, sizeof(*r.v), tree_cmp);
+    if ((rc = fetch(db, &r, a->path, "cannot list")) < 0)
+        return rc;
     for (i = 0; i < r.n; i++) {
         const char *rel = r.v[i].rel, *name = strrchr(rel, '/');
         unsigned level = 1;
@@ -181,9 +203,7 @@ static int list_in(mt_db *db, void *arg)
         }
     }
 done:
-    for (i = 0; i < r.n; i++)
-        free(r.v[i].rel);
-    free(r.v);
+    rows_dispose(&r);
     return rc;
 }
 
@@ -197,5 +217,43 @@ int mt_db_list(mt_store *st, mt_store_listing *out, const char *path, unsigned d
     rc = mt_db_read((mt_db *)st, list_in, &a);
     if (rc < 0)
         mt_store_listing_dispose(out);
+    return rc;
+}
+
+typedef struct {
+    const char *path;
+    rows r;
+} walk_args;
+
+static int walk_in(mt_db *db, void *arg)
+{
+    walk_args *a = arg;
+
+    return fetch(db, &a->r, a->path, "cannot walk");
+}
+
+int mt_db_walk(mt_store *st, const char *path, mt_walk_cb cb, void *payload)
+{
+    walk_args a = {path, {NULL, 0, 0, 0}};
+    mt_buf full = MT_BUF_INIT;
+    size_t i;
+    int rc;
+
+    /* The rows are read in one snapshot; the callback runs after it, outside
+     * the handle's lock, so it may use the store. */
+    if ((rc = mt_db_read((mt_db *)st, walk_in, &a)) < 0)
+        return rc;
+    for (i = 0; i < a.r.n && rc == 0; i++) {
+        mt_buf_truncate(&full, 0);
+        if ((*path && (mt_buf_puts(&full, path) < 0 || mt_buf_putc(&full, '/') < 0)) ||
+            mt_buf_puts(&full, a.r.v[i].rel) < 0) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory walking the store");
+            break;
+        }
+        rc = cb(payload, full.ptr, (mt_node_type)a.r.v[i].kind,
+                a.r.v[i].kind == MT_NODE_FILE ? a.r.v[i].size : 0);
+    }
+    mt_buf_dispose(&full);
+    rows_dispose(&a.r);
     return rc;
 }

@@ -68,10 +68,10 @@ int mt_store_open_url(mt_store **out, const char *url, const char *tenant, mt_du
         rc = mt_store_fs_open_tenant(out, u.target, tenant, durability);
         break;
     case MT_STORE_SQLITE:
-        rc = mt_error_set(MT_ENOSYS, "sqlite: stores are not in this build yet");
+        rc = mt_store_sqlite_open(out, u.target, tenant, durability);
         break;
     case MT_STORE_PG:
-        rc = mt_error_set(MT_ENOSYS, "postgresql: stores are not in this build yet");
+        rc = mt_store_pg_open(out, u.target, tenant);
         break;
     }
     mt_store_url_dispose(&u);
