@@ -38,6 +38,7 @@ static const mt_cli_command commands[] = {
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
     {"redact", mt_cmd_redact, "erase a version's content and path for good"},
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
+    {"store", mt_cmd_store, "store upgrade URL: bring a store's schema to this memtool's"},
 };
 
 static void usage(FILE *out)

@@ -159,7 +159,30 @@ def stores_of(path):
     return list(STORES)
 
 
-def store_args(kind, root, store, case):
+PG_READY = []
+
+
+def prepare_pg(memtool):
+    """Once per run: the schema made by the database's owner, as an operator
+    would (memtool store upgrade), and memtool's role given what it needs."""
+    if PG_READY:
+        return
+    owner = os.environ.get("MEMTOOL_TEST_PG_OWNER")
+    if not owner:
+        raise SystemExit("run.py: --store postgresql needs MEMTOOL_TEST_PG_OWNER too "
+                         "(scripts/with-pg.sh sets it)")
+    subprocess.run([memtool, "store", "upgrade", owner], check=True, stdout=subprocess.DEVNULL,
+                   env=clean_env())
+    role = "memtool"
+    grants = ("GRANT USAGE ON SCHEMA memtool TO {r}; GRANT SELECT ON memtool.meta TO {r}; "
+              "GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, "
+              "memtool.contents, memtool.versions TO {r};").format(r=role)
+    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", owner, "-c", grants], check=True,
+                   env=clean_env())
+    PG_READY.append(True)
+
+
+def store_args(memtool, kind, root, store, case):
     """The options that name the store a case runs in."""
     if kind == "file":
         return ["--root", store]
@@ -169,6 +192,7 @@ def store_args(kind, root, store, case):
     if not url:
         raise SystemExit("run.py: --store postgresql needs MEMTOOL_TEST_PG, the URL of a test "
                          "server (scripts/pg-cluster.sh starts one)")
+    prepare_pg(memtool)
     # A tenant of its own is a fresh, empty store in the shared server.
     tenant = "golden-%s-%d-%s" % (os.path.basename(case).split(".")[0], os.getpid(),
                                   os.path.basename(root)[-8:])
@@ -226,7 +250,7 @@ def run_file(memtool, path, kind="file"):
     if kind not in stores_of(path):
         return [f"{os.path.basename(path)}: a case for {' '.join(stores_of(path))} only, "
                 f"run on {kind}"]
-    sargs = store_args(kind, root, store, path)
+    sargs = store_args(memtool, kind, root, store, path)
     try:
         for kind_, arg, expected, line in parse(path):
             where = f"{os.path.basename(path)}:{line}"

@@ -1,0 +1,60 @@
+/* memtool store upgrade URL: a store's schema brought to this memtool's. */
+#include <stdio.h>
+#include <string.h>
+
+#include <memtool/store.h>
+
+#include "cli.h"
+#include "store/url.h"
+
+static const char help[] =
+    "usage: memtool [options] store upgrade URL\n\n"
+    "Bring the schema of the store at URL to this memtool's version, creating it where\n"
+    "there is none. memtool creates a missing schema itself on first use when its role\n"
+    "may, and never changes an older one on its own: an upgrade is an operator's\n"
+    "decision, made once, here. For PostgreSQL, run it as a role that may create in the\n"
+    "database (its owner); memtool's own role then needs only:\n"
+    "  GRANT USAGE ON SCHEMA memtool TO ROLE;\n"
+    "  GRANT SELECT ON memtool.meta TO ROLE;\n"
+    "  GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes,\n"
+    "        memtool.contents, memtool.versions TO ROLE;\n"
+    "A file: store keeps no schema; a sqlite: store is created and checked.\n";
+
+int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
+{
+    mt_store_url u;
+    mt_store *st = NULL;
+    char shown[512];
+    int rc;
+
+    (void)cli;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(help, stdout);
+        return MT_EXIT_OK;
+    }
+    if (argc != 3 || strcmp(argv[1], "upgrade") != 0) {
+        fputs(help, stderr);
+        return MT_EXIT_USAGE;
+    }
+    if (mt_store_url_parse(&u, argv[2]) < 0)
+        return mt_cli_usage_error("store", "%s", mt_error_last()->message);
+    switch (u.kind) {
+    case MT_STORE_PG:
+        rc = mt_store_pg_upgrade(u.target);
+        break;
+    case MT_STORE_SQLITE:
+        /* Opening makes the schema where there is none and checks it. */
+        if ((rc = mt_store_sqlite_open(&st, u.target, NULL, MT_DURABILITY_FULL)) == 0)
+            st->free(st);
+        break;
+    default:
+        rc = 0;
+        break;
+    }
+    mt_store_url_dispose(&u);
+    mt_store_url_display(shown, sizeof(shown), argv[2]);
+    if (rc < 0)
+        return mt_cli_usage_error("store", "%s", mt_error_last()->message);
+    printf("%s: the schema is this memtool's\n", shown);
+    return MT_EXIT_OK;
+}
