@@ -169,7 +169,8 @@ fail:
     return rc;
 }
 
-int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
+/* The file store at root (url NULL), or the store url names. */
+static int open_store(mt_memory **out, const char *root, const char *url, const mt_options *opts)
 {
     mt_options o;
     mt_store *store;
@@ -178,39 +179,35 @@ int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
     if (out)
         *out = NULL;
     if (!out)
-        return mt_error_set(MT_EINVAL, "mt_memory_open needs an out pointer");
+        return mt_error_set(MT_EINVAL, "opening a store needs an out pointer");
     if (!opts)
         mt_options_init(&o);
     else if ((rc = options_take(&o, opts)) < 0)
         return rc;
     if ((rc = options_check(&o)) < 0)
         return rc;
-    if (!root)
+    if (!root && !url)
         return mt_error_set(MT_EINVAL, "no store root given");
-    if ((rc = mt_store_fs_open_tenant(&store, root, o.tenant, o.durability)) < 0)
+    rc = url ? mt_store_open_url(&store, url, o.tenant, o.durability)
+             : mt_store_fs_open_tenant(&store, root, o.tenant, o.durability);
+    if (rc < 0)
         return rc;
     return mt_memory_new(out, store, opts);
 }
 
+int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
+{
+    return open_store(out, root, NULL, opts);
+}
+
 int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
 {
-    mt_options o;
-    mt_store *store;
-    int rc;
-
     if (out)
         *out = NULL;
-    if (!out)
-        return mt_error_set(MT_EINVAL, "mt_memory_open_url needs an out pointer");
-    if (!opts)
-        mt_options_init(&o);
-    else if ((rc = options_take(&o, opts)) < 0)
-        return rc;
-    if ((rc = options_check(&o)) < 0)
-        return rc;
-    if ((rc = mt_store_open_url(&store, url, o.tenant, o.durability)) < 0)
-        return rc;
-    return mt_memory_new(out, store, opts);
+    if (!url)
+        return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH or "
+                                       "postgresql://USER@HOST/DATABASE");
+    return open_store(out, NULL, url, opts);
 }
 
 void mt_memory_free(mt_memory *m)
