@@ -32,7 +32,9 @@ phase_asan() {
     cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $cc_flag \
         -DMEMTOOL_SANITIZE=address,undefined -DMEMTOOL_FUZZ_SECONDS="$fuzz_seconds" \
         -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
-    cmake --build build-san -j "$jobs"
+    # A phase runs from "|| status=1", where set -e does not stop it: a build
+    # that failed must not leave the tests to run on the binaries of an older one.
+    cmake --build build-san -j "$jobs" || return 1
     (cd build-san && MT_STRESS_SCALE=$scale \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -47,7 +49,7 @@ phase_tsan() {
     targets=$(cd build-tsan && ctest -N -L threads | sed -n 's/^ *Test *#[0-9]*: //p')
     extra=$(cd build-tsan && ctest -N -R '^(test_concurrency|test_race)$' | sed -n 's/^ *Test *#[0-9]*: //p')
     # shellcheck disable=SC2086
-    cmake --build build-tsan -j "$jobs" --target $targets $extra
+    cmake --build build-tsan -j "$jobs" --target $targets $extra || return 1
     tscale=$(awk "BEGIN { print $scale / 2 }")
     (cd build-tsan && MT_STRESS_SCALE=$tscale TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --output-on-failure -j "$jobs" -R "^($(echo $targets $extra | tr ' ' '|'))\$")
