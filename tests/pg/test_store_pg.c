@@ -920,6 +920,116 @@ static void test_round_trips(void **state)
     mt_memory_free(mem);
 }
 
+/* ---- a writer killed at any instant ------------------------------------------------------ */
+
+/*
+ * A writer process is killed (SIGKILL) at a random instant while it edits
+ * one memory and creates others: every change it reported done is there,
+ * none is torn (the edited memory holds exactly one line per reported insert,
+ * or one more whose commit the kill hid from the report), and the usage row
+ * equals a fresh count of the rows.
+ */
+static void test_writer_killed(void **state)
+{
+    mt_options o;
+    int round;
+    (void)state;
+
+    mt_options_init(&o);
+    o.lock_timeout_ms = 60000;
+    srand(7);
+    for (round = 0; round < 10; round++) {
+        char tenant[32], buf[4096];
+        int fds[2], status;
+        size_t reported = 0;
+        ssize_t got;
+        pid_t pid;
+
+        snprintf(tenant, sizeof(tenant), "killed-%d", round);
+        {
+            mt_memory *m = open_memory(tenant, &o);
+            mt_test_expect(
+                m, "{\"command\":\"create\",\"path\":\"/memories/log.md\",\"file_text\":\"\"}", 0,
+                "File created successfully at: /memories/log.md");
+            mt_memory_free(m);
+        }
+        assert_int_equal(pipe(fds), 0);
+        assert_true((pid = fork()) >= 0);
+        if (pid == 0) {
+            mt_memory *m = open_memory(tenant, &o);
+            char json[256];
+            int k;
+            close(fds[0]);
+            for (k = 0;; k++) {
+                mt_result r;
+                snprintf(json, sizeof(json),
+                         k % 2 ? "{\"command\":\"create\",\"path\":\"/memories/d/f%d.md\","
+                                 "\"file_text\":\"content %d\\n\"}"
+                               : "{\"command\":\"insert\",\"path\":\"/memories/log.md\","
+                                 "\"insert_line\":0,\"insert_text\":\"line %d\\n\"}",
+                         k, k);
+                if (mt_memory_call(&r, m, json, strlen(json)) != 0 || r.is_error)
+                    _exit(1);
+                mt_result_dispose(&r);
+                if (write(fds[1], "x", 1) != 1)
+                    _exit(1);
+            }
+        }
+        close(fds[1]);
+        assert_int_equal(read(fds[0], buf, 1), 1);
+        reported = 1;
+        usleep((useconds_t)(rand() % 30000));
+        kill(pid, SIGKILL);
+        while ((got = read(fds[0], buf, sizeof(buf))) > 0)
+            reported += (size_t)got;
+        close(fds[0]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        {
+            mt_memory *m = open_memory(tenant, &o);
+            char *data = NULL;
+            size_t len = 0, lines = 0, i, files = 0;
+            long k, done;
+            mt_usage u;
+            PGconn *c;
+
+            /* Change k was reported once done: changes 0 .. reported-1 are in,
+             * and change `reported` may be too (its commit was not reported). */
+            assert_int_equal(mt_memory_read(&data, &len, m, "/memories/log.md"), 0);
+            for (i = 0; i < len; i++)
+                lines += data[i] == '\n';
+            free(data);
+            assert_int_equal(mt_memory_usage(&u, m), 0);
+            files = (size_t)u.files - 1;
+            done = (long)(lines + files);
+            if (done != (long)reported && done != (long)reported + 1)
+                fail_msg("round %d: %zu changes reported, %ld in the store", round, reported, done);
+            for (k = 1; k < done; k += 2) {
+                char path[64], want[32];
+                snprintf(path, sizeof(path), "/memories/d/f%ld.md", k);
+                snprintf(want, sizeof(want), "content %ld\n", k);
+                assert_int_equal(mt_memory_read(&data, &len, m, path), 0);
+                assert_string_equal(data, want);
+                free(data);
+            }
+            c = as_tenant(tenant);
+            assert_int_equal(sql_long(c, "SELECT count(*) FROM nodes WHERE kind = 1"),
+                             (long)u.files);
+            assert_int_equal(sql_long(c, "SELECT count(*) FROM nodes WHERE kind = 2"),
+                             (long)u.dirs);
+            assert_int_equal(sql_long(c, "SELECT coalesce(sum(size), 0) FROM nodes"),
+                             (long)u.bytes);
+            /* Every version points at content that is there. */
+            assert_int_equal(sql_long(c, "SELECT count(*) FROM versions v WHERE sha256 IS NOT NULL "
+                                         "AND NOT EXISTS (SELECT 1 FROM contents c WHERE "
+                                         "c.tenant = v.tenant AND c.sha256 = v.sha256)"),
+                             0);
+            PQfinish(c);
+            mt_memory_free(m);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -928,7 +1038,7 @@ int main(void)
         cmocka_unit_test(test_connection_lost),  cmocka_unit_test(test_lock_timeout),
         cmocka_unit_test(test_deadlock_retried), cmocka_unit_test(test_concurrent_inserts),
         cmocka_unit_test(test_max_files_race),   cmocka_unit_test(test_same_as_files),
-        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_round_trips),      cmocka_unit_test(test_writer_killed),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
