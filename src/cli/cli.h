@@ -80,4 +80,8 @@ int mt_cli_parse_version(int64_t *out, const char *name, const char *s);
  * command line was fine; what it asked for could not be done). */
 int mt_cli_fail(const char *name);
 
+/* Write bytes to stdout exactly; on a write error say so and return
+ * MT_EXIT_TOOL, else MT_EXIT_OK. */
+int mt_cli_put_bytes(const char *name, const char *data, size_t len);
+
 #endif

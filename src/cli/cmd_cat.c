@@ -25,11 +25,8 @@ int mt_cmd_cat(const mt_cli *cli, int argc, char **argv)
         status = mt_error_last()->code == MT_EINVAL
                      ? mt_cli_usage_error("cat", "%s", mt_error_last()->message)
                      : mt_cli_fail("cat");
-    } else if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-        perror("memtool cat");
-        status = MT_EXIT_TOOL;
     } else {
-        status = MT_EXIT_OK;
+        status = mt_cli_put_bytes("cat", data, len);
     }
     free(data);
     mt_memory_free(mem);

@@ -24,11 +24,8 @@ int mt_cmd_show(const mt_cli *cli, int argc, char **argv)
         return MT_EXIT_USAGE;
     if (mt_memory_version_content(&data, &len, mem, id) < 0) {
         status = mt_cli_fail("show");
-    } else if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-        perror("memtool show");
-        status = MT_EXIT_TOOL;
     } else {
-        status = MT_EXIT_OK;
+        status = mt_cli_put_bytes("show", data, len);
     }
     free(data);
     mt_memory_free(mem);

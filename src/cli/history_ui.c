@@ -42,6 +42,15 @@ static void put_digits(char *out, int v, int n)
     }
 }
 
+int mt_cli_put_bytes(const char *name, const char *data, size_t len)
+{
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+        fprintf(stderr, "memtool %s: cannot write the output: %s\n", name, strerror(errno));
+        return MT_EXIT_TOOL;
+    }
+    return MT_EXIT_OK;
+}
+
 void mt_cli_time_format(char out[32], int64_t ms)
 {
     time_t secs = (time_t)(ms / 1000);
