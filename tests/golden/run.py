@@ -163,22 +163,16 @@ PG_READY = []
 
 
 def prepare_pg(memtool):
-    """Once per run: the schema made by the database's owner, as an operator
-    would (memtool store upgrade), and memtool's role given what it needs."""
+    """Once per run: the schema made as an operator would (scripts/pg-prepare.sh)."""
     if PG_READY:
         return
-    owner = os.environ.get("MEMTOOL_TEST_PG_OWNER")
-    if not owner:
+    if not os.environ.get("MEMTOOL_TEST_PG_OWNER"):
         raise SystemExit("run.py: --store postgresql needs MEMTOOL_TEST_PG_OWNER too "
                          "(scripts/with-pg.sh sets it)")
-    subprocess.run([memtool, "store", "upgrade", owner], check=True, stdout=subprocess.DEVNULL,
-                   env=clean_env())
-    role = "memtool"
-    grants = ("GRANT USAGE ON SCHEMA memtool TO {r}; GRANT SELECT ON memtool.meta TO {r}; "
-              "GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, "
-              "memtool.contents, memtool.versions TO {r};").format(r=role)
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", owner, "-c", grants], check=True,
-                   env=clean_env())
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                          "pg-prepare.sh")
+    # The owner's and memtool's URLs reach the script: not clean_env's MEMTOOL_* cut.
+    subprocess.run(["sh", script, memtool], check=True)
     PG_READY.append(True)
 
 
