@@ -6,7 +6,8 @@
 #
 #   sh bench/store.sh [--build DIR] [--out FILE] [--smoke]
 #
-# --out    the CSV (default: bench/results/store.csv)
+# --out    the CSV (default: bench/results/store.csv); serve's throughput goes
+#          next to it, in store-serve.csv
 # --smoke  a few iterations on a small store: a check that the suite runs.
 set -eu
 
@@ -31,9 +32,12 @@ bin="$build/bench/mt_bench_store"
 
 if [ $smoke = 1 ]; then
     VIEW_ITERS=100; WRITE_ITERS=20; FILES=300; LIST_ITERS=2
+    SERVE_VIEW_OPS=300; SERVE_READ_OPS=200; SERVE_WRITE_OPS=24
 else
     VIEW_ITERS=20000; WRITE_ITERS=1000; FILES=100000; LIST_ITERS=10
+    SERVE_VIEW_OPS=200000; SERVE_READ_OPS=100000; SERVE_WRITE_OPS=12000
 fi
+serve_out="$(dirname "$out")/store-serve.csv"
 step() { echo "bench: $*" >&2; }
 
 # Every kind on one store URL; tenants keep each run's rows apart.
@@ -51,6 +55,16 @@ suite() { # url, name, durabilities
     "$bin" --store "$1" --tenant view --kind view --iters $VIEW_ITERS >>"$out"
     step "$2: view /memories of $FILES memories"
     "$bin" --store "$1" --tenant list --kind listing --files $FILES --iters $LIST_ITERS >>"$out"
+    # serve's mixes as section 3 of BENCHMARKS.md runs them on the file store.
+    for run in "view 1 none $SERVE_VIEW_OPS" "view 4 none $((SERVE_VIEW_OPS / 4))" \
+        "read 1 none $SERVE_READ_OPS" "write 1 none $SERVE_WRITE_OPS" \
+        "write 4 none $((SERVE_WRITE_OPS / 4))"; do
+        set -- "$1" "$2" $run
+        step "$2: serve, $3 mix, $4 client(s)"
+        "$build/bench/mt_bench_serve" --memtool "$build/memtool" --store "$1" \
+            --tenant "serve-$3-$4" --impl "memtool-$2" --mix "$3" --clients "$4" \
+            --durability "$5" --ops "$6" >>"$serve_out"
+    done
 }
 
 if [ $inner = 1 ]; then
@@ -67,6 +81,8 @@ fi
 
 mkdir -p "$(dirname "$out")"
 echo "suite,op,impl,durability,param,n,median_us,p99_us,mean_us,min_us" >"$out"
+echo "suite,mix,impl,clients,durability,ops,wall_s,ops_per_s,server_cpu_s,ops_per_cpu_s,max_rss_kb" \
+    >"$serve_out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/memtool-store-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 suite "sqlite:$work/memories.db" sqlite "full file none"
