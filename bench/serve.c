@@ -10,6 +10,8 @@
  *
  * --memtool may name another server taking memtool's arguments (the floor,
  * mt_bench_floor_serve); --impl is the name the result row gives it.
+ * --store URL (and --tenant T) serves an SQL store instead of --root: the
+ * fixtures are then made through libmemtool, as no file of it can be written.
  *
  * K clients are K serve processes on the same store, each fed by its own
  * writer and reader threads. Every answer is checked to be a success; the
@@ -38,6 +40,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <memtool.h>
+
 #include "common.h"
 
 extern char **environ;
@@ -59,7 +63,7 @@ typedef struct {
 } client;
 
 typedef struct {
-    const char *memtool, *impl, *root, *mix, *durability;
+    const char *memtool, *impl, *root, *mix, *durability, *store, *tenant;
     size_t clients, ops, files;
 } serve_args;
 
@@ -179,10 +183,32 @@ static void spawn_server(client *c, const serve_args *a)
 {
     posix_spawn_file_actions_t fa;
     int in[2], out[2];
-    char *argv[] = {
-        (char *)a->memtool, "--root",     (char *)a->root,    "--durability", (char *)a->durability,
-        "--max-file-size",  "1G",         "--max-store-size", "1024G",        "--max-files",
-        "1000000000",       "--max-dirs", "1000000000",       "serve",        NULL};
+    char *argv[] = {(char *)a->memtool,
+                    "--root",
+                    (char *)a->root,
+                    "--durability",
+                    (char *)a->durability,
+                    "--max-file-size",
+                    "1G",
+                    "--max-store-size",
+                    "1024G",
+                    "--max-files",
+                    "1000000000",
+                    "--max-dirs",
+                    "1000000000",
+                    "serve",
+                    NULL,
+                    NULL,
+                    NULL};
+
+    if (a->store) {
+        /* The same arguments with the store named by URL, and its tenant. */
+        argv[1] = "--store";
+        argv[2] = (char *)a->store;
+        argv[13] = "--tenant";
+        argv[14] = (char *)a->tenant;
+        argv[15] = "serve";
+    }
 
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         bench_die("pipe: %s", strerror(errno));
@@ -294,6 +320,37 @@ static void *reader(void *arg)
     return NULL;
 }
 
+/* The view and read mixes' files, made through libmemtool in an SQL store. */
+static void store_fixtures(const serve_args *a)
+{
+    mt_options o;
+    mt_memory *mem;
+    char p[64], *small;
+    size_t len, i;
+
+    mt_options_init(&o);
+    o.durability = MT_DURABILITY_NONE;
+    o.tenant = a->tenant;
+    if (mt_memory_open_url(&mem, a->store, &o) < 0)
+        bench_die("cannot open %s: %s", a->store, mt_error_last()->message);
+    small = bench_small_text(&len);
+    for (i = 0; i < 110; i++) {
+        json_t *req;
+        mt_result res;
+        if (i < 100)
+            bench_fmt(p, sizeof(p), "/memories/small/f%03zu.md", i);
+        else
+            bench_fmt(p, sizeof(p), "/memories/dir10/f%02zu.md", i - 100);
+        req = json_pack("{s:s, s:s, s:s}", "command", "create", "path", p, "file_text", small);
+        if (!req || mt_memory_call_object(&res, mem, req) < 0 || res.is_error)
+            bench_die("cannot create %s in %s", p, a->store);
+        mt_result_dispose(&res);
+        json_decref(req);
+    }
+    free(small);
+    mt_memory_free(mem);
+}
+
 static void fixtures(const serve_args *a)
 {
     char p[4096], *small;
@@ -302,6 +359,10 @@ static void fixtures(const serve_args *a)
 
     if (strcmp(a->mix, "scan") == 0)
         return;
+    if (a->store) {
+        store_fixtures(a);
+        return;
+    }
     small = bench_small_text(&len);
     bench_fmt(p, sizeof(p), "%s/small", a->root);
     bench_mkdirs(p);
@@ -329,7 +390,7 @@ static void fixtures(const serve_args *a)
 
 int main(int argc, char **argv)
 {
-    serve_args a = {NULL, "memtool", NULL, "view", "file", 1, 10000, 0};
+    serve_args a = {NULL, "memtool", NULL, "view", "file", NULL, "default", 1, 10000, 0};
     client cl[MAX_CLIENTS];
     pthread_t wt[MAX_CLIENTS], rt[MAX_CLIENTS];
     char line[1 << 16], *small, *small_json;
@@ -347,6 +408,10 @@ int main(int argc, char **argv)
             a.memtool = v;
         else if (strcmp(argv[k], "--root") == 0)
             a.root = v;
+        else if (strcmp(argv[k], "--store") == 0)
+            a.store = v;
+        else if (strcmp(argv[k], "--tenant") == 0)
+            a.tenant = v;
         else if (strcmp(argv[k], "--impl") == 0)
             a.impl = v;
         else if (strcmp(argv[k], "--mix") == 0)
@@ -362,7 +427,10 @@ int main(int argc, char **argv)
         else
             bench_die("unknown option %s", argv[k]);
     }
-    if (!a.memtool || !a.root || a.clients < 1 || a.clients > MAX_CLIENTS || a.ops == 0)
+    if (a.store && strcmp(a.mix, "scan") == 0)
+        bench_die("the scan mix needs a file store (--root)");
+    if (!a.memtool || (!a.root && !a.store) || a.clients < 1 || a.clients > MAX_CLIENTS ||
+        a.ops == 0)
         bench_die("usage: mt_bench_serve --memtool PATH --root DIR --mix MIX [--clients K] "
                   "[--ops N] [--durability D] [--files F]");
     if (strcmp(a.mix, "view") && strcmp(a.mix, "read") && strcmp(a.mix, "write") &&

@@ -1,0 +1,606 @@
+/*
+ * mt_bench_store: libmemtool on an SQL store (sqlite:PATH or a PostgreSQL
+ * URL) next to the floor the database itself sets, in one process.
+ *
+ *   mt_bench_store --store URL --tenant T --kind view|write|listing
+ *                  [--durability D] [--history on|off] [--iters N] [--files N]
+ *
+ * view     `view` of a small memory through mt_memory_call, against the bare
+ *          SELECT of its content by tenant and path (nodes joined to
+ *          contents): a prepared sqlite3 statement, or one libpq round trip.
+ * write    str_replace of a small memory, against a bare transaction.
+ *          SQLite: BEGIN IMMEDIATE; UPDATE of the content row; COMMIT, at the
+ *          synchronous setting the durability maps to (db_sqlite.c).
+ *          PostgreSQL: the statements memtool runs for the edit (read from
+ *          the server's log_statement=all; see floor_pg_write), prepared
+ *          and issued one by one, so the floor pays the same round trips.
+ * listing  `view /memories` of --files memories (made through the library at
+ *          durability none), against the bare SELECT of every node.
+ *
+ * The floor works on its own tenant (T-floor) of the same database, so it
+ * sees the same file, server, WAL and settings as memtool without touching
+ * memtool's rows. memtool and the floor take turns in blocks of BLOCK
+ * iterations, so a burst of load elsewhere lands on both.
+ *
+ * Writes CSV rows (common.h) to stdout, and to stderr the database round
+ * trips per command on PostgreSQL.
+ */
+#include <libpq-fe.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <memtool.h>
+
+#include "common.h"
+
+/* Not public: the PostgreSQL driver's count of round trips (db_pg.h). */
+unsigned long mt_db_pg_round_trips(void);
+
+#define BLOCK 50
+
+typedef struct {
+    const char *url, *tenant, *kind, *durability_name;
+    mt_durability durability;
+    int history, pg;
+    size_t iters, files;
+    char floor_tenant[128];
+} args;
+
+static mt_memory *open_mem(const args *a, const char *tenant, mt_durability d)
+{
+    mt_options o;
+    mt_memory *mem;
+
+    mt_options_init(&o);
+    o.durability = d;
+    o.history = a->history;
+    o.tenant = tenant;
+    /* The listing's store is far over the default limits. */
+    o.max_files = o.max_dirs = 1u << 30;
+    o.max_store_size = (uint64_t)1 << 40;
+    if (mt_memory_open_url(&mem, a->url, &o) < 0)
+        bench_die("cannot open %s: %s", a->url, mt_error_last()->message);
+    return mem;
+}
+
+static void call(mt_memory *mem, const char *json)
+{
+    mt_result res;
+
+    if (mt_memory_call(&res, mem, json, strlen(json)) < 0)
+        bench_die("mt_memory_call failed: %s", mt_error_last()->message);
+    if (res.is_error)
+        bench_die("%s: %s", json, res.text);
+    mt_result_dispose(&res);
+}
+
+/* A create request of text as a JSON string (the fixture text needs only
+ * newlines escaped: it has no quotes, backslashes or control bytes). */
+static char *create_json(const char *path, const char *text)
+{
+    size_t n = strlen(text), i, k = 0, cap = 2 * n + strlen(path) + 64;
+    char *j = malloc(cap);
+
+    if (!j)
+        bench_die("out of memory");
+    k = (size_t)snprintf(j, cap, "{\"command\":\"create\",\"path\":\"%s\",\"file_text\":\"", path);
+    for (i = 0; i < n; i++) {
+        if (text[i] == '\n') {
+            j[k++] = '\\';
+            j[k++] = 'n';
+        } else {
+            j[k++] = text[i];
+        }
+    }
+    memcpy(j + k, "\"}", 3);
+    return j;
+}
+
+/* The small text with the token swapped: the edit's other state. */
+static char *swapped(const char *text)
+{
+    char *s = strdup(text), *t;
+
+    if (!s || !(t = strstr(s, BENCH_TOKEN_A)))
+        bench_die("the fixture has no %s", BENCH_TOKEN_A);
+    memcpy(t, BENCH_TOKEN_B, strlen(BENCH_TOKEN_B));
+    return s;
+}
+
+/* ---- SQLite floors ---------------------------------------------------------------------- */
+
+static sqlite3 *sq_open(const args *a)
+{
+    sqlite3 *db;
+
+    if (sqlite3_open_v2(a->url + strlen("sqlite:"), &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+        bench_die("sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_busy_timeout(db, 10000);
+    return db;
+}
+
+static sqlite3_stmt *sq_prepare(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        bench_die("sqlite: %s: %s", sql, sqlite3_errmsg(db));
+    return st;
+}
+
+static void sq_exec(sqlite3 *db, const char *sql)
+{
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        bench_die("sqlite: %s: %s", sql, sqlite3_errmsg(db));
+}
+
+#define CONTENT_SQL(t, p)                                                                          \
+    "SELECT c.data FROM nodes n JOIN contents c ON c.tenant = n.tenant AND c.sha256 = n.sha256 "   \
+    "WHERE n.tenant = " t " AND n.path = " p
+static const char content_sql[] = CONTENT_SQL("?1", "?2");
+
+/* The content of tenant's path, read and checked to be there. */
+static void sq_view(sqlite3_stmt *st)
+{
+    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_bytes(st, 0) <= 0)
+        bench_die("sqlite: the memory's content row is missing");
+    sqlite3_reset(st);
+}
+
+/* ---- PostgreSQL floor --------------------------------------------------------------------- */
+
+static PGconn *pg_open(const args *a, const char *tenant)
+{
+    PGconn *pg = PQconnectdb(a->url);
+    char sql[256];
+    PGresult *r;
+
+    if (PQstatus(pg) != CONNECTION_OK)
+        bench_die("libpq: %s", PQerrorMessage(pg));
+    /* What memtool's connection sets up (db_pg.c), so both run the same plans. */
+    bench_fmt(sql, sizeof(sql),
+              "SET search_path TO memtool; SELECT pg_catalog.set_config('memtool.tenant', '%s', "
+              "false)",
+              tenant);
+    r = PQexec(pg, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        bench_die("libpq: %s", PQerrorMessage(pg));
+    PQclear(r);
+    return pg;
+}
+
+static void pg_prep(PGconn *pg, const char *name, const char *sql)
+{
+    PGresult *r = PQprepare(pg, name, sql, 0, NULL);
+
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        bench_die("libpq: %s: %s", sql, PQerrorMessage(pg));
+    PQclear(r);
+}
+
+/* One prepared statement, one round trip; binary results as memtool asks. */
+static PGresult *pg_run(PGconn *pg, const char *name, int n, const char *const *v)
+{
+    PGresult *r = PQexecPrepared(pg, name, n, v, NULL, NULL, 1);
+    ExecStatusType s = PQresultStatus(r);
+
+    if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK)
+        bench_die("libpq: %s: %s", name, PQerrorMessage(pg));
+    return r;
+}
+
+static void pg_simple(PGconn *pg, const char *sql)
+{
+    PGresult *r = PQexec(pg, sql);
+    ExecStatusType s = PQresultStatus(r);
+
+    if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK)
+        bench_die("libpq: %s: %s", sql, PQerrorMessage(pg));
+    PQclear(r);
+}
+
+/* A text column of a one-row SELECT run in text format. */
+static void pg_get(char *out, size_t size, PGconn *pg, const char *sql)
+{
+    PGresult *r = PQexec(pg, sql);
+
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+        bench_die("libpq: %s: %s", sql, PQerrorMessage(pg));
+    bench_fmt(out, size, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+}
+
+/*
+ * The transaction memtool runs for a str_replace of a file whose memory has
+ * versions (the server's log, history on; with history off the statements
+ * marked H are not run). The text of each is the one memtool prepares.
+ */
+static const char pg_begin[] =
+    "BEGIN; SET LOCAL lock_timeout = 5000;INSERT INTO usage(bytes, files, dirs, next_version) "
+    "VALUES (0, 0, 0, 1) ON CONFLICT (tenant) DO NOTHING;SELECT 1 FROM usage WHERE tenant = "
+    "pg_catalog.current_setting('memtool.tenant') FOR UPDATE";
+
+static const struct {
+    const char *name, *sql;
+} pg_stmts[] = {
+    {"usage_get", "SELECT bytes, files, dirs, next_version FROM usage WHERE tenant = $1"},
+    {"node_get", "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = $1 AND path = $2"},
+    {"content_get", "SELECT data FROM contents WHERE tenant = $1 AND sha256 = $2"},
+    {"nth", "SELECT id FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY id DESC "
+            "LIMIT 1 OFFSET $3"},
+    {"version_get", "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, "
+                    "redacted FROM versions WHERE tenant = $1 AND id = $2"},
+    {"ref", "UPDATE contents SET refs = refs + $3 WHERE tenant = $1 AND sha256 = $2"},
+    {"drop", "DELETE FROM contents WHERE tenant = $1 AND sha256 = $2 AND refs <= 0"},
+    {"node_set", "UPDATE nodes SET sha256 = $3, size = $4 WHERE tenant = $1 AND path = $2"},
+    {"version_put", "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, actor, "
+                    "at, sha256, size, redacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                    "0)"},
+    {"usage_set", "UPDATE usage SET bytes = $2, files = $3, dirs = $4, next_version = $5 WHERE "
+                  "tenant = $1"},
+};
+
+typedef struct {
+    PGconn *pg;
+    const char *tenant;
+    char memory_id[80], sha[2][80], size[32], bytes[32], files[32], dirs[32];
+    int64_t next_version, newest;
+    int history;
+    size_t round;
+} pg_floor;
+
+static void pg_floor_setup(pg_floor *f, const args *a)
+{
+    char sql[256], next[32];
+    size_t i;
+
+    f->pg = pg_open(a, a->floor_tenant);
+    f->tenant = a->floor_tenant;
+    f->history = a->history;
+    for (i = 0; i < sizeof(pg_stmts) / sizeof(pg_stmts[0]); i++)
+        pg_prep(f->pg, pg_stmts[i].name, pg_stmts[i].sql);
+    pg_get(f->memory_id, sizeof(f->memory_id), f->pg,
+           "SELECT memory_id FROM nodes WHERE path = 'small.md'");
+    pg_get(f->sha[0], sizeof(f->sha[0]), f->pg, "SELECT sha256 FROM nodes WHERE path = 'small.md'");
+    pg_get(f->sha[1], sizeof(f->sha[1]), f->pg, "SELECT sha256 FROM nodes WHERE path = 'other.md'");
+    pg_get(f->size, sizeof(f->size), f->pg, "SELECT size FROM nodes WHERE path = 'small.md'");
+    pg_get(f->bytes, sizeof(f->bytes), f->pg, "SELECT bytes FROM usage");
+    pg_get(f->files, sizeof(f->files), f->pg, "SELECT files FROM usage");
+    pg_get(f->dirs, sizeof(f->dirs), f->pg, "SELECT dirs FROM usage");
+    pg_get(next, sizeof(next), f->pg, "SELECT next_version FROM usage");
+    f->next_version = (int64_t)bench_parse_u64(next, "next_version");
+    bench_fmt(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM versions");
+    pg_get(next, sizeof(next), f->pg, sql);
+    f->newest = (int64_t)bench_parse_u64(next, "newest version");
+}
+
+/* One str_replace's worth of statements: the content toggles between the
+ * two rows small.md and other.md hold, as memtool's edit toggles tokens. */
+static void pg_floor_write(pg_floor *f)
+{
+    const char *now = f->sha[f->round % 2], *new = f->sha[(f->round + 1) % 2];
+    char id[32], next[32], at[32];
+    const char *t = f->tenant;
+
+    f->round++;
+    pg_simple(f->pg, pg_begin);
+    PQclear(pg_run(f->pg, "usage_get", 1, (const char *[]){t}));
+    PQclear(pg_run(f->pg, "node_get", 2, (const char *[]){t, "small.md"}));
+    PQclear(pg_run(f->pg, "content_get", 2, (const char *[]){t, now}));
+    if (f->history) {
+        bench_fmt(id, sizeof(id), "%lld", (long long)f->newest);
+        PQclear(pg_run(f->pg, "nth", 3, (const char *[]){t, f->memory_id, "0"}));
+        PQclear(pg_run(f->pg, "version_get", 2, (const char *[]){t, id}));
+    }
+    PQclear(pg_run(f->pg, "ref", 3, (const char *[]){t, new, "1"}));
+    PQclear(pg_run(f->pg, "ref", 3, (const char *[]){t, now, "-1"}));
+    PQclear(pg_run(f->pg, "drop", 2, (const char *[]){t, now}));
+    PQclear(pg_run(f->pg, "node_set", 4, (const char *[]){t, "small.md", new, f->size}));
+    if (f->history) {
+        bench_fmt(id, sizeof(id), "%lld", (long long)f->next_version);
+        bench_fmt(at, sizeof(at), "%llu", (unsigned long long)(bench_now_ns() / 1000000));
+        PQclear(pg_run(f->pg, "ref", 3, (const char *[]){t, new, "1"}));
+        PQclear(pg_run(f->pg, "version_put", 10,
+                       (const char *[]){t, id, f->memory_id, "2", "small.md", NULL, "floor", at,
+                                        new, f->size}));
+        /* memtool's prune check at the default keep of 100 (+ slack 11): the 111th newest. */
+        PQclear(pg_run(f->pg, "nth", 3, (const char *[]){t, f->memory_id, "110"}));
+        f->newest = f->next_version++;
+    }
+    bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
+    PQclear(pg_run(f->pg, "usage_set", 5, (const char *[]){t, f->bytes, f->files, f->dirs, next}));
+    pg_simple(f->pg, "COMMIT");
+}
+
+static void pg_view(PGconn *pg, const char *tenant)
+{
+    PGresult *r = pg_run(pg, "view", 2, (const char *[]){tenant, "small.md"});
+
+    if (PQntuples(r) != 1 || PQgetlength(r, 0, 0) <= 0)
+        bench_die("libpq: the memory's content row is missing");
+    PQclear(r);
+}
+
+/* ---- the suites --------------------------------------------------------------------------- */
+
+static void row(const args *a, const char *op, const char *impl, const char *param,
+                bench_samples *s)
+{
+    bench_stats st = bench_stats_of(s);
+    bench_row(stdout, "store", op, impl, a->durability_name, param, &st);
+}
+
+/* Round trips of one more call, printed for the report (PostgreSQL only). */
+static void trips(const args *a, const char *what, mt_memory *mem, const char *json)
+{
+    unsigned long before = mt_db_pg_round_trips();
+
+    call(mem, json);
+    if (a->pg)
+        fprintf(stderr, "round trips: %s (history %s): %lu\n", what, a->history ? "on" : "off",
+                mt_db_pg_round_trips() - before);
+}
+
+static void fixture(const args *a, const char *tenant, int other)
+{
+    mt_memory *mem = open_mem(a, tenant, MT_DURABILITY_NONE);
+    size_t len;
+    char *text = bench_small_text(&len), *j = create_json("/memories/small.md", text);
+
+    call(mem, j);
+    free(j);
+    if (other) {
+        char *s = swapped(text);
+        j = create_json("/memories/other.md", s);
+        call(mem, j);
+        free(j);
+        free(s);
+    }
+    free(text);
+    mt_memory_free(mem);
+}
+
+static void suite_view(const args *a, const char *param)
+{
+    static const char view[] = "{\"command\":\"view\",\"path\":\"/memories/small.md\"}";
+    mt_memory *mem;
+    bench_samples m, f;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    PGconn *pg = NULL;
+    size_t i, k;
+
+    fixture(a, a->tenant, 0);
+    mem = open_mem(a, a->tenant, a->durability);
+    if (a->pg) {
+        /* memtool's own tenant: row security shows a connection only its own. */
+        pg = pg_open(a, a->tenant);
+        pg_prep(pg, "view", CONTENT_SQL("$1", "$2"));
+    } else {
+        db = sq_open(a);
+        st = sq_prepare(db, content_sql);
+        sqlite3_bind_text(st, 1, a->tenant, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, "small.md", -1, SQLITE_STATIC);
+    }
+    trips(a, "view file", mem, view);
+    bench_samples_init(&m, a->iters);
+    bench_samples_init(&f, a->iters);
+    for (i = 0; i < a->iters; i += BLOCK) {
+        for (k = i; k < i + BLOCK && k < a->iters; k++) {
+            uint64_t t0 = bench_now_ns();
+            call(mem, view);
+            bench_samples_add(&m, bench_now_ns() - t0);
+        }
+        for (k = i; k < i + BLOCK && k < a->iters; k++) {
+            uint64_t t0 = bench_now_ns();
+            if (a->pg)
+                pg_view(pg, a->tenant);
+            else
+                sq_view(st);
+            bench_samples_add(&f, bench_now_ns() - t0);
+        }
+    }
+    row(a, "view", "memtool", param, &m);
+    row(a, "view", "floor", param, &f);
+    bench_samples_free(&m);
+    bench_samples_free(&f);
+    PQfinish(pg);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    mt_memory_free(mem);
+}
+
+static void suite_write(const args *a, const char *param)
+{
+    static const char *const sr[2] = {
+        "{\"command\":\"str_replace\",\"path\":\"/memories/small.md\",\"old_str\":\"" BENCH_TOKEN_A
+        "\",\"new_str\":\"" BENCH_TOKEN_B "\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/small.md\",\"old_str\":\"" BENCH_TOKEN_B
+        "\",\"new_str\":\"" BENCH_TOKEN_A "\"}"};
+    mt_memory *mem;
+    bench_samples m, f;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *up = NULL;
+    pg_floor pf;
+    char *texts[2], sha[80] = "";
+    size_t i, k, len, round = 0;
+
+    fixture(a, a->tenant, 0);
+    fixture(a, a->floor_tenant, 1);
+    mem = open_mem(a, a->tenant, a->durability);
+    /* Two edits first, so the timed ones find the steady state: both
+     * contents already stored, a newest version to compare with. */
+    trips(a, "str_replace (first)", mem, sr[0]);
+    trips(a, "str_replace", mem, sr[1]);
+    texts[0] = bench_small_text(&len);
+    texts[1] = swapped(texts[0]);
+    if (a->pg) {
+        pg_floor_setup(&pf, a);
+    } else {
+        sqlite3_stmt *q;
+        db = sq_open(a);
+        sq_exec(db, a->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL"
+                    : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
+                                                          : "PRAGMA synchronous=OFF");
+        q = sq_prepare(db, "SELECT sha256 FROM nodes WHERE tenant = ?1 AND path = 'small.md'");
+        sqlite3_bind_text(q, 1, a->floor_tenant, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_ROW)
+            bench_die("sqlite: the floor's memory is missing");
+        bench_fmt(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        up = sq_prepare(db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND sha256 = ?2");
+        sqlite3_bind_text(up, 1, a->floor_tenant, -1, SQLITE_STATIC);
+        sqlite3_bind_text(up, 2, sha, -1, SQLITE_STATIC);
+    }
+    bench_samples_init(&m, a->iters);
+    bench_samples_init(&f, a->iters);
+    for (i = 0; i < a->iters; i += BLOCK) {
+        for (k = i; k < i + BLOCK && k < a->iters; k++) {
+            uint64_t t0 = bench_now_ns();
+            call(mem, sr[k % 2]);
+            bench_samples_add(&m, bench_now_ns() - t0);
+        }
+        for (k = i; k < i + BLOCK && k < a->iters; k++) {
+            uint64_t t0 = bench_now_ns();
+            if (a->pg) {
+                pg_floor_write(&pf);
+            } else {
+                sq_exec(db, "BEGIN IMMEDIATE");
+                sqlite3_bind_blob(up, 3, texts[round++ % 2], (int)len, SQLITE_STATIC);
+                if (sqlite3_step(up) != SQLITE_DONE || sqlite3_changes(db) != 1)
+                    bench_die("sqlite: the floor's UPDATE changed nothing");
+                sqlite3_reset(up);
+                sq_exec(db, "COMMIT");
+            }
+            bench_samples_add(&f, bench_now_ns() - t0);
+        }
+    }
+    /* The iterations leave small.md as it started when even; either way is fine. */
+    row(a, "str_replace", "memtool", param, &m);
+    row(a, "str_replace", "floor", param, &f);
+    bench_samples_free(&m);
+    bench_samples_free(&f);
+    if (a->pg) {
+        PQfinish(pf.pg);
+    } else {
+        sqlite3_finalize(up);
+        sqlite3_close(db);
+    }
+    free(texts[0]);
+    free(texts[1]);
+    mt_memory_free(mem);
+}
+
+static void suite_listing(const args *a, const char *param)
+{
+    static const char view[] = "{\"command\":\"view\",\"path\":\"/memories\"}";
+    static const char all_sql[] = "SELECT path, kind, size FROM nodes WHERE tenant = $1 "
+                                  "ORDER BY path";
+    mt_memory *mem = open_mem(a, a->tenant, MT_DURABILITY_NONE);
+    bench_samples m, f;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    PGconn *pg = NULL;
+    size_t i;
+
+    /* 100 files a directory, as fixture-tree lays out the file store's. */
+    for (i = 0; i < a->files; i++) {
+        char path[64], *j;
+        bench_fmt(path, sizeof(path), "/memories/d%04zu/f%03zu.md", i / 100, i % 100);
+        j = create_json(path, "a small memory\n");
+        call(mem, j);
+        free(j);
+    }
+    if (a->pg) {
+        pg = pg_open(a, a->tenant);
+        pg_prep(pg, "all", all_sql);
+    } else {
+        db = sq_open(a);
+        st = sq_prepare(db, "SELECT path, kind, size FROM nodes WHERE tenant = ?1 ORDER BY path");
+        sqlite3_bind_text(st, 1, a->tenant, -1, SQLITE_STATIC);
+    }
+    trips(a, "view directory", mem, view);
+    bench_samples_init(&m, a->iters);
+    bench_samples_init(&f, a->iters);
+    for (i = 0; i < a->iters; i++) {
+        uint64_t t0 = bench_now_ns();
+        size_t rows = 0;
+        call(mem, view);
+        bench_samples_add(&m, bench_now_ns() - t0);
+        t0 = bench_now_ns();
+        if (a->pg) {
+            PGresult *r = pg_run(pg, "all", 1, (const char *[]){a->tenant});
+            rows = (size_t)PQntuples(r);
+            PQclear(r);
+        } else {
+            while (sqlite3_step(st) == SQLITE_ROW)
+                rows++;
+            sqlite3_reset(st);
+        }
+        bench_samples_add(&f, bench_now_ns() - t0);
+        if (rows < a->files)
+            bench_die("the floor saw %zu nodes of %zu files", rows, a->files);
+    }
+    row(a, "view_dir", "memtool", param, &m);
+    row(a, "view_dir", "floor", param, &f);
+    bench_samples_free(&m);
+    bench_samples_free(&f);
+    if (pg)
+        PQfinish(pg);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    mt_memory_free(mem);
+}
+
+int main(int argc, char **argv)
+{
+    args a = {NULL, "bench", NULL, "none", MT_DURABILITY_NONE, 1, 0, 1000, 1000, ""};
+    const char *history = "on";
+    char param[64];
+    int k;
+
+    for (k = 1; k < argc; k += 2) {
+        const char *v = k + 1 < argc ? argv[k + 1] : NULL;
+        if (!v)
+            bench_die("%s needs a value", argv[k]);
+        if (strcmp(argv[k], "--store") == 0)
+            a.url = v;
+        else if (strcmp(argv[k], "--tenant") == 0)
+            a.tenant = v;
+        else if (strcmp(argv[k], "--kind") == 0)
+            a.kind = v;
+        else if (strcmp(argv[k], "--durability") == 0)
+            a.durability_name = v;
+        else if (strcmp(argv[k], "--history") == 0)
+            history = v;
+        else if (strcmp(argv[k], "--iters") == 0)
+            a.iters = bench_parse_u64(v, "--iters");
+        else if (strcmp(argv[k], "--files") == 0)
+            a.files = bench_parse_u64(v, "--files");
+        else
+            bench_die("unknown option %s", argv[k]);
+    }
+    if (!a.url || !a.kind || a.iters == 0)
+        bench_die("usage: mt_bench_store --store URL [--tenant T] --kind view|write|listing "
+                  "[--durability D] [--history on|off] [--iters N] [--files N]");
+    if (mt_durability_parse(&a.durability, a.durability_name) < 0)
+        bench_die("unknown durability %s", a.durability_name);
+    a.history = strcmp(history, "off") != 0;
+    a.pg = strncmp(a.url, "sqlite:", 7) != 0;
+    bench_fmt(a.floor_tenant, sizeof(a.floor_tenant), "%s-floor", a.tenant);
+    bench_fmt(param, sizeof(param), "%s history %s", a.pg ? "postgresql" : "sqlite", history);
+
+    if (strcmp(a.kind, "view") == 0) {
+        suite_view(&a, param);
+    } else if (strcmp(a.kind, "write") == 0) {
+        suite_write(&a, param);
+    } else if (strcmp(a.kind, "listing") == 0) {
+        bench_fmt(param, sizeof(param), "%s %zu", a.pg ? "postgresql" : "sqlite", a.files);
+        suite_listing(&a, param);
+    } else {
+        bench_die("unknown kind %s", a.kind);
+    }
+    return 0;
+}
