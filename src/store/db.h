@@ -7,6 +7,7 @@
  * optional driver functions at the end of mt_db_driver). Changes:
  *   - first version.
  *   - MT_DB_NODES_ALL appended (a listing of the root).
+ *   - MT_DB_VERSION_NEWEST appended (a memory's newest version, in one statement).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -156,6 +157,7 @@ typedef enum {
     MT_DB_CONTENT_GET,      /* (tenant, sha256) -> data */
     MT_DB_NODE_OF_MEMORY,   /* (tenant, memory_id) -> path of the live node holding it */
     MT_DB_NODES_ALL,        /* (tenant) -> path, kind, memory_id, sha256, size, by path */
+    MT_DB_VERSION_NEWEST,   /* (tenant, memory_id) -> op, sha256 of its newest version */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

@@ -115,7 +115,7 @@ static int id_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 0;
 }
 
-/* The newest version's operation and content digest, from VERSION_GET. */
+/* The newest version's operation and content digest. */
 typedef struct {
     int found;
     int64_t op;
@@ -126,33 +126,29 @@ static int newest_row(void *payload, const mt_db_value *cols, size_t ncols)
 {
     newest_version *nv = payload;
 
-    if (ncols < 8)
+    if (ncols < 2)
         return mt_error_set(MT_EIO, "a version row of the store is damaged");
     nv->found = 1;
-    nv->op = cols[2].i;
-    snprintf(nv->sha, sizeof(nv->sha), "%s", cols[7].type == MT_DB_TEXT ? cols[7].p : "");
+    nv->op = cols[0].i;
+    snprintf(nv->sha, sizeof(nv->sha), "%s", cols[1].type == MT_DB_TEXT ? cols[1].p : "");
     return 0;
 }
 
 int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char *sha, uint64_t size)
 {
     newest_version nv = {0, 0, ""};
-    int64_t id = 0, n;
+    mt_db_value a[2];
     const char *actor;
+    int64_t n;
     int rc;
 
     if (!t->op->history || !memory_id || !*memory_id)
         return 0;
-    {
-        mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(memory_id), mt_db_int(0)};
-        if ((n = mt_db_exec(t->db, MT_DB_VERSION_NTH, a, 3, id_row, &id)) < 0)
-            return (int)n;
-    }
-    if (id > 0) {
-        mt_db_value a[2] = {mt_db_text(t->db->tenant), mt_db_int(id)};
-        if ((n = mt_db_exec(t->db, MT_DB_VERSION_GET, a, 2, newest_row, &nv)) < 0)
-            return (int)n;
-    }
+    /* One statement on every change with history: the check is on the hot path. */
+    a[0] = mt_db_text(t->db->tenant);
+    a[1] = mt_db_text(memory_id);
+    if ((n = mt_db_exec(t->db, MT_DB_VERSION_NEWEST, a, 2, newest_row, &nv)) < 0)
+        return (int)n;
     if (nv.found && nv.op != MT_VERSION_DELETED && strcmp(nv.sha, sha) == 0)
         return 0;
     /* Made while history was off: no one but memtool changes a database
