@@ -137,19 +137,18 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     if (first > last)
         return 0;
     if (last - first + 1 <= SNIPPET_MAX_LINES)
-        return mt_text_number_lines(&c->e.r->text, buf, new_len, first, last,
-                                        SNIPPET_MAX_CHARS) < 0
+        return mt_text_number_lines(&c->e.r->text, buf, new_len, first, last, SNIPPET_MAX_CHARS) < 0
                    ? MT_ENOMEM
                    : 0;
     /* A model that wrote a hundred lines knows them: the first and the last
      * twenty are shown, with what was left out said in between. */
-    if (mt_text_number_lines(&c->e.r->text, buf, new_len, first,
-                                 first + SNIPPET_MAX_LINES / 2 - 1, SNIPPET_MAX_CHARS) < 0 ||
+    if (mt_text_number_lines(&c->e.r->text, buf, new_len, first, first + SNIPPET_MAX_LINES / 2 - 1,
+                             SNIPPET_MAX_CHARS) < 0 ||
         mt_buf_printf(&c->e.r->text,
                       "\n[snippet cut: lines %zu to %zu not shown; view them with view_range]",
                       first + SNIPPET_MAX_LINES / 2, last - SNIPPET_MAX_LINES / 2) < 0 ||
-        mt_text_number_lines(&c->e.r->text, buf, new_len, last - SNIPPET_MAX_LINES / 2 + 1,
-                                 last, SNIPPET_MAX_CHARS) < 0)
+        mt_text_number_lines(&c->e.r->text, buf, new_len, last - SNIPPET_MAX_LINES / 2 + 1, last,
+                             SNIPPET_MAX_CHARS) < 0)
         return MT_ENOMEM;
     return 0;
 }

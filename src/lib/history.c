@@ -24,7 +24,7 @@ static int no_history(const mt_memory *m)
     return 0;
 }
 
-static int rel_of(char **rel, const char *path)
+int mt_memory_rel(char **rel, const char *path)
 {
     switch (mt_path_parse(rel, path, path ? strlen(path) : 0)) {
     case MT_PATH_OK:
@@ -123,7 +123,7 @@ int mt_memory_log(mt_version **out, size_t *count, mt_memory *m, const mt_log_qu
         q = *query;
     else
         memset(&q, 0, sizeof(q));
-    if ((rc = rel_of(&rel, q.path ? q.path : ROOT)) < 0)
+    if ((rc = mt_memory_rel(&rel, q.path ? q.path : ROOT)) < 0)
         return rc;
     q.path = rel;
     if ((rc = catch_up(m, rel)) < 0 || (rc = store_versions(out, count, m, &q)) < 0)
@@ -302,7 +302,7 @@ int mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *m, const char 
         *restored = 0;
     if (!m)
         return mt_error_set(MT_EINVAL, "mt_memory_undo needs a handle");
-    if ((rc = no_history(m)) < 0 || (rc = rel_of(&rel, path)) < 0)
+    if ((rc = no_history(m)) < 0 || (rc = mt_memory_rel(&rel, path)) < 0)
         return rc;
     if ((rc = catch_up(m, rel)) < 0)
         goto done;
@@ -371,7 +371,7 @@ int mt_memory_sha256(char out[65], mt_memory *m, const char *path)
     if (!out || !m)
         return mt_error_set(MT_EINVAL, "mt_memory_sha256 needs an out buffer and a handle");
     *out = '\0';
-    if ((rc = rel_of(&rel, path)) < 0)
+    if ((rc = mt_memory_rel(&rel, path)) < 0)
         return rc;
     if (sodium_init() < 0) {
         rc = mt_error_set(MT_ERROR, "libsodium failed to start");

@@ -18,8 +18,8 @@
 #define MAX_KEYS 32 /* more keys than that: leave it to jansson */
 
 static const char *const names[MT_IN_COUNT] = {
-    "command", "path",    "old_path",    "new_path",    "file_text",
-    "old_str", "new_str", "insert_line", "insert_text", "view_range", "expected_sha256",
+    "command", "path",        "old_path",    "new_path",   "file_text",       "old_str",
+    "new_str", "insert_line", "insert_text", "view_range", "expected_sha256",
 };
 
 const char *mt_input_name(mt_input_key key)

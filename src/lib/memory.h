@@ -31,6 +31,10 @@ void mt_memory_note(mt_memory *m, const mt_store_op *op);
 /* Whether a name may be an actor: 1..127 bytes of UTF-8, no control characters. */
 int mt_actor_check(const char *actor);
 
+/* A request path ("/memories/a.md") as a store path (malloc'd), for the
+ * library's own entry points; MT_EINVAL names a path not under /memories. */
+int mt_memory_rel(char **rel, const char *path);
+
 /* A string from the tool input, which may hold NUL bytes. */
 typedef struct {
     const char *ptr;

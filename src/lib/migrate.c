@@ -58,16 +58,17 @@ static void list_free(node_list *l)
 /* Directories with no file anywhere beneath them. The walk lists each
  * directory before what it holds, so an open directory stays on the stack
  * until a node that is not beneath it comes. */
-static uint64_t count_empty_dirs(const node_list *l)
+static int count_empty_dirs(uint64_t *out, const node_list *l)
 {
     size_t *stack = malloc((l->n + 1) * sizeof(*stack)), top = 0, i;
     unsigned char *has_file = calloc(l->n + 1, 1);
     uint64_t empty = 0;
 
+    *out = 0;
     if (!stack || !has_file) {
         free(stack);
         free(has_file);
-        return 0;
+        return mt_error_set(MT_ENOMEM, "out of memory counting the source's directories");
     }
     for (i = 0; i <= l->n; i++) {
         /* Close the directories this node is not beneath (all, at the end). */
@@ -91,7 +92,8 @@ static uint64_t count_empty_dirs(const node_list *l)
     }
     free(stack);
     free(has_file);
-    return empty;
+    *out = empty;
+    return 0;
 }
 
 static void sha256_hex(char out[65], const char *data, size_t len)
@@ -272,7 +274,8 @@ int mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_
             stats.bytes += l.v[i].size;
         }
     }
-    stats.empty_dirs = count_empty_dirs(&l);
+    if ((rc = count_empty_dirs(&stats.empty_dirs, &l)) < 0)
+        goto done;
     g.from = from;
     g.to = to;
     g.cb = cb;

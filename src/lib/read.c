@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "memory.h"
-#include "path.h"
 
 typedef struct {
     char *data;
@@ -43,14 +42,8 @@ int mt_memory_read(char **out, size_t *len, mt_memory *m, const char *path)
         return mt_error_set(MT_EINVAL, "mt_memory_read needs out pointers, a handle and a path");
     *out = NULL;
     *len = 0;
-    switch (mt_path_parse(&rel, path, strlen(path))) {
-    case MT_PATH_OK:
-        break;
-    case MT_PATH_NOMEM:
-        return mt_error_set(MT_ENOMEM, "out of memory");
-    default:
-        return mt_error_set(MT_EINVAL, "%.300s is not a path under /memories", path);
-    }
+    if ((rc = mt_memory_rel(&rel, path)) < 0)
+        return rc;
     if ((rc = m->store->stat(m->store, &type, &size, rel)) < 0) {
         if (rc == MT_ENOTFOUND)
             mt_error_set(rc, "%.300s does not exist", path);
