@@ -4,6 +4,7 @@
  * and reads, and the usage counter.
  */
 #include "db_core.h"
+#include "usage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -238,45 +239,16 @@ int mt_db_beneath(char **lo, char **hi, const char *path)
     return 0;
 }
 
-static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
-                  uint64_t would, const char *rel)
-{
-    op->refused = kind;
-    op->limit = limit;
-    op->held = held;
-    op->would = would;
-    return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
-                        *rel ? rel : "/memories");
-}
-
 int mt_db_quota(mt_db_txn *t, const char *rel, int64_t bytes, int64_t files, int64_t dirs)
 {
-    const mt_store_usage *u = &t->usage;
-    mt_store_op *op = t->op;
-
-    /* Only growth is checked: a change that shrinks the store always goes. */
-    if (bytes > 0 && op->max_store_size && u->bytes + (uint64_t)bytes > op->max_store_size)
-        return refuse(op, MT_LIMIT_STORE_SIZE, op->max_store_size, u->bytes,
-                      u->bytes + (uint64_t)bytes, rel);
-    if (files > 0 && op->max_files && u->files + (uint64_t)files > op->max_files)
-        return refuse(op, MT_LIMIT_FILES, op->max_files, u->files, u->files + (uint64_t)files, rel);
-    if (dirs > 0 && op->max_dirs && u->dirs + (uint64_t)dirs > op->max_dirs)
-        return refuse(op, MT_LIMIT_DIRS, op->max_dirs, u->dirs, u->dirs + (uint64_t)dirs, rel);
-    return 0;
-}
-
-static uint64_t add_clamped(uint64_t v, int64_t d)
-{
-    if (d < 0 && (uint64_t)-d > v)
-        return 0;
-    return v + (uint64_t)d;
+    return mt_store_quota(t->op, &t->usage, rel, bytes, files, dirs);
 }
 
 void mt_db_account(mt_db_txn *t, int64_t bytes, int64_t files, int64_t dirs)
 {
-    t->usage.bytes = add_clamped(t->usage.bytes, bytes);
-    t->usage.files = add_clamped(t->usage.files, files);
-    t->usage.dirs = add_clamped(t->usage.dirs, dirs);
+    t->usage.bytes = mt_store_usage_add(t->usage.bytes, bytes);
+    t->usage.files = mt_store_usage_add(t->usage.files, files);
+    t->usage.dirs = mt_store_usage_add(t->usage.dirs, dirs);
 }
 
 int mt_db_content_ref(mt_db_txn *t, const char *sha, const char *data, size_t len)

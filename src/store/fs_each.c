@@ -65,7 +65,9 @@ static int each_dir(each_state *s, int dirfd, unsigned depth)
         rc = s->cb(s->payload, s->path.ptr, type, type == MT_NODE_FILE ? (uint64_t)sb.st_size : 0);
         if (rc == 0 && type == MT_NODE_DIR) {
             int fd = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
-            if (fd == -ENOENT)
+            /* Removed, or swapped for a link or a file, since it was looked
+             * at: not a directory of the store any more. */
+            if (fd == -ENOENT || fd == -ELOOP || fd == -ENOTDIR)
                 continue;
             if (fd < 0) {
                 rc = mt_fs_error(-fd, "cannot walk", s->path.ptr);

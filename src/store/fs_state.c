@@ -19,6 +19,7 @@
  * counted again once.
  */
 #include "fs.h"
+#include "usage.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -298,13 +299,6 @@ void mt_fs_end(mt_fs *fs, mt_fs_txn *t)
     pthread_mutex_unlock(&fs->lock);
 }
 
-static uint64_t add_clamped(uint64_t v, int64_t d)
-{
-    if (d < 0 && (uint64_t)-d > v)
-        return 0;
-    return v + (uint64_t)d;
-}
-
 void mt_fs_account(mt_fs_txn *t, int64_t bytes, int64_t files, int64_t dirs)
 {
     /* Going below zero means the store was changed outside memtool: the
@@ -313,36 +307,15 @@ void mt_fs_account(mt_fs_txn *t, int64_t bytes, int64_t files, int64_t dirs)
         (files < 0 && (uint64_t)-files > t->usage.files) ||
         (dirs < 0 && (uint64_t)-dirs > t->usage.dirs))
         t->recount = 1;
-    t->usage.bytes = add_clamped(t->usage.bytes, bytes);
-    t->usage.files = add_clamped(t->usage.files, files);
-    t->usage.dirs = add_clamped(t->usage.dirs, dirs);
-}
-
-static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
-                  uint64_t would, const char *rel)
-{
-    op->refused = kind;
-    op->limit = limit;
-    op->held = held;
-    op->would = would;
-    return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
-                        *rel ? rel : "/memories");
+    t->usage.bytes = mt_store_usage_add(t->usage.bytes, bytes);
+    t->usage.files = mt_store_usage_add(t->usage.files, files);
+    t->usage.dirs = mt_store_usage_add(t->usage.dirs, dirs);
 }
 
 int mt_fs_quota(mt_fs_txn *t, mt_store_op *op, const char *rel, int64_t bytes, int64_t files,
                 int64_t dirs)
 {
-    const mt_store_usage *u = &t->usage;
-
-    /* Only growth is checked: a change that shrinks the store is always let through. */
-    if (bytes > 0 && op->max_store_size && u->bytes + (uint64_t)bytes > op->max_store_size)
-        return refuse(op, MT_LIMIT_STORE_SIZE, op->max_store_size, u->bytes,
-                      u->bytes + (uint64_t)bytes, rel);
-    if (files > 0 && op->max_files && u->files + (uint64_t)files > op->max_files)
-        return refuse(op, MT_LIMIT_FILES, op->max_files, u->files, u->files + (uint64_t)files, rel);
-    if (dirs > 0 && op->max_dirs && u->dirs + (uint64_t)dirs > op->max_dirs)
-        return refuse(op, MT_LIMIT_DIRS, op->max_dirs, u->dirs, u->dirs + (uint64_t)dirs, rel);
-    return 0;
+    return mt_store_quota(op, &t->usage, rel, bytes, files, dirs);
 }
 
 int mt_fs_usage(mt_store *st, mt_store_usage *out)

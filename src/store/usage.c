@@ -1,0 +1,33 @@
+/* The limits every store checks in the same step as a change. */
+#include "usage.h"
+
+static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
+                  uint64_t would, const char *rel)
+{
+    op->refused = kind;
+    op->limit = limit;
+    op->held = held;
+    op->would = would;
+    return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
+                        *rel ? rel : "/memories");
+}
+
+int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, int64_t bytes,
+                   int64_t files, int64_t dirs)
+{
+    if (bytes > 0 && op->max_store_size && u->bytes + (uint64_t)bytes > op->max_store_size)
+        return refuse(op, MT_LIMIT_STORE_SIZE, op->max_store_size, u->bytes,
+                      u->bytes + (uint64_t)bytes, rel);
+    if (files > 0 && op->max_files && u->files + (uint64_t)files > op->max_files)
+        return refuse(op, MT_LIMIT_FILES, op->max_files, u->files, u->files + (uint64_t)files, rel);
+    if (dirs > 0 && op->max_dirs && u->dirs + (uint64_t)dirs > op->max_dirs)
+        return refuse(op, MT_LIMIT_DIRS, op->max_dirs, u->dirs, u->dirs + (uint64_t)dirs, rel);
+    return 0;
+}
+
+uint64_t mt_store_usage_add(uint64_t v, int64_t d)
+{
+    if (d < 0 && (uint64_t)-d > v)
+        return 0;
+    return v + (uint64_t)d;
+}

@@ -1,0 +1,18 @@
+/* The limits every store checks in the same step as a change. */
+#ifndef MT_STORE_USAGE_H
+#define MT_STORE_USAGE_H
+
+#include <stdint.h>
+
+#include <memtool/store.h>
+
+/* Whether adding these to what the store holds (u) keeps every limit of op;
+ * only growth is checked, so a change that shrinks the store always goes.
+ * Fills op's refusal and returns MT_ELIMIT when it does not. */
+int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, int64_t bytes,
+                   int64_t files, int64_t dirs);
+
+/* v + d, never below zero. */
+uint64_t mt_store_usage_add(uint64_t v, int64_t d);
+
+#endif
