@@ -7,6 +7,7 @@
  * optional driver functions at the end of mt_db_driver). Changes:
  *   - first version.
  *   - MT_DB_NODES_ALL appended (a listing of the root).
+ *   - MT_DB_NODES_MOVE_BENEATH cuts where the server counts (no cut parameter).
  *   - MT_DB_VERSION_NEWEST appended (a memory's newest version, in one statement).
  *
  * The division of work:
@@ -127,8 +128,8 @@ typedef enum {
                                    lo < path < hi, ordered by path */
     MT_DB_NODES_DELETE_BENEATH, /* (tenant, lo, hi) */
     MT_DB_NODE_MOVE,            /* (tenant, from, to) */
-    MT_DB_NODES_MOVE_BENEATH,   /* (tenant, lo, hi, to_prefix, cut): path becomes
-                                   to_prefix || substr(path, cut) (1-based) */
+    MT_DB_NODES_MOVE_BENEATH,   /* (tenant, lo, hi, to_prefix): path becomes to_prefix ||
+                                   what follows lo's path ("d" of lo "d/"), its '/' first */
     MT_DB_NODES_COUNT,          /* (tenant) -> kind, count, total size; grouped by kind */
     /* contents(tenant, sha256, refs, data) */
     MT_DB_CONTENT_REF,   /* (tenant, sha256, delta): refs += delta; changes 0 when missing */

@@ -37,8 +37,11 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
         "DELETE FROM nodes WHERE tenant = ?1 AND path > ?2 AND path < ?3",
     [MT_DB_NODE_MOVE] = "UPDATE nodes SET path = ?3 WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODES_MOVE_BENEATH] =
-        "UPDATE nodes SET path = CAST(?4 AS TEXT) || substr(path, CAST(?5 AS INTEGER)) "
-        "WHERE tenant = ?1 AND path > ?2 AND path < ?3",
+        /* substr counts in the database's own units (characters in UTF-8,
+         * bytes in PostgreSQL's SQL_ASCII): measuring lo there too puts the
+         * cut on the '/' whatever they are. */
+    "UPDATE nodes SET path = CAST(?4 AS TEXT) || substr(path, length(CAST(?2 AS TEXT))) "
+    "WHERE tenant = ?1 AND path > ?2 AND path < ?3",
     [MT_DB_NODES_COUNT] = "SELECT kind, count(*), CAST(coalesce(sum(size), 0) AS BIGINT) "
                           "FROM nodes WHERE tenant = ?1 GROUP BY kind",
     [MT_DB_CONTENT_REF] = "UPDATE contents SET refs = refs + ?3 WHERE tenant = ?1 AND sha256 = ?2",

@@ -173,6 +173,7 @@ typedef struct {
     void *payload;
     uint64_t off, total;
     int last;
+    int stopped; /* the reader asked for no more */
 } read_args;
 
 static int piece_row(void *payload, const mt_db_value *cols, size_t ncols)
@@ -181,7 +182,11 @@ static int piece_row(void *payload, const mt_db_value *cols, size_t ncols)
     const char *p = ncols > 0 && cols[0].p ? cols[0].p : "";
     size_t len = ncols > 0 && cols[0].type != MT_DB_NULL ? cols[0].len : 0;
 
-    return a->cb(a->payload, p, len, a->off, a->last || a->off + len >= a->total);
+    int rc = a->cb(a->payload, p, len, a->off, a->last || a->off + len >= a->total);
+
+    if (rc == 1)
+        a->stopped = 1;
+    return rc;
 }
 
 static int read_in(mt_db *db, void *arg)
@@ -202,15 +207,11 @@ static int read_in(mt_db *db, void *arg)
         got = mt_db_exec(db, MT_DB_CONTENT_GET, v, 2, piece_row, a);
     } else {
         /* In pieces, each one substr() of the row, in one snapshot. */
-        for (got = 1; a->off < n.size && got > 0; a->off += MT_STORE_PIECE) {
+        for (got = 1; a->off < n.size && got > 0 && !a->stopped; a->off += MT_STORE_PIECE) {
             mt_db_value v[4] = {mt_db_text(db->tenant), mt_db_text(n.sha256),
                                 mt_db_int((int64_t)a->off + 1), mt_db_int(MT_STORE_PIECE)};
             got = mt_db_exec(db, MT_DB_CONTENT_PIECE, v, 4, piece_row, a);
-            if (got == 1 && a->off + MT_STORE_PIECE >= n.size)
-                break;
         }
-        if (got > 1) /* the callback asked to stop */
-            got = 1;
     }
     if (got < 0)
         return (int)got;
@@ -222,7 +223,7 @@ static int read_in(mt_db *db, void *arg)
 int mt_db_read_file(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
                     void *payload)
 {
-    read_args a = {size, path, whole, cb, payload, 0, 0, 0};
+    read_args a = {size, path, whole, cb, payload, 0, 0, 0, 0};
 
     *size = 0;
     if (!*path)
@@ -657,14 +658,9 @@ static int rename_in(mt_db_txn *t, void *arg)
         if ((rc = mt_db_beneath(&lo, &hi, a->from)) < 0)
             goto done;
         {
-            /* SQL's substr counts characters, not bytes (paths are UTF-8). */
-            int64_t chars = 0;
-            size_t j;
-            for (j = 0; j < from_len; j++)
-                chars += ((unsigned char)a->from[j] & 0xC0) != 0x80;
-            mt_db_value v[5] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi),
-                                mt_db_text(a->to), mt_db_int(chars + 1)};
-            k = mt_db_exec(db, MT_DB_NODES_MOVE_BENEATH, v, 5, NULL, NULL);
+            mt_db_value v[4] = {mt_db_text(db->tenant), mt_db_text(lo), mt_db_text(hi),
+                                mt_db_text(a->to)};
+            k = mt_db_exec(db, MT_DB_NODES_MOVE_BENEATH, v, 4, NULL, NULL);
         }
         free(lo);
         free(hi);
@@ -686,6 +682,8 @@ static int rename_in(mt_db_txn *t, void *arg)
         }
         memcpy(moved, a->to, tl);
         memcpy(moved + tl, l.v[i].path + from_len, rest + 1);
+        /* Not pruned here, as in the file store: a memory moved with its
+         * directory is cut back to its cap at its next change of its own. */
         if ((rc = mt_db_gap(t, l.v[i].path, l.v[i].memory_id, l.v[i].sha256, l.v[i].size)) == 0)
             rc = mt_db_record(t, MT_VERSION_MODIFIED, moved, l.v[i].path, l.v[i].memory_id,
                               l.v[i].sha256, l.v[i].size);

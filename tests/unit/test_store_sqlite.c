@@ -386,6 +386,39 @@ static void test_kill(void **state)
     }
 }
 
+/* A reader that says stop after its first piece gets no other. */
+static int first_piece_only(void *payload, const char *data, size_t len, uint64_t off, int last)
+{
+    (void)data;
+    (void)len;
+    (void)off;
+    (void)last;
+    ++*(int *)payload;
+    return 1;
+}
+
+static void test_read_stops(void **state)
+{
+    mt_store *st;
+    mt_store_op op;
+    uint64_t size;
+    size_t big = 3 * MT_STORE_PIECE + 17;
+    char *data = malloc(big);
+    int calls = 0;
+
+    (void)state;
+    assert_non_null(data);
+    memset(data, 'x', big);
+    assert_int_equal(mt_store_sqlite_open(&st, db_path, NULL, MT_DURABILITY_NONE), 0);
+    mt_store_op_init(&op);
+    assert_int_equal(st->create(st, &op, "big", data, big), 0);
+    assert_int_equal(st->read(st, &size, "big", 1024, first_piece_only, &calls), 0);
+    assert_int_equal(calls, 1);
+    assert_int_equal(size, big);
+    st->free(st);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +427,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_files_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_stops, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
