@@ -237,7 +237,6 @@ static int schema_version(sqlite3 *db)
 int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability)
 {
     char path[64];
-    const char *vfs;
     mt_hist *h = NULL;
     char *msg = NULL;
     int rc = 0, i, fd;
@@ -245,10 +244,6 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
     *out = NULL;
     if (sodium_init() < 0)
         return mt_error_set(MT_ERROR, "libsodium failed to start");
-    /* The VFS first: fork handlers that lock run in the reverse order of
-     * their registration, so a fork then takes the registry's lock before
-     * the VFS's, as closing an inherited connection does (drop_inherited). */
-    vfs = mt_hist_vfs_register() == 0 ? MT_HIST_VFS : NULL;
     pthread_once(&forks_once, watch_forks);
     pthread_mutex_lock(&registry_lock);
     drop_inherited();
@@ -287,7 +282,7 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
 
         if (sqlite3_open_v2(path, &h->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                            vfs) != SQLITE_OK) {
+                            NULL) != SQLITE_OK) {
             rc = h->db ? db_error(h, "cannot open it") : MT_ENOMEM;
             goto done;
         }

@@ -15,12 +15,6 @@
 
 typedef struct mt_hist mt_hist;
 
-/* The SQLite VFS the history opens its database with (hist_vfs.c): the
- * default one, but a commit's frames reach the write-ahead log in one
- * write. Registered once; -1 when it could not be (the default is used). */
-#define MT_HIST_VFS "memtool-history"
-int mt_hist_vfs_register(void);
-
 /* How a memory's file looked when its newest version was recorded: a file
  * that no longer looks so was changed outside memtool. */
 typedef struct {
