@@ -34,24 +34,6 @@ int mt_db_path_error(int code, const char *what, const char *rel)
     }
 }
 
-void mt_db_sha256(char out[65], const char *data, size_t len)
-{
-    unsigned char md[crypto_hash_sha256_BYTES];
-
-    crypto_hash_sha256(md, (const unsigned char *)data, len);
-    sodium_bin2hex(out, 65, md, sizeof(md));
-}
-
-void mt_db_new_memory_id(char id[24])
-{
-    unsigned char r[8];
-    char hex[17];
-
-    randombytes_buf(r, sizeof(r));
-    sodium_bin2hex(hex, sizeof(hex), r, sizeof(r));
-    snprintf(id, 24, "mem_%s", hex);
-}
-
 int mt_db_acquire(mt_db *db)
 {
     int rc;

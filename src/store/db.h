@@ -8,6 +8,7 @@
  *   - first version.
  *   - MT_DB_NODES_ALL appended (a listing of the root).
  *   - MT_DB_NODES_MOVE_BENEATH cuts where the server counts (no cut parameter).
+ *   - MT_DB_NODES_COUNT and MT_DB_CONTENT_SIZE removed (nothing used them).
  *   - MT_DB_VERSION_NEWEST appended (a memory's newest version, in one statement).
  *
  * The division of work:
@@ -130,12 +131,10 @@ typedef enum {
     MT_DB_NODE_MOVE,            /* (tenant, from, to) */
     MT_DB_NODES_MOVE_BENEATH,   /* (tenant, lo, hi, to_prefix): path becomes to_prefix ||
                                    what follows lo's path ("d" of lo "d/"), its '/' first */
-    MT_DB_NODES_COUNT,          /* (tenant) -> kind, count, total size; grouped by kind */
     /* contents(tenant, sha256, refs, data) */
     MT_DB_CONTENT_REF,   /* (tenant, sha256, delta): refs += delta; changes 0 when missing */
     MT_DB_CONTENT_PUT,   /* (tenant, sha256, data): a new row with refs 1 */
     MT_DB_CONTENT_DROP,  /* (tenant, sha256): delete when refs <= 0 */
-    MT_DB_CONTENT_SIZE,  /* (tenant, sha256) -> length(data) */
     MT_DB_CONTENT_PIECE, /* (tenant, sha256, start (1-based), len) -> substr(data, start, len) */
     /* versions(tenant, id, memory_id, op, path, previous_path, actor, at, sha256, size,
        redacted) */

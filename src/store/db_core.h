@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "db.h"
+#include "history.h"
 
 /*
  * One store handle: one connection, used by one thread at a time under
@@ -94,8 +95,6 @@ int mt_db_record(mt_db_txn *t, mt_version_op what, const char *path, const char 
 int mt_db_prune_memory(mt_db_txn *t, const char *memory_id);
 /* Versions past op->history_days go, at most once a minute per handle. */
 int mt_db_prune_days(mt_db_txn *t);
-void mt_db_new_memory_id(char id[24]);
-void mt_db_sha256(char out[65], const char *data, size_t len);
 
 /* The store functions, by file. */
 int mt_db_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path);

@@ -416,7 +416,7 @@ static int content_in(mt_db *db, void *arg)
     }
     if (rc == 0) {
         /* What comes back is what was kept: a damaged database says so. */
-        mt_db_sha256(sha, *c->out, *c->len);
+        mt_hist_sha256(sha, *c->out, *c->len);
         if (strcmp(sha, v.content_sha256) != 0)
             rc = mt_error_set(MT_EIO,
                               "the content of version %" PRId64

@@ -42,12 +42,9 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
          * cut on the '/' whatever they are. */
     "UPDATE nodes SET path = CAST(?4 AS TEXT) || substr(path, length(CAST(?2 AS TEXT))) "
     "WHERE tenant = ?1 AND path > ?2 AND path < ?3",
-    [MT_DB_NODES_COUNT] = "SELECT kind, count(*), CAST(coalesce(sum(size), 0) AS BIGINT) "
-                          "FROM nodes WHERE tenant = ?1 GROUP BY kind",
     [MT_DB_CONTENT_REF] = "UPDATE contents SET refs = refs + ?3 WHERE tenant = ?1 AND sha256 = ?2",
     [MT_DB_CONTENT_PUT] = "INSERT INTO contents(tenant, sha256, refs, data) VALUES (?1, ?2, 1, ?3)",
     [MT_DB_CONTENT_DROP] = "DELETE FROM contents WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 0",
-    [MT_DB_CONTENT_SIZE] = "SELECT length(data) FROM contents WHERE tenant = ?1 AND sha256 = ?2",
     [MT_DB_CONTENT_PIECE] = "SELECT substr(data, CAST(?3 AS INTEGER), CAST(?4 AS INTEGER)) "
                             "FROM contents WHERE tenant = ?1 AND sha256 = ?2",
     [MT_DB_VERSION_PUT] = "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, "

@@ -162,15 +162,8 @@ static const char schema[] =
     "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);"
     "INSERT INTO meta VALUES ('schema', '1');";
 
-static int schema_row(void *p, int n, char **v, char **names)
-{
-    (void)names;
-    if (n > 0 && v[0])
-        *(long *)p = strtol(v[0], NULL, 10);
-    return 0;
-}
-
-static int count_row(void *p, int n, char **v, char **names)
+/* The first column of a row as a number (a count, a schema version). */
+static int long_row(void *p, int n, char **v, char **names)
 {
     (void)names;
     if (n > 0 && v[0])
@@ -188,7 +181,7 @@ static int check_schema(mt_db_conn *c)
     sqlite3_busy_timeout(c->db, READ_BUSY_MS);
     if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
         goto sqlite_fail;
-    if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", count_row, &tables, &msg) !=
+    if (sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", long_row, &tables, &msg) !=
         SQLITE_OK)
         goto sqlite_fail;
     if (tables == 0) {
@@ -197,7 +190,7 @@ static int check_schema(mt_db_conn *c)
             goto sqlite_fail;
         return 0;
     }
-    if (sqlite3_exec(c->db, "SELECT value FROM meta WHERE key = 'schema'", schema_row, &version,
+    if (sqlite3_exec(c->db, "SELECT value FROM meta WHERE key = 'schema'", long_row, &version,
                      &msg) != SQLITE_OK ||
         version <= 0) {
         rc = mt_error_set(MT_EINVAL,

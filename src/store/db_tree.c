@@ -281,11 +281,11 @@ static int create_in(mt_db_txn *t, void *arg)
         return rc;
     if (missing && (rc = make_parents(t, a->path, first)) < 0)
         return rc;
-    mt_db_sha256(sha, a->data, a->len);
+    mt_hist_sha256(sha, a->data, a->len);
     if (t->op->memory_id)
         snprintf(id, sizeof(id), "%s", t->op->memory_id);
     else
-        mt_db_new_memory_id(id);
+        mt_hist_new_memory_id(id);
     if ((rc = mt_db_content_ref(t, sha, a->data, a->len)) < 0 ||
         (rc = put_file(t, a->path, id, sha, a->len)) < 0)
         return rc;
@@ -386,7 +386,7 @@ static int edit_in(mt_db_txn *t, void *arg)
     }
     if ((rc = mt_db_quota(t, a->path, (int64_t)out_len - (int64_t)now.len, 0, 0)) < 0)
         goto done;
-    mt_db_sha256(sha, out, out_len);
+    mt_hist_sha256(sha, out, out_len);
     {
         mt_db_value v[4] = {mt_db_text(t->db->tenant), mt_db_text(a->path), mt_db_text(sha),
                             mt_db_int((int64_t)out_len)};

@@ -617,7 +617,7 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
     return 1;
 }
 
-static void new_memory_id(char id[24])
+void mt_hist_new_memory_id(char id[24])
 {
     unsigned char r[8];
     char hex[17];
@@ -646,7 +646,7 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         memcpy(sha, was.sha256, sizeof(sha));
         size = was.size;
     } else if (e->op == MT_VERSION_CREATED) {
-        new_memory_id(id);
+        mt_hist_new_memory_id(id);
     } else {
         return 0; /* nothing known of it: nothing to record */
     }

@@ -75,6 +75,9 @@ int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id);
 /* Erase a version's content and path (within a transaction of its own). */
 int mt_hist_redact(mt_hist *h, int64_t id);
 
+/* A new memory id: "mem_" and 16 random hex digits. */
+void mt_hist_new_memory_id(char id[24]);
+
 /* SHA-256 of data as lowercase hex. */
 void mt_hist_sha256(char out[65], const char *data, size_t len);
 
