@@ -1,0 +1,89 @@
+/*
+ * Search text: how memories and queries become words, the same way for every
+ * store, so that a query finds the same memories on each.
+ *
+ * A word is a run of letters and digits, folded: lowercase, Latin letters
+ * without their accents (é is e, ß is ss, æ is ae), Greek without tonos, ё as
+ * е, fullwidth ASCII as ASCII; combining marks are dropped. Chinese, Japanese
+ * and Korean text has no spaces between words, so a run of it is cut into
+ * overlapping pairs of characters ("日本語" is 日本, 本語), and a query's run
+ * into the same pairs as a phrase; a lone character stays a word of its own.
+ * Everything else (punctuation, symbols, emoji) separates words. A word is
+ * at most MT_SEARCH_WORD_MAX bytes once folded: longer runs are cut there,
+ * the same way in a memory and in a query.
+ *
+ * A query is words, "phrases in quotes" and prefixes (word*), all of which
+ * must appear in a memory for it to match.
+ */
+#ifndef MT_SEARCH_TEXT_H
+#define MT_SEARCH_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/buf.h"
+
+#define MT_SEARCH_WORD_MAX   64   /* bytes of one folded word */
+#define MT_SEARCH_QUERY_MAX  1000 /* bytes of a query */
+#define MT_SEARCH_TERMS_MAX  16   /* words, phrases and prefixes in a query */
+#define MT_SEARCH_PHRASE_MAX 32   /* words in one phrase */
+
+/* A word found in text: its folded bytes (not NUL-terminated, valid until the
+ * callback returns) and where it was, as byte offsets into the text. */
+typedef struct {
+    const char *word;
+    size_t len;
+    size_t start, end;
+} mt_search_word;
+
+/* Called for each word in order; return 0 to go on, anything else to stop
+ * the walk with that value. */
+typedef int (*mt_search_word_cb)(void *payload, const mt_search_word *w);
+
+/* Cut text into words. Bytes that are not UTF-8 separate words. */
+int mt_search_words(const char *text, size_t len, mt_search_word_cb cb, void *payload);
+
+/* What a store indexes for a memory: its words, each followed by one space. */
+int mt_search_index_text(mt_buf *out, const char *text, size_t len);
+
+/* One term of a query: words that must appear in this order, next to each
+ * other; with `prefix`, the last one may be the start of a longer word. */
+typedef struct {
+    char **words;
+    size_t count;
+    int prefix;
+} mt_search_term;
+
+typedef struct {
+    mt_search_term *terms;
+    size_t count;
+} mt_search_query;
+
+/* Parse a query. MT_EINVAL with a message naming the problem: an empty query,
+ * a quote left open, a * that does not end a word, a query with no words, one
+ * too long or with too many terms. Free with mt_search_query_free. */
+int mt_search_query_parse(mt_search_query **out, const char *query, size_t len);
+void mt_search_query_free(mt_search_query *q);
+
+/* The query for SQLite FTS5 (over mt_search_index_text's words, with the
+ * ascii tokenizer), and as a PostgreSQL tsquery (for to_tsquery('simple',...)). */
+int mt_search_fts5_match(mt_buf *out, const mt_search_query *q);
+int mt_search_tsquery(mt_buf *out, const mt_search_query *q);
+
+/* Where a query's terms occur in a memory's text, for showing a hit: the
+ * lines (1-based, ascending, at most max_lines of them kept), how many times
+ * any term occurs, and the first occurrence's byte range. */
+typedef struct {
+    uint32_t *lines;
+    size_t line_count;
+    int more_lines; /* lines beyond max_lines had matches too */
+    uint64_t occurrences;
+    int found;
+    size_t first_start, first_end;
+} mt_search_matches;
+
+int mt_search_match(mt_search_matches *out, const mt_search_query *q, const char *text, size_t len,
+                    size_t max_lines);
+void mt_search_matches_dispose(mt_search_matches *m);
+
+#endif
