@@ -268,6 +268,39 @@ MT_EXTERN(int)
 mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_migrate_cb cb,
                   void *payload);
 
+/*
+ * Search: memories ranked by how well they match a query of words, "phrases
+ * in quotes" and prefixes (deploy*), all of which must occur. Case, Latin
+ * accents and ё/е do not matter; Chinese, Japanese and Korean are matched
+ * by pairs of characters. The store's index is brought up to date first, so
+ * an edit made outside memtool is found as the file is now.
+ */
+typedef struct {
+    char *path;      /* a request path ("/memories/notes.md") */
+    double score;    /* higher ranks first; comparable within one search */
+    uint32_t *lines; /* lines (1-based, ascending) where a term occurs, at most 20 */
+    size_t line_count;
+    int more_lines;   /* terms occur on more lines than those */
+    uint64_t matches; /* occurrences of the terms in the memory */
+    uint32_t line;    /* the snippet's line: the first match's */
+    char *before;     /* the snippet: text before the first match on its line, */
+    char *match;      /* the match, */
+    char *after;      /* and text after it (each valid UTF-8, cut short with "...") */
+} mt_search_hit;
+
+typedef struct {
+    const char *path; /* search at or beneath this directory (a request path); NULL: /memories */
+    size_t limit;     /* at most this many hits (1 to 100); 0: 10 */
+} mt_search_options;
+
+/* Hits, best first; none is not an error. MT_EINVAL names what is wrong with
+ * the query (empty, a quote left open, a misplaced *) or the path; MT_ENOSYS
+ * when the store cannot search. Free with mt_search_hits_free. */
+MT_EXTERN(int)
+mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *mem, const char *query,
+                 const mt_search_options *opts);
+MT_EXTERN(void) mt_search_hits_free(mt_search_hit *hits, size_t count);
+
 /* The text of one tool result; text is NUL-terminated and valid UTF-8. */
 typedef struct {
     char *text;

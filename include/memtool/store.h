@@ -123,6 +123,32 @@ typedef int (*mt_read_cb)(void *payload, const char *data, size_t len, uint64_t 
  */
 typedef int (*mt_walk_cb)(void *payload, const char *path, mt_node_type type, uint64_t size);
 
+/*
+ * A search, parsed (see mt_memory_search): terms that must all occur in a
+ * memory, each some words in a row, the last a prefix when `prefix` is set.
+ * Words are folded as memtool folds a memory's text (lowercase, accents off,
+ * CJK in pairs), so a store that indexes those words finds the same memories
+ * as any other.
+ */
+typedef struct {
+    char **words;
+    size_t count;
+    int prefix;
+} mt_search_term;
+
+typedef struct {
+    mt_search_term *terms;
+    size_t count;
+} mt_search_query;
+
+/* A memory a search found: its store path and rank (higher ranks first). */
+typedef struct {
+    char *path;
+    double score;
+} mt_store_hit;
+
+MT_EXTERN(void) mt_store_hits_free(mt_store_hit *hits, size_t count);
+
 /* Version 2 made the store responsible for the limits and for the locking
  * that keeps changes linearizable; a version 1 store could do neither across
  * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe.
@@ -130,8 +156,9 @@ typedef int (*mt_walk_cb)(void *payload, const char *path, mt_node_type type, ui
  * fields of mt_store_op); a version 2 store still works, without history:
  * the history calls fail with MT_ENOSYS and preconditions with MT_EINVAL.
  * Version 4 added `walk` (a version 3 store works without it: what needs a
- * whole-store walk, such as migrating it, fails with MT_ENOSYS). */
-#define MT_STORE_VERSION 4
+ * whole-store walk, such as migrating it, fails with MT_ENOSYS). Version 5
+ * added `search` (NULL in a store without it: a search fails with MT_ENOSYS). */
+#define MT_STORE_VERSION 5
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
@@ -203,6 +230,15 @@ struct mt_store {
      * names. Not a snapshot: a walk sees changes made while it runs.
      */
     int (*walk)(mt_store *st, const char *path, mt_walk_cb cb, void *payload);
+
+    /*
+     * Since version 5: the memories at or beneath path ("" all) in which
+     * every term of q occurs, best first, at most `limit` (> 0). What was
+     * changed outside memtool is found as it is now, never as it was: a
+     * store brings its index up to date before it answers.
+     */
+    int (*search)(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
+                  const char *path, size_t limit);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);

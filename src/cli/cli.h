@@ -66,6 +66,7 @@ int mt_cmd_run(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_log(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_show(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_cat(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_search(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_store(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_diff(const mt_cli *cli, int argc, char **argv);

@@ -27,6 +27,7 @@ static const mt_cli_command commands[] = {
     {"delete", mt_cmd_delete, "delete a file or directory"},
     {"rename", mt_cmd_rename, "rename or move a file or directory"},
     {"cat", mt_cmd_cat, "print a file's exact content"},
+    {"search", mt_cmd_search, "find memories by words, best match first"},
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
     {"chat", mt_cmd_chat, "talk with Claude, which keeps its memory in the store"},

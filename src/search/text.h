@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <memtool/store.h>
+
 #include "lib/buf.h"
 
 #define MT_SEARCH_WORD_MAX   64   /* bytes of one folded word */
@@ -45,19 +47,6 @@ int mt_search_words(const char *text, size_t len, mt_search_word_cb cb, void *pa
 
 /* What a store indexes for a memory: its words, each followed by one space. */
 int mt_search_index_text(mt_buf *out, const char *text, size_t len);
-
-/* One term of a query: words that must appear in this order, next to each
- * other; with `prefix`, the last one may be the start of a longer word. */
-typedef struct {
-    char **words;
-    size_t count;
-    int prefix;
-} mt_search_term;
-
-typedef struct {
-    mt_search_term *terms;
-    size_t count;
-} mt_search_query;
 
 /* Parse a query. MT_EINVAL with a message naming the problem: an empty query,
  * a quote left open, a * that does not end a word, a query with no words, one

@@ -313,9 +313,11 @@ static void fs_free(mt_store *st)
     if (!fs)
         return;
     mt_fs_hist_close(fs);
+    mt_fs_search_close(fs);
     close(fs->root_fd);
     mt_fs_state_close(fs);
     pthread_mutex_destroy(&fs->lock);
+    pthread_mutex_destroy(&fs->search_lock);
     free(fs);
 }
 
@@ -397,6 +399,13 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
         rc = mt_error_set(MT_ENOMEM, "cannot make a lock for %s", root);
         goto done;
     }
+    if (pthread_mutex_init(&fs->search_lock, NULL) != 0) {
+        pthread_mutex_destroy(&fs->lock);
+        free(fs);
+        fs = NULL;
+        rc = mt_error_set(MT_ENOMEM, "cannot make a lock for %s", root);
+        goto done;
+    }
     fs->state_fd = -1;
     fs_boot_id(fs->boot_id);
     fs->base.version = MT_STORE_VERSION;
@@ -415,6 +424,7 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.redact = mt_fs_redact;
     fs->base.catch_up = mt_fs_catch_up;
     fs->base.walk = mt_fs_walk;
+    fs->base.search = mt_fs_search;
     fs->root_fd = fd;
     fs->durability = durability;
     fd = -1;

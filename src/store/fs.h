@@ -27,11 +27,14 @@ typedef struct {
     unsigned state_forks; /* the forks counted when it was opened (fs_state.c) */
     dev_t state_dev;      /* and which file it is */
     ino_t state_ino;
-    char boot_id[40];     /* this boot's id: a counter written in another boot is recounted */
-    struct mt_hist *hist; /* the history database, opened at the first change that records */
-    unsigned hist_forks;  /* the forks counted when it was opened: a child opens its own */
-    int hist_active;      /* a change in progress records versions (its transaction is open) */
-    char hist_error[256]; /* why the history could not be kept, for the front ends to say */
+    char boot_id[40];       /* this boot's id: a counter written in another boot is recounted */
+    struct mt_hist *hist;   /* the history database, opened at the first change that records */
+    unsigned hist_forks;    /* the forks counted when it was opened: a child opens its own */
+    int hist_active;        /* a change in progress records versions (its transaction is open) */
+    char hist_error[256];   /* why the history could not be kept, for the front ends to say */
+    struct mt_hist *search; /* the search index's connection to the same database */
+    unsigned search_forks;  /* the forks counted when it was opened */
+    pthread_mutex_t search_lock; /* one search of this handle at a time brings it up to date */
 } mt_fs;
 
 /* The store's own directory, beside the memories: the lock and the usage
@@ -136,6 +139,20 @@ void mt_fs_dir_dispose(mt_dir *d);
 
 /* Every node beneath rel, hidden names included (fs_each.c). */
 int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload);
+
+/* The same walk, with each node's stat (NULL for MT_NODE_OTHER never looked at). */
+typedef int (*mt_fs_stat_cb)(void *payload, const char *path, mt_node_type type,
+                             const struct stat *sb);
+int mt_fs_walk_stat(mt_fs *fs, const char *rel, mt_fs_stat_cb cb, void *payload);
+
+/* Search (fs_search.c): an index beside the history, brought up to date by
+ * each search from the files' inode, size and modification time. */
+int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
+                 const char *path, size_t limit);
+void mt_fs_search_close(mt_fs *fs);
+
+/* Open (creating) a database in the store's own directory. */
+int mt_fs_hist_open_db(struct mt_hist **out, mt_fs *fs);
 
 /* Open rel (a normalised relative path; "" is the root) beneath dirfd with
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |

@@ -17,6 +17,7 @@
 
 typedef struct {
     mt_walk_cb cb;
+    mt_fs_stat_cb stat_cb; /* instead of cb, when set */
     void *payload;
     mt_buf path;
 } each_state;
@@ -62,7 +63,9 @@ static int each_dir(each_state *s, int dirfd, unsigned depth)
             type = MT_NODE_FILE;
         else if (S_ISDIR(sb.st_mode))
             type = MT_NODE_DIR;
-        rc = s->cb(s->payload, s->path.ptr, type, type == MT_NODE_FILE ? (uint64_t)sb.st_size : 0);
+        rc = s->stat_cb ? s->stat_cb(s->payload, s->path.ptr, type, &sb)
+                        : s->cb(s->payload, s->path.ptr, type,
+                                type == MT_NODE_FILE ? (uint64_t)sb.st_size : 0);
         if (rc == 0 && type == MT_NODE_DIR) {
             int fd = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
             /* Removed, or swapped for a link or a file, since it was looked
@@ -82,22 +85,34 @@ static int each_dir(each_state *s, int dirfd, unsigned depth)
     return rc;
 }
 
-int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload)
+static int walk(mt_fs *fs, const char *rel, each_state *s)
 {
-    mt_fs *fs = (mt_fs *)st;
-    each_state s = {cb, payload, MT_BUF_INIT};
     int fd, rc;
 
     fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return mt_fs_error(-fd, "cannot walk", rel);
-    if (mt_buf_grow(&s.path, 256) < 0 || mt_buf_puts(&s.path, rel) < 0) {
+    if (mt_buf_grow(&s->path, 256) < 0 || mt_buf_puts(&s->path, rel) < 0) {
         rc = mt_error_set(MT_ENOMEM, "out of memory walking the store");
         goto done;
     }
-    rc = each_dir(&s, fd, 0);
+    rc = each_dir(s, fd, 0);
 done:
     close(fd);
-    mt_buf_dispose(&s.path);
+    mt_buf_dispose(&s->path);
     return rc;
+}
+
+int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload)
+{
+    each_state s = {cb, NULL, payload, MT_BUF_INIT};
+
+    return walk((mt_fs *)st, rel, &s);
+}
+
+int mt_fs_walk_stat(mt_fs *fs, const char *rel, mt_fs_stat_cb cb, void *payload)
+{
+    each_state s = {NULL, cb, payload, MT_BUF_INIT};
+
+    return walk(fs, rel, &s);
 }

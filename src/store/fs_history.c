@@ -31,23 +31,30 @@ static void hist_fail(mt_fs *fs, mt_store_op *op)
     op->history_error = fs->hist_error;
 }
 
-static int hist_open(mt_fs *fs)
+int mt_fs_hist_open_db(struct mt_hist **out, mt_fs *fs)
 {
     int dirfd, rc;
+
+    if (mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
+        return mt_error_set(MT_EIO, "cannot make the store's own directory: %s", strerror(errno));
+    dirfd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED, O_RDONLY | O_DIRECTORY, 0);
+    if (dirfd < 0)
+        return mt_error_set(MT_EIO, "cannot open the store's own directory: %s", strerror(-dirfd));
+    rc = mt_hist_open(out, dirfd, HISTORY_DB, fs->durability);
+    close(dirfd);
+    return rc;
+}
+
+static int hist_open(mt_fs *fs)
+{
+    int rc;
 
     if (fs->hist && fs->hist_forks == mt_fs_forks())
         return 0;
     /* A child of a fork leaves its parent's connection alone (closing it
      * could drop the parent's locks) and opens its own. */
     fs->hist = NULL;
-    if (mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
-        return mt_error_set(MT_EIO, "cannot make the store's own directory: %s", strerror(errno));
-    dirfd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED, O_RDONLY | O_DIRECTORY, 0);
-    if (dirfd < 0)
-        return mt_error_set(MT_EIO, "cannot open the store's own directory: %s", strerror(-dirfd));
-    rc = mt_hist_open(&fs->hist, dirfd, HISTORY_DB, fs->durability);
-    close(dirfd);
-    if (rc == 0)
+    if ((rc = mt_fs_hist_open_db(&fs->hist, fs)) == 0)
         fs->hist_forks = mt_fs_forks();
     return rc;
 }

@@ -376,6 +376,11 @@ done:
     return rc;
 }
 
+struct sqlite3 *mt_hist_sqlite(mt_hist *h)
+{
+    return h->db;
+}
+
 void mt_hist_close(mt_hist *h)
 {
     mt_hist **p;

@@ -75,6 +75,10 @@ int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id);
 /* Erase a version's content and path (within a transaction of its own). */
 int mt_hist_redact(mt_hist *h, int64_t id);
 
+/* The database itself, for what keeps its own tables beside the history
+ * (the search index); used under the same rules as the handle. */
+struct sqlite3 *mt_hist_sqlite(mt_hist *h);
+
 /* A new memory id: "mem_" and 16 random hex digits. */
 void mt_hist_new_memory_id(char id[24]);
 

@@ -1,0 +1,132 @@
+/* memtool search QUERY: memories ranked by relevance, with where they match. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "history_ui.h"
+#include "lib/text.h"
+
+static const char help[] =
+    "usage: memtool [options] search QUERY [--path DIR] [--limit N] [--json]\n\n"
+    "The memories that hold every word of QUERY, best match first, each with the lines\n"
+    "where its words occur and the first of them shown. A query is words, \"phrases in\n"
+    "quotes\" and prefixes (deploy*); case, Latin accents and ё/е do not matter; Chinese,\n"
+    "Japanese and Korean are matched by pairs of characters.\n\n"
+    "Options:\n"
+    "  --path DIR   search at or beneath DIR (default /memories)\n"
+    "  --limit N    at most N memories, 1 to 100 (default 10)\n"
+    "  --json       one JSON object: query, path, hits (path, score, lines, more_lines,\n"
+    "               matches, snippet: line, before, match, after)\n";
+
+static json_t *hit_json(const mt_search_hit *h)
+{
+    json_t *lines = json_array(), *o;
+    size_t i;
+
+    for (i = 0; i < h->line_count; i++)
+        json_array_append_new(lines, json_integer(h->lines[i]));
+    o = json_pack("{s:s, s:f, s:o, s:b, s:I}", "path", h->path, "score", h->score, "lines", lines,
+                  "more_lines", h->more_lines, "matches", (json_int_t)h->matches);
+    if (o && h->match)
+        json_object_set_new(o, "snippet",
+                            json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)h->line, "before",
+                                      h->before, "match", h->match, "after", h->after));
+    return o;
+}
+
+static void print_hit(const mt_search_hit *h, int tty)
+{
+    size_t i;
+
+    printf("%s%s%s", tty ? "\033[1m" : "", h->path, tty ? "\033[0m" : "");
+    for (i = 0; i < h->line_count; i++)
+        printf("%s%u", i ? ", " : h->line_count > 1 ? " (lines " : " (line ", h->lines[i]);
+    printf("%s\n", h->line_count ? (h->more_lines ? ", ...)" : ")") : "");
+    /* Marked in colour on a terminal, with ** elsewhere (text a person or
+     * a model reads either way). */
+    if (h->match)
+        printf("  %u: %s%s%s%s%s\n", h->line, h->before, tty ? "\033[1;31m" : "**", h->match,
+               tty ? "\033[0m" : "**", h->after);
+}
+
+int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"path", required_argument, NULL, 'p'},
+        {"limit", required_argument, NULL, 'n'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mt_search_options so = {NULL, 0};
+    mt_search_hit *hits = NULL;
+    mt_memory *mem = NULL;
+    size_t count = 0, i;
+    uint64_t n;
+    int json = 0, c, status;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            so.path = optarg;
+            break;
+        case 'n':
+            if (mt_text_parse_size(&n, optarg) < 0 || strpbrk(optarg, "KMGkmg") || n == 0 ||
+                n > 100)
+                return mt_cli_usage_error("search",
+                                          "--limit needs a number from 1 to 100, not '%s'", optarg);
+            so.limit = (size_t)n;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        default:
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1)
+        return mt_cli_usage_error("search", "give one QUERY (quote it in the shell: "
+                                            "memtool search 'deploy script')");
+    if (!(mem = mt_cli_open(cli)))
+        return MT_EXIT_USAGE;
+    if (mt_memory_search(&hits, &count, mem, argv[optind], &so) < 0) {
+        status = mt_error_last()->code == MT_EINVAL
+                     ? mt_cli_usage_error("search", "%s", mt_error_last()->message)
+                     : mt_cli_fail("search");
+        goto done;
+    }
+    if (json) {
+        json_t *arr = json_array(), *o;
+
+        for (i = 0; i < count; i++)
+            json_array_append_new(arr, hit_json(&hits[i]));
+        o = json_pack("{s:s, s:s, s:o}", "query", argv[optind], "path",
+                      so.path ? so.path : "/memories", "hits", arr);
+        if (!o || json_dumpf(o, stdout, JSON_COMPACT) < 0) {
+            json_decref(o);
+            status = mt_cli_usage_error("search", "out of memory");
+            goto done;
+        }
+        json_decref(o);
+        putchar('\n');
+    } else if (count == 0) {
+        printf("No memories match.\n");
+    } else {
+        int tty = isatty(STDOUT_FILENO);
+
+        for (i = 0; i < count; i++)
+            print_hit(&hits[i], tty);
+    }
+    status = fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_TOOL;
+done:
+    mt_search_hits_free(hits, count);
+    mt_memory_free(mem);
+    return status;
+}

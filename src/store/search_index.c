@@ -1,0 +1,305 @@
+/* The search index in SQLite, brought up to date when searched (see search_index.h). */
+#include "search_index.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/text.h"
+
+/* The index's own tables: which memory each row of words is, and the words.
+ * Created on first use; a store's other tables never refer to them. */
+static const char SCHEMA[] =
+    "CREATE TABLE IF NOT EXISTS search_docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,"
+    " stamp TEXT NOT NULL);"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, tokenize='ascii');";
+
+/* Rows at or beneath ?1 ("" all): '/' sorts just before '0'. */
+#define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"
+
+enum { Q_DOCS, Q_PUT, Q_WORDS_DEL, Q_WORDS_PUT, Q_DOC_DEL, Q_FIND, Q_COUNT };
+
+static const char *const SQL[Q_COUNT] = {
+    [Q_DOCS] = "SELECT id, path, stamp FROM search_docs WHERE " BENEATH("path") " ORDER BY path",
+    [Q_PUT] = "INSERT INTO search_docs(path, stamp) VALUES(?1, ?2) ON CONFLICT(path) DO UPDATE "
+              "SET stamp = excluded.stamp RETURNING id",
+    [Q_WORDS_DEL] = "DELETE FROM search_words WHERE rowid = ?1",
+    [Q_WORDS_PUT] = "INSERT INTO search_words(rowid, words) VALUES(?1, ?2)",
+    [Q_DOC_DEL] = "DELETE FROM search_docs WHERE id = ?1",
+    [Q_FIND] = "SELECT d.path, bm25(search_words) FROM search_words JOIN search_docs d"
+               " ON d.id = search_words.rowid WHERE search_words MATCH ?2 AND " BENEATH(
+                   "d.path") " ORDER BY bm25(search_words), d.path LIMIT ?3",
+};
+
+typedef struct {
+    sqlite3 *db;
+    sqlite3_stmt *st[Q_COUNT];
+} index_conn;
+
+static int db_error(sqlite3 *db, const char *what)
+{
+    return mt_error_set(MT_EIO, "search index: cannot %s: %s", what, sqlite3_errmsg(db));
+}
+
+/* A memory to index again (id 0: new) or to forget (doc NULL). */
+typedef struct {
+    const mt_search_doc *doc;
+    sqlite3_int64 id;
+} todo;
+
+/* A batch is written once this much text was read, or this many memories. */
+#define BATCH_BYTES (16 * 1024 * 1024)
+#define BATCH_DOCS  64
+
+static int step_done(index_conn *c, sqlite3_stmt *s, const char *what)
+{
+    int rc = sqlite3_step(s);
+
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : db_error(c->db, what);
+}
+
+/* Write one memory's words (words NULL: forget it). */
+static int write_one(index_conn *c, const todo *t, const char *words, size_t len)
+{
+    sqlite3_int64 id = t->id;
+    int rc;
+
+    if (id) {
+        sqlite3_bind_int64(c->st[Q_WORDS_DEL], 1, id);
+        if ((rc = step_done(c, c->st[Q_WORDS_DEL], "forget old words")) < 0)
+            return rc;
+    }
+    if (!words) {
+        if (!id)
+            return 0;
+        sqlite3_bind_int64(c->st[Q_DOC_DEL], 1, id);
+        return step_done(c, c->st[Q_DOC_DEL], "forget a memory");
+    }
+    sqlite3_bind_text(c->st[Q_PUT], 1, t->doc->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->st[Q_PUT], 2, t->doc->stamp, -1, SQLITE_STATIC);
+    if (sqlite3_step(c->st[Q_PUT]) != SQLITE_ROW) {
+        sqlite3_reset(c->st[Q_PUT]);
+        return db_error(c->db, "record a memory");
+    }
+    id = sqlite3_column_int64(c->st[Q_PUT], 0);
+    sqlite3_reset(c->st[Q_PUT]);
+    /* Another search may have indexed it meanwhile: its words go first. */
+    if (!t->id) {
+        sqlite3_bind_int64(c->st[Q_WORDS_DEL], 1, id);
+        if ((rc = step_done(c, c->st[Q_WORDS_DEL], "forget old words")) < 0)
+            return rc;
+    }
+    sqlite3_bind_int64(c->st[Q_WORDS_PUT], 1, id);
+    sqlite3_bind_text(c->st[Q_WORDS_PUT], 2, words, (int)len, SQLITE_STATIC);
+    return step_done(c, c->st[Q_WORDS_PUT], "index a memory");
+}
+
+/* Read and cut a batch into words, then write it in one short transaction:
+ * from t, as many memories as BATCH_DOCS and BATCH_BYTES allow (*used). */
+static int write_batch(size_t *used, index_conn *c, const todo *t, size_t n, mt_search_read_fn read,
+                       void *payload)
+{
+    mt_buf *words = NULL, content = MT_BUF_INIT;
+    int *have = NULL;
+    size_t i, bytes = 0;
+    int rc = 0;
+
+    if (n > BATCH_DOCS)
+        n = BATCH_DOCS;
+    if (!(words = calloc(n, sizeof(*words))) || !(have = calloc(n, sizeof(*have)))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory indexing memories");
+        goto done;
+    }
+    for (i = 0; i < n && bytes < BATCH_BYTES; i++) {
+        if (!t[i].doc)
+            continue;
+        mt_buf_truncate(&content, 0);
+        /* A memory that cannot be read now (gone, or no longer a file) is
+         * left out; the next search tries it again if it is back. */
+        if (read(payload, &content, t[i].doc->path, MT_SEARCH_INDEX_CAP) < 0)
+            continue;
+        if ((rc = mt_buf_putc(&words[i], ' ')) < 0 ||
+            (rc = mt_search_index_text(&words[i], content.ptr ? content.ptr : "", content.len)) < 0)
+            goto done;
+        have[i] = 1;
+        bytes += words[i].len;
+    }
+    n = i;
+    if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_error(c->db, "begin a transaction");
+        goto done;
+    }
+    for (i = 0; i < n && rc == 0; i++)
+        rc = write_one(c, &t[i], have[i] ? words[i].ptr : NULL, have[i] ? words[i].len : 0);
+    if (rc == 0 && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_error(c->db, "commit");
+    if (rc < 0)
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    for (i = 0; words && i < n; i++)
+        mt_buf_dispose(&words[i]);
+    free(words);
+    free(have);
+    mt_buf_dispose(&content);
+    *used = n;
+    return rc;
+}
+
+/* What differs between the index and docs, by a merge of the two in path order. */
+static int plan(todo **out, size_t *count, index_conn *c, const mt_search_doc *docs, size_t n,
+                const char *path)
+{
+    sqlite3_stmt *s = c->st[Q_DOCS];
+    todo *t = NULL, *grown;
+    size_t i = 0, k = 0, cap = 0;
+    int rc = 0, step, cmp;
+
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    step = sqlite3_step(s);
+    while (step == SQLITE_ROW || i < n) {
+        const char *ipath = step == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 1) : NULL;
+        todo next = {NULL, 0};
+
+        if (step == SQLITE_ROW && !ipath) {
+            rc = db_error(c->db, "read the index");
+            goto done;
+        }
+        cmp = !ipath ? -1 : i == n ? 1 : strcmp(docs[i].path, ipath);
+        if (cmp < 0) {
+            next.doc = &docs[i++]; /* new since the last search */
+        } else {
+            if (cmp == 0) {
+                const char *stamp = (const char *)sqlite3_column_text(s, 2);
+
+                if (!stamp || strcmp(stamp, docs[i].stamp) != 0) {
+                    next.doc = &docs[i];
+                    next.id = sqlite3_column_int64(s, 0);
+                }
+                i++;
+            } else {
+                next.id = sqlite3_column_int64(s, 0); /* gone */
+            }
+            step = sqlite3_step(s);
+        }
+        if (!next.doc && !next.id)
+            continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 64;
+            if (!(grown = realloc(t, cap * sizeof(*t)))) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory indexing memories");
+                goto done;
+            }
+            t = grown;
+        }
+        t[k++] = next;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_error(c->db, "read the index");
+done:
+    sqlite3_reset(s);
+    if (rc < 0) {
+        free(t);
+        t = NULL;
+        k = 0;
+    }
+    *out = t;
+    *count = k;
+    return rc;
+}
+
+static int sync_docs(index_conn *c, const mt_search_doc *docs, size_t n, mt_search_read_fn read,
+                     void *payload, const char *path)
+{
+    todo *t = NULL;
+    size_t k = 0, at = 0, used = 0;
+    int rc;
+
+    if ((rc = plan(&t, &k, c, docs, n, path)) < 0)
+        goto done;
+    for (at = 0; at < k && rc == 0; at += used)
+        rc = write_batch(&used, c, t + at, k - at, read, payload);
+done:
+    free(t);
+    return rc;
+}
+
+static int find(mt_store_hit **out, size_t *count, index_conn *c, const mt_search_query *q,
+                const char *path, size_t limit)
+{
+    sqlite3_stmt *s = c->st[Q_FIND];
+    mt_buf match = MT_BUF_INIT;
+    mt_store_hit *hits = NULL;
+    size_t n = 0;
+    int rc, step;
+
+    if ((rc = mt_search_fts5_match(&match, q)) < 0)
+        goto done;
+    if (!(hits = calloc(limit, sizeof(*hits)))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory searching");
+        goto done;
+    }
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, match.ptr, (int)match.len, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)limit);
+    while (n < limit && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *p = (const char *)sqlite3_column_text(s, 0);
+
+        if (!p || !(hits[n].path = strdup(p))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory searching");
+            goto done;
+        }
+        /* bm25() is smaller for better matches */
+        hits[n++].score = -sqlite3_column_double(s, 1);
+    }
+    if (n < limit && step != SQLITE_DONE)
+        rc = db_error(c->db, "search");
+done:
+    sqlite3_reset(s);
+    mt_buf_dispose(&match);
+    if (rc < 0) {
+        mt_store_hits_free(hits, n);
+        hits = NULL;
+        n = 0;
+    }
+    *out = hits;
+    *count = n;
+    return rc;
+}
+
+int mt_search_index_run(mt_store_hit **out, size_t *count, sqlite3 *db, const mt_search_doc *docs,
+                        size_t n, mt_search_read_fn read, void *payload, const mt_search_query *q,
+                        const char *path, size_t limit)
+{
+    index_conn c = {db, {NULL}};
+    size_t i;
+    int rc = 0;
+
+    *out = NULL;
+    *count = 0;
+    if (sqlite3_exec(db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_error(db, "make its tables");
+        goto done;
+    }
+    for (i = 0; i < Q_COUNT; i++) {
+        if (sqlite3_prepare_v2(db, SQL[i], -1, &c.st[i], NULL) != SQLITE_OK) {
+            rc = db_error(db, "prepare a statement");
+            goto done;
+        }
+    }
+    if ((rc = sync_docs(&c, docs, n, read, payload, path)) == 0)
+        rc = find(out, count, &c, q, path, limit);
+done:
+    for (i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(c.st[i]);
+    return rc;
+}
+
+void mt_store_hits_free(mt_store_hit *hits, size_t count)
+{
+    size_t i;
+
+    for (i = 0; hits && i < count; i++)
+        free(hits[i].path);
+    free(hits);
+}

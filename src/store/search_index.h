@@ -1,0 +1,48 @@
+/*
+ * A search index in a SQLite database (FTS5 over memtool's own words, see
+ * search/text.h), for a store without a search engine of its own: the file
+ * store keeps it beside its history.
+ *
+ * It is brought up to date when searched, not when written: every memory
+ * comes with a stamp that changes whenever its content does (the file
+ * store's is the file's inode, size and modification time), and a search
+ * first indexes again what changed since the last one, by memtool or by
+ * anyone else, and forgets what is gone. So writes pay nothing for it, and a
+ * search never answers from a stale index.
+ */
+#ifndef MT_STORE_SEARCH_INDEX_H
+#define MT_STORE_SEARCH_INDEX_H
+
+#include <stddef.h>
+
+#include <memtool/store.h>
+
+#include "lib/buf.h"
+
+struct sqlite3;
+
+/* A memory as it is now. */
+typedef struct {
+    char *path;
+    char stamp[96];
+} mt_search_doc;
+
+/* The most of one memory that is indexed: words past it are not found. */
+#define MT_SEARCH_INDEX_CAP (8 * 1024 * 1024)
+
+/* Append the content of the memory at path to out, at most `cap` bytes of
+ * it; MT_ENOTFOUND (or any error about the file itself) when it cannot be
+ * read: it is then left out of the index. */
+typedef int (*mt_search_read_fn)(void *payload, mt_buf *out, const char *path, size_t cap);
+
+/*
+ * Bring the index up to docs (the memories at or beneath path, "" all,
+ * sorted by path in byte order) and answer the query there. Short write
+ * transactions, a batch of memories each, so the database's other users
+ * (the history) never wait long.
+ */
+int mt_search_index_run(mt_store_hit **out, size_t *count, struct sqlite3 *db,
+                        const mt_search_doc *docs, size_t n, mt_search_read_fn read, void *payload,
+                        const mt_search_query *q, const char *path, size_t limit);
+
+#endif
