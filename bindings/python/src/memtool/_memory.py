@@ -93,6 +93,21 @@ def _version_id(value: Any) -> int:
     return _int("version id", value, 1, _I64)
 
 
+def _json_kind(value: Any) -> str:
+    """What a decoded JSON scalar is, in the library's words (mt_json_kind)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    raise TypeError("a tool input is a JSON value, not %s" % type(value).__name__)
+
+
 def encode_input(value: Any) -> bytes:
     """A tool input as JSON text for the library. A str holding a lone
     surrogate (JSON's "\\ud800" read by json.loads) goes as an escape, which
@@ -279,6 +294,16 @@ class Memory:
                             "'/memories'}, not %s" % type(input).__name__)
         return self.call_json(encode_input(dict(input)))
 
+    def call_value(self, value: Any) -> Result:
+        """Run a decoded JSON value as a tool input, as a tool_use block's
+        input: anything but an object gets the library's error result."""
+        if isinstance(value, Mapping):
+            return self.call(value)
+        if isinstance(value, (list, tuple)):
+            return self.call_json(encode_input(list(value)))
+        kind = _json_kind(value)
+        return Result("Error: The tool input must be a JSON object, not %s" % kind, True)
+
     def tool_result(self, block: Mapping[str, Any]) -> Dict[str, Any]:
         """Answer a Messages API tool_use block (or a bare tool input) with a
         tool_result block, as mt_memory_tool_result does."""
@@ -296,7 +321,7 @@ class Memory:
             elif "input" not in block:
                 res = Result("Error: The tool_use block has no `input`", True)
             else:
-                res = self.call_json(encode_input(block["input"]))
+                res = self.call_value(block["input"])
         else:
             res = self.call_json(encode_input(dict(block)))
         out: Dict[str, Any] = {"type": "tool_result"}

@@ -131,8 +131,8 @@ class MemtoolMemoryTool(_SyncBase):  # type: ignore[misc,valid-type]
     def call(self, input: object) -> str:  # type: ignore[override]
         """Run a tool_use block's input: its text, or ToolError with the
         error's text. The input goes to the library as it came, so a malformed
-        one gets the library's own error result."""
-        return _text_or_raise(self._memory.call(input))  # type: ignore[arg-type]
+        one (not even an object) gets the library's own error result."""
+        return _text_or_raise(self._memory.call_value(input))
 
     def execute(self, command: Any) -> str:
         return _text_or_raise(self._memory.call(_command_input(command, None)))
@@ -224,9 +224,7 @@ class AsyncMemtoolMemoryTool(_AsyncBase):  # type: ignore[misc,valid-type]
         return _text_or_raise(await _in_thread(self._memory.call, input))
 
     async def call(self, input: object) -> str:  # type: ignore[override]
-        if not isinstance(input, Mapping):
-            raise TypeError("a tool input is a mapping, not %s" % type(input).__name__)
-        return await self._run(dict(input))
+        return _text_or_raise(await _in_thread(self._memory.call_value, input))
 
     async def execute(self, command: Any) -> str:
         return await self._run(_command_input(command, None))
