@@ -334,7 +334,6 @@ class Memory:
     # ---- reading the store ----
 
     def _bytes_out(self, fn: Any, *args: Any) -> bytes:
-        lib = _lib.load()
         ptr, size = c_void_p(), c_size_t()
         handle = self._enter()
         try:
