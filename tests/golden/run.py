@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run golden test files against `memtool call`, on any store.
 
-    run.py [--store file|sqlite|postgresql] MEMTOOL FILE.test...
+    run.py [--store file|sqlite|postgresql] [--via cli|python] MEMTOOL FILE.test...
 
 Every case runs on every store with the same expected output, byte for byte:
 file (a directory), sqlite (a database file) or postgresql (the server named
@@ -51,6 +51,15 @@ JSON string, for results holding control characters.
 
 Each file runs in a fresh, empty store, and no MEMTOOL_* variable of the
 caller's environment reaches the memtool under test.
+
+--via python runs every `>` and `!` call through the Python binding
+(bindings/python) in this process instead of `memtool call` (via_python.py:
+MemtoolMemoryTool.call, or Memory.tool_result for a tool_use block, with the
+`@` options as mt_options; libmemtool from MEMTOOL_LIBRARY), with the same
+expected output. `?` calls stay on the command: they test `memtool call`'s own
+argument and input checks (bad options, input that is not one JSON object),
+which the binding replaces with Python exceptions. The other steps (`+ - / =
+~ | $`) set up and check the store with the command, as without --via.
 """
 import json
 import os
@@ -235,7 +244,7 @@ def what_is(memtool, kind, sargs, store, rel):
     return "error: " + r.stderr.decode("utf-8", "replace").strip()
 
 
-def run_file(memtool, path, kind="file"):
+def run_file(memtool, path, kind="file", via="cli"):
     failures = []
     root = tempfile.mkdtemp(prefix="memtool-golden-")
     store = os.path.join(root, "store")
@@ -245,6 +254,10 @@ def run_file(memtool, path, kind="file"):
         return [f"{os.path.basename(path)}: a case for {' '.join(stores_of(path))} only, "
                 f"run on {kind}"]
     sargs = store_args(memtool, kind, root, store, path)
+    binding = None
+    if via == "python":
+        import via_python
+        binding = via_python.Caller(sargs)
     try:
         for kind_, arg, expected, line in parse(path):
             where = f"{os.path.basename(path)}:{line}"
@@ -300,6 +313,18 @@ def run_file(memtool, path, kind="file"):
                 got = content_of(memtool, kind, sargs, store, rel)
                 if got != want:
                     failures.append(f"{where}: {rel} holds {got!r}, expected {want!r}")
+            elif binding is not None and step != "?":
+                try:
+                    status, out = binding.call(opts, arg)
+                except via_python.Unsupported as e:
+                    failures.append(f"{where}: cannot go through the binding: {e}")
+                    continue
+                if status != EXIT[step]:
+                    failures.append(f"{where}: is_error {bool(status)}, expected "
+                                    f"{bool(EXIT[step])}\n  input:  {arg!r}\n  result: {out!r}")
+                elif out != expected:
+                    failures.append(f"{where}: wrong output through the binding\n  input:    "
+                                    f"{arg!r}\n  expected: {expected!r}\n  got:      {out!r}")
             else:
                 r = subprocess.run([memtool, *sargs, *opts, "call"], input=arg,
                                    capture_output=True, timeout=60, env=clean_env())
@@ -314,6 +339,8 @@ def run_file(memtool, path, kind="file"):
                     failures.append(f"{where}: a usage error prints nothing on stdout and says "
                                     f"why on stderr; got {r.stdout!r} / {r.stderr!r}")
     finally:
+        if binding is not None:
+            binding.close()
         subprocess.run(["chmod", "-R", "u+rwx", root])
         shutil.rmtree(root, ignore_errors=True)
     return failures
@@ -321,16 +348,20 @@ def run_file(memtool, path, kind="file"):
 
 def main():
     args = sys.argv[1:]
-    kind = "file"
-    if args[:1] == ["--store"] and len(args) > 1:
-        kind = args[1]
+    kind, via = "file", "cli"
+    while args[:1] in (["--store"], ["--via"]) and len(args) > 1:
+        if args[0] == "--store":
+            kind = args[1]
+        else:
+            via = args[1]
         args = args[2:]
-    if kind not in STORES or len(args) < 2:
-        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] MEMTOOL FILE.test...")
+    if kind not in STORES or via not in ("cli", "python") or len(args) < 2:
+        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] [--via cli|python] "
+                         "MEMTOOL FILE.test...")
     memtool, files = args[0], args[1:]
     failed = 0
     for path in files:
-        failures = run_file(memtool, path, kind)
+        failures = run_file(memtool, path, kind, via)
         for f in failures:
             print(f"FAIL {f}")
         failed += bool(failures)
