@@ -309,3 +309,24 @@ def test_library_found_each_way(tmp_path, library, way):
         """ % (way, tmp_path / "store"), env)
     assert r.returncode == 0, r.stderr
     assert r.stdout == VIEW_ROOT + "0B\t/memories\n"
+
+
+def test_search(tmp_path):
+    with memtool.Memory(tmp_path / "memories") as m:
+        m.call({"command": "create", "path": "/memories/ops/deploy.md",
+                "file_text": "The deploy script\nruns nightly; deploy again\n"})
+        m.call({"command": "create", "path": "/memories/notes.md", "file_text": "Кафе\n"})
+        hits = m.search("deploy")
+        assert hits == [memtool.SearchHit(path="/memories/ops/deploy.md", score=hits[0].score,
+                                          lines=[1, 2], more_lines=False, matches=2, line=1,
+                                          before="The ", match="deploy", after=" script")]
+        assert hits[0].score > 0
+        assert [h.path for h in m.search("кафе", path="/memories")] == ["/memories/notes.md"]
+        assert m.search("deploy", path="/memories/ops", limit=1)[0].lines == [1, 2]
+        assert m.search("absent") == []
+        with pytest.raises(memtool.InvalidArgumentError, match="not closed"):
+            m.search('"open')
+        with pytest.raises(TypeError):
+            m.search(42)
+        with pytest.raises(ValueError):
+            m.search("x", limit=0)

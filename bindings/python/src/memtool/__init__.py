@@ -17,7 +17,7 @@ from ._errors import (BusyError, ClosedError, ConflictError, ExistsError, Invali
                       LibraryNotFoundError, LimitError, MemtoolError, NotFoundError,
                       NotSupportedError, ToolError)
 from ._lib import OPTIONS_VERSION
-from ._memory import Memory, Result, Usage, Version
+from ._memory import Memory, Result, SearchHit, Usage, Version
 from ._tool import HAVE_SDK, AsyncMemtoolMemoryTool, MemtoolMemoryTool
 
 __version__ = "0.1.0"
@@ -26,5 +26,5 @@ __all__ = [
     "AsyncMemtoolMemoryTool", "BusyError", "ClosedError", "ConflictError", "ExistsError",
     "HAVE_SDK", "InvalidArgumentError", "LibraryNotFoundError", "LimitError", "Memory",
     "MemtoolError", "MemtoolMemoryTool", "NotFoundError", "NotSupportedError", "OPTIONS_VERSION",
-    "Result", "ToolError", "Usage", "Version",
+    "Result", "SearchHit", "ToolError", "Usage", "Version",
 ]

@@ -90,6 +90,25 @@ class _LogQuery(Structure):
     ]
 
 
+class _SearchHit(Structure):
+    _fields_ = [
+        ("path", c_char_p),
+        ("score", ctypes.c_double),
+        ("lines", POINTER(ctypes.c_uint32)),
+        ("line_count", c_size_t),
+        ("more_lines", c_int),
+        ("matches", c_uint64),
+        ("line", ctypes.c_uint32),
+        ("before", c_char_p),
+        ("match", c_char_p),
+        ("after", c_char_p),
+    ]
+
+
+class _SearchOptions(Structure):
+    _fields_ = [("path", c_char_p), ("limit", c_size_t)]
+
+
 _P = c_void_p  # mt_memory *
 
 _SIGNATURES = {
@@ -114,6 +133,9 @@ _SIGNATURES = {
     "mt_memory_sha256": (c_int, [c_char * 65, _P, c_char_p]),
     "mt_memory_history_warning": (c_char_p, [_P]),
     "mt_memory_set_actor": (c_int, [_P, c_char_p]),
+    "mt_memory_search": (c_int, [POINTER(POINTER(_SearchHit)), POINTER(c_size_t), _P, c_char_p,
+                                 POINTER(_SearchOptions)]),
+    "mt_search_hits_free": (None, [POINTER(_SearchHit), c_size_t]),
 }
 
 

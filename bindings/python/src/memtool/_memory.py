@@ -122,6 +122,20 @@ def encode_input(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
+@dataclass(frozen=True)
+class SearchHit:
+    """A memory a search found: where, how well, and the first match."""
+    path: str
+    score: float
+    lines: List[int]
+    more_lines: bool
+    matches: int
+    line: int
+    before: Optional[str]
+    match: Optional[str]
+    after: Optional[str]
+
+
 class Memory:
     """A memtool store, open: run tool inputs and read and change history.
 
@@ -367,6 +381,39 @@ class Memory:
         finally:
             self._leave()
         return Usage(u.bytes, u.files, u.dirs)
+
+    # ---- search ----
+
+    def search(self, query: str, *, path: Optional[str] = None,
+               limit: Optional[int] = None) -> List[SearchHit]:
+        """Memories holding every term of query (words, "phrases", prefix*),
+        best first, at or beneath the directory path (default /memories), at
+        most limit (1 to 100, default 10)."""
+        opts = _lib._SearchOptions()
+        q = _text("query", query)
+        opts.path = _opt_text("path", path)
+        if limit is not None:
+            opts.limit = _int("limit", limit, 1, 100)
+        lib = _lib.load()
+        arr = ctypes.POINTER(_lib._SearchHit)()
+        count = c_size_t()
+        handle = self._enter()
+        try:
+            self._raise_if(lib.mt_memory_search(byref(arr), byref(count), handle, q, byref(opts)))
+        finally:
+            self._leave()
+
+        def s(b: Optional[bytes]) -> Optional[str]:
+            return None if b is None else b.decode("utf-8", "replace")
+
+        try:
+            return [SearchHit(path=s(h.path) or "", score=h.score,
+                              lines=[h.lines[k] for k in range(h.line_count)],
+                              more_lines=bool(h.more_lines), matches=h.matches, line=h.line,
+                              before=s(h.before), match=s(h.match), after=s(h.after))
+                    for h in (arr[i] for i in range(count.value))]
+        finally:
+            lib.mt_search_hits_free(arr, count)
 
     # ---- history ----
 
