@@ -75,6 +75,9 @@ int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id);
 /* Erase a version's content and path (within a transaction of its own). */
 int mt_hist_redact(mt_hist *h, int64_t id);
 
+/* How many versions are kept. */
+int mt_hist_count(mt_hist *h, uint64_t *out);
+
 /* A new memory id: "mem_" and 16 random hex digits. */
 void mt_hist_new_memory_id(char id[24]);
 
