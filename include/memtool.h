@@ -301,6 +301,83 @@ mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *mem, const char 
                  const mt_search_options *opts);
 MT_EXTERN(void) mt_search_hits_free(mt_search_hit *hits, size_t count);
 
+/*
+ * Expiry. The store records each memory's last access: a view of the file
+ * or a change of it (a directory listing is none), coarsely (to within
+ * MT_ACCESS_GRAIN_MS, a minute, of memtool/store.h). mt_memory_gc deletes
+ * the memories idle at least idle_ms; each deletion is a change like any
+ * other (with history on, a version: the memory can be restored), and is
+ * made only if the memory is still idle at that instant, so a memory viewed
+ * after gc found it is kept. Paths here are request paths.
+ */
+typedef struct {
+    uint64_t idle_ms;  /* at least MT_GC_MIN_IDLE_MS */
+    const char *path;  /* only at or beneath this ("/memories/old"); NULL: all */
+    int dry_run;       /* report what would go, delete nothing */
+    int64_t now_ms;    /* "now" for idle times (reproducible runs); 0: the clock */
+    const char *actor; /* who the deletions are recorded as; NULL: the handle's */
+} mt_gc_options;
+
+/* The shortest idle time gc takes: a recorded access may be a grain old. */
+#define MT_GC_MIN_IDLE_MS 60000
+
+typedef enum {
+    MT_GC_PLAN = 1, /* the store was listed: files and bytes idle are known */
+    MT_GC_EXPIRED,  /* path deleted (dry run: would be) */
+    MT_GC_KEPT,     /* path was accessed (or changed) after it was found idle: kept */
+    MT_GC_FAILED    /* path could not be deleted: message says why */
+} mt_gc_event_kind;
+
+typedef struct {
+    uint64_t files, bytes;     /* in the store (at or beneath the path), from the listing */
+    uint64_t idle, idle_bytes; /* of those, idle at least idle_ms */
+    uint64_t expired, expired_bytes, kept, failed;
+} mt_gc_stats;
+
+typedef struct {
+    mt_gc_event_kind kind;
+    const char *path;       /* a request path; NULL for PLAN */
+    uint64_t size;          /* the file's bytes */
+    int64_t last_access_ms; /* ms since the epoch */
+    uint64_t idle_ms;       /* how long it had been idle, at now_ms */
+    const char *message;    /* FAILED: why; else NULL */
+    const mt_gc_stats *stats;
+} mt_gc_event;
+
+/* Return 0 to go on, anything else to stop between two files (MT_ESTOPPED). */
+typedef int (*mt_gc_cb)(void *payload, const mt_gc_event *e);
+
+/* Delete (or, dry run, list) the memories idle at least opts->idle_ms,
+ * oldest access first. cb may be NULL. MT_ENOSYS for a store without
+ * expiry (store interface before version 5). */
+MT_EXTERN(int)
+mt_memory_gc(mt_gc_stats *out, mt_memory *mem, const mt_gc_options *opts, mt_gc_cb cb,
+             void *payload);
+
+/* One memory in mt_stats' lists. */
+typedef struct {
+    char *path; /* a request path */
+    uint64_t size;
+    int64_t last_access_ms, modified_ms;
+} mt_stats_file;
+
+#define MT_STATS_TOP 5
+
+typedef struct {
+    mt_usage usage; /* what the store holds (its counter) */
+    uint64_t max_file_size, max_store_size, max_files, max_dirs; /* the handle's limits */
+    mt_stats_file largest[MT_STATS_TOP];                         /* biggest first */
+    mt_stats_file oldest[MT_STATS_TOP]; /* least recently created or edited first */
+    mt_stats_file idlest[MT_STATS_TOP]; /* least recently accessed first */
+    size_t nlargest, noldest, nidlest;
+    int has_versions;  /* the store keeps history */
+    uint64_t versions; /* versions kept */
+} mt_stats;
+
+/* The store at a glance; free with mt_stats_dispose. */
+MT_EXTERN(int) mt_memory_stats(mt_stats *out, mt_memory *mem);
+MT_EXTERN(void) mt_stats_dispose(mt_stats *stats);
+
 /* The text of one tool result; text is NUL-terminated and valid UTF-8. */
 typedef struct {
     char *text;

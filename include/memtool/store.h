@@ -92,6 +92,10 @@ typedef struct {
     char current_sha256[65];   /* out, on MT_ECONFLICT: the content's now ("" none) */
     int64_t version;           /* out: the newest version the change recorded (0 none) */
     const char *history_error; /* out: why no version could be recorded (NULL: none failed) */
+    /* Since version 5: expiry. */
+    int64_t idle_before_ms; /* in: a remove takes only a file last accessed before this
+                               (ms since the epoch); a file accessed at or after it, or a
+                               directory, changes nothing: MT_ECONFLICT. 0: no condition */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -149,6 +153,24 @@ typedef struct {
 
 MT_EXTERN(void) mt_store_hits_free(mt_store_hit *hits, size_t count);
 
+/*
+ * Since version 5: a file's last access, in milliseconds since the epoch:
+ * the newest of its last change (a create, an edit, a rename of the file
+ * itself) and its last view. A view records it coarsely: a store writes the
+ * time only when the one it holds is more than MT_ACCESS_GRAIN_MS older, so
+ * viewing a memory costs at most one small, unsynced write per grain, and
+ * a recorded last access is exact to within a grain. Moving a directory is
+ * no access of the files in it (their times move with them).
+ */
+#define MT_ACCESS_GRAIN_MS 60000
+
+/* A file of a listing of last accesses: its store path, size, last access
+ * and last change of content (a create or an edit; ms since the epoch).
+ * Return 0 to go on, or a negative code to stop with it; it must not call
+ * the store. */
+typedef int (*mt_idle_cb)(void *payload, const char *path, uint64_t size, int64_t last_access_ms,
+                          int64_t modified_ms);
+
 /* Version 2 made the store responsible for the limits and for the locking
  * that keeps changes linearizable; a version 1 store could do neither across
  * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe.
@@ -156,8 +178,11 @@ MT_EXTERN(void) mt_store_hits_free(mt_store_hit *hits, size_t count);
  * fields of mt_store_op); a version 2 store still works, without history:
  * the history calls fail with MT_ENOSYS and preconditions with MT_EINVAL.
  * Version 4 added `walk` (a version 3 store works without it: what needs a
- * whole-store walk, such as migrating it, fails with MT_ENOSYS). Version 5
- * added `search` (NULL in a store without it: a search fails with MT_ENOSYS). */
+ * whole-store walk, such as migrating it, fails with MT_ENOSYS).
+ * Version 5 added expiry: `touch`, `idle`, `version_count` and
+ * mt_store_op.idle_before_ms (a version 4 store works without it: expiry
+ * and the touch of a view fail with MT_ENOSYS, which a view ignores),
+ * and `search` (NULL in a store without it: a search fails with MT_ENOSYS). */
 #define MT_STORE_VERSION 5
 
 struct mt_store {
@@ -230,6 +255,22 @@ struct mt_store {
      * names. Not a snapshot: a walk sees changes made while it runs.
      */
     int (*walk)(mt_store *st, const char *path, mt_walk_cb cb, void *payload);
+
+    /*
+     * Since version 5: expiry (see MT_ACCESS_GRAIN_MS).
+     *
+     * touch: the file at path was viewed at now_ms. Written only when the
+     * recorded last access is older than now_ms - MT_ACCESS_GRAIN_MS, never
+     * synced, never waiting on another view. A directory is MT_EISDIR,
+     * nothing there MT_ENOTFOUND. A view touches before it reads, so that a
+     * remove with idle_before_ms ordered after the view sees it.
+     */
+    int (*touch)(mt_store *st, const char *path, int64_t now_ms);
+    /* Every regular file at or beneath path ("" all), with its last access,
+     * in byte order of paths; like walk, not a snapshot. */
+    int (*idle)(mt_store *st, const char *path, mt_idle_cb cb, void *payload);
+    /* How many versions the history keeps (MT_ENOSYS without history). */
+    int (*version_count)(mt_store *st, uint64_t *out);
 
     /*
      * Since version 5: the memories at or beneath path ("" all) in which

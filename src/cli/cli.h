@@ -11,6 +11,10 @@ typedef struct {
     mt_options opts;
     int actor_given; /* --actor or MEMTOOL_ACTOR: front ends keep it as is */
     int where_from;  /* whence store or root: 1 the environment, 2 the command line */
+    /* --expire-after or MEMTOOL_EXPIRE_AFTER: what the long-running front ends
+     * (serve, mcp, chat, run) delete when idle that long; 0: nothing */
+    uint64_t expire_after_ms;
+    const char *expire_after; /* as given, for messages */
 } mt_cli;
 
 /* Exit statuses: the tool reported an error, or the command line/input was unusable. */
@@ -52,6 +56,30 @@ int mt_cli_wants_help(int argc, char **argv);
 /* Seconds with up to three decimals ("5", "0.25") as milliseconds. */
 int mt_cli_parse_seconds(uint64_t *ms, const char *s);
 
+/* A duration: numbers with units s, m, h, d, w ("30d", "1d12h"); zero,
+ * junk and more than 100 years are MT_EINVAL with the reason. */
+int mt_cli_parse_duration(uint64_t *ms, const char *s);
+/* "3d 4h", "2h 5m", "40s": an idle time, coarsely. */
+void mt_cli_format_duration(char *out, size_t size, uint64_t ms);
+/* RFC 3339 UTC with milliseconds. */
+void mt_cli_format_time(char *out, size_t size, int64_t ms);
+
+/* The expiry policy of a long-running front end: gc at start and then every
+ * tenth of the idle time (at most an hour), only between commands. */
+typedef struct {
+    mt_memory *mem;
+    uint64_t after_ms;
+    const char *after_text;
+    const char *actor; /* "gc", or NULL for the --actor given */
+    const char *name;  /* the front end, for messages */
+    int64_t next_ms;   /* when the next run is due (0: now) */
+} mt_cli_expiry;
+
+/* Run it now (a failure is reported on stderr and returned). */
+int mt_cli_expire(mt_cli_expiry *x);
+/* Run it when due; returns the milliseconds until the next run. */
+long mt_cli_expiry_tick(void *ctx);
+
 int mt_cmd_call(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_view(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_create(const mt_cli *cli, int argc, char **argv);
@@ -73,6 +101,8 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_undo(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_redact(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_gc(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_stats(const mt_cli *cli, int argc, char **argv);
 
 /* A version id from the command line ("42"): 0, or a usage error printed. */
 int mt_cli_parse_version(int64_t *out, const char *name, const char *s);

@@ -34,6 +34,7 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
     mt_agent_view view;
     mt_agent_ui ui;
     mt_prompt prompt;
+    mt_cli_expiry expiry;
     char *line;
     int status, tty = isatty(STDIN_FILENO);
 
@@ -47,6 +48,12 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         return mt_cli_usage_error("chat", "takes no arguments (did you mean memtool run?)");
     if ((status = mt_agent_session_open(&s, cli, &o, "chat")) != 0)
         return status;
+    memset(&expiry, 0, sizeof(expiry));
+    expiry.mem = s.mem;
+    expiry.after_ms = cli->expire_after_ms;
+    expiry.after_text = cli->expire_after;
+    expiry.actor = cli->actor_given ? NULL : "gc";
+    expiry.name = "chat";
     memset(&prompt, 0, sizeof(prompt));
     memset(&view, 0, sizeof(view));
     view.out = stdout;
@@ -70,6 +77,9 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         int rc;
 
         mt_agent_interrupted = 0;
+        /* The expiry policy runs between turns, never during one. */
+        if (expiry.after_ms)
+            mt_cli_expiry_tick(&expiry);
         if (tty) {
             fputs("> ", stdout);
             fflush(stdout);

@@ -135,4 +135,11 @@ done:
     mt_agent_session_close(&s);
     free(prompt);
     return status;
+    if (cli->expire_after_ms) {
+        /* The expiry policy, before the task: never in the middle of it. */
+        mt_cli_expiry x = {
+            s.mem, cli->expire_after_ms, cli->expire_after, cli->actor_given ? NULL : "gc", "run",
+            0};
+        mt_cli_expire(&x);
+    }
 }

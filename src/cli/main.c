@@ -39,6 +39,8 @@ static const mt_cli_command commands[] = {
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
     {"redact", mt_cmd_redact, "erase a version's content and path for good"},
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
+    {"gc", mt_cmd_gc, "delete the memories nobody viewed or changed for a while"},
+    {"stats", mt_cmd_stats, "the store at a glance: usage, limits, largest and idlest"},
     {"store", mt_cmd_store, "store upgrade URL: bring a store's schema to this memtool's"},
 };
 
@@ -76,6 +78,9 @@ static void usage(FILE *out)
             "  --history-days N        days a version is kept, 0 forever\n"
             "                          (MEMTOOL_HISTORY_DAYS; 90)\n"
             "  --audit FILE            append a JSON line per tool call to FILE (MEMTOOL_AUDIT)\n"
+            "  --expire-after DURATION serve, mcp, chat and run delete memories idle that long\n"
+            "                          (30d, 12h; at start, then between commands)\n"
+            "                          (MEMTOOL_EXPIRE_AFTER; off)\n"
             "  -h, --help              this help; `memtool <command> --help` for a command\n"
             "  --version               the version\n"
             "Sizes take a K, M or G suffix (powers of 1024).\n");
@@ -142,6 +147,21 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
             cli->opts.history_days = (unsigned)n;
         return 0;
     }
+    if (strcmp(name, "expire-after") == 0) {
+        if (strcmp(value, "off") == 0) {
+            cli->expire_after_ms = 0;
+            return 0;
+        }
+        if (mt_cli_parse_duration(&cli->expire_after_ms, value) < 0)
+            return mt_cli_usage_error(NULL, "--expire-after: %s", mt_error_last()->message);
+        if (cli->expire_after_ms < MT_GC_MIN_IDLE_MS)
+            return mt_cli_usage_error(NULL,
+                                      "--expire-after: '%s' is under a minute, the grain of "
+                                      "recorded access: give 1m or more",
+                                      value);
+        cli->expire_after = value;
+        return 0;
+    }
     if (strcmp(name, "durability") == 0) {
         if (mt_durability_parse(&cli->opts.durability, value) < 0)
             return mt_cli_usage_error(NULL, "--durability: %s", mt_error_last()->message);
@@ -194,6 +214,7 @@ static const struct {
     {"history-keep", "MEMTOOL_HISTORY_KEEP"},
     {"history-days", "MEMTOOL_HISTORY_DAYS"},
     {"audit", "MEMTOOL_AUDIT"},
+    {"expire-after", "MEMTOOL_EXPIRE_AFTER"},
 };
 
 int main(int argc, char **argv)
@@ -214,6 +235,7 @@ int main(int argc, char **argv)
         {"history-keep", required_argument, NULL, 0},
         {"history-days", required_argument, NULL, 0},
         {"audit", required_argument, NULL, 0},
+        {"expire-after", required_argument, NULL, 0},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -274,6 +296,7 @@ int main(int argc, char **argv)
         cli.opts.actor = strcmp(sub, "serve") == 0     ? "serve"
                          : strcmp(sub, "mcp") == 0     ? "mcp"
                          : strcmp(sub, "migrate") == 0 ? "migrate"
+                         : strcmp(sub, "gc") == 0      ? "gc"
                                                        : "cli";
     }
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *name, const char *help,
@@ -14,6 +15,7 @@ int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *nam
         {NULL, 0, NULL, 0},
     };
     mt_server_handler h;
+    mt_cli_expiry expiry;
     mt_memory *mem;
     size_t max_line = 0;
     int c, rc;
@@ -35,7 +37,19 @@ int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *nam
     signal(SIGPIPE, SIG_IGN);
     if (!(mem = mt_cli_open(cli)))
         return MT_EXIT_USAGE;
+    memset(&h, 0, sizeof(h));
     bind(&h, mem, state);
+    if (cli->expire_after_ms) {
+        /* The expiry policy: between lines only, never during one. */
+        expiry.mem = mem;
+        expiry.after_ms = cli->expire_after_ms;
+        expiry.after_text = cli->expire_after;
+        expiry.actor = cli->actor_given ? NULL : "gc";
+        expiry.name = name;
+        expiry.next_ms = 0;
+        h.between = mt_cli_expiry_tick;
+        h.between_ctx = &expiry;
+    }
     rc = mt_server_run(STDIN_FILENO, STDOUT_FILENO, &h, max_line);
     if (rc < 0)
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);

@@ -4,9 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <memtool/store.h>
+
 #include "cli.h"
+#include "lib/memory.h"
 #include "input.h"
 #include "store/url.h"
 
@@ -183,4 +187,106 @@ int mt_cli_parse_seconds(uint64_t *ms, const char *s)
         return -1;
     *ms = whole * 1000 + frac;
     return 0;
+}
+
+int mt_cli_parse_duration(uint64_t *ms, const char *s)
+{
+    static const struct {
+        char unit;
+        uint64_t ms;
+    } units[] = {{'s', 1000}, {'m', 60000}, {'h', 3600000}, {'d', 86400000}, {'w', 604800000}};
+    /* A hundred years: longer is a typo, and sums stay far from overflow. */
+    const uint64_t most = (uint64_t)36525 * 86400000;
+    uint64_t total = 0;
+    const char *p = s;
+
+    if (!s || !*s)
+        return mt_error_set(MT_EINVAL, "no duration given: use a number and a unit, e.g. 30d");
+    while (*p) {
+        uint64_t n = 0;
+        const char *start = p;
+        size_t i;
+
+        for (; *p >= '0' && *p <= '9'; p++)
+            n = n > most ? n : n * 10 + (uint64_t)(*p - '0');
+        if (p == start)
+            return mt_error_set(MT_EINVAL,
+                                "'%s' is not a duration: use numbers with units s, m, h, d or w "
+                                "(e.g. 30d, 12h, 1d12h)",
+                                s);
+        for (i = 0; i < sizeof(units) / sizeof(units[0]) && units[i].unit != *p; i++)
+            ;
+        if (i == sizeof(units) / sizeof(units[0]))
+            return mt_error_set(MT_EINVAL,
+                                "'%s' is not a duration: each number needs a unit, s, m, h, d or "
+                                "w (e.g. 30d, 12h, 1d12h)",
+                                s);
+        if (n > most / units[i].ms || total + n * units[i].ms > most)
+            return mt_error_set(MT_EINVAL, "'%s' is too long a duration: at most 100 years", s);
+        total += n * units[i].ms;
+        p++;
+    }
+    if (total == 0)
+        return mt_error_set(MT_EINVAL, "'%s' is no time at all: give a duration above zero", s);
+    *ms = total;
+    return 0;
+}
+
+void mt_cli_format_duration(char *out, size_t size, uint64_t ms)
+{
+    uint64_t s = ms / 1000;
+
+    if (s >= 86400)
+        snprintf(out, size, "%llud %lluh", (unsigned long long)(s / 86400),
+                 (unsigned long long)(s % 86400 / 3600));
+    else if (s >= 3600)
+        snprintf(out, size, "%lluh %llum", (unsigned long long)(s / 3600),
+                 (unsigned long long)(s % 3600 / 60));
+    else if (s >= 60)
+        snprintf(out, size, "%llum %llus", (unsigned long long)(s / 60),
+                 (unsigned long long)(s % 60));
+    else
+        snprintf(out, size, "%llus", (unsigned long long)s);
+}
+
+void mt_cli_format_time(char *out, size_t size, int64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+int mt_cli_expire(mt_cli_expiry *x)
+{
+    mt_gc_options o;
+    mt_gc_stats st;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    o.idle_ms = x->after_ms;
+    o.actor = x->actor;
+    rc = mt_memory_gc(&st, x->mem, &o, NULL, NULL);
+    if (rc < 0)
+        fprintf(stderr, "memtool %s: expiry: %s\n", x->name, mt_error_last()->message);
+    else if (st.expired)
+        fprintf(stderr, "memtool %s: expired %llu memories idle for %s or more\n", x->name,
+                (unsigned long long)st.expired, x->after_text);
+    return rc;
+}
+
+long mt_cli_expiry_tick(void *ctx)
+{
+    mt_cli_expiry *x = ctx;
+    uint64_t period = x->after_ms / 10 < 3600000 ? x->after_ms / 10 : 3600000;
+    int64_t now = mt_memory_now_ms();
+
+    if (now >= x->next_ms) {
+        mt_cli_expire(x);
+        now = mt_memory_now_ms();
+        x->next_ms = now + (int64_t)period;
+    }
+    return (long)(x->next_ms - now);
 }

@@ -302,6 +302,11 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
     v.range = range;
     v.first = range && range[0] >= 1 ? (size_t)range[0] : 1;
     v.cap = keep_cap(m->opts.view_limit);
+    /* A view is an access: recorded before the read, so that a removal of
+     * idle files ordered after this view sees it (store.h, touch). It never
+     * fails the view; a directory is found so here or by the read. */
+    if (*rel && m->store->version >= 5 && m->store->touch)
+        (void)m->store->touch(m->store, rel, mt_memory_now_ms());
     rc = m->store->read(m->store, &size, rel, mt_view_whole, view_piece, &v);
     if (rc == MT_EISDIR || rc == MT_ENOMEM)
         goto done; /* a directory: the caller lists it */

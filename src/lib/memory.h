@@ -73,6 +73,9 @@ int mt_reply_store_error(mt_reply *r, int code, mt_str path);
  * error and returns 1, or MT_ENOMEM. */
 int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size);
 
+/* The clock of access times: ms since the epoch. */
+int64_t mt_memory_now_ms(void);
+
 /* A fresh copy of the handle's limits for one change. */
 void mt_memory_op(mt_store_op *op, const mt_memory *m);
 

@@ -6,6 +6,7 @@
  * on a reply never waits on a buffer.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,22 @@ static int answer(int out_fd, mt_buf *out, const mt_server_handler *h, const cha
     return rc;
 }
 
+/* Between lines: the front end's own work, when due, while no input waits. */
+static void wait_between(int in_fd, const mt_server_handler *h)
+{
+    for (;;) {
+        struct pollfd p = {in_fd, POLLIN, 0};
+        long ms = h->between(h->between_ctx);
+        int n;
+
+        if (ms < 0)
+            return;
+        n = poll(&p, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
+        if (n != 0 && !(n < 0 && errno == EINTR))
+            return; /* input (or an error the read will report) */
+    }
+}
+
 int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_line)
 {
     char *buf = NULL;
@@ -144,6 +161,8 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
         /* Every answer is out before the loop may wait for more input. */
         if ((rc = flush(out_fd, &out)) < 0)
             goto done;
+        if (h->between)
+            wait_between(in_fd, h);
         got = read(in_fd, buf + end, cap - end);
         if (got < 0) {
             if (errno == EINTR)

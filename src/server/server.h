@@ -65,6 +65,12 @@ typedef struct {
     void *ctx;
     /* Sent when a handler runs out of memory, so the peer still gets one line. */
     const char *fallback;
+    /* Optional (NULL: none): work done only between lines (expiry), called
+     * before every wait for input and when its wait runs out; returns the
+     * milliseconds until it wants to be called again (< 0: only before the
+     * next wait). Never called while a line is being answered. */
+    long (*between)(void *ctx);
+    void *between_ctx;
 } mt_server_handler;
 
 int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len);

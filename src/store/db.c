@@ -357,6 +357,9 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.redact = mt_db_redact;
     db->base.catch_up = mt_db_catch_up;
     db->base.walk = mt_db_walk;
+    db->base.touch = mt_db_touch;
+    db->base.idle = mt_db_idle;
+    db->base.version_count = mt_db_version_count;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
     for (tries = 0; tries < MT_DB_RETRIES; tries++)

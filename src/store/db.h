@@ -10,6 +10,8 @@
  *   - MT_DB_NODES_MOVE_BENEATH cuts where the server counts (no cut parameter).
  *   - MT_DB_NODES_COUNT and MT_DB_CONTENT_SIZE removed (nothing used them).
  *   - MT_DB_VERSION_NEWEST appended (a memory's newest version, in one statement).
+ *   - schema 2: nodes.accessed; MT_DB_NODE_ACCESSED ... MT_DB_VERSIONS_COUNT
+ *     appended (expiry); the optional driver function `unsynced`.
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -36,7 +38,8 @@
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)   ('schema', '1')
  *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8)
  *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
- *         sha256 TEXT NULL, size INT8, PRIMARY KEY (tenant, path))
+ *         sha256 TEXT NULL, size INT8, accessed INT8, modified INT8 (schema 2),
+ *         PRIMARY KEY (tenant, path))
  *   contents(tenant TEXT, sha256 TEXT, refs INT8, data BLOB, PRIMARY KEY (tenant, sha256))
  *   versions(tenant TEXT, id INT8, memory_id TEXT, op INT, path TEXT NULL,
  *            previous_path TEXT NULL, actor TEXT, at INT8, sha256 TEXT NULL, size INT8,
@@ -44,7 +47,11 @@
  *   indexes: versions(tenant, memory_id, id), versions(tenant, path, id)
  *
  * A directory is a node of kind 2 with NULL memory_id and sha256 and size 0;
- * the root "" is no row. A file's content is one contents row per (tenant,
+ * the root "" is no row. A file's `accessed` is its last access in ms since
+ * the epoch (store.h, MT_ACCESS_GRAIN_MS), set by every change of the file
+ * in the change's transaction and by a view's touch; `modified` its last
+ * create or edit; schema 1 had neither (an
+ * upgrade sets both to the time of the upgrade). A file's content is one contents row per (tenant,
  * SHA-256), refs counting the nodes and versions that name it.
  */
 #ifndef MT_STORE_DB_H
@@ -67,7 +74,7 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 1
+#define MT_DB_SCHEMA_VERSION 2
 
 typedef enum { MT_DB_NULL = 0, MT_DB_INT = 1, MT_DB_TEXT = 2, MT_DB_BLOB = 3 } mt_db_type;
 
@@ -158,6 +165,16 @@ typedef enum {
     MT_DB_NODE_OF_MEMORY,   /* (tenant, memory_id) -> path of the live node holding it */
     MT_DB_NODES_ALL,        /* (tenant) -> path, kind, memory_id, sha256, size, by path */
     MT_DB_VERSION_NEWEST,   /* (tenant, memory_id) -> op, sha256 of its newest version */
+    /* Expiry (schema 2). */
+    MT_DB_NODE_ACCESSED,     /* (tenant, path) -> kind, accessed */
+    MT_DB_NODE_ACCESS_SET,   /* (tenant, path, at, modified): a file's accessed = at, and
+                                modified unless NULL */
+    MT_DB_NODE_ACCESS_TOUCH, /* (tenant, path, at, stale): accessed = at where it is < stale */
+    MT_DB_FILES_ACCESSED, /* (tenant, path, lo, hi) -> path, size, accessed, modified of the files
+                             at path or lo < path < hi, by path */
+    MT_DB_FILES_ACCESSED_ALL, /* (tenant) -> path, size, accessed, modified of every
+                                 file, by path */
+    MT_DB_VERSIONS_COUNT,     /* (tenant) -> count of versions */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 
@@ -211,6 +228,12 @@ typedef struct {
      * no copy stays on disk (SQLite: checkpoint the log and truncate it). NULL:
      * nothing to do. A failure is reported but the change stands. */
     int (*scrub)(mt_db_conn *c);
+
+    /* Since schema 2, optional: the transaction begun next commits without
+     * waiting for the disk (on 1; 0 puts the durability back). A view's
+     * record of access is worth no sync: lost in a crash, the memory only
+     * looks idler by one grain's worth of views. */
+    int (*unsynced)(mt_db_conn *c, int on);
 } mt_db_driver;
 
 /*

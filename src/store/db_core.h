@@ -96,6 +96,13 @@ int mt_db_prune_memory(mt_db_txn *t, const char *memory_id);
 /* Versions past op->history_days go, at most once a minute per handle. */
 int mt_db_prune_days(mt_db_txn *t);
 
+/* Expiry (db_access.c): the clock of every recorded time; a file's
+ * accessed (and with `modified` its modified) set to now in a change; a
+ * file's recorded last access. */
+int64_t mt_db_now_ms(void);
+int mt_db_accessed_now(mt_db_txn *t, const char *path, int modified);
+int mt_db_accessed(mt_db *db, int64_t *out, const char *path);
+
 /* The store functions, by file. */
 int mt_db_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path);
 int mt_db_read_file(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
@@ -112,5 +119,8 @@ int mt_db_version_get(mt_store *st, mt_version *out, int64_t id);
 int mt_db_version_content(mt_store *st, char **out, size_t *len, int64_t id);
 int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id);
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path);
+int mt_db_touch(mt_store *st, const char *path, int64_t now_ms);
+int mt_db_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload);
+int mt_db_version_count(mt_store *st, uint64_t *out);
 
 #endif

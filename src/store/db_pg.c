@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -99,6 +100,7 @@ struct mt_db_conn {
     char *tenant;
     char where[256]; /* user@host:port/database, for messages (never the password) */
     int broken;      /* lost: connect again at the next begin */
+    int unsynced;    /* the next change commits without waiting for the disk */
     int prepared[MT_DB_STMT_COUNT];
 };
 
@@ -122,7 +124,8 @@ static const char *const pg_sql[MT_DB_STMT_COUNT] = {
                            "VALUES (?1, 0, 0, 0, 1) ON CONFLICT (tenant) DO NOTHING",
 };
 
-/* The schema, version 1 (MT_DB_SCHEMA_VERSION): db.h's tables. Paths,
+/* The schema, version 1: db.h's tables (schema_settle brings it to
+ * MT_DB_SCHEMA_VERSION). Paths,
  * hashes and names compare by bytes (COLLATE "C"), as the core's ranges and
  * the listing's order need. Content is stored uncompressed out of line
  * (STORAGE EXTERNAL), so substr() of a piece reads only that piece. */
@@ -382,6 +385,14 @@ static int run(mt_db_conn *c, const char *sql, ExecStatusType want, PGresult **k
 
 /* ---- the schema ----------------------------------------------------------------------- */
 
+static int64_t upgrade_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int schema_version(mt_db_conn *c, PGresult *res, long *version)
 {
     const char *v;
@@ -461,7 +472,9 @@ static int schema_settle(mt_db_conn *c, int upgrade)
             }
             goto done;
         }
-        goto commit;
+        PQclear(res);
+        res = NULL;
+        goto made;
     }
     PQclear(res);
     res = NULL;
@@ -473,9 +486,26 @@ static int schema_settle(mt_db_conn *c, int upgrade)
         if ((rc = version_check(c, version)) < 0)
             goto done;
     }
-    /* Each later schema adds its step here: from version v to v + 1. Version
-     * 1 is the first there is, so there is nothing to run yet. */
-commit:
+    goto steps;
+made:
+    version = 1;
+steps:
+    /* Each later schema adds its step here: from version v to v + 1. */
+    if (version < 2) {
+        /* Last access, which schema 1 did not record: counted from now. A
+         * constant default fills the rows without an UPDATE (which row
+         * security would hold to one tenant). */
+        char sql[512];
+        snprintf(sql, sizeof(sql),
+                 "ALTER TABLE memtool.nodes ADD COLUMN accessed int8 NOT NULL DEFAULT %" PRId64 ","
+                 " ADD COLUMN modified int8 NOT NULL DEFAULT %" PRId64 ";"
+                 "ALTER TABLE memtool.nodes ALTER COLUMN accessed SET DEFAULT 0,"
+                 " ALTER COLUMN modified SET DEFAULT 0;"
+                 "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'",
+                 upgrade_now_ms(), upgrade_now_ms());
+        if ((rc = run(c, sql, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 2", 0)) < 0)
+            goto done;
+    }
     rc = run(c, "COMMIT", PGRES_COMMAND_OK, NULL, "creating the schema", 0);
 done:
     PQclear(res);
@@ -707,12 +737,14 @@ static int pg_begin_write(mt_db_conn *c, const char *tenant, unsigned lock_timeo
         return rc;
     /* lock_timeout 0 would be no timeout at all: "do not wait" is NOWAIT. */
     snprintf(sql, sizeof(sql),
-             "BEGIN; SET LOCAL lock_timeout = %u;"
+             "BEGIN; SET LOCAL lock_timeout = %u;%s"
              "INSERT INTO usage(bytes, files, dirs, next_version) VALUES (0, 0, 0, 1)"
              " ON CONFLICT (tenant) DO NOTHING;"
              "SELECT 1 FROM usage WHERE tenant = pg_catalog.current_setting('memtool.tenant')"
              " FOR UPDATE%s",
-             lock_timeout_ms ? lock_timeout_ms : 1, lock_timeout_ms ? "" : " NOWAIT");
+             lock_timeout_ms ? lock_timeout_ms : 1,
+             c->unsynced ? " SET LOCAL synchronous_commit = off;" : "",
+             lock_timeout_ms ? "" : " NOWAIT");
     if ((rc = run(c, sql, PGRES_TUPLES_OK, NULL, "beginning a change", lock_timeout_ms)) < 0) {
         if (!c->broken && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
             trip();
@@ -964,9 +996,16 @@ done:
     return rc < 0 ? rc : rows;
 }
 
+/* Folded into the next begin_write: no round trip of its own. */
+static int pg_unsynced(mt_db_conn *c, int on)
+{
+    c->unsynced = on;
+    return 0;
+}
+
 static const mt_db_driver pg_driver = {
-    "PostgreSQL",   NULL,          pg_connect, pg_close,    pg_abandon, cfg_free,
-    pg_begin_write, pg_begin_read, pg_commit,  pg_rollback, pg_exec,    NULL,
+    "PostgreSQL",  NULL,      pg_connect,  pg_close, pg_abandon, cfg_free,    pg_begin_write,
+    pg_begin_read, pg_commit, pg_rollback, pg_exec,  NULL,       pg_unsynced,
 };
 
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)

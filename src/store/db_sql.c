@@ -77,4 +77,17 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                         "WHERE tenant = ?1 ORDER BY path",
     [MT_DB_VERSION_NEWEST] = "SELECT op, sha256 FROM versions WHERE tenant = ?1 AND "
                              "memory_id = ?2 ORDER BY id DESC LIMIT 1",
+    [MT_DB_NODE_ACCESSED] = "SELECT kind, accessed FROM nodes WHERE tenant = ?1 AND path = ?2",
+    [MT_DB_NODE_ACCESS_SET] = "UPDATE nodes SET accessed = ?3, modified = "
+                              "COALESCE(CAST(?4 AS BIGINT), modified) WHERE tenant = ?1 AND "
+                              "path = ?2 AND kind = 1",
+    [MT_DB_NODE_ACCESS_TOUCH] = "UPDATE nodes SET accessed = ?3 WHERE tenant = ?1 AND path = ?2 "
+                                "AND kind = 1 AND accessed < ?4",
+    [MT_DB_FILES_ACCESSED] =
+        "SELECT path, size, accessed, modified FROM nodes WHERE tenant = ?1 AND "
+        "kind = 1 AND (path = ?2 OR (path > ?3 AND path < ?4)) ORDER BY path",
+    [MT_DB_FILES_ACCESSED_ALL] =
+        "SELECT path, size, accessed, modified FROM nodes WHERE tenant = ?1 AND "
+        "kind = 1 ORDER BY path",
+    [MT_DB_VERSIONS_COUNT] = "SELECT count(*) FROM versions WHERE tenant = ?1",
 };

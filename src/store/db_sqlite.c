@@ -39,6 +39,7 @@ struct mt_db_conn {
     sqlite3 *db;             /* NULL once closed */
     sqlite3_stmt *st[MT_DB_STMT_COUNT];
     const char *path;
+    mt_durability durability;
     int truncate_due; /* a scrub readers held up: tried again at each commit */
 };
 
@@ -149,8 +150,8 @@ static const char schema[] =
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
     "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE nodes(tenant TEXT NOT NULL, path TEXT NOT NULL, kind INTEGER NOT NULL,"
-    "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, PRIMARY KEY (tenant, path))"
-    "  WITHOUT ROWID;"
+    "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, accessed INTEGER NOT NULL DEFAULT 0,"
+    "  modified INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, path)) WITHOUT ROWID;"
     "CREATE TABLE contents(tenant TEXT NOT NULL, sha256 TEXT NOT NULL, refs INTEGER NOT NULL,"
     "  data BLOB NOT NULL, PRIMARY KEY (tenant, sha256));"
     "CREATE TABLE versions(tenant TEXT NOT NULL, id INTEGER NOT NULL, memory_id TEXT NOT NULL,"
@@ -160,7 +161,20 @@ static const char schema[] =
     "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
     "CREATE INDEX versions_path ON versions(tenant, path, id);"
     "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);"
-    "INSERT INTO meta VALUES ('schema', '1');";
+    "INSERT INTO meta VALUES ('schema', '2');";
+
+/* From each schema to the next: a file holds one user's memories (no
+ * operator stands between), so an older store is brought up to date when
+ * opened, in the transaction that checks it. Schema 2: last access, which
+ * schema 1 did not record, counted from the upgrade. */
+static const char *const upgrades[] = {
+    NULL,
+    "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE nodes ADD COLUMN modified INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE nodes SET accessed = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),"
+    "  modified = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER);"
+    "UPDATE meta SET value = '2' WHERE key = 'schema';",
+};
 
 /* The first column of a row as a number (a count, a schema version). */
 static int long_row(void *p, int n, char **v, char **names)
@@ -206,13 +220,11 @@ static int check_schema(mt_db_conn *c)
                           c->path, version, MT_DB_SCHEMA_VERSION);
         goto done;
     }
-    if (version < MT_DB_SCHEMA_VERSION) {
-        rc = mt_error_set(MT_EINVAL,
-                          "%s holds a memtool store of schema %ld, older than this memtool's %d: "
-                          "run memtool store upgrade on it",
-                          c->path, version, MT_DB_SCHEMA_VERSION);
-        goto done;
-    }
+    for (; version < MT_DB_SCHEMA_VERSION; version++)
+        if (sqlite3_exec(c->db, upgrades[version], NULL, NULL, &msg) != SQLITE_OK)
+            goto sqlite_fail;
+    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+        goto sqlite_fail;
     goto done;
 sqlite_fail:
     if ((sqlite3_errcode(c->db) & 0xff) == SQLITE_NOTADB)
@@ -262,6 +274,7 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
     if (!(c = calloc(1, sizeof(*c))))
         return mt_error_set(MT_ENOMEM, "out of memory opening the store");
     c->path = cfg->path;
+    c->durability = cfg->durability;
     if (sqlite3_open_v2(cfg->path, &c->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                             SQLITE_OPEN_NOFOLLOW,
@@ -493,9 +506,20 @@ static int64_t sq_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, si
     return ncols > 0 ? rows : (int64_t)sqlite3_changes(c->db);
 }
 
+static int sq_unsynced(mt_db_conn *c, int on)
+{
+    const char *sync = on || c->durability == MT_DURABILITY_NONE ? "PRAGMA synchronous=OFF"
+                       : c->durability == MT_DURABILITY_FILE     ? "PRAGMA synchronous=NORMAL"
+                                                                 : "PRAGMA synchronous=FULL";
+
+    if (sqlite3_exec(c->db, sync, NULL, NULL, NULL) != SQLITE_OK)
+        return sq_error(c, "cannot set the sync mode");
+    return 0;
+}
+
 static const mt_db_driver sqlite_driver = {
-    "SQLite",       NULL,          sq_connect, sq_close,    sq_abandon, cfg_free,
-    sq_begin_write, sq_begin_read, sq_commit,  sq_rollback, sq_exec,    sq_scrub,
+    "SQLite",      NULL,      sq_connect,  sq_close, sq_abandon, cfg_free,    sq_begin_write,
+    sq_begin_read, sq_commit, sq_rollback, sq_exec,  sq_scrub,   sq_unsynced,
 };
 
 int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,

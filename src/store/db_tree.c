@@ -287,7 +287,8 @@ static int create_in(mt_db_txn *t, void *arg)
     else
         mt_hist_new_memory_id(id);
     if ((rc = mt_db_content_ref(t, sha, a->data, a->len)) < 0 ||
-        (rc = put_file(t, a->path, id, sha, a->len)) < 0)
+        (rc = put_file(t, a->path, id, sha, a->len)) < 0 ||
+        (rc = mt_db_accessed_now(t, a->path, 1)) < 0)
         return rc;
     mt_db_account(t, (int64_t)a->len, 1, missing);
     return record_content(t, MT_VERSION_CREATED, a->path, NULL, id, sha, a->len);
@@ -398,6 +399,8 @@ static int edit_in(mt_db_txn *t, void *arg)
             rc = (int)k;
             goto done;
         }
+        if ((rc = mt_db_accessed_now(t, a->path, 1)) < 0)
+            goto done;
     }
     mt_db_account(t, (int64_t)out_len - (int64_t)now.len, 0, 0);
     rc = record_content(t, MT_VERSION_MODIFIED, a->path, NULL, n.memory_id, sha, out_len);
@@ -512,6 +515,16 @@ static int remove_in(mt_db_txn *t, void *arg)
     }
     if ((rc = expect(t->op, &n, path)) < 0)
         return rc;
+    /* Expiry: only a file still idle goes, checked in the transaction that
+     * removes it (touches write under the same lock). */
+    if (t->op->idle_before_ms) {
+        int64_t at = 0;
+        if (n.kind != MT_NODE_FILE || (rc = mt_db_accessed(db, &at, path)) < 0 ||
+            at >= t->op->idle_before_ms)
+            return rc < 0 ? rc
+                          : mt_error_set(MT_ECONFLICT, "%s was accessed since it was found idle",
+                                         path);
+    }
     {
         mt_db_value a[2] = {mt_db_text(db->tenant), mt_db_text(path)};
         if ((k = mt_db_exec(db, MT_DB_NODE_DELETE, a, 2, NULL, NULL)) < 0)
@@ -648,7 +661,9 @@ static int rename_in(mt_db_txn *t, void *arg)
         }
     }
     if (n.kind == MT_NODE_FILE) {
-        if ((rc = mt_db_gap(t, a->from, n.memory_id, n.sha256, n.size)) == 0)
+        /* A rename writes the memory: an access (a directory's files keep theirs). */
+        if ((rc = mt_db_accessed_now(t, a->to, 0)) == 0 &&
+            (rc = mt_db_gap(t, a->from, n.memory_id, n.sha256, n.size)) == 0)
             rc = record_content(t, MT_VERSION_MODIFIED, a->to, a->from, n.memory_id, n.sha256,
                                 n.size);
         goto done;

@@ -105,6 +105,21 @@ int mt_fs_version(mt_store *st, mt_version *out, int64_t id);
 int mt_fs_version_content(mt_store *st, char **out, size_t *len, int64_t id);
 int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id);
 int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel);
+int mt_fs_version_count(mt_store *st, uint64_t *out);
+
+/*
+ * Expiry (fs_access.c). A file's last access is the newest of its atime and
+ * mtime: a change writes a new file (both set), a rename sets the atime, and
+ * a view's touch sets the atime (only, never the mtime) when it is more than
+ * a grain old. The store's own reads open files O_NOATIME where the kernel
+ * allows it, so only views count; a read by anyone else may count (see
+ * SECURITY.md).
+ */
+int64_t mt_fs_last_access(const struct stat *sb);
+/* Set name's atime in dirfd to now (a rename: the memory was written). */
+void mt_fs_access_now(int dirfd, const char *name);
+int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms);
+int mt_fs_idle(mt_store *st, const char *rel, mt_idle_cb cb, void *payload);
 
 /* Unmap and close the state file (when the store is freed). */
 void mt_fs_state_close(mt_fs *fs);

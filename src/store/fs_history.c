@@ -536,3 +536,17 @@ int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel)
         return mt_error_set(MT_EIO, "%s", op->history_error);
     return 0;
 }
+
+int mt_fs_version_count(mt_store *st, uint64_t *out)
+{
+    mt_fs *fs = (mt_fs *)st;
+    int rc;
+
+    *out = 0;
+    if ((rc = hist_ready(fs)) < 0)
+        return rc;
+    pthread_mutex_lock(&fs->lock);
+    rc = mt_hist_count(fs->hist, out);
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}

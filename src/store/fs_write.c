@@ -730,6 +730,13 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
     }
     if ((rc = fs_expect_file(op, dirfd, name, rel, &sb, &data, &len)) < 0)
         goto done;
+    /* Expiry: only a file still idle goes, checked under the lock that
+     * every other change and this removal hold. */
+    if (op->idle_before_ms &&
+        (!S_ISREG(sb.st_mode) || mt_fs_last_access(&sb) >= op->idle_before_ms)) {
+        rc = mt_error_set(MT_ECONFLICT, "%s was accessed since it was found idle", rel);
+        goto done;
+    }
     if (!S_ISDIR(sb.st_mode)) {
         int regular = S_ISREG(sb.st_mode) && sb.st_nlink == 1;
 
@@ -938,6 +945,11 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         }
         goto close_made;
     }
+    /* A rename writes the memory: it counts as an access (a directory's
+     * files keep theirs). Before the version, whose fingerprint sees the
+     * ctime this sets. */
+    if (S_ISREG(sb.st_mode))
+        mt_fs_access_now(made ? fds[p.count - 1] : p.fd, p.name);
     if (S_ISDIR(sb.st_mode))
         mt_fs_hist_tree(fs, op, from, to);
     else if (S_ISREG(sb.st_mode))

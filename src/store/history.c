@@ -1037,3 +1037,19 @@ fail:
     mt_hist_rollback(h);
     return rc;
 }
+
+int mt_hist_count(mt_hist *h, uint64_t *out)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+
+    *out = 0;
+    if (sqlite3_prepare_v2(h->db, "SELECT count(*) FROM versions", -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot count versions");
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = (uint64_t)sqlite3_column_int64(s, 0);
+    else
+        rc = db_error(h, "cannot count versions");
+    sqlite3_finalize(s);
+    return rc;
+}

@@ -79,6 +79,9 @@ int mt_hist_redact(mt_hist *h, int64_t id);
  * (the search index); used under the same rules as the handle. */
 struct sqlite3 *mt_hist_sqlite(mt_hist *h);
 
+/* How many versions are kept. */
+int mt_hist_count(mt_hist *h, uint64_t *out);
+
 /* A new memory id: "mem_" and 16 random hex digits. */
 void mt_hist_new_memory_id(char id[24]);
 

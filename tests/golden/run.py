@@ -41,8 +41,8 @@ A .test file is a script of steps, each starting at the beginning of a line:
                                 Leading NAME=VALUE words set environment variables, as
                                 in sh (`~ MEMTOOL_ACTOR=bot delete /memories/a.md`);
                                 stdin is empty. In these blocks
-                                {TIME} matches an RFC 3339 time with milliseconds and
-                                {MEM} a memory id.
+                                {TIME} matches an RFC 3339 time with milliseconds,
+                                {MEM} a memory id and {DUR} an idle time ("3d 4h").
 
 The lines after a call, up to the next step, are its exact expected output
 (a result never ends with a newline, so the block's last newline is not part of
@@ -76,7 +76,8 @@ STORES = ("file", "sqlite", "postgresql")
 EXIT = {">": 0, "!": 1, "?": 2}
 CLI_EXIT = {"~ ": 0, "~!": 1, "~?": 2}
 ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-WILD = {b"{TIME}": rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", b"{MEM}": rb"mem_[0-9a-f]{16}"}
+WILD = {b"{TIME}": rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", b"{MEM}": rb"mem_[0-9a-f]{16}",
+        b"{DUR}": rb"\d+[dhms]( \d+[hms])?"}
 
 
 def matches(expected, got):

@@ -402,7 +402,7 @@ static int too_long(char **out, size_t *out_len, const char *head, size_t head_l
 /* Feed `input` through mt_server_run and return what it wrote. */
 static char *run_loop(const char *input, size_t input_len, size_t max_line)
 {
-    mt_server_handler h = {echo, too_long, NULL, "fallback"};
+    mt_server_handler h = {echo, too_long, NULL, "fallback", NULL, NULL};
     int in[2], out[2];
     char *result = malloc(1 << 16);
     size_t got = 0;

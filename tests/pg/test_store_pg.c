@@ -324,16 +324,23 @@ static void test_errors(void **state)
 
     /* A schema from a newer memtool; then one older than this one's. */
     owner = pg_connect(owner_url);
-    sql_ok(owner, "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'");
+    sql_ok(owner, "UPDATE memtool.meta SET value = '3' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 2, newer than this memtool's 1",
+    one_line(mt_error_last()->message, "schema version 3, newer than this memtool's 2",
              "upgrade memtool", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), MT_EINVAL);
     one_line(mt_error_last()->message, "newer", NULL, NULL);
     sql_ok(owner, "UPDATE memtool.meta SET value = 'x' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
     one_line(mt_error_last()->message, "not a memtool store", NULL, NULL);
+    /* Schema 1 (no last access): refused until upgraded, then every file
+     * counts as accessed at the upgrade. */
+    sql_ok(owner, "ALTER TABLE memtool.nodes DROP COLUMN accessed, DROP COLUMN modified");
     sql_ok(owner, "UPDATE memtool.meta SET value = '1' WHERE key = 'schema'");
+    assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
+    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 2",
+             "memtool store upgrade URL", NULL);
+    assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
     assert_int_equal(mt_store_pg_open(&st, url, NULL), 0);
     st->free(st);
     PQfinish(owner);

@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "helpers.h"
+#include "lib/memory.h"
 #include "store_openers.h"
 
 typedef struct {
@@ -470,12 +473,166 @@ static void test_random(void **state)
     stores_close(&s);
 }
 
+/* ---- expiry: last access, touch, remove-if-idle ---------------------------------------- */
+
+typedef struct {
+    const char *path;
+    int64_t at;
+    int found;
+} access_probe;
+
+static int probe_cb(void *payload, const char *path, uint64_t size, int64_t at, int64_t modified)
+{
+    access_probe *p = payload;
+    (void)size;
+    (void)modified;
+    if (strcmp(path, p->path) == 0) {
+        p->at = at;
+        p->found++;
+    }
+    return 0;
+}
+
+static int64_t last_access(mt_store *st, const char *path)
+{
+    access_probe p = {path, 0, 0};
+    assert_int_equal(st->idle(st, "", probe_cb, &p), 0);
+    assert_int_equal(p.found, 1);
+    return p.at;
+}
+
+/* A view records access only when a grain old; a removal of what is idle
+ * refuses a file accessed at or after its threshold. Times are given, not
+ * waited for. */
+static void test_expiry(void **state)
+{
+    stores s;
+    size_t i;
+    (void)state;
+
+    stores_open(&s, NULL);
+    run(&s,
+        (const char *const[]){
+            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"a\\n\"}",
+            "{\"command\":\"create\",\"path\":\"/memories/d/b.md\",\"file_text\":\"b\\n\"}", NULL});
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_store *st = s.mem[i]->store;
+        mt_store_op op;
+        int64_t a = last_access(st, "a.md"), now = mt_memory_now_ms();
+
+        assert_true(a > now - 60000 && a <= now);
+        /* Within the grain: nothing written. */
+        assert_int_equal(st->touch(st, "a.md", a + 30000), 0);
+        assert_int_equal(last_access(st, "a.md"), a);
+        /* Past it: the view's time. */
+        assert_int_equal(st->touch(st, "a.md", a + 120000), 0);
+        assert_int_equal(last_access(st, "a.md"), a + 120000);
+        assert_int_equal(st->touch(st, "nope.md", a), MT_ENOTFOUND);
+        assert_int_equal(st->touch(st, "d", a), MT_EISDIR);
+        mt_store_op_init(&op);
+        op.idle_before_ms = a + 120000;
+        assert_int_equal(st->remove(st, &op, "a.md"), MT_ECONFLICT);
+        op.idle_before_ms = a + 10 * 60000;
+        assert_int_equal(st->remove(st, &op, "d"), MT_ECONFLICT); /* a directory is no memory */
+        op.idle_before_ms = a + 120001;
+        assert_int_equal(st->remove(st, &op, "a.md"), 0);
+        /* A rename is a write of the memory: it is accessed now. */
+        {
+            int64_t before = mt_memory_now_ms();
+            mt_store_op r;
+            mt_store_op_init(&r);
+            assert_int_equal(st->rename(st, &r, "d/b.md", "c.md"), 0);
+            assert_true(last_access(st, "c.md") >= before - 1);
+        }
+    }
+    stores_close(&s);
+}
+
+typedef struct {
+    mt_store *st;
+    int64_t base;
+    int ok; /* touches that found the file */
+    pthread_barrier_t *go;
+} viewer;
+
+static void *view_loop(void *arg)
+{
+    viewer *v = arg;
+    int k;
+
+    pthread_barrier_wait(v->go);
+    /* Each at a time a grain past the last, so each one writes. */
+    for (k = 0; k < 40; k++) {
+        int rc = v->st->touch(v->st, "f.md", v->base + (int64_t)(k + 2) * 2 * MT_ACCESS_GRAIN_MS);
+        if (rc == 0)
+            v->ok++;
+        else
+            assert_int_equal(rc, MT_ENOTFOUND);
+    }
+    return NULL;
+}
+
+/* Views race a removal of what was idle before base + a grain: either the
+ * removal is refused, or it came first and no view found the file. Every
+ * outcome is that of some serial order, whatever the timing. */
+static void test_expiry_race(void **state)
+{
+    stores s;
+    size_t i;
+    int round;
+    (void)state;
+
+    stores_open(&s, NULL);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_store *st = s.mem[i]->store;
+        for (round = 0; round < 8; round++) {
+            pthread_barrier_t go;
+            pthread_t t[2];
+            viewer v[2];
+            mt_store_op op;
+            int rc, j, err;
+            char *out = mt_test_call(
+                s.mem[i], &err,
+                "{\"command\":\"create\",\"path\":\"/memories/f.md\",\"file_text\":\"f\\n\"}");
+            assert_int_equal(err, 0);
+            free(out);
+            pthread_barrier_init(&go, NULL, 3);
+            for (j = 0; j < 2; j++) {
+                v[j].st = st;
+                v[j].base = last_access(st, "f.md");
+                v[j].ok = 0;
+                v[j].go = &go;
+                assert_int_equal(pthread_create(&t[j], NULL, view_loop, &v[j]), 0);
+            }
+            mt_store_op_init(&op);
+            op.idle_before_ms = v[0].base + MT_ACCESS_GRAIN_MS;
+            pthread_barrier_wait(&go);
+            if (round % 2)
+                usleep(200); /* let some views go first */
+            rc = st->remove(st, &op, "f.md");
+            for (j = 0; j < 2; j++)
+                pthread_join(t[j], NULL);
+            pthread_barrier_destroy(&go);
+            if (rc == 0) {
+                assert_int_equal(v[0].ok + v[1].ok, 0);
+            } else {
+                assert_int_equal(rc, MT_ECONFLICT);
+                assert_true(v[0].ok + v[1].ok > 0);
+                mt_store_op_init(&op);
+                assert_int_equal(st->remove(st, &op, "f.md"), 0);
+            }
+        }
+    }
+    stores_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands), cmocka_unit_test(test_depth),
         cmocka_unit_test(test_limits),   cmocka_unit_test(test_expected),
         cmocka_unit_test(test_history),  cmocka_unit_test(test_random),
+        cmocka_unit_test(test_expiry),   cmocka_unit_test(test_expiry_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,224 @@
+/* memtool gc --idle DURATION: delete the memories nobody viewed or changed for that long. */
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memtool/store.h>
+
+#include "cli.h"
+#include "lib/text.h"
+
+static const char help[] =
+    "usage: memtool [options] gc --idle DURATION [--dry-run] [--path PATH] [--now TIME]\n"
+    "                            [--json]\n\n"
+    "Delete the memories idle for DURATION or more: not viewed (a view of the file; a\n"
+    "directory listing is none) and not changed since. DURATION is numbers with units\n"
+    "s, m, h, d, w (30d, 12h, 1d12h), a minute at least: the last access is recorded\n"
+    "to within a minute. Each deletion is a change like any other, made only if the\n"
+    "memory is still idle at that instant (a memory viewed meanwhile is kept); with\n"
+    "history on it is a version, recorded as \"gc\" (or --actor), and `memtool restore`\n"
+    "brings the memory back. Empty directories stay. Idlest first.\n\n"
+    "Options:\n"
+    "  --idle DURATION  how long a memory must have been idle\n"
+    "  --dry-run        list what would be deleted, with idle times; delete nothing\n"
+    "  --path PATH      only memories at or beneath PATH (/memories/projects/old)\n"
+    "  --now TIME       measure idle times as if it were TIME (2030-01-01T00:00:00Z), for\n"
+    "                   reproducible runs; the times recorded are not changed\n"
+    "  --json           one JSON object: the counts and every memory with its outcome\n\n"
+    "Exit status: 0 done; 1 some memory could not be deleted (each named); 2 a usage\n"
+    "error or a store that cannot be opened; 130 interrupted.\n";
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct {
+    int json, dry_run, tty;
+    json_t *list;
+    uint64_t done;
+} gc_view;
+
+static int on_event(void *payload, const mt_gc_event *e)
+{
+    gc_view *v = payload;
+    const char *what = e->kind == MT_GC_EXPIRED ? (v->dry_run ? "would delete" : "deleted")
+                       : e->kind == MT_GC_KEPT  ? "kept"
+                                                : "failed";
+    char size[32], idle[48], at[40];
+
+    if (e->kind == MT_GC_PLAN)
+        return interrupted;
+    v->done++;
+    mt_text_format_size(size, e->size);
+    mt_cli_format_duration(idle, sizeof(idle), e->idle_ms);
+    mt_cli_format_time(at, sizeof(at), e->last_access_ms);
+    if (v->json) {
+        json_t *o =
+            json_pack("{s:s, s:I, s:s, s:I, s:s}", "path", e->path, "size", (json_int_t)e->size,
+                      "last_access", at, "idle_seconds", (json_int_t)(e->idle_ms / 1000), "outcome",
+                      e->kind == MT_GC_EXPIRED ? (v->dry_run ? "would_delete" : "deleted")
+                      : e->kind == MT_GC_KEPT  ? "kept"
+                                               : "failed");
+        if (o && e->message)
+            json_object_set_new(o, "reason", json_string(e->message));
+        json_array_append_new(v->list, o);
+    } else {
+        if (v->tty)
+            fputs("\r\033[K", stderr);
+        if (e->kind == MT_GC_FAILED)
+            fprintf(stderr, "gc: failed: %s: %s\n", e->path, e->message);
+        else if (e->kind == MT_GC_KEPT)
+            printf("kept %s (%s): accessed or changed since it was found idle\n", e->path, size);
+        else
+            printf("%s %s (%s, idle %s)\n", what, e->path, size, idle);
+        fflush(stdout);
+        if (v->tty && e->stats->idle)
+            fprintf(stderr, "gc %llu/%llu", (unsigned long long)v->done,
+                    (unsigned long long)e->stats->idle);
+    }
+    return interrupted;
+}
+
+/* RFC 3339 in UTC ("2030-01-01T00:00:00Z", milliseconds optional). */
+static int parse_time(int64_t *ms, const char *s)
+{
+    struct tm tm;
+    const char *p;
+    int frac = 0;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!(p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+        return -1;
+    if (*p == '.') {
+        int digits = 0;
+        for (p++; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+            frac = frac * 10 + (*p - '0');
+        if (digits != 3)
+            return -1;
+    }
+    if (strcmp(p, "Z") != 0)
+        return -1;
+    *ms = (int64_t)timegm(&tm) * 1000 + frac;
+    return *ms > 0 ? 0 : -1;
+}
+
+int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"idle", required_argument, NULL, 'i'},
+        {"dry-run", no_argument, NULL, 'n'},
+        {"path", required_argument, NULL, 'p'},
+        {"now", required_argument, NULL, 'N'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mt_gc_options o;
+    mt_gc_stats s;
+    gc_view v;
+    mt_memory *mem = NULL;
+    struct sigaction sa, old;
+    const char *idle_text = NULL;
+    int c, rc, status;
+
+    memset(&o, 0, sizeof(o));
+    memset(&v, 0, sizeof(v));
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (mt_cli_parse_duration(&o.idle_ms, optarg) < 0)
+                return mt_cli_usage_error("gc", "--idle: %s", mt_error_last()->message);
+            idle_text = optarg;
+            break;
+        case 'n':
+            o.dry_run = v.dry_run = 1;
+            break;
+        case 'p':
+            o.path = optarg;
+            break;
+        case 'N':
+            if (parse_time(&o.now_ms, optarg) < 0)
+                return mt_cli_usage_error("gc",
+                                          "--now: '%s' is not a time: use RFC 3339 in UTC, e.g. "
+                                          "2030-01-01T00:00:00Z",
+                                          optarg);
+            break;
+        case 'j':
+            v.json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        default:
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return mt_cli_usage_error("gc", "takes no arguments: give a path with --path");
+    if (!idle_text)
+        return mt_cli_usage_error("gc", "--idle DURATION is needed: how long a memory must have "
+                                        "been idle (e.g. 30d)");
+    if (o.idle_ms < MT_GC_MIN_IDLE_MS)
+        return mt_cli_usage_error("gc",
+                                  "--idle: '%s' is under a minute, the grain of recorded access: "
+                                  "give 1m or more",
+                                  idle_text);
+    if (!(mem = mt_cli_open(cli)))
+        return MT_EXIT_USAGE;
+    v.tty = isatty(STDERR_FILENO) && !v.json;
+    if (v.json && !(v.list = json_array())) {
+        status = mt_cli_usage_error("gc", "out of memory");
+        goto done;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    rc = mt_memory_gc(&s, mem, &o, on_event, &v);
+    sigaction(SIGINT, &old, NULL);
+    if (v.tty)
+        fputs("\r\033[K", stderr);
+    if (rc < 0 && rc != MT_ESTOPPED) {
+        status = rc == MT_EINVAL ? mt_cli_usage_error("gc", "%s", mt_error_last()->message)
+                                 : mt_cli_fail("gc");
+        goto done;
+    }
+    mt_cli_warn_history("gc", mem);
+    if (v.json) {
+        json_t *j = json_pack(
+            "{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:O}", "dry_run", o.dry_run, "files",
+            (json_int_t)s.files, "idle", (json_int_t)s.idle, "idle_bytes", (json_int_t)s.idle_bytes,
+            o.dry_run ? "would_delete" : "deleted", (json_int_t)s.expired, "deleted_bytes",
+            (json_int_t)s.expired_bytes, "kept", (json_int_t)s.kept, "failed", (json_int_t)s.failed,
+            "stopped", rc == MT_ESTOPPED, "memories", v.list);
+        if (j) {
+            json_dumpf(j, stdout, JSON_COMPACT);
+            fputc('\n', stdout);
+            json_decref(j);
+        }
+    } else {
+        char bytes[32];
+        mt_text_format_size(bytes, s.expired_bytes);
+        printf("%llu of %llu memories idle for %s or more; %s %llu (%s), %llu kept, %llu "
+               "failed%s\n",
+               (unsigned long long)s.idle, (unsigned long long)s.files, idle_text,
+               o.dry_run ? "would delete" : "deleted", (unsigned long long)s.expired, bytes,
+               (unsigned long long)s.kept, (unsigned long long)s.failed,
+               rc == MT_ESTOPPED ? "; stopped" : "");
+    }
+    status = rc == MT_ESTOPPED ? 130 : s.failed ? MT_EXIT_TOOL : MT_EXIT_OK;
+done:
+    json_decref(v.list);
+    mt_memory_free(mem);
+    return status;
+}

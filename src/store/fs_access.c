@@ -1,0 +1,129 @@
+/*
+ * The filesystem store's record of last access (fs.h): the inode's own
+ * times, so that it moves with the file and costs no second file. A view's
+ * touch sets the atime alone (UTIME_OMIT for the mtime) and only when the
+ * recorded time is more than a grain old; it is never synced. Setting the
+ * atime changes the ctime, which the history's fingerprint includes: the
+ * next change of a touched file re-reads and hashes it once, finds the
+ * content the same and records no version (fs_history.c, settle_file).
+ */
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int64_t mt_fs_last_access(const struct stat *sb)
+{
+    int64_t a = (int64_t)sb->st_atim.tv_sec * 1000 + sb->st_atim.tv_nsec / 1000000;
+    int64_t m = (int64_t)sb->st_mtim.tv_sec * 1000 + sb->st_mtim.tv_nsec / 1000000;
+
+    return a > m ? a : m;
+}
+
+void mt_fs_access_now(int dirfd, const char *name)
+{
+    struct timespec ts[2];
+
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_NOW;
+    ts[1].tv_sec = 0;
+    ts[1].tv_nsec = UTIME_OMIT;
+    /* Best effort: a rename that could not mark its file is still a rename;
+     * the file then looks as idle as it was before. */
+    (void)utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms)
+{
+    mt_fs *fs = (mt_fs *)st;
+    struct timespec ts[2];
+    const char *name;
+    struct stat sb;
+    int dirfd = -1, rc;
+
+    if (!*rel)
+        return mt_fs_error(EISDIR, "cannot touch", rel);
+    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
+        return rc;
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = mt_fs_error(errno, "cannot touch", rel);
+        goto done;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        rc = mt_fs_error(EISDIR, "cannot touch", rel);
+        goto done;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+        goto done;
+    }
+    if (mt_fs_last_access(&sb) >= now_ms - MT_ACCESS_GRAIN_MS)
+        goto done; /* recorded within the grain: nothing to write */
+    ts[0].tv_sec = (time_t)(now_ms / 1000);
+    ts[0].tv_nsec = (long)(now_ms % 1000) * 1000000;
+    ts[1].tv_sec = 0;
+    ts[1].tv_nsec = UTIME_OMIT;
+    if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+        rc = mt_fs_error(errno, "cannot touch", rel);
+done:
+    close(dirfd);
+    return rc;
+}
+
+typedef struct {
+    mt_fs *fs;
+    mt_idle_cb cb;
+    void *payload;
+} idle_state;
+
+/* One file: its times, looked at through a confined O_PATH descriptor. */
+static int idle_file(idle_state *s, const char *path)
+{
+    struct stat sb;
+    int fd = mt_fs_openat(s->fs->root_fd, path, O_PATH, 0), rc;
+
+    if (fd == -ENOENT || fd == -ELOOP)
+        return 0; /* gone, or swapped for a link, since the walk saw it */
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot look at", path);
+    rc = fstat(fd, &sb);
+    close(fd);
+    if (rc < 0)
+        return mt_fs_error(errno, "cannot look at", path);
+    if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)
+        return 0;
+    return s->cb(s->payload, path, (uint64_t)sb.st_size, mt_fs_last_access(&sb),
+                 (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000);
+}
+
+static int idle_node(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    (void)size;
+    return type == MT_NODE_FILE ? idle_file(payload, path) : 0;
+}
+
+int mt_fs_idle(mt_store *st, const char *rel, mt_idle_cb cb, void *payload)
+{
+    mt_fs *fs = (mt_fs *)st;
+    idle_state s = {fs, cb, payload};
+    struct stat sb;
+    int fd;
+
+    if (*rel) {
+        fd = mt_fs_openat(fs->root_fd, rel, O_PATH, 0);
+        if (fd < 0)
+            return mt_fs_error(-fd, "cannot look at", rel);
+        if (fstat(fd, &sb) < 0) {
+            int err = errno;
+            close(fd);
+            return mt_fs_error(err, "cannot look at", rel);
+        }
+        close(fd);
+        if (!S_ISDIR(sb.st_mode))
+            return idle_file(&s, rel);
+    }
+    return mt_fs_walk(st, rel, idle_node, &s);
+}
