@@ -35,13 +35,15 @@ typedef struct {
     mt_node_type type;
     unsigned depth; /* 1 for a child of the listed directory, 2 below */
     uint64_t size;  /* bytes of regular files at or beneath it */
+    uint64_t files; /* regular files at or beneath it (1 for a file), counted like size */
 } mt_store_entry;
 
 typedef struct {
     mt_store_entry *entries; /* depth first, names sorted by bytes */
     size_t count;
-    uint64_t size; /* bytes of regular files beneath the listed dir */
-    int more;      /* entries were left out at max_entries (sizes still count them) */
+    uint64_t size;  /* bytes of regular files beneath the listed dir */
+    int more;       /* entries were left out at max_entries (sizes still count them) */
+    uint64_t files; /* regular files beneath the listed dir, counted like size */
 } mt_store_listing;
 
 /* What a store holds (mt_usage in memtool.h). */
@@ -92,6 +94,12 @@ typedef struct {
     char current_sha256[65];   /* out, on MT_ECONFLICT: the content's now ("" none) */
     int64_t version;           /* out: the newest version the change recorded (0 none) */
     const char *history_error; /* out: why no version could be recorded (NULL: none failed) */
+    /* Encryption at rest (mt_store_crypt_wrap): each regular file holds this
+     * many bytes more than its memory. The limits and the numbers a refusal
+     * reports count memories: a store checks bytes - files * file_overhead
+     * against max_store_size, and a file's size - file_overhead against
+     * max_file_size, in the same step as ever. 0 for a plain store. */
+    uint64_t file_overhead; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -132,6 +140,12 @@ typedef int (*mt_walk_cb)(void *payload, const char *path, mt_node_type type, ui
  * Version 4 added `walk` (a version 3 store works without it: what needs a
  * whole-store walk, such as migrating it, fails with MT_ENOSYS). */
 #define MT_STORE_VERSION 4
+
+/* The encryption layer's version (MT_STORE_CRYPT_VERSION) added `memory_id`,
+ * mt_store_op's file_overhead and the `files` counts of listings; a store
+ * older than it works as ever, but cannot be wrapped by mt_store_crypt_wrap
+ * (MT_EINVAL), since its limits would count the encryption's overhead. */
+#define MT_STORE_CRYPT_VERSION MT_STORE_VERSION
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
@@ -203,9 +217,32 @@ struct mt_store {
      * names. Not a snapshot: a walk sees changes made while it runs.
      */
     int (*walk)(mt_store *st, const char *path, mt_walk_cb cb, void *payload);
+
+    /*
+     * The id of the memory at path, as the store records it ("mem_" and 16
+     * hex digits): 1 with out filled, 0 when the store keeps no id for it
+     * (a file store with history off, or a file not yet recorded), or an
+     * error (MT_ENOTFOUND: nothing there). May be NULL. The encryption layer
+     * checks a file's header against it, so that a memory's ciphertext put
+     * at another memory's path is detected.
+     */
+    int (*memory_id)(mt_store *st, char out[24], const char *path);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
+
+/*
+ * Encryption at rest over any store (a store of MT_STORE_CRYPT_VERSION or
+ * newer). Each file holds a header (magic, format version, key id, salt,
+ * memory id, generation, nonce), then the content encrypted with
+ * XChaCha20-Poly1305 with the whole header as associated data: exactly
+ * MT_CRYPT_OVERHEAD bytes more than the memory. Sizes, listings, usage and
+ * limits are reported and checked as the memories', byte for byte as
+ * without encryption. Takes ownership of inner, even on failure; keeps a
+ * reference to key.
+ */
+#define MT_CRYPT_OVERHEAD 100
+MT_EXTERN(int) mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key);
 
 /* The filesystem store: openat2(2)-confined below `root`. */
 MT_EXTERN(int) mt_store_fs_open(mt_store **out, const char *root, mt_durability durability);

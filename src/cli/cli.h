@@ -11,7 +11,18 @@ typedef struct {
     mt_options opts;
     int actor_given; /* --actor or MEMTOOL_ACTOR: front ends keep it as is */
     int where_from;  /* whence store or root: 1 the environment, 2 the command line */
+    /* Encryption at rest: --encrypt, with --key-file or MEMTOOL_PASSPHRASE. */
+    int encrypt;
+    const char *key_file;
+    const char *old_key_file; /* read with it too (versions written before a rekey) */
 } mt_cli;
+
+/* The key the options name (loaded once), or NULL without --encrypt; on a
+ * failure print why and set *failed. */
+mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed);
+
+/* Open a store the way mt_cli_open does, another URL or tenant allowed. */
+int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o);
 
 /* Exit statuses: the tool reported an error, or the command line/input was unusable. */
 #define MT_EXIT_OK    0
@@ -72,6 +83,8 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_undo(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_redact(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_key(const mt_cli *cli, int argc, char **argv);
 
 /* A version id from the command line ("42"): 0, or a usage error printed. */
 int mt_cli_parse_version(int64_t *out, const char *name, const char *s);

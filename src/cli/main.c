@@ -37,6 +37,8 @@ static const mt_cli_command commands[] = {
     {"restore", mt_cmd_restore, "make a version's content current again"},
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
     {"redact", mt_cmd_redact, "erase a version's content and path for good"},
+    {"key", mt_cmd_key, "key new PATH: make a key file for --encrypt"},
+    {"rekey", mt_cmd_rekey, "re-encrypt every memory with a new key; --status: keys in use"},
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
     {"store", mt_cmd_store, "store upgrade URL: bring a store's schema to this memtool's"},
 };
@@ -75,6 +77,11 @@ static void usage(FILE *out)
             "  --history-days N        days a version is kept, 0 forever\n"
             "                          (MEMTOOL_HISTORY_DAYS; 90)\n"
             "  --audit FILE            append a JSON line per tool call to FILE (MEMTOOL_AUDIT)\n"
+            "  --encrypt               encrypt every memory and version (MEMTOOL_ENCRYPT=on);\n"
+            "                          the key: --key-file, or MEMTOOL_PASSPHRASE\n"
+            "  --key-file PATH         the key (MEMTOOL_KEY_FILE; implies --encrypt)\n"
+            "  --old-key-file PATH     also read what an older key encrypted: versions from\n"
+            "                          before a rekey (MEMTOOL_OLD_KEY_FILE)\n"
             "  -h, --help              this help; `memtool <command> --help` for a command\n"
             "  --version               the version\n"
             "Sizes take a K, M or G suffix (powers of 1024).\n");
@@ -116,6 +123,25 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
             return mt_cli_usage_error(NULL, "--actor: %s", mt_error_last()->message);
         cli->opts.actor = value;
         cli->actor_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "encrypt") == 0) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+            return mt_cli_usage_error(NULL, "MEMTOOL_ENCRYPT is on or off, not '%s'", value);
+        cli->encrypt = strcmp(value, "on") == 0;
+        return 0;
+    }
+    if (strcmp(name, "key-file") == 0) {
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--key-file needs a file");
+        cli->key_file = value;
+        cli->encrypt = 1;
+        return 0;
+    }
+    if (strcmp(name, "old-key-file") == 0) {
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--old-key-file needs a file");
+        cli->old_key_file = value;
         return 0;
     }
     if (strcmp(name, "audit") == 0) {
@@ -193,6 +219,9 @@ static const struct {
     {"history-keep", "MEMTOOL_HISTORY_KEEP"},
     {"history-days", "MEMTOOL_HISTORY_DAYS"},
     {"audit", "MEMTOOL_AUDIT"},
+    {"encrypt", "MEMTOOL_ENCRYPT"},
+    {"key-file", "MEMTOOL_KEY_FILE"},
+    {"old-key-file", "MEMTOOL_OLD_KEY_FILE"},
 };
 
 int main(int argc, char **argv)
@@ -213,6 +242,9 @@ int main(int argc, char **argv)
         {"history-keep", required_argument, NULL, 0},
         {"history-days", required_argument, NULL, 0},
         {"audit", required_argument, NULL, 0},
+        {"key-file", required_argument, NULL, 0},
+        {"old-key-file", required_argument, NULL, 0},
+        {"encrypt", no_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -239,6 +271,8 @@ int main(int argc, char **argv)
         } else if (c == 'h') {
             usage(stdout);
             return MT_EXIT_OK;
+        } else if (c == 'E') {
+            cli.encrypt = 1;
         } else if (c == 'V') {
             printf("memtool %s\n", MT_VERSION);
             return MT_EXIT_OK;
@@ -273,6 +307,7 @@ int main(int argc, char **argv)
         cli.opts.actor = strcmp(sub, "serve") == 0     ? "serve"
                          : strcmp(sub, "mcp") == 0     ? "mcp"
                          : strcmp(sub, "migrate") == 0 ? "migrate"
+                         : strcmp(sub, "rekey") == 0   ? "rekey"
                                                        : "cli";
     }
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

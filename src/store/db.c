@@ -357,6 +357,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.redact = mt_db_redact;
     db->base.catch_up = mt_db_catch_up;
     db->base.walk = mt_db_walk;
+    db->base.memory_id = mt_db_memory_id;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
     for (tries = 0; tries < MT_DB_RETRIES; tries++)
