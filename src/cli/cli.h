@@ -21,8 +21,10 @@ typedef struct {
  * failure print why and set *failed. */
 mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed);
 
-/* Open a store the way mt_cli_open does, another URL or tenant allowed. */
-int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o);
+/* Open a store the way mt_cli_open does, another URL or tenant allowed;
+ * errors are printed as "memtool NAME: ..." (name NULL: "memtool: ..."). */
+int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o,
+                      const char *name);
 
 /* Exit statuses: the tool reported an error, or the command line/input was unusable. */
 #define MT_EXIT_OK    0

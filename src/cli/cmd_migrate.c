@@ -132,7 +132,7 @@ static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const
 
     o.tenant = tenant;
     /* Both stores with the options' encryption, if any. */
-    if (mt_cli_open_store(out, cli, url, &o) < 0)
+    if (mt_cli_open_store(out, cli, url, &o, "migrate") < 0)
         return MT_EXIT_USAGE;
     return 0;
 }

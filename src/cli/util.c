@@ -45,7 +45,8 @@ mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed)
     return key;
 }
 
-int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o)
+int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o,
+                      const char *name)
 {
     int failed;
     mt_crypt_key *key = mt_cli_key(cli, &failed);
@@ -55,7 +56,8 @@ int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const
         return MT_EINVAL;
     if ((url ? mt_memory_open_url_encrypted(out, url, o, key)
              : mt_memory_open_encrypted(out, cli->root, o, key)) < 0) {
-        fprintf(stderr, "memtool: %s\n", mt_error_last()->message);
+        fprintf(stderr, "memtool%s%s: %s\n", name ? " " : "", name ? name : "",
+                mt_error_last()->message);
         return mt_error_last()->code;
     }
     return 0;
@@ -65,7 +67,7 @@ mt_memory *mt_cli_open(const mt_cli *cli)
 {
     mt_memory *mem = NULL;
 
-    mt_cli_open_store(&mem, cli, cli->store, &cli->opts);
+    mt_cli_open_store(&mem, cli, cli->store, &cli->opts, NULL);
     return mem;
 }
 
