@@ -13,6 +13,7 @@
  * header, with a key not given, or failing its tag is an MT_ECRYPT error
  * naming the path.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,22 @@
 
 static const unsigned char MAGIC[4] = {'M', 'T', 'C', 'R'};
 
+/* Files whose memory id was checked, by path: a file with the same nonce at
+ * the same path is the very file checked (every write draws a new nonce),
+ * so a view need not ask the store again. A slot holds one path; a
+ * collision only costs a check. */
+#define CHECKED_SLOTS 256
+
+typedef struct {
+    char path[64]; /* paths longer are not kept */
+    unsigned char nonce[24];
+} checked;
+
 typedef struct {
     mt_store base;
     mt_store *inner;
+    pthread_mutex_t checked_lock;
+    checked checked[CHECKED_SLOTS];
     mt_crypt_key *key; /* writes with it, reads with it and those it accepts */
     mt_crypt_key *old; /* after a rekey: the key before, still read */
 } mt_crypt;
@@ -235,18 +249,45 @@ static int read_sealed(mt_crypt *c, char **out, size_t *len, const char *rel)
     return 0;
 }
 
+static checked *checked_slot(mt_crypt *c, const char *rel)
+{
+    uint32_t hash = 2166136261u;
+    const char *p;
+
+    for (p = rel; *p; p++)
+        hash = (hash ^ (unsigned char)*p) * 16777619u;
+    return &c->checked[hash % CHECKED_SLOTS];
+}
+
 /* The store's own record of which memory is at rel, against the header. */
 static int check_memory(mt_crypt *c, const mt_crypt_header *h, const char *rel)
 {
+    checked *slot = checked_slot(c, rel);
+    size_t n = strlen(rel);
     char id[24];
-    int rc;
+    int rc, seen;
 
-    if (!c->inner->memory_id || (rc = c->inner->memory_id(c->inner, id, rel)) == 0)
+    if (!c->inner->memory_id)
+        return 0;
+    pthread_mutex_lock(&c->checked_lock);
+    seen = n < sizeof(slot->path) && strcmp(slot->path, rel) == 0 &&
+           memcmp(slot->nonce, h->nonce, sizeof(h->nonce)) == 0;
+    pthread_mutex_unlock(&c->checked_lock);
+    if (seen)
+        return 0;
+    if ((rc = c->inner->memory_id(c->inner, id, rel)) == 0)
         return 0;
     if (rc < 0)
         return rc;
-    if (strcmp(id, h->memory_id) == 0)
+    if (strcmp(id, h->memory_id) == 0) {
+        if (n < sizeof(slot->path)) {
+            pthread_mutex_lock(&c->checked_lock);
+            memcpy(slot->path, rel, n + 1);
+            memcpy(slot->nonce, h->nonce, sizeof(h->nonce));
+            pthread_mutex_unlock(&c->checked_lock);
+        }
         return 0;
+    }
     return mt_error_set(MT_ECRYPT,
                         "%s%s failed its integrity check: it holds the content of memory %s, but "
                         "the store has memory %s there (files were swapped or copied outside "
@@ -565,6 +606,7 @@ static void c_free(mt_store *st)
     c->inner->free(c->inner);
     mt_crypt_key_free(c->key);
     mt_crypt_key_free(c->old);
+    pthread_mutex_destroy(&c->checked_lock);
     free(c);
 }
 
@@ -765,6 +807,7 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.walk = c_walk;
     c->base.memory_id = c_memory_id;
     c->inner = inner;
+    pthread_mutex_init(&c->checked_lock, NULL);
     c->key = mt_crypt_key_ref(key);
     *out = &c->base;
     return 0;
