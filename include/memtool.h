@@ -60,7 +60,8 @@ typedef enum {
     MT_EMULTILINK = -14,  /* a file with more than one hard link */
     MT_ENOTDURABLE = -15, /* the change was made, but syncing it to disk failed */
     MT_ECONFLICT = -16,   /* the content is not the one expected (changed meanwhile) */
-    MT_ESTOPPED = -17     /* the caller's callback asked to stop */
+    MT_ESTOPPED = -17,    /* the caller's callback asked to stop */
+    MT_ECRYPT = -18       /* encrypted content: another key, no key, or tampered with */
 } mt_error_code;
 
 typedef struct {
@@ -123,6 +124,75 @@ MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_option
  * postgresql:KEYWORDS), for opts->tenant.
  */
 MT_EXTERN(int) mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts);
+
+/*
+ * Encryption at rest: every memory's content and every version of it
+ * encrypted (XChaCha20-Poly1305) with a key from a file or a passphrase.
+ * Names and sizes stay visible (SECURITY.md). A key is shared by reference:
+ * the handles opened with it keep it; free yours when done with it.
+ */
+typedef struct mt_crypt_key mt_crypt_key;
+
+/* A key file: 32 random bytes, raw or as 64 hex digits and a newline, in a
+ * regular file that neither group nor others may read (like ssh, a key file
+ * readable by others is refused). */
+MT_EXTERN(int) mt_crypt_key_load_file(mt_crypt_key **out, const char *path);
+
+/* A key from a passphrase, through Argon2id with each file's salt. */
+MT_EXTERN(int) mt_crypt_key_from_passphrase(mt_crypt_key **out, const char *pass, size_t len);
+
+/* Make a new key file at path (mode 0600, never replacing a file). */
+MT_EXTERN(int) mt_crypt_key_generate_file(const char *path);
+
+/* Accept `old` too, for reading only: content and versions still encrypted
+ * with it are read, everything written is encrypted with key. */
+MT_EXTERN(int) mt_crypt_key_accept(mt_crypt_key *key, mt_crypt_key *old);
+
+/* The key's id as 16 hex digits ("" for a passphrase: its id depends on
+ * each file's salt). */
+MT_EXTERN(void) mt_crypt_key_id(char out[17], const mt_crypt_key *key);
+
+MT_EXTERN(void) mt_crypt_key_free(mt_crypt_key *key);
+
+/* mt_memory_open and mt_memory_open_url on an encrypted store (key NULL: as
+ * without encryption). */
+MT_EXTERN(int)
+mt_memory_open_encrypted(mt_memory **out, const char *root, const mt_options *opts,
+                         mt_crypt_key *key);
+MT_EXTERN(int)
+mt_memory_open_url_encrypted(mt_memory **out, const char *url, const mt_options *opts,
+                             mt_crypt_key *key);
+
+/* Which key each memory of an encrypted store is encrypted with. */
+typedef struct {
+    char key_id[17]; /* 16 hex digits */
+    int passphrase;  /* the key came from a passphrase */
+    uint64_t files;  /* memories encrypted with it */
+    uint64_t bytes;  /* their content's bytes */
+} mt_crypt_key_count;
+
+typedef struct {
+    mt_crypt_key_count *keys; /* most files first */
+    size_t count;
+    uint64_t plain; /* files with no encryption header (written outside memtool) */
+    uint64_t files; /* files in all */
+} mt_crypt_status;
+
+MT_EXTERN(int) mt_memory_crypt_status(mt_crypt_status *out, mt_memory *mem);
+MT_EXTERN(void) mt_crypt_status_dispose(mt_crypt_status *status);
+
+/* Re-encrypt every memory not yet encrypted with new_key (the handle's key
+ * must read them; mt_crypt_key_accept lets it read several). Each file is
+ * one atomic edit, so an interrupted run is finished by running it again.
+ * From then on the handle writes with new_key. cb (may be NULL) is called
+ * after each file with the files done and to do; return nonzero to stop
+ * (MT_ESTOPPED). Versions in the history keep the key they were written
+ * with: read them with that key accepted. */
+typedef int (*mt_rekey_cb)(void *payload, const char *path, uint64_t done, uint64_t total,
+                           int changed);
+MT_EXTERN(int)
+mt_memory_rekey(uint64_t *changed, mt_memory *mem, mt_crypt_key *new_key, mt_rekey_cb cb,
+                void *payload);
 
 /* Wrap any store; the handle takes ownership of it, even on failure. */
 MT_EXTERN(int) mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts);

@@ -35,13 +35,15 @@ typedef struct {
     mt_node_type type;
     unsigned depth; /* 1 for a child of the listed directory, 2 below */
     uint64_t size;  /* bytes of regular files at or beneath it */
+    uint64_t files; /* regular files at or beneath it (1 for a file), counted like size */
 } mt_store_entry;
 
 typedef struct {
     mt_store_entry *entries; /* depth first, names sorted by bytes */
     size_t count;
-    uint64_t size; /* bytes of regular files beneath the listed dir */
-    int more;      /* entries were left out at max_entries (sizes still count them) */
+    uint64_t size;  /* bytes of regular files beneath the listed dir */
+    int more;       /* entries were left out at max_entries (sizes still count them) */
+    uint64_t files; /* regular files beneath the listed dir, counted like size */
 } mt_store_listing;
 
 /* What a store holds (mt_usage in memtool.h). */
@@ -96,6 +98,12 @@ typedef struct {
     int64_t idle_before_ms; /* in: a remove takes only a file last accessed before this
                                (ms since the epoch); a file accessed at or after it, or a
                                directory, changes nothing: MT_ECONFLICT. 0: no condition */
+    /* Encryption at rest (mt_store_crypt_wrap): each regular file holds this
+     * many bytes more than its memory. The limits and the numbers a refusal
+     * reports count memories: a store checks bytes - files * file_overhead
+     * against max_store_size, and a file's size - file_overhead against
+     * max_file_size, in the same step as ever. 0 for a plain store. */
+    uint64_t file_overhead; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -184,6 +192,12 @@ typedef int (*mt_idle_cb)(void *payload, const char *path, uint64_t size, int64_
  * and the touch of a view fail with MT_ENOSYS, which a view ignores),
  * and `search` (NULL in a store without it: a search fails with MT_ENOSYS). */
 #define MT_STORE_VERSION 5
+
+/* Version 5 also added what the encryption layer needs: `memory_id`,
+ * mt_store_op's file_overhead and the `files` counts of listings; an older
+ * store works as ever, but cannot be wrapped by mt_store_crypt_wrap
+ * (MT_EINVAL), since its limits would count the encryption's overhead. */
+#define MT_STORE_CRYPT_VERSION 5
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
@@ -280,9 +294,32 @@ struct mt_store {
      */
     int (*search)(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                   const char *path, size_t limit);
+
+    /*
+     * Since version 5: the id of the memory at path, as the store records it ("mem_" and 16
+     * hex digits): 1 with out filled, 0 when the store keeps no id for it
+     * (a file store with history off, or a file not yet recorded), or an
+     * error (MT_ENOTFOUND: nothing there). May be NULL. The encryption layer
+     * checks a file's header against it, so that a memory's ciphertext put
+     * at another memory's path is detected.
+     */
+    int (*memory_id)(mt_store *st, char out[24], const char *path);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
+
+/*
+ * Encryption at rest over any store (a store of MT_STORE_CRYPT_VERSION or
+ * newer). Each file holds a header (magic, format version, key id, salt,
+ * memory id, generation, nonce), then the content encrypted with
+ * XChaCha20-Poly1305 with the whole header as associated data: exactly
+ * MT_CRYPT_OVERHEAD bytes more than the memory. Sizes, listings, usage and
+ * limits are reported and checked as the memories', byte for byte as
+ * without encryption. Takes ownership of inner, even on failure; keeps a
+ * reference to key.
+ */
+#define MT_CRYPT_OVERHEAD 100
+MT_EXTERN(int) mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key);
 
 /* The filesystem store: openat2(2)-confined below `root`. */
 MT_EXTERN(int) mt_store_fs_open(mt_store **out, const char *root, mt_durability durability);

@@ -15,7 +15,20 @@ typedef struct {
      * (serve, mcp, chat, run) delete when idle that long; 0: nothing */
     uint64_t expire_after_ms;
     const char *expire_after; /* as given, for messages */
+    /* Encryption at rest: --encrypt, with --key-file or MEMTOOL_PASSPHRASE. */
+    int encrypt;
+    const char *key_file;
+    const char *old_key_file; /* read with it too (versions written before a rekey) */
 } mt_cli;
+
+/* The key the options name (loaded once), or NULL without --encrypt; on a
+ * failure print why and set *failed. */
+mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed);
+
+/* Open a store the way mt_cli_open does, another URL or tenant allowed;
+ * errors are printed as "memtool NAME: ..." (name NULL: "memtool: ..."). */
+int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o,
+                      const char *name);
 
 /* Exit statuses: the tool reported an error, or the command line/input was unusable. */
 #define MT_EXIT_OK    0
@@ -103,6 +116,8 @@ int mt_cmd_undo(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_redact(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_gc(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_stats(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_key(const mt_cli *cli, int argc, char **argv);
 
 /* A version id from the command line ("42"): 0, or a usage error printed. */
 int mt_cli_parse_version(int64_t *out, const char *name, const char *s);

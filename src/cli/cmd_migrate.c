@@ -131,10 +131,9 @@ static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const
     mt_options o = cli->opts;
 
     o.tenant = tenant;
-    if ((url ? mt_memory_open_url(out, url, &o) : mt_memory_open(out, cli->root, &o)) < 0) {
-        fprintf(stderr, "memtool migrate: %s\n", mt_error_last()->message);
+    /* Both stores with the options' encryption, if any. */
+    if (mt_cli_open_store(out, cli, url, &o, "migrate") < 0)
         return MT_EXIT_USAGE;
-    }
     return 0;
 }
 

@@ -38,6 +38,8 @@ static const mt_cli_command commands[] = {
     {"restore", mt_cmd_restore, "make a version's content current again"},
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
     {"redact", mt_cmd_redact, "erase a version's content and path for good"},
+    {"key", mt_cmd_key, "key new PATH: make a key file for --encrypt"},
+    {"rekey", mt_cmd_rekey, "re-encrypt every memory with a new key; --status: keys in use"},
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
     {"gc", mt_cmd_gc, "delete the memories nobody viewed or changed for a while"},
     {"stats", mt_cmd_stats, "the store at a glance: usage, limits, largest and idlest"},
@@ -81,6 +83,11 @@ static void usage(FILE *out)
             "  --expire-after DURATION serve, mcp, chat and run delete memories idle that long\n"
             "                          (30d, 12h; at start, then between commands)\n"
             "                          (MEMTOOL_EXPIRE_AFTER; off)\n"
+            "  --encrypt               encrypt every memory and version (MEMTOOL_ENCRYPT=on);\n"
+            "                          the key: --key-file, or MEMTOOL_PASSPHRASE\n"
+            "  --key-file PATH         the key (MEMTOOL_KEY_FILE; implies --encrypt)\n"
+            "  --old-key-file PATH     also read what an older key encrypted: versions from\n"
+            "                          before a rekey (MEMTOOL_OLD_KEY_FILE)\n"
             "  -h, --help              this help; `memtool <command> --help` for a command\n"
             "  --version               the version\n"
             "Sizes take a K, M or G suffix (powers of 1024).\n");
@@ -122,6 +129,25 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
             return mt_cli_usage_error(NULL, "--actor: %s", mt_error_last()->message);
         cli->opts.actor = value;
         cli->actor_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "encrypt") == 0) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+            return mt_cli_usage_error(NULL, "MEMTOOL_ENCRYPT is on or off, not '%s'", value);
+        cli->encrypt = strcmp(value, "on") == 0;
+        return 0;
+    }
+    if (strcmp(name, "key-file") == 0) {
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--key-file needs a file");
+        cli->key_file = value;
+        cli->encrypt = 1;
+        return 0;
+    }
+    if (strcmp(name, "old-key-file") == 0) {
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--old-key-file needs a file");
+        cli->old_key_file = value;
         return 0;
     }
     if (strcmp(name, "audit") == 0) {
@@ -215,6 +241,9 @@ static const struct {
     {"history-days", "MEMTOOL_HISTORY_DAYS"},
     {"audit", "MEMTOOL_AUDIT"},
     {"expire-after", "MEMTOOL_EXPIRE_AFTER"},
+    {"encrypt", "MEMTOOL_ENCRYPT"},
+    {"key-file", "MEMTOOL_KEY_FILE"},
+    {"old-key-file", "MEMTOOL_OLD_KEY_FILE"},
 };
 
 int main(int argc, char **argv)
@@ -236,6 +265,9 @@ int main(int argc, char **argv)
         {"history-days", required_argument, NULL, 0},
         {"audit", required_argument, NULL, 0},
         {"expire-after", required_argument, NULL, 0},
+        {"key-file", required_argument, NULL, 0},
+        {"old-key-file", required_argument, NULL, 0},
+        {"encrypt", no_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -262,6 +294,8 @@ int main(int argc, char **argv)
         } else if (c == 'h') {
             usage(stdout);
             return MT_EXIT_OK;
+        } else if (c == 'E') {
+            cli.encrypt = 1;
         } else if (c == 'V') {
             printf("memtool %s\n", MT_VERSION);
             return MT_EXIT_OK;
@@ -297,6 +331,7 @@ int main(int argc, char **argv)
                          : strcmp(sub, "mcp") == 0     ? "mcp"
                          : strcmp(sub, "migrate") == 0 ? "migrate"
                          : strcmp(sub, "gc") == 0      ? "gc"
+                         : strcmp(sub, "rekey") == 0   ? "rekey"
                                                        : "cli";
     }
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

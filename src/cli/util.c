@@ -14,15 +14,64 @@
 #include "input.h"
 #include "store/url.h"
 
+mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed)
+{
+    /* One key for the process: a passphrase is derived once per salt. */
+    static mt_crypt_key *key;
+    const char *pass = getenv("MEMTOOL_PASSPHRASE");
+
+    *failed = 0;
+    if (!cli->encrypt || key)
+        return key;
+    if (cli->key_file && pass && *pass) {
+        fprintf(stderr, "memtool: give a key file or MEMTOOL_PASSPHRASE, not both\n");
+        *failed = 1;
+        return NULL;
+    }
+    if ((cli->key_file ? mt_crypt_key_load_file(&key, cli->key_file)
+         : pass && *pass
+             ? mt_crypt_key_from_passphrase(&key, pass, strlen(pass))
+             : mt_error_set(MT_EINVAL, "--encrypt needs a key: --key-file PATH (or "
+                                       "MEMTOOL_KEY_FILE), or MEMTOOL_PASSPHRASE")) < 0) {
+        fprintf(stderr, "memtool: %s\n", mt_error_last()->message);
+        *failed = 1;
+        return NULL;
+    }
+    if (cli->old_key_file) {
+        mt_crypt_key *old = NULL;
+        if (mt_crypt_key_load_file(&old, cli->old_key_file) < 0 ||
+            mt_crypt_key_accept(key, old) < 0) {
+            fprintf(stderr, "memtool: --old-key-file: %s\n", mt_error_last()->message);
+            *failed = 1;
+        }
+        mt_crypt_key_free(old);
+    }
+    return key;
+}
+
+int mt_cli_open_store(mt_memory **out, const mt_cli *cli, const char *url, const mt_options *o,
+                      const char *name)
+{
+    int failed;
+    mt_crypt_key *key = mt_cli_key(cli, &failed);
+
+    *out = NULL;
+    if (failed)
+        return MT_EINVAL;
+    if ((url ? mt_memory_open_url_encrypted(out, url, o, key)
+             : mt_memory_open_encrypted(out, cli->root, o, key)) < 0) {
+        fprintf(stderr, "memtool%s%s: %s\n", name ? " " : "", name ? name : "",
+                mt_error_last()->message);
+        return mt_error_last()->code;
+    }
+    return 0;
+}
+
 mt_memory *mt_cli_open(const mt_cli *cli)
 {
     mt_memory *mem = NULL;
 
-    if ((cli->store ? mt_memory_open_url(&mem, cli->store, &cli->opts)
-                    : mt_memory_open(&mem, cli->root, &cli->opts)) < 0) {
-        fprintf(stderr, "memtool: %s\n", mt_error_last()->message);
-        return NULL;
-    }
+    mt_cli_open_store(&mem, cli, cli->store, &cli->opts, NULL);
     return mem;
 }
 

@@ -339,7 +339,7 @@ done:
 static int list_dir(mt_reply *r, mt_memory *m, mt_str path, const char *rel, size_t max_entries,
                     int *short_of)
 {
-    mt_store_listing l = {NULL, 0, 0, 0};
+    mt_store_listing l = {NULL, 0, 0, 0, 0};
     const char *skip = NULL; /* a directory left out, with everything beneath it */
     size_t i, shown = 0, used, limit = (size_t)m->opts.view_limit, skip_len = 0;
     size_t base_depth = 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "store/crypt.h"
 #include "store/url.h"
 #include "text.h"
 #include "utf8.h"
@@ -169,8 +170,9 @@ fail:
     return rc;
 }
 
-/* The file store at root (url NULL), or the store url names. */
-static int open_store(mt_memory **out, const char *root, const char *url, const mt_options *opts)
+/* The file store at root (url NULL), or the store url names; encrypted with key. */
+static int open_store(mt_memory **out, const char *root, const char *url, const mt_options *opts,
+                      mt_crypt_key *key)
 {
     mt_options o;
     mt_store *store;
@@ -192,12 +194,54 @@ static int open_store(mt_memory **out, const char *root, const char *url, const 
              : mt_store_fs_open_tenant(&store, root, o.tenant, o.durability);
     if (rc < 0)
         return rc;
+    if (key && (rc = mt_store_crypt_wrap(&store, store, key)) < 0)
+        return rc;
     return mt_memory_new(out, store, opts);
 }
 
 int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)
 {
-    return open_store(out, root, NULL, opts);
+    return open_store(out, root, NULL, opts, NULL);
+}
+
+int mt_memory_open_encrypted(mt_memory **out, const char *root, const mt_options *opts,
+                             mt_crypt_key *key)
+{
+    return open_store(out, root, NULL, opts, key);
+}
+
+int mt_memory_open_url_encrypted(mt_memory **out, const char *url, const mt_options *opts,
+                                 mt_crypt_key *key)
+{
+    if (out)
+        *out = NULL;
+    if (!url)
+        return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH or "
+                                       "postgresql://USER@HOST/DATABASE");
+    return open_store(out, NULL, url, opts, key);
+}
+
+int mt_memory_crypt_status(mt_crypt_status *out, mt_memory *m)
+{
+    if (!out || !m)
+        return mt_error_set(MT_EINVAL, "mt_memory_crypt_status needs an out pointer and a handle");
+    return mt_store_crypt_status(m->store, out);
+}
+
+int mt_memory_rekey(uint64_t *changed, mt_memory *m, mt_crypt_key *new_key, mt_rekey_cb cb,
+                    void *payload)
+{
+    mt_store_op op;
+    uint64_t n = 0;
+    int rc;
+
+    if (!m || !new_key)
+        return mt_error_set(MT_EINVAL, "mt_memory_rekey needs a handle and a new key");
+    mt_memory_op(&op, m);
+    rc = mt_store_crypt_rekey(m->store, &n, new_key, &op, cb, payload);
+    if (changed)
+        *changed = n;
+    return rc;
 }
 
 int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
@@ -207,7 +251,7 @@ int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
     if (!url)
         return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH or "
                                        "postgresql://USER@HOST/DATABASE");
-    return open_store(out, NULL, url, opts);
+    return open_store(out, NULL, url, opts, NULL);
 }
 
 void mt_memory_free(mt_memory *m)

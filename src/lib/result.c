@@ -69,6 +69,12 @@ int mt_reply_store_error(mt_reply *r, int code, mt_str path)
         return mt_reply_fail(r, "Error: The file ", path,
                              " has more than one hard link; memtool never reads or writes "
                              "through hard links");
+    case MT_ECRYPT:
+        /* The layer's words name the path, the key and what to do. */
+        if (mt_reply_fail(r, "Error: ", (mt_str){"", 0}, "") < 0 ||
+            mt_reply_put(r, mt_error_last()->message) < 0)
+            return MT_ENOMEM;
+        return 0;
     case MT_ENOTDURABLE:
         if (mt_reply_fail(r, "Error: The change to ", path,
                           " was made, but it may not survive a crash: ") < 0 ||

@@ -112,6 +112,7 @@ int mt_db_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, v
 int mt_db_remove(mt_store *st, mt_store_op *op, const char *path);
 int mt_db_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);
 int mt_db_walk(mt_store *st, const char *path, mt_walk_cb cb, void *payload);
+int mt_db_memory_id(mt_store *st, char out[24], const char *path);
 int mt_db_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
                size_t max_entries);
 int mt_db_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *q);

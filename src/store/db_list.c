@@ -171,9 +171,12 @@ static int list_in(mt_db *db, void *arg)
         if (r.v[i].kind == MT_NODE_FILE) {
             unsigned k;
             out->size += r.v[i].size;
+            out->files++;
             for (k = 0; k < top; k++)
-                if (shown[k])
+                if (shown[k]) {
                     out->entries[entry_of[k]].size += r.v[i].size;
+                    out->entries[entry_of[k]].files++;
+                }
         }
         if (show) {
             mt_store_entry *e;
@@ -194,6 +197,7 @@ static int list_in(mt_db *db, void *arg)
             e->type = (mt_node_type)r.v[i].kind;
             e->depth = level;
             e->size = r.v[i].kind == MT_NODE_FILE ? r.v[i].size : 0;
+            e->files = r.v[i].kind == MT_NODE_FILE;
             out->count++;
         }
         if (r.v[i].kind == MT_NODE_DIR && top < MT_STORE_MAX_DEPTH + 1) {

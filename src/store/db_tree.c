@@ -4,6 +4,7 @@
  * store (the same mt_error_code in every situation, the same words).
  */
 #include "db_core.h"
+#include "usage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,34 @@ int mt_db_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *pat
         return 0;
     }
     return mt_db_read((mt_db *)st, stat_in, &a);
+}
+
+typedef struct {
+    char *out;
+    const char *path;
+} memory_id_args;
+
+static int memory_id_in(mt_db *db, void *arg)
+{
+    memory_id_args *a = arg;
+    mt_db_node n;
+    int rc;
+
+    if ((rc = lookup(db, &n, a->path, "cannot look at")) < 0)
+        return rc;
+    if (n.kind != MT_NODE_FILE)
+        return mt_db_path_error(MT_EISDIR, "cannot look at", a->path);
+    if (!n.memory_id[0])
+        return 0;
+    memcpy(a->out, n.memory_id, sizeof(n.memory_id));
+    return 1;
+}
+
+int mt_db_memory_id(mt_store *st, char out[24], const char *path)
+{
+    memory_id_args a = {out, path};
+
+    return mt_db_read((mt_db *)st, memory_id_in, &a);
 }
 
 typedef struct {
@@ -370,10 +399,10 @@ static int edit_in(mt_db_txn *t, void *arg)
         rc = mt_db_path_error(MT_EISDIR, "cannot edit", a->path);
         goto done;
     }
-    if (op->max_file_size && n.size > op->max_file_size) {
+    if (op->max_file_size && mt_store_file_memory(op, n.size) > op->max_file_size) {
         op->refused = MT_LIMIT_FILE_SIZE;
         op->limit = op->max_file_size;
-        op->held = op->would = n.size;
+        op->held = op->would = mt_store_file_memory(op, n.size);
         rc = mt_error_set(MT_ELIMIT, "%s is over the max file size", a->path);
         goto done;
     }

@@ -102,6 +102,7 @@ static void count_now(mt_fs_count *c, int fd, unsigned level, mt_fs_sum *sum)
         fail(c, errno);
     closedir(dir);
     atomic_fetch_add_explicit(&sum->counted, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sum->counted_files, files, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->files, files, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->dirs, dirs, memory_order_relaxed);
 }

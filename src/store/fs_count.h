@@ -21,6 +21,10 @@ typedef struct mt_fs_sum {
     uint64_t local;           /* added by the listing thread */
     _Atomic uint64_t counted; /* added by counting jobs, on any thread */
     uint64_t below;           /* totals passed on by its children */
+    /* The same for the number of regular files. */
+    uint64_t local_files;
+    _Atomic uint64_t counted_files;
+    uint64_t below_files;
 } mt_fs_sum;
 
 #define MT_FS_NO_ENTRY ((size_t)-1)

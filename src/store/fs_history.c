@@ -13,6 +13,7 @@
  */
 #include "fs.h"
 #include "history.h"
+#include "usage.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -146,7 +147,7 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
         return 0;
     if (!data) {
         /* Bounded like any edit: a file over the size limit is not read. */
-        if (op->max_file_size && (uint64_t)sb.st_size > op->max_file_size)
+        if (op->max_file_size && mt_store_file_memory(op, (uint64_t)sb.st_size) > op->max_file_size)
             return 0;
         if ((rc = mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot read", rel)) < 0)
             return rc == MT_ENOTFOUND ? 0 : rc;

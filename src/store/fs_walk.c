@@ -108,6 +108,7 @@ static mt_fs_sum *new_sum(mt_walk *w, mt_fs_sum *parent, size_t entry)
     s->parent = parent;
     s->entry = entry;
     atomic_init(&s->counted, 0);
+    atomic_init(&s->counted_files, 0);
     s->older = w->sums;
     w->sums = s;
     return s;
@@ -129,6 +130,7 @@ static int add_entry(mt_walk *w, size_t *index, mt_node_type type, unsigned dept
     l->entries[l->count].type = type;
     l->entries[l->count].depth = depth;
     l->entries[l->count].size = 0;
+    l->entries[l->count].files = 0;
     *index = l->count++;
     return 0;
 }
@@ -181,8 +183,11 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         }
         if (type == DT_REG) {
             sum->local += (uint64_t)sb.st_size;
-            if (show)
+            sum->local_files++;
+            if (show) {
                 w->out->entries[index].size = (uint64_t)sb.st_size;
+                w->out->entries[index].files = 1;
+            }
             continue;
         }
         if ((child = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0)) < 0) {
@@ -211,7 +216,7 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
 
 /* Wait for the count, then pass each sum on to its parent (children were
  * made after their parents, so newest first is bottom up). */
-static int finish(mt_walk *w, int rc, uint64_t *total)
+static int finish(mt_walk *w, int rc, uint64_t *total, uint64_t *total_files)
 {
     int crc = mt_fs_count_finish(&w->count);
     mt_fs_sum *s;
@@ -220,12 +225,19 @@ static int finish(mt_walk *w, int rc, uint64_t *total)
         rc = crc;
     while ((s = w->sums) != NULL) {
         uint64_t t = s->local + atomic_load(&s->counted) + s->below;
-        if (s->parent)
+        uint64_t f = s->local_files + atomic_load(&s->counted_files) + s->below_files;
+        if (s->parent) {
             s->parent->below += t;
-        else
+            s->parent->below_files += f;
+        } else {
             *total = t;
-        if (rc == 0 && s->entry != MT_FS_NO_ENTRY)
+            if (total_files)
+                *total_files = f;
+        }
+        if (rc == 0 && s->entry != MT_FS_NO_ENTRY) {
             w->out->entries[s->entry].size = t;
+            w->out->entries[s->entry].files = f;
+        }
         w->sums = s->older;
         free(s);
     }
@@ -270,7 +282,7 @@ int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned de
     else if ((rc = mt_buf_puts(&w.path, rel)) == 0)
         rc = walk(&w, fd, 1, root);
     close(fd);
-    rc = finish(&w, rc, &out->size);
+    rc = finish(&w, rc, &out->size, &out->files);
     if (rc < 0)
         mt_store_listing_dispose(out);
     return rc;
@@ -294,7 +306,7 @@ int mt_fs_count_tree(mt_store_usage *out, int dirfd, int clean)
     } else {
         mt_fs_count_dir(&w.count, fd, 1, root);
     }
-    rc = finish(&w, rc, &out->bytes);
+    rc = finish(&w, rc, &out->bytes, NULL);
     out->files = atomic_load(&w.count.files);
     out->dirs = atomic_load(&w.count.dirs);
     return rc;

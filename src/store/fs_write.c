@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "usage.h"
+
 /* Levels of a tree being removed that hold a descriptor each; a directory
  * deeper than this is moved up to the top first, so removal needs a bounded
  * number of descriptors however deep the tree. */
@@ -390,11 +392,13 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
  * read at all: memory stays bounded by the limits, not by the file. */
 static int fs_size_check(mt_store_op *op, const struct stat *sb, const char *rel)
 {
-    if (!op->max_file_size || (uint64_t)sb->st_size <= op->max_file_size)
+    uint64_t size = mt_store_file_memory(op, (uint64_t)sb->st_size);
+
+    if (!op->max_file_size || size <= op->max_file_size)
         return 0;
     op->refused = MT_LIMIT_FILE_SIZE;
     op->limit = op->max_file_size;
-    op->held = op->would = (uint64_t)sb->st_size;
+    op->held = op->would = size;
     return mt_error_set(MT_ELIMIT, "%s is over the max file size", rel);
 }
 

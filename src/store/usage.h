@@ -12,6 +12,9 @@
 int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, int64_t bytes,
                    int64_t files, int64_t dirs);
 
+/* A file's size as its memory's (without op->file_overhead), for max_file_size. */
+uint64_t mt_store_file_memory(const mt_store_op *op, uint64_t size);
+
 /* v + d, never below zero. */
 uint64_t mt_store_usage_add(uint64_t v, int64_t d);
 

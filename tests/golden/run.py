@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run golden test files against `memtool call`, on any store.
 
-    run.py [--store file|sqlite|postgresql] [--via cli|python] MEMTOOL FILE.test...
+    run.py [--store file|sqlite|postgresql] [--via cli|python] [--encrypt] MEMTOOL FILE.test...
 
 Every case runs on every store with the same expected output, byte for byte:
 file (a directory), sqlite (a database file) or postgresql (the server named
@@ -60,6 +60,15 @@ expected output. `?` calls stay on the command: they test `memtool call`'s own
 argument and input checks (bad options, input that is not one JSON object),
 which the binding replaces with Python exceptions. The other steps (`+ - / =
 ~ | $`) set up and check the store with the command, as without --via.
+
+--encrypt runs every case on an encrypted store (a fresh key file, and
+--encrypt --key-file on every memtool call, $STORE included), with the same
+expected output. `=` then reads through `memtool cat`, as on the SQL stores. A
+case that puts or inspects memory files' raw bytes on disk (an encrypted
+store holds them sealed) says so on its first or second line and is not run
+encrypted:
+
+    #! plain: REASON            why the case needs a store without encryption
 """
 import json
 import os
@@ -99,6 +108,8 @@ def parse(path):
         line = lines[i]
         i += 1
         text = line.decode("utf-8")
+        if text.startswith("#! plain: ") and i <= 2:
+            continue
         if text.startswith("#!"):
             if i != 1 or not text.startswith("#! stores: "):
                 raise SystemExit(f"{path}:{i}: '#! stores: ...' is the first line or nothing")
@@ -186,8 +197,28 @@ def prepare_pg(memtool):
     PG_READY.append(True)
 
 
-def store_args(memtool, kind, root, store, case):
+def plain_only(path):
+    """Why a case cannot run encrypted ('#! plain: ...'), or None."""
+    with open(path, "rb") as f:
+        for line in f.read().split(b"\n")[:2]:
+            if line.startswith(b"#! plain: "):
+                return line[len(b"#! plain: "):].decode("utf-8")
+    return None
+
+
+def crypt_args(root):
+    """A fresh key (mode 0600, as memtool requires) and the options that use it."""
+    key = os.path.join(root, "key")
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, os.urandom(32).hex().encode() + b"\n")
+    os.close(fd)
+    return ["--encrypt", "--key-file", key]
+
+
+def store_args(memtool, kind, root, store, case, encrypt=False):
     """The options that name the store a case runs in."""
+    if encrypt:
+        return store_args(memtool, kind, root, store, case) + crypt_args(root)
     if kind == "file":
         return ["--root", store]
     if kind == "sqlite":
@@ -207,14 +238,15 @@ def store_url(sargs):
     """The store under test as a URL and a tenant, for commands that name a
     second store (migrate): STORE_URL, and STORE_TENANT ("" for none)."""
     url = sargs[1] if sargs[0] == "--store" else "file:" + sargs[1]
-    tenant = sargs[3] if len(sargs) > 3 else ""
+    tenant = sargs[3] if len(sargs) > 3 and sargs[2] == "--tenant" else ""
     return {"STORE_URL": url, "STORE_TENANT": tenant}
 
 
 def content_of(memtool, kind, sargs, store, rel):
     """A file's exact bytes: read from disk in the file store (not through
-    memtool, which is what is under test), with memtool cat in the others."""
-    if kind == "file":
+    memtool, which is what is under test), with memtool cat in the others
+    and on an encrypted store."""
+    if kind == "file" and "--encrypt" not in sargs:
         try:
             with open(os.path.join(store, rel), "rb") as f:
                 return f.read()
@@ -245,7 +277,7 @@ def what_is(memtool, kind, sargs, store, rel):
     return "error: " + r.stderr.decode("utf-8", "replace").strip()
 
 
-def run_file(memtool, path, kind="file", via="cli"):
+def run_file(memtool, path, kind="file", via="cli", encrypt=False):
     failures = []
     root = tempfile.mkdtemp(prefix="memtool-golden-")
     store = os.path.join(root, "store")
@@ -254,7 +286,10 @@ def run_file(memtool, path, kind="file", via="cli"):
     if kind not in stores_of(path):
         return [f"{os.path.basename(path)}: a case for {' '.join(stores_of(path))} only, "
                 f"run on {kind}"]
-    sargs = store_args(memtool, kind, root, store, path)
+    if encrypt and plain_only(path):
+        return [f"{os.path.basename(path)}: a case for a plain store only "
+                f"({plain_only(path)}), run encrypted"]
+    sargs = store_args(memtool, kind, root, store, path, encrypt)
     binding = None
     if via == "python":
         import via_python
@@ -285,8 +320,11 @@ def run_file(memtool, path, kind="file", via="cli"):
             elif step in ("$", "|"):
                 # A portable step runs beside the store, not in it: what it
                 # writes (out files) must not become a memory.
+                # Encrypted, every memtool the step runs has the key (a second
+                # store it makes is encrypted too).
+                key = {"MEMTOOL_KEY_FILE": sargs[-1]} if encrypt else {}
                 r = subprocess.run(["sh", "-c", arg.decode()], cwd=store if step == "$" else root,
-                                   env=clean_env(OUTSIDE=os.path.join(root, "outside"),
+                                   env=clean_env(OUTSIDE=os.path.join(root, "outside"), **key,
                                                  MEMTOOL=os.path.abspath(memtool),
                                                  STORE=" ".join(shlex.quote(a) for a in sargs),
                                                  **store_url(sargs)))
@@ -349,8 +387,12 @@ def run_file(memtool, path, kind="file", via="cli"):
 
 def main():
     args = sys.argv[1:]
-    kind, via = "file", "cli"
-    while args[:1] in (["--store"], ["--via"]) and len(args) > 1:
+    kind, via, encrypt = "file", "cli", False
+    while args[:1] in (["--store"], ["--via"], ["--encrypt"]) and len(args) > 1:
+        if args[0] == "--encrypt":
+            encrypt = True
+            args = args[1:]
+            continue
         if args[0] == "--store":
             kind = args[1]
         else:
@@ -358,11 +400,11 @@ def main():
         args = args[2:]
     if kind not in STORES or via not in ("cli", "python") or len(args) < 2:
         raise SystemExit("usage: run.py [--store file|sqlite|postgresql] [--via cli|python] "
-                         "MEMTOOL FILE.test...")
+                         "[--encrypt] MEMTOOL FILE.test...")
     memtool, files = args[0], args[1:]
     failed = 0
     for path in files:
-        failures = run_file(memtool, path, kind, via)
+        failures = run_file(memtool, path, kind, via, encrypt)
         for f in failures:
             print(f"FAIL {f}")
         failed += bool(failures)

@@ -35,10 +35,57 @@ static int mt_test_open_sqlite(mt_memory **out, const char *dir, const mt_option
     return mt_memory_new(out, st, opts);
 }
 
+/* The same stores encrypted, with a key file kept beside them (made at
+ * the first open, so a store opened again reads with the same key). */
+static int mt_test_crypt_key(mt_crypt_key **key, const char *dir)
+{
+    char path[600];
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/key", dir);
+    if ((rc = mt_crypt_key_load_file(key, path)) == MT_ENOTFOUND &&
+        (rc = mt_crypt_key_generate_file(path)) == 0)
+        rc = mt_crypt_key_load_file(key, path);
+    return rc;
+}
+
+static int mt_test_open_fs_crypt(mt_memory **out, const char *dir, const mt_options *opts)
+{
+    char root[600];
+    mt_crypt_key *key;
+    int rc;
+
+    snprintf(root, sizeof(root), "%s/fs", dir);
+    if ((rc = mt_test_crypt_key(&key, dir)) < 0)
+        return rc;
+    rc = mt_memory_open_encrypted(out, root, opts, key);
+    mt_crypt_key_free(key);
+    return rc;
+}
+
+static int mt_test_open_sqlite_crypt(mt_memory **out, const char *dir, const mt_options *opts)
+{
+    char path[600];
+    mt_crypt_key *key;
+    mt_store *st;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/store.sqlite", dir);
+    if ((rc = mt_test_crypt_key(&key, dir)) < 0)
+        return rc;
+    if ((rc = mt_store_sqlite_open(&st, path, NULL, opts ? opts->durability : 0)) == 0 &&
+        (rc = mt_store_crypt_wrap(&st, st, key)) == 0)
+        rc = mt_memory_new(out, st, opts);
+    mt_crypt_key_free(key);
+    return rc;
+}
+
 /* The first is the reference the others are compared with. */
 static const mt_test_store_opener mt_test_stores[] = {
     {"fs", mt_test_open_fs},
     {"sqlite", mt_test_open_sqlite},
+    {"fs-crypt", mt_test_open_fs_crypt},
+    {"sqlite-crypt", mt_test_open_sqlite_crypt},
 };
 #define MT_TEST_NSTORES (sizeof(mt_test_stores) / sizeof(mt_test_stores[0]))
 

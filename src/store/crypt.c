@@ -1,0 +1,1037 @@
+/*
+ * Encryption at rest: a store over any store. Every file the inner store
+ * holds is a header and the memory's content sealed with
+ * XChaCha20-Poly1305 (the header is the associated data), and every version
+ * its history keeps is such a file too. What callers see is the plaintext:
+ * sizes, listings, usage, limits, SHA-256 preconditions and versions are
+ * the memories', byte for byte as without encryption (each file is exactly
+ * MT_CRYPT_OVERHEAD bytes more, which the inner store is told through
+ * op->file_overhead and which is taken off what it reports).
+ *
+ * Nothing reaches the inner store unsealed: create and edit hand it only
+ * what seal() made. Nothing unsealed reaches a caller: a file without the
+ * header, with a key not given, or failing its tag is an MT_ECRYPT error
+ * naming the path.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "crypt.h"
+#include "history.h"
+
+/* The largest file opened: content is authenticated whole, so it is read
+ * whole; memory stays bounded whatever a file put there from outside holds. */
+#define READ_MAX ((uint64_t)256 * 1024 * 1024)
+
+static const unsigned char MAGIC[4] = {'M', 'T', 'C', 'R'};
+
+/* Files whose memory id was checked, by path: a file with the same nonce at
+ * the same path is the very file checked (every write draws a new nonce),
+ * so a view need not ask the store again. A slot holds one path; a
+ * collision only costs a check. */
+#define CHECKED_SLOTS 256
+
+typedef struct {
+    char path[64]; /* paths longer are not kept */
+    unsigned char nonce[24];
+} checked;
+
+typedef struct {
+    mt_store base;
+    mt_store *inner;
+    pthread_mutex_t checked_lock;
+    checked checked[CHECKED_SLOTS];
+    mt_crypt_key *key; /* writes with it, reads with it and those it accepts */
+    mt_crypt_key *old; /* after a rekey: the key before, still read */
+} mt_crypt;
+
+int mt_store_is_crypt(const mt_store *st);
+
+/* "/memories/" and the store path, for messages; a version is named as
+ * such ("(version 12)", made by version_open). */
+#define SHOWN(rel) (*(rel) && *(rel) != '(' ? "/memories/" : *(rel) ? "" : "/memories"), (rel)
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    int i;
+
+    for (i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    int i;
+
+    for (i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void header_write(unsigned char *p, const mt_crypt_header *h)
+{
+    memset(p, 0, MT_CRYPT_HEADER);
+    memcpy(p, MAGIC, 4);
+    p[4] = MT_CRYPT_FORMAT;
+    p[5] = h->kdf;
+    memcpy(p + 8, h->key_id, MT_CRYPT_ID);
+    memcpy(p + 16, h->salt, MT_CRYPT_SALT);
+    memcpy(p + 32, h->memory_id, strnlen(h->memory_id, MT_CRYPT_MEMID));
+    put_u64(p + 52, h->generation);
+    memcpy(p + 60, h->nonce, sizeof(h->nonce));
+}
+
+/* Parse the header of data (len bytes) at rel. */
+static int header_read(mt_crypt_header *h, const unsigned char *p, size_t len, const char *rel)
+{
+    if (len < MT_CRYPT_HEADER || memcmp(p, MAGIC, 4) != 0)
+        return mt_error_set(MT_ECRYPT,
+                            "%s%s is not encrypted (it has no memtool encryption header): it was "
+                            "written outside memtool or without --encrypt; memtool never shows "
+                            "it as plain text in an encrypted store",
+                            SHOWN(rel));
+    if (p[4] != MT_CRYPT_FORMAT || (p[5] != MT_CRYPT_KDF_KEY && p[5] != MT_CRYPT_KDF_PASS))
+        return mt_error_set(MT_ECRYPT,
+                            "%s%s is encrypted in format %u, which this memtool does not read "
+                            "(it reads format %d)",
+                            SHOWN(rel), p[4], MT_CRYPT_FORMAT);
+    if (len < MT_CRYPT_HEADER + MT_CRYPT_TAG)
+        return mt_error_set(MT_ECRYPT,
+                            "%s%s failed its integrity check: the file is cut short (%zu bytes)",
+                            SHOWN(rel), len);
+    h->kdf = p[5];
+    memcpy(h->key_id, p + 8, MT_CRYPT_ID);
+    memcpy(h->salt, p + 16, MT_CRYPT_SALT);
+    memcpy(h->memory_id, p + 32, MT_CRYPT_MEMID);
+    h->memory_id[MT_CRYPT_MEMID] = '\0';
+    h->generation = get_u64(p + 52);
+    memcpy(h->nonce, p + 60, sizeof(h->nonce));
+    return 0;
+}
+
+static int key_for(const unsigned char **material, mt_crypt *c, const mt_crypt_header *h,
+                   const char *rel)
+{
+    char id[MT_CRYPT_ID * 2 + 1], given[MT_CRYPT_ID * 2 + 1];
+    int rc;
+
+    if ((rc = mt_crypt_key_reader(material, c->key, h)) != 0 ||
+        (c->old && (rc = mt_crypt_key_reader(material, c->old, h)) != 0))
+        return rc;
+    mt_crypt_hex(id, h->key_id, MT_CRYPT_ID);
+    mt_crypt_key_id(given, c->key);
+    if (h->kdf == MT_CRYPT_KDF_PASS)
+        return mt_error_set(MT_ECRYPT,
+                            "%s%s is encrypted with key %s (from a passphrase), not the key given "
+                            "(%s%s): give that passphrase in MEMTOOL_PASSPHRASE",
+                            SHOWN(rel), id, *given ? "key " : "a passphrase", given);
+    return mt_error_set(MT_ECRYPT,
+                        "%s%s is encrypted with key %s, not the key given (%s%s): give that "
+                        "key with --key-file",
+                        SHOWN(rel), id, *given ? "key " : "a passphrase", given);
+}
+
+/* Seal plain into a new malloc'd file: *h's memory id and generation, a
+ * fresh nonce, and the writing key (keeping salt when given). */
+static int seal(char **out, size_t *out_len, mt_crypt_key *key, mt_crypt_header *h,
+                const unsigned char *salt, const char *plain, size_t len)
+{
+    const unsigned char *material;
+    unsigned char *p;
+    unsigned long long clen;
+    int rc;
+
+    *out = NULL;
+    if (len > SIZE_MAX - MT_CRYPT_OVERHEAD - 1)
+        return mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
+    if ((rc = mt_crypt_key_writer(&material, h, key, salt)) < 0)
+        return rc;
+    randombytes_buf(h->nonce, sizeof(h->nonce));
+    if (!(p = malloc(len + MT_CRYPT_OVERHEAD + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
+    header_write(p, h);
+    crypto_aead_xchacha20poly1305_ietf_encrypt(p + MT_CRYPT_HEADER, &clen,
+                                               (const unsigned char *)plain, len, p,
+                                               MT_CRYPT_HEADER, NULL, h->nonce, material);
+    *out = (char *)p;
+    *out_len = MT_CRYPT_HEADER + (size_t)clen;
+    return 0;
+}
+
+/* Open a sealed file: *plain malloc'd and NUL-terminated. */
+static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt *c,
+                  const char *data, size_t len, const char *rel)
+{
+    const unsigned char *material;
+    unsigned long long plen;
+    unsigned char *p;
+    int rc;
+
+    *plain = NULL;
+    *plain_len = 0;
+    if ((rc = header_read(h, (const unsigned char *)data, len, rel)) < 0 ||
+        (rc = key_for(&material, c, h, rel)) < 0)
+        return rc;
+    if (rc == 0)
+        return MT_ECRYPT; /* key_for said why */
+    if (!(p = malloc(len - MT_CRYPT_OVERHEAD + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory decrypting a file");
+    if (crypto_aead_xchacha20poly1305_ietf_decrypt(
+            p, &plen, NULL, (const unsigned char *)data + MT_CRYPT_HEADER, len - MT_CRYPT_HEADER,
+            (const unsigned char *)data, MT_CRYPT_HEADER, h->nonce, material) != 0) {
+        free(p);
+        return mt_error_set(MT_ECRYPT,
+                            "%s%s failed its integrity check: its content or header was changed "
+                            "outside memtool (or the file is damaged); it is not shown",
+                            SHOWN(rel));
+    }
+    p[plen] = '\0';
+    *plain = (char *)p;
+    *plain_len = (size_t)plen;
+    return 0;
+}
+
+static uint64_t minus(uint64_t size, uint64_t files)
+{
+    uint64_t o = files * MT_CRYPT_OVERHEAD;
+
+    return size > o ? size - o : 0;
+}
+
+/* Reading the inner store's file whole. */
+typedef struct {
+    char *data;
+    size_t len;
+    const char *rel;
+} whole_read;
+
+static int collect(void *payload, const char *data, size_t len, uint64_t off, int last)
+{
+    whole_read *w = payload;
+    char *grown;
+
+    (void)last;
+    if (off + len > READ_MAX)
+        return mt_error_set(MT_ELIMIT,
+                            "%s%s is over %llu bytes, more than an encrypted file may be",
+                            SHOWN(w->rel), (unsigned long long)READ_MAX);
+    if (!(grown = realloc(w->data, (size_t)off + len + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory reading a file");
+    w->data = grown;
+    memcpy(w->data + off, data, len);
+    w->len = (size_t)off + len;
+    w->data[w->len] = '\0';
+    return 0;
+}
+
+static int read_sealed(mt_crypt *c, char **out, size_t *len, const char *rel)
+{
+    whole_read w = {NULL, 0, rel};
+    uint64_t size;
+    int rc;
+
+    *out = NULL;
+    *len = 0;
+    rc = c->inner->read(c->inner, &size, rel, (size_t)READ_MAX, collect, &w);
+    if (rc < 0) {
+        free(w.data);
+        return rc;
+    }
+    if (!w.data && !(w.data = calloc(1, 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory reading a file");
+    *out = w.data;
+    *len = w.len;
+    return 0;
+}
+
+static checked *checked_slot(mt_crypt *c, const char *rel)
+{
+    uint32_t hash = 2166136261u;
+    const char *p;
+
+    for (p = rel; *p; p++)
+        hash = (hash ^ (unsigned char)*p) * 16777619u;
+    return &c->checked[hash % CHECKED_SLOTS];
+}
+
+/* The store's own record of which memory is at rel, against the header. */
+static int check_memory(mt_crypt *c, const mt_crypt_header *h, const char *rel)
+{
+    checked *slot = checked_slot(c, rel);
+    size_t n = strlen(rel);
+    char id[24];
+    int rc, seen;
+
+    if (!c->inner->memory_id)
+        return 0;
+    pthread_mutex_lock(&c->checked_lock);
+    seen = n < sizeof(slot->path) && strcmp(slot->path, rel) == 0 &&
+           memcmp(slot->nonce, h->nonce, sizeof(h->nonce)) == 0;
+    pthread_mutex_unlock(&c->checked_lock);
+    if (seen)
+        return 0;
+    if ((rc = c->inner->memory_id(c->inner, id, rel)) == 0)
+        return 0;
+    if (rc < 0)
+        return rc;
+    if (strcmp(id, h->memory_id) == 0) {
+        if (n < sizeof(slot->path)) {
+            pthread_mutex_lock(&c->checked_lock);
+            memcpy(slot->path, rel, n + 1);
+            memcpy(slot->nonce, h->nonce, sizeof(h->nonce));
+            pthread_mutex_unlock(&c->checked_lock);
+        }
+        return 0;
+    }
+    return mt_error_set(MT_ECRYPT,
+                        "%s%s failed its integrity check: it holds the content of memory %s, but "
+                        "the store has memory %s there (files were swapped or copied outside "
+                        "memtool); it is not shown",
+                        SHOWN(rel), h->memory_id, id);
+}
+
+static int open_current(mt_crypt *c, char **plain, size_t *plain_len, const char *rel)
+{
+    mt_crypt_header h;
+    char *sealed;
+    size_t len;
+    int rc;
+
+    if ((rc = read_sealed(c, &sealed, &len, rel)) < 0)
+        return rc;
+    if ((rc = unseal(plain, plain_len, &h, c, sealed, len, rel)) == 0 &&
+        (rc = check_memory(c, &h, rel)) < 0) {
+        sodium_memzero(*plain, *plain_len);
+        free(*plain);
+        *plain = NULL;
+    }
+    free(sealed);
+    return rc;
+}
+
+static void sha256_hex(char out[65], const void *data, size_t len)
+{
+    unsigned char d[crypto_hash_sha256_BYTES];
+
+    crypto_hash_sha256(d, data, len);
+    mt_crypt_hex(out, d, sizeof(d));
+}
+
+static int c_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    int rc = c->inner->stat(c->inner, type, size, path);
+
+    if (rc == 0 && *type == MT_NODE_FILE)
+        *size = minus(*size, 1);
+    return rc;
+}
+
+static int c_read(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
+                  void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    char *plain;
+    size_t len, off = 0;
+    int rc;
+
+    if ((rc = open_current(c, &plain, &len, path)) < 0)
+        return rc;
+    *size = len;
+    /* In pieces as the inner store would give them, so a view stays one code path. */
+    do {
+        size_t n = len <= whole ? len : len - off < MT_STORE_PIECE ? len - off : MT_STORE_PIECE;
+        rc = cb(payload, plain + off, n, off, off + n == len);
+        off += n;
+    } while (rc == 0 && off < len);
+    sodium_memzero(plain, len);
+    free(plain);
+    return rc < 0 ? rc : 0;
+}
+
+/* Run an inner change with the overhead told and the plaintext precondition
+ * taken off (the layer checks it, or gives the inner store the ciphertext's). */
+#define INNER_OP(op, inner_expect)                                                                 \
+    const char *saved_expect_ = (op)->expect_sha256;                                               \
+    (op)->file_overhead = MT_CRYPT_OVERHEAD;                                                       \
+    (op)->expect_sha256 = (inner_expect)
+#define INNER_DONE(op) (op)->expect_sha256 = saved_expect_
+
+static int c_create(mt_store *st, mt_store_op *op, const char *path, const char *data, size_t len)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    const char *given_id = op->memory_id;
+    mt_crypt_header h;
+    char *sealed;
+    size_t slen;
+    int rc;
+
+    memset(&h, 0, sizeof(h));
+    /* A restore brings back its memory's id; a new memory gets one here, so
+     * that the header and the store's record name the same memory. */
+    if (given_id)
+        snprintf(h.memory_id, sizeof(h.memory_id), "%s", given_id);
+    else
+        mt_hist_new_memory_id(h.memory_id);
+    h.generation = 1;
+    if ((rc = seal(&sealed, &slen, c->key, &h, NULL, data, len)) < 0)
+        return rc;
+    {
+        INNER_OP(op, op->expect_sha256);
+        op->memory_id = h.memory_id;
+        rc = c->inner->create(c->inner, op, path, sealed, slen);
+        op->memory_id = given_id;
+        INNER_DONE(op);
+    }
+    free(sealed);
+    return rc;
+}
+
+typedef struct {
+    mt_crypt *c;
+    mt_store_op *op;
+    const char *rel, *expect;
+    mt_edit_cb cb;
+    void *payload;
+    mt_crypt_key *rekey; /* a rekey: seal with this key, content unchanged */
+    int unchanged;       /* the new content was the old: the file was handed back as it was */
+} edit_args;
+
+static int dup_sealed(char **out, size_t *out_len, const char *data, size_t len)
+{
+    if (!(*out = malloc(len ? len : 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(*out, data, len);
+    *out_len = len;
+    return 0;
+}
+
+static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len, void *payload)
+{
+    edit_args *a = payload;
+    mt_crypt_header h;
+    const unsigned char *material;
+    char *plain = NULL, *next = NULL;
+    size_t plen, nlen = 0;
+    int rc;
+
+    *out = NULL;
+    if (a->rekey) {
+        /* Done by an earlier run: left as it is. */
+        if ((rc = header_read(&h, (const unsigned char *)data, len, a->rel)) < 0)
+            return rc;
+        if ((rc = mt_crypt_key_reader(&material, a->rekey, &h)) < 0)
+            return rc;
+        if (rc == 1) {
+            a->unchanged = 1;
+            return dup_sealed(out, out_len, data, len);
+        }
+    }
+    if ((rc = unseal(&plain, &plen, &h, a->c, data, len, a->rel)) < 0)
+        return rc;
+    if (a->expect) {
+        char sha[65];
+        sha256_hex(sha, plain, plen);
+        if (strcmp(sha, a->expect) != 0) {
+            memcpy(a->op->current_sha256, sha, sizeof(sha));
+            rc = mt_error_set(MT_ECONFLICT, "%s was changed by someone else", a->rel);
+            goto done;
+        }
+    }
+    if (a->rekey) {
+        h.generation++;
+        rc = seal(out, out_len, a->rekey, &h, NULL, plain, plen);
+        goto done;
+    }
+    if ((rc = a->cb(&next, &nlen, plain, plen, a->payload)) < 0)
+        goto done;
+    if (nlen == plen && memcmp(next, plain, plen) == 0) {
+        /* No change: the same file back, so the store sees none. */
+        a->unchanged = 1;
+        rc = dup_sealed(out, out_len, data, len);
+    } else {
+        h.generation++;
+        rc = seal(out, out_len, a->c->key, &h, h.kdf == MT_CRYPT_KDF_PASS ? h.salt : NULL, next,
+                  nlen);
+    }
+done:
+    if (plain) {
+        sodium_memzero(plain, plen);
+        free(plain);
+    }
+    if (next) {
+        sodium_memzero(next, nlen);
+        free(next);
+    }
+    return rc;
+}
+
+static int c_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0};
+    int rc;
+
+    INNER_OP(op, NULL);
+    rc = c->inner->edit(c->inner, op, path, edit_sealed, &a);
+    INNER_DONE(op);
+    return rc;
+}
+
+/* A remove or rename with a precondition on the plaintext: checked here,
+ * and the inner store given the SHA-256 of the very file checked, so that
+ * its own check (atomic with the change) fails if the file changed since. */
+static int sealed_expect(mt_crypt *c, mt_store_op *op, char inner[65], const char *rel)
+{
+    char *sealed = NULL, *plain = NULL, sha[65];
+    size_t slen, plen;
+    mt_crypt_header h;
+    int rc;
+
+    if ((rc = read_sealed(c, &sealed, &slen, rel)) < 0)
+        return rc;
+    if ((rc = unseal(&plain, &plen, &h, c, sealed, slen, rel)) == 0) {
+        sha256_hex(sha, plain, plen);
+        if (strcmp(sha, op->expect_sha256) != 0) {
+            memcpy(op->current_sha256, sha, sizeof(sha));
+            rc = mt_error_set(MT_ECONFLICT, "%s was changed by someone else", rel);
+        } else {
+            sha256_hex(inner, sealed, slen);
+        }
+        sodium_memzero(plain, plen);
+        free(plain);
+    }
+    free(sealed);
+    return rc;
+}
+
+/* After the inner store's MT_ECONFLICT: what the file holds now, as plaintext. */
+static void conflict_now(mt_crypt *c, mt_store_op *op, const char *rel)
+{
+    char *plain;
+    size_t len;
+
+    op->current_sha256[0] = '\0';
+    if (open_current(c, &plain, &len, rel) == 0) {
+        sha256_hex(op->current_sha256, plain, len);
+        free(plain);
+    }
+}
+
+static int c_remove(mt_store *st, mt_store_op *op, const char *path)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    char inner[65];
+    int rc;
+
+    if (op->expect_sha256 && (rc = sealed_expect(c, op, inner, path)) < 0) {
+        if (rc == MT_ECONFLICT || rc == MT_ECRYPT || rc == MT_ENOMEM)
+            return rc;
+        /* Nothing there, a directory...: the inner store's words, as without
+         * encryption (the plaintext's SHA-256 never matches a sealed file). */
+        memcpy(inner, op->expect_sha256, 65);
+    }
+    {
+        INNER_OP(op, op->expect_sha256 ? inner : NULL);
+        rc = c->inner->remove(c->inner, op, path);
+        INNER_DONE(op);
+    }
+    if (rc == MT_ECONFLICT)
+        conflict_now(c, op, path);
+    return rc;
+}
+
+static int c_rename(mt_store *st, mt_store_op *op, const char *from, const char *to)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    char inner[65];
+    int rc;
+
+    if (op->expect_sha256 && (rc = sealed_expect(c, op, inner, from)) < 0) {
+        if (rc == MT_ECONFLICT || rc == MT_ECRYPT || rc == MT_ENOMEM)
+            return rc;
+        /* A retry of a rename done when the destination holds that content;
+         * else the inner store's words, as without encryption. */
+        if (rc != MT_ENOTFOUND || sealed_expect(c, op, inner, to) < 0) {
+            memcpy(inner, op->expect_sha256, 65);
+            op->current_sha256[0] = '\0';
+        }
+    }
+    {
+        INNER_OP(op, op->expect_sha256 ? inner : NULL);
+        rc = c->inner->rename(c->inner, op, from, to);
+        INNER_DONE(op);
+    }
+    if (rc == MT_ECONFLICT)
+        conflict_now(c, op, op->culprit ? to : from);
+    return rc;
+}
+
+static int c_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
+                  size_t max_entries)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    size_t i;
+    int rc = c->inner->list(c->inner, out, path, depth, max_entries);
+
+    if (rc < 0)
+        return rc;
+    for (i = 0; i < out->count; i++)
+        out->entries[i].size = minus(out->entries[i].size, out->entries[i].files);
+    out->size = minus(out->size, out->files);
+    return 0;
+}
+
+static int c_usage(mt_store *st, mt_store_usage *out)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    int rc = c->inner->usage(c->inner, out);
+
+    if (rc == 0)
+        out->bytes = minus(out->bytes, out->files);
+    return rc;
+}
+
+static void c_free(mt_store *st)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    if (!c)
+        return;
+    c->inner->free(c->inner);
+    mt_crypt_key_free(c->key);
+    mt_crypt_key_free(c->old);
+    pthread_mutex_destroy(&c->checked_lock);
+    free(c);
+}
+
+/* A version's sealed content, opened, and checked to be that memory's. */
+static int version_open(mt_crypt *c, char **out, size_t *len, const mt_version *v)
+{
+    char rel[64], *sealed;
+    size_t slen;
+    mt_crypt_header h;
+    int rc;
+
+    snprintf(rel, sizeof(rel), "(version %lld of %s)", (long long)v->id, v->memory_id);
+    if ((rc = c->inner->version_content(c->inner, &sealed, &slen, v->id)) < 0)
+        return rc;
+    rc = unseal(out, len, &h, c, sealed, slen, rel);
+    free(sealed);
+    /* A file the history first met as a change from outside memtool (made
+     * with history off) was given an id by the history, not by this layer. */
+    if (rc == 0 && strcmp(h.memory_id, v->memory_id) != 0 && strcmp(v->actor, "external") != 0) {
+        free(*out);
+        *out = NULL;
+        return mt_error_set(MT_ECRYPT,
+                            "version %lld failed its integrity check: it holds the content of "
+                            "memory %s, not of %s",
+                            (long long)v->id, h.memory_id, v->memory_id);
+    }
+    return rc;
+}
+
+/* A version as callers see it: the plaintext's size and SHA-256. */
+static int version_plain(mt_crypt *c, mt_version *v)
+{
+    char *plain;
+    size_t len;
+    int rc;
+
+    /* The sizes of a redacted version: the size is all that is left. */
+    v->content_size = minus(v->content_size, v->content_size ? 1 : 0);
+    if (v->redacted || !v->content_sha256[0])
+        return 0;
+    if ((rc = version_open(c, &plain, &len, v)) < 0)
+        return rc;
+    sha256_hex(v->content_sha256, plain, len);
+    v->content_size = len;
+    sodium_memzero(plain, len);
+    free(plain);
+    return 0;
+}
+
+static void versions_drop(mt_version *v, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        free(v[i].path);
+        free(v[i].previous_path);
+        free(v[i].actor);
+    }
+    free(v);
+}
+
+static int c_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *q)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    size_t i;
+    int rc = c->inner->versions(c->inner, out, count, q);
+
+    for (i = 0; rc == 0 && i < *count; i++)
+        rc = version_plain(c, &(*out)[i]);
+    if (rc < 0 && *out) {
+        versions_drop(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+static int c_version_get(mt_store *st, mt_version *out, int64_t id)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    int rc = c->inner->version_get(c->inner, out, id);
+
+    if (rc == 0 && (rc = version_plain(c, out)) < 0) {
+        free(out->path);
+        free(out->previous_path);
+        free(out->actor);
+        memset(out, 0, sizeof(*out));
+    }
+    return rc;
+}
+
+static int c_version_content(mt_store *st, char **out, size_t *len, int64_t id)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    mt_version v;
+    int rc;
+
+    *out = NULL;
+    *len = 0;
+    if ((rc = c->inner->version_get(c->inner, &v, id)) < 0)
+        return rc;
+    if (v.redacted || !v.content_sha256[0])
+        rc = c->inner->version_content(c->inner, out, len, id); /* its own error, or nothing */
+    else
+        rc = version_open(c, out, len, &v);
+    free(v.path);
+    free(v.previous_path);
+    free(v.actor);
+    return rc;
+}
+
+static int c_redact(mt_store *st, mt_store_op *op, int64_t id)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    op->file_overhead = MT_CRYPT_OVERHEAD;
+    return c->inner->redact(c->inner, op, id);
+}
+
+static int c_catch_up(mt_store *st, mt_store_op *op, const char *path)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    op->file_overhead = MT_CRYPT_OVERHEAD;
+    return c->inner->catch_up(c->inner, op, path);
+}
+
+typedef struct {
+    mt_walk_cb cb;
+    void *payload;
+} walk_args;
+
+static int walk_one(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    walk_args *a = payload;
+
+    return a->cb(a->payload, path, type, type == MT_NODE_FILE ? minus(size, 1) : size);
+}
+
+static int c_walk(mt_store *st, const char *path, mt_walk_cb cb, void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    walk_args a = {cb, payload};
+
+    return c->inner->walk(c->inner, path, walk_one, &a);
+}
+
+static int c_memory_id(mt_store *st, char out[24], const char *path)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    return c->inner->memory_id ? c->inner->memory_id(c->inner, out, path) : 0;
+}
+
+/* Expiry: the inner store keeps the times; sizes are the memories'. */
+static int c_touch(mt_store *st, const char *path, int64_t now_ms)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    return c->inner->touch(c->inner, path, now_ms);
+}
+
+typedef struct {
+    mt_idle_cb cb;
+    void *payload;
+} idle_state;
+
+static int c_idle_one(void *payload, const char *path, uint64_t size, int64_t last_access_ms,
+                      int64_t modified_ms)
+{
+    idle_state *s = payload;
+
+    return s->cb(s->payload, path, size > MT_CRYPT_OVERHEAD ? size - MT_CRYPT_OVERHEAD : 0,
+                 last_access_ms, modified_ms);
+}
+
+static int c_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    idle_state s = {cb, payload};
+
+    return c->inner->idle(c->inner, path, c_idle_one, &s);
+}
+
+static int c_version_count(mt_store *st, uint64_t *out)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    return c->inner->version_count(c->inner, out);
+}
+
+int mt_store_is_crypt(const mt_store *st)
+{
+    return st && st->stat == c_stat;
+}
+
+int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
+{
+    mt_crypt *c;
+
+    if (out)
+        *out = NULL;
+    if (!out || !inner || !key) {
+        if (inner)
+            inner->free(inner);
+        return mt_error_set(MT_EINVAL,
+                            "mt_store_crypt_wrap needs an out pointer, a store and a key");
+    }
+    if (inner->version < MT_STORE_CRYPT_VERSION || !inner->versions || !inner->walk) {
+        inner->free(inner);
+        return mt_error_set(MT_EINVAL,
+                            "the store has interface version %u; encryption needs version %d with "
+                            "history and walk (see memtool/store.h)",
+                            inner->version, MT_STORE_CRYPT_VERSION);
+    }
+    if (!(c = calloc(1, sizeof(*c)))) {
+        inner->free(inner);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    c->base = *inner; /* the version, and NULL where the inner store has nothing */
+    c->base.stat = c_stat;
+    c->base.read = c_read;
+    c->base.create = c_create;
+    c->base.edit = c_edit;
+    c->base.remove = c_remove;
+    c->base.rename = c_rename;
+    c->base.list = c_list;
+    c->base.usage = c_usage;
+    c->base.free = c_free;
+    c->base.versions = c_versions;
+    c->base.version_get = c_version_get;
+    c->base.version_content = c_version_content;
+    c->base.redact = inner->redact ? c_redact : NULL;
+    c->base.catch_up = inner->catch_up ? c_catch_up : NULL;
+    c->base.walk = c_walk;
+    c->base.memory_id = c_memory_id;
+    c->base.touch = inner->touch ? c_touch : NULL;
+    c->base.idle = inner->idle ? c_idle : NULL;
+    c->base.version_count = inner->version_count ? c_version_count : NULL;
+    /* The inner store's index would hold sealed bytes: an encrypted store
+     * cannot search (a search fails with MT_ENOSYS, saying so). */
+    c->base.search = NULL;
+    c->inner = inner;
+    pthread_mutex_init(&c->checked_lock, NULL);
+    c->key = mt_crypt_key_ref(key);
+    *out = &c->base;
+    return 0;
+}
+
+/* Every regular file's path, from a walk of the inner store. */
+typedef struct {
+    char **paths;
+    size_t n, cap;
+} path_list;
+
+static int collect_path(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    path_list *l = payload;
+    char **grown;
+
+    (void)size;
+    if (type != MT_NODE_FILE)
+        return 0;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        if (!(grown = realloc(l->paths, l->cap * sizeof(*grown))))
+            return mt_error_set(MT_ENOMEM, "out of memory walking the store");
+        l->paths = grown;
+    }
+    if (!(l->paths[l->n] = strdup(path)))
+        return mt_error_set(MT_ENOMEM, "out of memory walking the store");
+    l->n++;
+    return 0;
+}
+
+static void paths_free(path_list *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    free(l->paths);
+}
+
+/* The first bytes of a file: its header, without reading the rest. */
+typedef struct {
+    unsigned char head[MT_CRYPT_HEADER + MT_CRYPT_TAG];
+    size_t len;
+} head_read;
+
+static int take_head(void *payload, const char *data, size_t len, uint64_t off, int last)
+{
+    head_read *h = payload;
+    size_t want = sizeof(h->head) - h->len;
+
+    (void)off;
+    (void)last;
+    if (len > want)
+        len = want;
+    memcpy(h->head + h->len, data, len);
+    h->len += len;
+    return h->len == sizeof(h->head) ? 1 : 0;
+}
+
+int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    path_list l = {NULL, 0, 0};
+    size_t i, k;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!mt_store_is_crypt(st))
+        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
+    if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
+        goto done;
+    for (i = 0; i < l.n; i++) {
+        head_read h = {{0}, 0};
+        mt_crypt_header hd;
+        uint64_t size;
+        char id[17];
+
+        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
+            if (rc == MT_ENOTFOUND)
+                continue; /* removed meanwhile */
+            goto done;
+        }
+        out->files++;
+        if (header_read(&hd, h.head, h.len < size ? sizeof(h.head) : h.len, l.paths[i]) < 0) {
+            out->plain++;
+            continue;
+        }
+        mt_crypt_hex(id, hd.key_id, MT_CRYPT_ID);
+        for (k = 0; k < out->count && strcmp(out->keys[k].key_id, id) != 0; k++)
+            ;
+        if (k == out->count) {
+            mt_crypt_key_count *grown = realloc(out->keys, (k + 1) * sizeof(*grown));
+            if (!grown) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+                goto done;
+            }
+            out->keys = grown;
+            memset(&out->keys[k], 0, sizeof(out->keys[k]));
+            memcpy(out->keys[k].key_id, id, sizeof(id));
+            out->keys[k].passphrase = hd.kdf == MT_CRYPT_KDF_PASS;
+            out->count++;
+        }
+        out->keys[k].files++;
+        out->keys[k].bytes += minus(size, 1);
+    }
+    /* Most files first, then by id: the same store always reads the same. */
+    for (i = 1; i < out->count; i++)
+        for (k = i; k > 0 && (out->keys[k].files > out->keys[k - 1].files ||
+                              (out->keys[k].files == out->keys[k - 1].files &&
+                               strcmp(out->keys[k].key_id, out->keys[k - 1].key_id) < 0));
+             k--) {
+            mt_crypt_key_count t = out->keys[k];
+            out->keys[k] = out->keys[k - 1];
+            out->keys[k - 1] = t;
+        }
+done:
+    paths_free(&l);
+    if (rc < 0)
+        mt_crypt_status_dispose(out);
+    return rc;
+}
+
+void mt_crypt_status_dispose(mt_crypt_status *status)
+{
+    if (!status)
+        return;
+    free(status->keys);
+    memset(status, 0, sizeof(*status));
+}
+
+int mt_store_crypt_rekey(mt_store *st, uint64_t *changed, mt_crypt_key *new_key, mt_store_op *op,
+                         mt_rekey_cb cb, void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    path_list l = {NULL, 0, 0};
+    size_t i;
+    int rc;
+
+    *changed = 0;
+    if (!mt_store_is_crypt(st))
+        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
+    if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
+        goto done;
+    for (i = 0; i < l.n; i++) {
+        edit_args a = {c, op, l.paths[i], NULL, NULL, NULL, new_key, 0};
+        head_read h = {{0}, 0};
+        const unsigned char *material;
+        mt_crypt_header hd;
+        uint64_t size;
+
+        /* Done by an earlier run: not even an edit (which would be a version). */
+        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) == 0 &&
+            header_read(&hd, h.head, h.len, l.paths[i]) == 0 &&
+            mt_crypt_key_reader(&material, new_key, &hd) == 1)
+            rc = MT_ENOTFOUND;
+        else {
+            INNER_OP(op, NULL);
+            rc = c->inner->edit(c->inner, op, l.paths[i], edit_sealed, &a);
+            INNER_DONE(op);
+        }
+        if (rc == MT_ENOTFOUND) {
+            rc = 0; /* removed meanwhile: nothing to re-encrypt */
+            a.unchanged = 1;
+        }
+        if (rc < 0)
+            goto done;
+        if (!a.unchanged)
+            (*changed)++;
+        if (cb && cb(payload, l.paths[i], i + 1, l.n, !a.unchanged) != 0) {
+            rc = mt_error_set(MT_ESTOPPED, "stopped after %zu of %zu files", i + 1, l.n);
+            goto done;
+        }
+    }
+    /* Everything is under the new key: write with it, still read the old
+     * (the history's versions keep the key they were written with). */
+    if (c->old)
+        mt_crypt_key_free(c->old);
+    c->old = c->key;
+    c->key = mt_crypt_key_ref(new_key);
+done:
+    paths_free(&l);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* Encryption at rest: the file format and the keys, shared by crypt.c and crypt_key.c. */
+#ifndef MT_STORE_CRYPT_H
+#define MT_STORE_CRYPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memtool/store.h>
+
+/*
+ * The header, 84 bytes, all of it the AEAD's associated data:
+ *   0  magic "MTCR"            4  format version (1)     5  kdf (0 key file, 1 passphrase)
+ *   6  two zero bytes          8  key id (8 bytes)      16  salt (16 bytes; zeros: key file)
+ *  32  memory id (20 bytes: "mem_" and 16 hex digits)   52  generation (big-endian u64)
+ *  60  nonce (24 bytes)
+ * then the ciphertext and its 16-byte tag.
+ */
+#define MT_CRYPT_HEADER   84
+#define MT_CRYPT_TAG      16
+#define MT_CRYPT_FORMAT   1
+#define MT_CRYPT_KEY      32
+#define MT_CRYPT_ID       8
+#define MT_CRYPT_SALT     16
+#define MT_CRYPT_MEMID    20
+#define MT_CRYPT_KDF_KEY  0
+#define MT_CRYPT_KDF_PASS 1
+
+typedef struct {
+    unsigned char kdf;
+    unsigned char key_id[MT_CRYPT_ID];
+    unsigned char salt[MT_CRYPT_SALT];
+    char memory_id[24]; /* NUL-terminated */
+    uint64_t generation;
+    unsigned char nonce[24];
+} mt_crypt_header;
+
+/* The key to write with: its material (valid while key lives), kdf, id and
+ * salt. A passphrase key keeps `salt` when given (an edit keeps its file's
+ * salt, so no new derivation), else uses the process's own. */
+int mt_crypt_key_writer(const unsigned char **material, mt_crypt_header *h, mt_crypt_key *key,
+                        const unsigned char *salt);
+
+/* The key that opens a file with header h: 1 with *material set, 0 when
+ * neither key nor the keys it accepts is the one (a wrong key). */
+int mt_crypt_key_reader(const unsigned char **material, mt_crypt_key *key,
+                        const mt_crypt_header *h);
+
+/* 8-byte id of key material, as 16 hex digits. */
+void mt_crypt_id_of(unsigned char id[MT_CRYPT_ID], const unsigned char *material);
+void mt_crypt_hex(char *out, const unsigned char *bytes, size_t n);
+
+/* One more reference to key. */
+mt_crypt_key *mt_crypt_key_ref(mt_crypt_key *key);
+
+/* Whether key came from a passphrase. */
+int mt_crypt_key_is_passphrase(const mt_crypt_key *key);
+
+/* The crypt store's own operations, for the handle (lib/memory.c). */
+int mt_store_crypt_status(mt_store *st, mt_crypt_status *out);
+int mt_store_crypt_rekey(mt_store *st, uint64_t *changed, mt_crypt_key *new_key, mt_store_op *op,
+                         mt_rekey_cb cb, void *payload);
+/* Whether st is an encryption layer. */
+int mt_store_is_crypt(const mt_store *st);
+
+#endif
