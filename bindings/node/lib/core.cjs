@@ -281,7 +281,15 @@ function memoryTool(options, extraProps, loadToolError) {
     parse: (content) => content,
     run: async (input) => {
       const store = await storePromise;
-      const { content, isError } = await store.call(JSON.stringify(input === undefined ? null : input));
+      let content;
+      let isError;
+      if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+        ({ content, isError } = await store.call(JSON.stringify(input)));
+      } else {
+        // Not a tool input at all: memtool's words for a tool_use block holding it.
+        const block = { type: 'tool_use', name: 'memory', input: input === undefined ? null : input };
+        ({ content, is_error: isError } = await store.toolResult(JSON.stringify(block)));
+      }
       if (isError) throw await toolError(content, loadToolError);
       return content;
     },
