@@ -17,8 +17,11 @@ const client = new Anthropic();
 const memory = memtoolMemoryTool({ store, actor: 'example' });
 try {
   const runner = client.beta.messages.toolRunner({
-    model: 'claude-sonnet-4-5',
+    model: 'claude-sonnet-4-6',
     max_tokens: 4096,
+    // Every request carries the whole conversation (the default, a message thread,
+    // sends only what is new).
+    thread: false,
     betas: ['context-management-2025-06-27'],
     tools: [memory],
     messages: [{ role: 'user', content: prompt }],

@@ -19,7 +19,9 @@ import fake_api  # noqa: E402
 def main():
     with open(sys.argv[1]) as f:
         case = json.load(f)
-    server = fake_api.FakeAPI(case["exchanges"]).start()
+    # The TypeScript SDK sends its key as a bearer token, with its own API version.
+    server = fake_api.FakeAPI(case["exchanges"], versions=tuple(case["api_versions"]),
+                              bearer=case.get("bearer", False)).start()
     print(json.dumps({"url": server.url(), "api_key": fake_api.API_KEY}), flush=True)
     sys.stdin.read()
     server.stop()
