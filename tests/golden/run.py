@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run golden test files against `memtool call`, on any store.
 
-    run.py [--store file|sqlite|postgresql] MEMTOOL FILE.test...
+    run.py [--store file|sqlite|postgresql] [--via NAME] MEMTOOL FILE.test...
 
 Every case runs on every store with the same expected output, byte for byte:
 file (a directory), sqlite (a database file) or postgresql (the server named
@@ -51,6 +51,12 @@ JSON string, for results holding control characters.
 
 Each file runs in a fresh, empty store, and no MEMTOOL_* variable of the
 caller's environment reaches the memtool under test.
+
+--via NAME makes every `>` and `!` call through a language binding instead of
+`memtool call`: one long-lived shim process, the command in $MEMTOOL_VIA_<NAME>,
+reads a JSON line {"store": [...options naming the store], "opts": [...the `@`
+options], "input": "the call's text"} and answers {"exit": 0|1|2, "stdout": "..."},
+as `memtool call` would exit and print. The other steps stay as they are.
 """
 import json
 import os
@@ -235,7 +241,29 @@ def what_is(memtool, kind, sargs, store, rel):
     return "error: " + r.stderr.decode("utf-8", "replace").strip()
 
 
-def run_file(memtool, path, kind="file"):
+VIA = {}  # NAME: the shim process of --via NAME, started at its first call
+
+
+def via_call(via, sargs, opts, data):
+    """A `>`/`!` call through the binding's shim: (exit status, stdout)."""
+    if via not in VIA:
+        cmd = shlex.split(os.environ.get("MEMTOOL_VIA_" + via.upper(), ""))
+        if not cmd:
+            raise SystemExit(f"run.py: --via {via} needs MEMTOOL_VIA_{via.upper()}, the shim's command")
+        VIA[via] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    env=clean_env())
+    shim = VIA[via]
+    shim.stdin.write(json.dumps({"store": sargs, "opts": opts,
+                                 "input": data.decode("utf-8")}).encode() + b"\n")
+    shim.stdin.flush()
+    line = shim.stdout.readline()
+    if not line:
+        raise SystemExit(f"run.py: the {via} shim exited ({shim.wait()})")
+    reply = json.loads(line)
+    return reply["exit"], reply["stdout"].encode("utf-8")
+
+
+def run_file(memtool, path, kind="file", via=None):
     failures = []
     root = tempfile.mkdtemp(prefix="memtool-golden-")
     store = os.path.join(root, "store")
@@ -301,8 +329,11 @@ def run_file(memtool, path, kind="file"):
                 if got != want:
                     failures.append(f"{where}: {rel} holds {got!r}, expected {want!r}")
             else:
-                r = subprocess.run([memtool, *sargs, *opts, "call"], input=arg,
-                                   capture_output=True, timeout=60, env=clean_env())
+                if via and step != "?":
+                    r = subprocess.CompletedProcess(None, *via_call(via, sargs, opts, arg), b"")
+                else:
+                    r = subprocess.run([memtool, *sargs, *opts, "call"], input=arg,
+                                       capture_output=True, timeout=60, env=clean_env())
                 if r.returncode != EXIT[step]:
                     failures.append(f"{where}: exit {r.returncode}, expected {EXIT[step]}"
                                     f"\n  input:  {arg!r}\n  stdout: {r.stdout!r}"
@@ -321,16 +352,20 @@ def run_file(memtool, path, kind="file"):
 
 def main():
     args = sys.argv[1:]
-    kind = "file"
+    kind, via = "file", None
     if args[:1] == ["--store"] and len(args) > 1:
         kind = args[1]
         args = args[2:]
+    if args[:1] == ["--via"] and len(args) > 1:
+        via = args[1]
+        args = args[2:]
     if kind not in STORES or len(args) < 2:
-        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] MEMTOOL FILE.test...")
+        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] [--via NAME] MEMTOOL "
+                         "FILE.test...")
     memtool, files = args[0], args[1:]
     failed = 0
     for path in files:
-        failures = run_file(memtool, path, kind)
+        failures = run_file(memtool, path, kind, via)
         for f in failures:
             print(f"FAIL {f}")
         failed += bool(failures)
