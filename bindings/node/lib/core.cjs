@@ -91,20 +91,22 @@ function toJson(input, what) {
 class MemoryStore {
   #handle;
   #closed = false;
+  #remote;
 
   /** Use MemoryStore.open(). */
-  constructor(handle) {
+  constructor(handle, url) {
     if (!(handle instanceof native.Handle)) {
       throw new TypeError('memtool: a MemoryStore comes from `await MemoryStore.open({ store })`');
     }
     this.#handle = handle;
+    this.#remote = !/^(file|sqlite):/.test(url);
   }
 
   /** Open the store options.store names (file:DIR, sqlite:PATH or a PostgreSQL URL). */
   static async open(options) {
     checkOptions(options, 'MemoryStore.open');
     const { store, ...rest } = options;
-    return new MemoryStore(await native.open(store, rest));
+    return new MemoryStore(await native.open(store, rest), store);
   }
 
   get closed() {
@@ -135,6 +137,22 @@ class MemoryStore {
 
   async #command(input) {
     const { content, isError } = await this.call(input);
+    if (isError) throw new MemoryToolError(content);
+    return content;
+  }
+
+  /**
+   * view on the calling thread, for the file and SQLite stores: a view never
+   * syncs nor waits for a lock, so it blocks no longer than its reads (like
+   * fs.readFileSync); the thread pool's hand-over is saved. Not for PostgreSQL,
+   * whose every read is a round trip to the server.
+   */
+  viewSync(path, viewRange) {
+    checkString(path, 'path');
+    if (this.#remote) throw new Error('memtool: viewSync is for the file and SQLite stores; use view()');
+    const input = { command: 'view', path };
+    if (viewRange !== undefined) input.view_range = viewRange;
+    const [content, isError] = this.#live().viewSync(JSON.stringify(input));
     if (isError) throw new MemoryToolError(content);
     return content;
   }

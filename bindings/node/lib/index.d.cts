@@ -103,6 +103,8 @@ export declare class MemoryStore {
   call(input: MemoryToolInput | Record<string, unknown> | string): Promise<CallResult>;
   /** Answer a Messages API tool_use block with a tool_result block. */
   toolResult(block: Record<string, unknown> | string): Promise<ToolResultBlock>;
+  /** view on the calling thread (file and SQLite stores): no thread-pool hand-over. */
+  viewSync(path: string, viewRange?: [number, number]): string;
   /** The six commands: the result text, or a MemoryToolError. */
   view(path: string, viewRange?: [number, number]): Promise<string>;
   create(path: string, fileText: string): Promise<string>;

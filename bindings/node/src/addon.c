@@ -712,6 +712,51 @@ static napi_value string_call(napi_env env, napi_callback_info info, op_kind kin
     return start(env, j);
 }
 
+/* A view on the calling thread: a view never syncs nor waits for a lock, so on
+ * a local store it costs what its reads cost, and saves the thread pool's two
+ * hand-overs. Only views: a change would block the event loop on its fsync. */
+static napi_value m_view_sync(napi_env env, napi_callback_info info)
+{
+    napi_value argv[1], out = NULL, item;
+    size_t argc = 1, len = 0;
+    store *st;
+    char *text = NULL;
+    json_t *input = NULL;
+    json_error_t jerr;
+    mt_result res = {NULL, 0, 0};
+
+    if (!(st = this_store(env, info, &argc, argv)))
+        return NULL;
+    if (argc < 1) {
+        throw_type(env, "memtool: %s is missing", "the tool input");
+        return NULL;
+    }
+    if (get_string(&text, &len, env, argv[0], "the tool input", 1) < 0)
+        return NULL;
+    input = json_loadb(text, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
+    if (!json_is_object(input) || !json_is_string(json_object_get(input, "command")) ||
+        strcmp(json_string_value(json_object_get(input, "command")), "view") != 0) {
+        napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE",
+                              "memtool: viewSync takes a view command only");
+        goto done;
+    }
+    if (mt_memory_call_object(&res, st->mem, input) < 0) {
+        napi_throw(env, make_error(env, mt_error_last()->code, mt_error_last()->message));
+        goto done;
+    }
+    if (napi_create_array_with_length(env, 2, &out) != napi_ok ||
+        napi_create_string_utf8(env, res.text, res.len, &item) != napi_ok ||
+        napi_set_element(env, out, 0, item) != napi_ok ||
+        napi_get_boolean(env, res.is_error != 0, &item) != napi_ok ||
+        napi_set_element(env, out, 1, item) != napi_ok)
+        out = NULL;
+done:
+    mt_result_dispose(&res);
+    json_decref(input);
+    free(text);
+    return out;
+}
+
 static napi_value m_call(napi_env env, napi_callback_info info)
 {
     return string_call(env, info, OP_CALL, "the tool input");
@@ -986,6 +1031,7 @@ static napi_value init(napi_env env, napi_value exports)
 {
     static const napi_property_descriptor methods[] = {
         {"call", NULL, m_call, NULL, NULL, NULL, napi_default_method, NULL},
+        {"viewSync", NULL, m_view_sync, NULL, NULL, NULL, napi_default_method, NULL},
         {"toolResult", NULL, m_tool_result, NULL, NULL, NULL, napi_default_method, NULL},
         {"log", NULL, m_log, NULL, NULL, NULL, napi_default_method, NULL},
         {"versionContent", NULL, m_version_content, NULL, NULL, NULL, napi_default_method, NULL},

@@ -69,6 +69,31 @@ test('the six command methods return the text, or throw MemoryToolError with it'
   await assert.rejects(store.delete('/memories/b'), { content: 'Error: The path /memories/b does not exist' });
 });
 
+test('viewSync gives what view gives, on the calling thread, and views only', async (t) => {
+  for (const [kind, url] of stores(t)) {
+    const store = await MemoryStore.open({ store: url });
+    await store.create('/memories/a.md', 'one\ntwo\n');
+    assert.equal(store.viewSync('/memories/a.md'), await store.view('/memories/a.md'), kind);
+    assert.equal(store.viewSync('/memories', undefined), await store.view('/memories'), kind);
+    assert.equal(store.viewSync('/memories/a.md', [2, 2]), await store.view('/memories/a.md', [2, 2]), kind);
+    assert.throws(() => store.viewSync('/memories/../x'), {
+      name: 'MemoryToolError',
+      content: 'Error: Path /memories/../x would escape /memories directory',
+    });
+    assert.throws(() => store.viewSync(3), { name: 'TypeError' });
+    const native = requirePkg(path.join(PKG, 'build', 'Release', 'memtool.node'));
+    const h = await native.open(url, {});
+    assert.throws(() => h.viewSync('{"command":"create","path":"/memories/b.md","file_text":"x"}'), {
+      name: 'TypeError',
+      message: /view command only/,
+    });
+    assert.throws(() => h.viewSync('not json'), { name: 'TypeError' });
+    await h.close();
+    await store.close();
+    assert.throws(() => store.viewSync('/memories'), { code: 'ERR_MEMTOOL_CLOSED' });
+  }
+});
+
 test('history: log, versionContent, restore, undo, redact, as the C API has them', async (t) => {
   for (const [kind, url] of stores(t)) {
     const store = await MemoryStore.open({ store: url, actor: 'tester' });
@@ -239,6 +264,7 @@ fcntl.flock(f, fcntl.LOCK_EX)
 print('locked', flush=True)
 time.sleep(1.0)
 `, path.join(dir, '.memtool', 'state')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(holder, 'exit');
   await once(holder.stdout, 'data');
   let ticks = 0;
   const timer = setInterval(() => ticks++, 10);
@@ -246,7 +272,7 @@ time.sleep(1.0)
   const result = await store.insert('/memories/a.md', 1, 'y');
   clearInterval(timer);
   const waited = Date.now() - started;
-  await once(holder, 'exit');
+  await exited;
   assert.match(result, /has been edited/);
   assert.ok(waited >= 700, `the insert waited ${waited} ms for the lock`);
   assert.ok(ticks >= 20, `${ticks} timer ticks while the call waited ${waited} ms`);

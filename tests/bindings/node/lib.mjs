@@ -30,7 +30,10 @@ export function scratch(t, prefix = 'memtool-node-') {
 
 /** `memtool call` on the same store: its exit status and exact stdout. */
 export function cliCall(storeUrl, input, ...opts) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMTOOL_')));
+  // Nor the sanitizer runtime node.sh preloads for node: an ASan memtool has its own.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('MEMTOOL_') && k !== 'LD_PRELOAD'),
+  );
   const r = spawnSync(MEMTOOL, ['--store', storeUrl, ...opts, 'call'], {
     input: typeof input === 'string' ? input : JSON.stringify(input),
     env,
