@@ -3,7 +3,12 @@
 #
 #   asan     every test under AddressSanitizer + UndefinedBehaviorSanitizer,
 #            with clang: the libFuzzer targets then also run for
-#            MEMTOOL_FUZZ_SECONDS (default 20) each on their seed corpora
+#            MEMTOOL_FUZZ_SECONDS (default 20) each on their seed corpora.
+#            The Node.js binding's addon is built with the same sanitizers
+#            against build-san's libmemtool, and its tests (node_*,
+#            golden_node_*) run node with the sanitizer's runtime in
+#            LD_PRELOAD (build-san/tests/bindings/node/node.sh), with
+#            detect_leaks=0 for node only: V8 leaves its heap to the exit
 #   tsan     the threaded tests under ThreadSanitizer
 #   analyze  cppcheck and clang-tidy on src/, which must report nothing
 #
@@ -35,6 +40,7 @@ phase_asan() {
     # A phase runs from "|| status=1", where set -e does not stop it: a build
     # that failed must not leave the tests to run on the binaries of an older one.
     cmake --build build-san -j "$jobs" || return 1
+    # (the build above includes the sanitized Node.js addon, target memtool_node_addon)
     (cd build-san && MT_STRESS_SCALE=$scale \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

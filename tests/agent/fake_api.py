@@ -126,9 +126,14 @@ def encode_events(events, framing):
 class FakeAPI:
     """The server, and what it saw."""
 
-    def __init__(self, exchanges, echo_check=True):
+    def __init__(self, exchanges, echo_check=True, versions=("2023-06-01",), bearer=False):
         self.exchanges = exchanges
         self.echo_check = echo_check
+        # Other clients than memtool's: the API versions they may send, and whether the
+        # key comes as "Authorization: Bearer KEY" (the TypeScript SDK since 1.0) instead
+        # of x-api-key. Either way it must be the key, and nothing else is relaxed.
+        self.versions = versions
+        self.bearer = bearer
         self.next = 0
         self.failures = []
         self.requests = []  # (time, body) for every request
@@ -176,11 +181,17 @@ class FakeAPI:
     # ---- checks ----
 
     def check_headers(self, h):
-        want = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01",
-                "content-type": "application/json"}
+        want = {"content-type": "application/json"}
+        if self.bearer:
+            want["authorization"] = "Bearer " + API_KEY
+        else:
+            want["x-api-key"] = API_KEY
         for k, v in want.items():
             if h.get(k) != v:
                 self.fail("header %s is %r, expected %r" % (k, h.get(k), v))
+        if h.get("anthropic-version") not in self.versions:
+            self.fail("header anthropic-version is %r, expected one of %r"
+                      % (h.get("anthropic-version"), self.versions))
         beta = [b.strip() for b in (h.get("anthropic-beta") or "").split(",")]
         if "context-management-2025-06-27" not in beta:
             self.fail("anthropic-beta %r lacks context-management-2025-06-27"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run golden test files against `memtool call`, on any store.
 
-    run.py [--store file|sqlite|postgresql] [--via cli|python] [--encrypt] MEMTOOL FILE.test...
+    run.py [--store file|sqlite|postgresql] [--via python|NAME] [--encrypt] MEMTOOL FILE.test...
 
 Every case runs on every store with the same expected output, byte for byte:
 file (a directory), sqlite (a database file) or postgresql (the server named
@@ -69,6 +69,12 @@ store holds them sealed) says so on its first or second line and is not run
 encrypted:
 
     #! plain: REASON            why the case needs a store without encryption
+
+--via NAME (any other name) makes every `>` and `!` call through a language binding instead of
+`memtool call`: one long-lived shim process, the command in $MEMTOOL_VIA_<NAME>,
+reads a JSON line {"store": [...options naming the store], "opts": [...the `@`
+options], "input": "the call's text"} and answers {"exit": 0|1|2, "stdout": "..."},
+as `memtool call` would exit and print. The other steps stay as they are.
 """
 import json
 import os
@@ -277,6 +283,28 @@ def what_is(memtool, kind, sargs, store, rel):
     return "error: " + r.stderr.decode("utf-8", "replace").strip()
 
 
+VIA = {}  # NAME: the shim process of --via NAME, started at its first call
+
+
+def via_call(via, sargs, opts, data):
+    """A `>`/`!` call through the binding's shim: (exit status, stdout)."""
+    if via not in VIA:
+        cmd = shlex.split(os.environ.get("MEMTOOL_VIA_" + via.upper(), ""))
+        if not cmd:
+            raise SystemExit(f"run.py: --via {via} needs MEMTOOL_VIA_{via.upper()}, the shim's command")
+        VIA[via] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    env=clean_env())
+    shim = VIA[via]
+    shim.stdin.write(json.dumps({"store": sargs, "opts": opts,
+                                 "input": data.decode("utf-8")}).encode() + b"\n")
+    shim.stdin.flush()
+    line = shim.stdout.readline()
+    if not line:
+        raise SystemExit(f"run.py: the {via} shim exited ({shim.wait()})")
+    reply = json.loads(line)
+    return reply["exit"], reply["stdout"].encode("utf-8")
+
+
 def run_file(memtool, path, kind="file", via="cli", encrypt=False):
     failures = []
     root = tempfile.mkdtemp(prefix="memtool-golden-")
@@ -365,8 +393,11 @@ def run_file(memtool, path, kind="file", via="cli", encrypt=False):
                     failures.append(f"{where}: wrong output through the binding\n  input:    "
                                     f"{arg!r}\n  expected: {expected!r}\n  got:      {out!r}")
             else:
-                r = subprocess.run([memtool, *sargs, *opts, "call"], input=arg,
-                                   capture_output=True, timeout=60, env=clean_env())
+                if via not in ("cli", "python") and step != "?":
+                    r = subprocess.CompletedProcess(None, *via_call(via, sargs, opts, arg), b"")
+                else:
+                    r = subprocess.run([memtool, *sargs, *opts, "call"], input=arg,
+                                       capture_output=True, timeout=60, env=clean_env())
                 if r.returncode != EXIT[step]:
                     failures.append(f"{where}: exit {r.returncode}, expected {EXIT[step]}"
                                     f"\n  input:  {arg!r}\n  stdout: {r.stdout!r}"
@@ -398,8 +429,8 @@ def main():
         else:
             via = args[1]
         args = args[2:]
-    if kind not in STORES or via not in ("cli", "python") or len(args) < 2:
-        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] [--via cli|python] "
+    if kind not in STORES or len(args) < 2:
+        raise SystemExit("usage: run.py [--store file|sqlite|postgresql] [--via python|NAME] "
                          "[--encrypt] MEMTOOL FILE.test...")
     memtool, files = args[0], args[1:]
     failed = 0
