@@ -478,6 +478,14 @@ mt_memory_tool_result(struct json_t **out, mt_memory *mem, const struct json_t *
 
 MT_EXTERN(void) mt_result_dispose(mt_result *res);
 
+/*
+ * The search as a tool a model calls (memory_search in the MCP server, serve
+ * and the agent): input {"query": "...", "path": "/memories/dir", "limit": N}
+ * (path and limit optional); the result is the hits as text, best first, or
+ * an error ("Error: ..."). Returns 0 whenever a result was made.
+ */
+MT_EXTERN(int) mt_memory_search_tool(mt_result *res, mt_memory *mem, const struct json_t *input);
+
 #ifdef __cplusplus
 }
 #endif

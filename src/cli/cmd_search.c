@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "history_ui.h"
+#include "lib/search_tool.h"
 #include "lib/text.h"
 
 static const char help[] =
@@ -35,21 +36,6 @@ static json_t *hit_json(const mt_search_hit *h)
                             json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)h->line, "before",
                                       h->before, "match", h->match, "after", h->after));
     return o;
-}
-
-static void print_hit(const mt_search_hit *h, int tty)
-{
-    size_t i;
-
-    printf("%s%s%s", tty ? "\033[1m" : "", h->path, tty ? "\033[0m" : "");
-    for (i = 0; i < h->line_count; i++)
-        printf("%s%u", i ? ", " : h->line_count > 1 ? " (lines " : " (line ", h->lines[i]);
-    printf("%s\n", h->line_count ? (h->more_lines ? ", ...)" : ")") : "");
-    /* Marked in colour on a terminal, with ** elsewhere (text a person or
-     * a model reads either way). */
-    if (h->match)
-        printf("  %u: %s%s%s%s%s\n", h->line, h->before, tty ? "\033[1;31m" : "**", h->match,
-               tty ? "\033[0m" : "**", h->after);
 }
 
 int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
@@ -119,10 +105,20 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     } else if (count == 0) {
         printf("No memories match.\n");
     } else {
+        /* Marked in colour on a terminal, with ** elsewhere (text a person
+         * or a model reads either way). */
         int tty = isatty(STDOUT_FILENO);
+        mt_buf out = MT_BUF_INIT;
 
-        for (i = 0; i < count; i++)
-            print_hit(&hits[i], tty);
+        if (mt_search_hits_text(&out, hits, count, tty ? "\033[1;31m" : "**",
+                                tty ? "\033[0m" : "**") < 0) {
+            mt_buf_dispose(&out);
+            status = mt_cli_usage_error("search", "out of memory");
+            goto done;
+        }
+        fwrite(out.ptr, 1, out.len, stdout);
+        putchar('\n');
+        mt_buf_dispose(&out);
     }
     status = fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_TOOL;
 done:

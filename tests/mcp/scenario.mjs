@@ -8,7 +8,7 @@ const LISTING = 'Here\'re the files and directories up to 2 levels deep in /memo
 // The tools/list answer both clients must see.
 export function checkTools(tools) {
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['memory', 'memory_view']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['memory', 'memory_search', 'memory_view']);
 
   const memory = byName.memory;
   assert.equal(memory.inputSchema.type, 'object');
@@ -39,6 +39,13 @@ export function checkTools(tools) {
   assert.deepEqual(view.inputSchema.required, ['path']);
   assert.equal(view.annotations.readOnlyHint, true);
   assert.equal(view.annotations.openWorldHint, false);
+
+  const search = byName.memory_search;
+  assert.deepEqual(Object.keys(search.inputSchema.properties).sort(), ['limit', 'path', 'query']);
+  assert.deepEqual(search.inputSchema.required, ['query']);
+  assert.equal(search.annotations.readOnlyHint, true);
+  assert.equal(search.annotations.destructiveHint, false);
+  assert.match(search.description, /Examples: /);
 }
 
 // The server's instructions must say how to use the directory.
@@ -123,4 +130,20 @@ export async function runScenario(call) {
   const noPath = await call('memory', { command: 'create', file_text: 'x' });
   assert.equal(noPath.isError, true);
   assert.match(noPath.text, /^Error: .*path/);
+
+  // memory_search: read-only, best first, the lines and the first match marked.
+  const S = '/memories/ops/deploy.md';
+  await ok('memory', { command: 'create', path: S, file_text: 'The deploy script\nruns nightly, deploy it\n' },
+    `File created successfully at: ${S}`);
+  await ok('memory_search', { query: 'DEPLOY' },
+    `1 memory matches, best match first:\n${S} (lines 1, 2)\n  1: The **deploy** script`);
+  await ok('memory_search', { query: '"script runs"', path: '/memories/ops', limit: 3 },
+    `1 memory matches, best match first:\n${S} (line 1)\n  1: The deploy **script runs** nightly, deploy it`);
+  await ok('memory_search', { query: 'nowhere' }, 'No memories match.');
+  await fails('memory_search', { query: '"open' },
+    'Error: a quote in the query is not closed: end the phrase with "');
+  await fails('memory_search', { query: 'x', command: 'delete' },
+    'Error: memory_search takes query, path and limit, not command');
+  await fails('memory_search', { path: '/memories' }, 'Error: memory_search needs query, a string of words to find');
+  await ok('memory', { command: 'delete', path: '/memories/ops' }, 'Successfully deleted /memories/ops');
 }

@@ -137,7 +137,7 @@ static void test_mcp_handshake(void **state)
     v = mcp(&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/list\"}");
     assert_true(json_is_integer(json_object_get(v, "id")));
     assert_int_equal(json_integer_value(json_object_get(v, "id")), 0);
-    assert_int_equal(json_array_size(json_object_get(json_object_get(v, "result"), "tools")), 2);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(v, "result"), "tools")), 3);
     assert_null(json_object_get(json_object_get(v, "result"), "resultType"));
     json_decref(v);
 

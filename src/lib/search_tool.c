@@ -1,0 +1,115 @@
+/*
+ * memory_search: the search as a tool a model calls (the MCP server, serve,
+ * the agent), and the text of its hits, which the command prints too. The
+ * input is {"query": ..., "path": ..., "limit": ...}; the result is text, an
+ * error starting "Error: " as the memory tool's do.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "search_tool.h"
+
+int mt_search_hits_text(mt_buf *out, const mt_search_hit *hits, size_t n, const char *open,
+                        const char *close)
+{
+    size_t i, k;
+    int rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        const mt_search_hit *h = &hits[i];
+
+        rc = mt_buf_puts(out, h->path);
+        for (k = 0; k < h->line_count && rc == 0; k++)
+            rc = mt_buf_printf(out, "%s%u",
+                               k                   ? ", "
+                               : h->line_count > 1 ? " (lines "
+                                                   : " (line ",
+                               h->lines[k]);
+        if (rc == 0 && h->line_count)
+            rc = mt_buf_puts(out, h->more_lines ? ", ...)" : ")");
+        if (rc == 0 && h->match)
+            rc = mt_buf_printf(out, "\n  %u: %s%s%s%s%s", h->line, h->before, open, h->match, close,
+                               h->after);
+        if (rc == 0 && i + 1 < n)
+            rc = mt_buf_putc(out, '\n');
+    }
+    return rc;
+}
+
+static int fail(mt_result *res, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static int fail(mt_result *res, const char *fmt, ...)
+{
+    mt_buf b = MT_BUF_INIT;
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = mt_buf_puts(&b, "Error: ") < 0 ? MT_ENOMEM : mt_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        goto oom;
+    res->is_error = 1;
+    if (!(res->text = mt_buf_detach(&b, &res->len)))
+        goto oom;
+    return 0;
+oom:
+    mt_buf_dispose(&b);
+    return mt_error_set(MT_ENOMEM, "out of memory");
+}
+
+int mt_memory_search_tool(mt_result *res, mt_memory *m, const json_t *input)
+{
+    mt_search_options so = {NULL, 0};
+    mt_search_hit *hits = NULL;
+    mt_buf b = MT_BUF_INIT;
+    const char *key, *query;
+    json_t *v;
+    size_t n = 0;
+    int rc;
+
+    if (!res)
+        return mt_error_set(MT_EINVAL, "mt_memory_search_tool needs a result");
+    memset(res, 0, sizeof(*res));
+    if (!m || !input)
+        return mt_error_set(MT_EINVAL, "mt_memory_search_tool needs a handle and an input");
+    if (!json_is_object(input))
+        return fail(res, "the input must be an object: {\"query\": \"words to find\"}");
+    json_object_foreach((json_t *)input, key, v)
+    {
+        if (strcmp(key, "query") != 0 && strcmp(key, "path") != 0 && strcmp(key, "limit") != 0)
+            return fail(res, "memory_search takes query, path and limit, not %.100s", key);
+    }
+    if (!(query = json_string_value(json_object_get(input, "query"))))
+        return fail(res, "memory_search needs query, a string of words to find");
+    if ((v = json_object_get(input, "path")) && !(so.path = json_string_value(v)))
+        return fail(res, "path must be a string: the directory to search beneath");
+    if ((v = json_object_get(input, "limit"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100)
+            return fail(res, "limit must be a whole number from 1 to 100");
+        so.limit = (size_t)json_integer_value(v);
+    }
+    if (mt_memory_search(&hits, &n, m, query, &so) < 0) {
+        if (mt_error_last()->code == MT_ENOMEM)
+            return MT_ENOMEM;
+        return fail(res, "%s", mt_error_last()->message);
+    }
+    if (n == 0)
+        rc = mt_buf_puts(&b, "No memories match.");
+    else if ((rc = mt_buf_printf(&b, "%zu %s, best match first:\n", n,
+                                 n == 1 ? "memory matches" : "memories match")) == 0)
+        rc = mt_search_hits_text(&b, hits, n, "**", "**");
+    mt_search_hits_free(hits, n);
+    if (rc < 0 || !(res->text = mt_buf_detach(&b, &res->len))) {
+        mt_buf_dispose(&b);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    return 0;
+}
