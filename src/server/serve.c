@@ -71,6 +71,45 @@ static int broken_line(char **out, size_t *out_len, const char *message, const c
     return rc;
 }
 
+/* A search line: {"command": "search", "query": ...} (serve's own input,
+ * beside the memory tool's six commands), or a tool_use block of the
+ * memory_search tool. */
+static int is_search(const mt_input *in)
+{
+    const mt_arg *c = &in->arg[MT_IN_COMMAND];
+
+    return c->type == MT_ARG_STRING && c->str.len == 6 && memcmp(c->str.ptr, "search", 6) == 0;
+}
+
+/* Run input as a search if it is one: 1 with res (and *id) set, 0 when it
+ * is not a search, or MT_ENOMEM. */
+static int search_call(mt_result *res, const json_t **id, mt_memory *mem, const json_t *input)
+{
+    const char *command = json_string_value(json_object_get(input, "command"));
+    const char *type = json_string_value(json_object_get(input, "type"));
+    const char *name = json_string_value(json_object_get(input, "name"));
+    json_t *args;
+    int rc;
+
+    *id = NULL;
+    if (type && strcmp(type, "tool_use") == 0 && name && strcmp(name, "memory_search") == 0) {
+        *id = json_object_get(input, "id");
+        if (!json_is_string(*id))
+            *id = NULL;
+        args = json_object_get(input, "input");
+        rc = mt_memory_search_tool(res, mem, args ? args : json_null());
+        return rc < 0 ? MT_ENOMEM : 1;
+    }
+    if (type || !command || strcmp(command, "search") != 0)
+        return 0;
+    if (!(args = json_deep_copy(input)))
+        return MT_ENOMEM;
+    json_object_del(args, "command");
+    rc = mt_memory_search_tool(res, mem, args);
+    json_decref(args);
+    return rc < 0 ? MT_ENOMEM : 1;
+}
+
 int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
 {
     json_error_t jerr;
@@ -90,7 +129,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
      * anything else (a tool_use block, a nested value, bad JSON) below. */
     if ((rc = mt_input_parse_flat(&flat, line, len)) < 0)
         return MT_ENOMEM;
-    if (rc == 1 && !flat.has_type) {
+    if (rc == 1 && !flat.has_type && !is_search(&flat)) {
         rc = mt_memory_run_input(&res, mem, &flat);
         mt_input_dispose(&flat);
         if (rc < 0)
@@ -122,7 +161,10 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
         goto done;
     }
 
-    rc = mt_memory_tool_call(&res, &id, mem, input);
+    if ((rc = search_call(&res, &id, mem, input)) == 0)
+        rc = mt_memory_tool_call(&res, &id, mem, input);
+    else if (rc == 1)
+        rc = 0;
     if (rc == MT_ENOMEM)
         goto done;
     if (rc < 0) {
