@@ -5,12 +5,15 @@
 
 #include <memtool/store.h>
 
+#include "lib/search_tool.h"
+
 struct mt_agent {
     mt_api *api;
     mt_memory *mem;
     json_t *base;     /* every request's fields but `messages` */
     json_t *messages; /* the conversation */
     unsigned max_iterations;
+    int search; /* memory_search is offered */
 };
 
 const char *mt_agent_outcome_name(mt_agent_outcome outcome)
@@ -101,6 +104,14 @@ int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_opt
         "tools", "type", "memory_20250818", "name", "memory");
     if (!ag->base || !(ag->messages = json_array()))
         goto done;
+    ag->search = !o.no_search;
+    if (ag->search) {
+        /* Search beside memory: a custom tool, read-only, answered here. */
+        json_t *t = json_pack("{s:s, s:s, s:o*}", "name", "memory_search", "description",
+                              mt_search_tool_description, "input_schema", mt_search_tool_schema());
+        if (!t || json_array_append_new(json_object_get(ag->base, "tools"), t) < 0)
+            goto done;
+    }
     if (o.system && json_object_set_new(ag->base, "system", json_string(o.system)) < 0) {
         rc = mt_error_set(MT_EINVAL, "the system prompt is not valid UTF-8");
         goto done;
@@ -358,6 +369,23 @@ static int has_tool_use(const json_t *content)
     return 0;
 }
 
+/* A memory_search call's tool_result block. */
+static int search_result(json_t **out, mt_agent *ag, const json_t *block)
+{
+    const json_t *input = json_object_get(block, "input");
+    mt_result res;
+    int rc;
+
+    *out = NULL;
+    if ((rc = mt_memory_search_tool(&res, ag->mem, input ? input : json_null())) < 0)
+        return rc;
+    *out = json_pack("{s:s,s:O*,s:s%,s:b}", "type", "tool_result", "tool_use_id",
+                     json_object_get(block, "id"), "content", res.text, res.len, "is_error",
+                     res.is_error);
+    mt_result_dispose(&res);
+    return *out ? 0 : mt_error_set(MT_ENOMEM, "out of memory");
+}
+
 /* Answer every tool_use block of `content`, in order, in one user message. */
 static int run_tools(json_t **out, mt_agent *ag, const json_t *content, mt_agent_turn *turn,
                      const mt_agent_ui *ui)
@@ -379,12 +407,19 @@ static int run_tools(json_t **out, mt_agent *ag, const json_t *content, mt_agent
             if ((rc = mt_memory_tool_result(&res, ag->mem, block)) < 0)
                 goto done;
             turn->tool_calls++;
+        } else if (ag->search && name && strcmp(name, "memory_search") == 0) {
+            if ((rc = search_result(&res, ag, block)) < 0)
+                goto done;
+            turn->tool_calls++;
         } else {
-            /* Only memory was offered; say so rather than leave the call
-             * unanswered, which the API would refuse. */
+            /* Say so rather than leave the call unanswered, which the API
+             * would refuse. */
             res = json_pack("{s:s,s:O*,s:s,s:b}", "type", "tool_result", "tool_use_id",
                             json_object_get(block, "id"), "content",
-                            "Error: no such tool; the only tool here is memory", "is_error", 1);
+                            ag->search ? "Error: no such tool; the tools here are memory and "
+                                         "memory_search"
+                                       : "Error: no such tool; the only tool here is memory",
+                            "is_error", 1);
             if (!res) {
                 rc = MT_ENOMEM;
                 goto done;

@@ -37,6 +37,7 @@ typedef struct {
     const char *exclude;     /* comma-separated tools whose uses are never cleared, or NULL */
     unsigned max_iterations; /* requests per turn; 0: MT_AGENT_MAX_ITERATIONS */
     int stream;              /* stream responses (SSE) */
+    int no_search;           /* offer only the memory tool, not memory_search */
 } mt_agent_options;
 
 /* What a front end hears during a turn. All optional. */

@@ -58,6 +58,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         OPT_EXCLUDE,
         OPT_ITERATIONS,
         OPT_NO_STREAM,
+        OPT_NO_SEARCH,
         OPT_JSON,
     };
     static const struct option longopts[] = {
@@ -70,6 +71,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         {"exclude-tools", required_argument, NULL, OPT_EXCLUDE},
         {"max-iterations", required_argument, NULL, OPT_ITERATIONS},
         {"no-stream", no_argument, NULL, OPT_NO_STREAM},
+        {"no-search", no_argument, NULL, OPT_NO_SEARCH},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -136,6 +138,9 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
             break;
         case OPT_NO_STREAM:
             o->agent.stream = 0;
+            break;
+        case OPT_NO_SEARCH:
+            o->agent.no_search = 1;
             break;
         case OPT_JSON:
             if (!allow_json)

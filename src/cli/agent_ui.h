@@ -20,6 +20,7 @@
     "  --exclude-tools NAMES      tools whose uses are never cleared, e.g. memory\n"               \
     "  --max-iterations N         requests per turn before stopping (default 50)\n"                \
     "  --no-stream                wait for whole responses instead of streaming\n"                 \
+    "  --no-search                offer Claude only the memory tool, not memory_search\n"          \
     "  -h, --help                 this help\n"                                                     \
     "The API key is read from ANTHROPIC_API_KEY, the server from ANTHROPIC_BASE_URL\n"             \
     "(default https://api.anthropic.com).\n"

@@ -12,6 +12,31 @@
 #include "memory.h"
 #include "search_tool.h"
 
+const char mt_search_tool_description[] =
+    "Search your persistent memory directory, /memories, for memories that contain every "
+    "term of a query, best match first, each with the lines where the terms occur and the "
+    "first match shown (marked **like this**). A query is words, \"phrases in quotes\" and "
+    "prefixes (deploy*); case and accents do not matter. Examples: {\"query\": \"deploy "
+    "script\"}, {\"query\": \"\\\"release checklist\\\"\", \"path\": \"/memories/project\"}, "
+    "{\"query\": \"auth*\", \"limit\": 5}. Use it to find what an earlier session wrote "
+    "before viewing files one by one.";
+
+json_t *mt_search_tool_schema(void)
+{
+    json_t *props = json_pack(
+        "{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:i, s:i, s:s}}", "query", "type", "string",
+        "description", "Words, \"phrases in quotes\" and prefixes (word*) that must all occur",
+        "path", "type", "string", "description",
+        "Search at or beneath this directory, e.g. /memories/project (default /memories)", "limit",
+        "type", "integer", "minimum", 1, "maximum", 100, "description",
+        "At most this many memories (default 10)");
+
+    if (!props)
+        return NULL;
+    return json_pack("{s:s, s:o, s:[s], s:b}", "type", "object", "properties", props, "required",
+                     "query", "additionalProperties", 0);
+}
+
 int mt_search_hits_text(mt_buf *out, const mt_search_hit *hits, size_t n, const char *open,
                         const char *close)
 {

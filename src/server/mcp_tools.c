@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "lib/search_tool.h"
 #include "server/mcp_tools.h"
 
 const char mt_mcp_instructions[] =
@@ -48,15 +49,6 @@ static const char view_description[] =
     "its files and subdirectories two levels deep with their sizes; a file path shows the "
     "file with line numbers, optionally only view_range [start, end] (1-based, inclusive; "
     "end -1 = last line). Start every task by viewing /memories.";
-
-static const char search_description[] =
-    "Search your persistent memory directory, /memories, for memories that contain every "
-    "term of a query, best match first, each with the lines where the terms occur and the "
-    "first match shown (marked **like this**). A query is words, \"phrases in quotes\" and "
-    "prefixes (deploy*); case and accents do not matter. Examples: {\"query\": \"deploy "
-    "script\"}, {\"query\": \"\\\"release checklist\\\"\", \"path\": \"/memories/project\"}, "
-    "{\"query\": \"auth*\", \"limit\": 5}. Use it to find what an earlier session wrote "
-    "before viewing files one by one.";
 
 static json_t *string_prop(const char *description)
 {
@@ -125,23 +117,6 @@ static json_t *view_schema(void)
                      "path", "additionalProperties", 0);
 }
 
-static json_t *search_schema(void)
-{
-    json_t *props = json_pack(
-        "{s:o, s:o, s:{s:s, s:i, s:i, s:s}}", "query",
-        string_prop("Words, \"phrases in quotes\" and prefixes (word*) that must all occur"),
-        "path",
-        string_prop("Search at or beneath this directory, e.g. /memories/project (default "
-                    "/memories)"),
-        "limit", "type", "integer", "minimum", 1, "maximum", 100, "description",
-        "At most this many memories (default 10)");
-
-    if (!props)
-        return NULL;
-    return json_pack("{s:s, s:o, s:[s], s:b}", "type", "object", "properties", props, "required",
-                     "query", "additionalProperties", 0);
-}
-
 /* A tool and its hints: a client may approve read-only calls without asking. */
 static json_t *tool(const char *name, const char *title, const char *description, json_t *schema,
                     int read_only)
@@ -156,10 +131,10 @@ static json_t *tool(const char *name, const char *title, const char *description
 
 json_t *mt_mcp_tools_list(void)
 {
-    return json_pack(
-        "[o, o, o]", tool("memory", "Memory", memory_description, memory_schema(), 0),
-        tool("memory_view", "View memory", view_description, view_schema(), 1),
-        tool("memory_search", "Search memory", search_description, search_schema(), 1));
+    return json_pack("[o, o, o]", tool("memory", "Memory", memory_description, memory_schema(), 0),
+                     tool("memory_view", "View memory", view_description, view_schema(), 1),
+                     tool("memory_search", "Search memory", mt_search_tool_description,
+                          mt_search_tool_schema(), 1));
 }
 
 /* The tool input a memory_view call stands for: only path and view_range

@@ -33,6 +33,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 API_KEY = "sk-ant-test-0123456789"
 MEMORY_TOOL = [{"type": "memory_20250818", "name": "memory"}]
+# memtool's agent offers its search beside memory (unless --no-search): a custom
+# tool whose input is exactly this.
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string",
+                  "description": "Words, \"phrases in quotes\" and prefixes (word*) that must all occur"},
+        "path": {"type": "string",
+                 "description": "Search at or beneath this directory, e.g. /memories/project "
+                                "(default /memories)"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100,
+                  "description": "At most this many memories (default 10)"},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -126,8 +142,10 @@ def encode_events(events, framing):
 class FakeAPI:
     """The server, and what it saw."""
 
-    def __init__(self, exchanges, echo_check=True, versions=("2023-06-01",), bearer=False):
+    def __init__(self, exchanges, echo_check=True, versions=("2023-06-01",), bearer=False,
+                 search_tool=False):
         self.exchanges = exchanges
+        self.search_tool = search_tool
         self.echo_check = echo_check
         # Other clients than memtool's: the API versions they may send, and whether the
         # key comes as "Authorization: Bearer KEY" (the TypeScript SDK since 1.0) instead
@@ -202,8 +220,16 @@ class FakeAPI:
             self.fail("no model")
         if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] <= 0:
             self.fail("max_tokens is %r" % body.get("max_tokens"))
-        if body.get("tools") != MEMORY_TOOL:
-            self.fail("tools is %s" % json.dumps(body.get("tools")))
+        tools = body.get("tools")
+        if not self.search_tool:
+            if tools != MEMORY_TOOL:
+                self.fail("tools is %s" % json.dumps(tools))
+        elif (not isinstance(tools, list) or len(tools) != 2 or tools[0] != MEMORY_TOOL[0]
+              or sorted(tools[1]) != ["description", "input_schema", "name"]
+              or tools[1]["name"] != "memory_search"
+              or "Examples: " not in tools[1]["description"]
+              or tools[1]["input_schema"] != SEARCH_SCHEMA):
+            self.fail("tools is %s, not memory and memory_search" % json.dumps(tools))
         msgs = body.get("messages")
         if not isinstance(msgs, list) or not msgs:
             self.fail("no messages")

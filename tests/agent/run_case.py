@@ -198,7 +198,8 @@ def main():
         case = json.load(f)
     tmp = tempfile.mkdtemp(prefix="memtool-agent-")
     root = os.path.join(tmp, "memories")
-    server = fake_api.FakeAPI(case.get("exchanges", []), case.get("echo_check", True)).start()
+    server = fake_api.FakeAPI(case.get("exchanges", []), case.get("echo_check", True),
+                              search_tool="--no-search" not in case.get("args", [])).start()
     problems = []
     try:
         for rel, content in case.get("seed", {}).items():

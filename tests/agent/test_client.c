@@ -154,6 +154,15 @@ static void test_agent_request(void **state)
     (void)state;
     assert_int_equal(mt_agent_new(&ag, NULL, NULL, NULL), 0);
     req = mt_agent_request(ag);
+    /* By default memory_search is offered beside memory, as a custom tool. */
+    {
+        json_t *tools = json_object_get(req, "tools"), *search = json_array_get(tools, 1);
+
+        assert_int_equal(json_array_size(tools), 2);
+        assert_string_equal(json_string_value(json_object_get(search, "name")), "memory_search");
+        assert_non_null(json_object_get(json_object_get(search, "input_schema"), "properties"));
+        assert_int_equal(json_array_remove(tools, 1), 0);
+    }
     assert_json(req, "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":8192,\"tools\":[{\"type\":"
                      "\"memory_20250818\",\"name\":\"memory\"}],\"context_management\":{\"edits\":"
                      "[{\"type\":\"clear_tool_uses_20250919\"}]},\"messages\":[]}");
@@ -168,6 +177,7 @@ static void test_agent_request(void **state)
     o.keep = 0;
     o.exclude = "memory,,web_search";
     o.stream = 1;
+    o.no_search = 1;
     assert_int_equal(mt_agent_new(&ag, NULL, NULL, &o), 0);
     req = mt_agent_request(ag);
     assert_json(req, "{\"model\":\"m\",\"max_tokens\":5,\"system\":\"sys\",\"stream\":true,"
