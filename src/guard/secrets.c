@@ -175,8 +175,8 @@ static const rule rules[] = {
      CHECK_ENTROPY},
     {"url-password",
      {"://", NULL},
-     "(?<=[A-Za-z0-9])://([^\\s/:@\"'<>\\[\\]\\\\]{1,128}):"
-     "([^\\s/@\"'<>\\\\]{1,256})@(?=[A-Za-z0-9\\[])",
+     "(?<=[A-Za-z0-9])://([^\\s/:@\"'<>\\[\\]\\\\\\x00-\\x1f]{1,128}):"
+     "([^\\s/@\"'<>\\\\\\x00-\\x1f]{1,256})@(?=[A-Za-z0-9\\[])",
      2,
      0,
      0,
@@ -186,7 +186,7 @@ static const rule rules[] = {
       "access-token", "auth_token", "auth-token", NULL},
      "(?i:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)[A-Za-z0-9_.-]{0,"
      "32}[\"'*`\\]]{0,3}[ \\t]{0,8}(?::=|=>|=(?!=)|:(?!:))[ \\t]{0,8}(?:[bru]?[\"'`])?"
-     "([^\\s\"'`,;<>(){}\\[\\]\\\\]{8,256})",
+     "([^\\s\"'`,;<>(){}\\[\\]\\\\\\x00-\\x1f\\x7f]{8,256})",
      1,
      0,
      3.0,
@@ -384,8 +384,9 @@ static int generic_value(const char *s, size_t len, double min_entropy)
     int digit = 0, symbol = 0, other = 0;
     size_t i;
 
-    if (len < 8 || strchr("$%@/~.<{[*(#&!?", s[0]) || placeholder(s, len) ||
-        contains_ci(s, len, "://") || contains_ci(s, len, "$("))
+    /* $VAR, %(name)s, @Value, a path, <placeholder>, {template}, [list]. */
+    if (len < 8 || strchr("$%@/~.<{[", s[0]) || placeholder(s, len) || contains_ci(s, len, "://") ||
+        contains_ci(s, len, "$("))
         return 0;
     for (i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
