@@ -737,8 +737,12 @@ static int hit_cmp(const void *a, const void *b)
 static size_t next_candidate(const unsigned char *d, size_t i, size_t last)
 {
     const unsigned char *bigram = engine.bigram, *fold = engine.fold;
-    unsigned prev = fold[d[i]];
+    unsigned prev;
 
+    /* A card number that ends the text leaves i past the last pair. */
+    if (i >= last)
+        return last;
+    prev = fold[d[i]];
     for (; i < last; i++) {
         unsigned cur = fold[d[i + 1]], b = prev << 8 | cur;
         if (bigram[b >> 3] & (1u << (b & 7)))
