@@ -841,7 +841,9 @@ def report(results, markdown):
       "every suite (a few minutes on 2 cores) and writes this file, `bench/results/*.csv` and the plots. "
       "The stores are made in `$TMPDIR` (`BENCH_WORKDIR` to choose): it should be a disk filesystem, "
       "not tmpfs, for the `fsync` numbers to mean anything. `ctest -R bench_smoke` runs every part "
-      "with a few iterations and checks that every result row is produced.\n")
+      "with a few iterations and checks that every result row is produced. `sh bench/secrets.sh` "
+      "measures the secrets check (the section above; `ctest -R bench_secrets_smoke` keeps it from "
+      "rotting).\n")
     with open(markdown, "w") as f:
         f.write("\n".join(out))
 

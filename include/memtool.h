@@ -61,7 +61,8 @@ typedef enum {
     MT_ENOTDURABLE = -15, /* the change was made, but syncing it to disk failed */
     MT_ECONFLICT = -16,   /* the content is not the one expected (changed meanwhile) */
     MT_ESTOPPED = -17,    /* the caller's callback asked to stop */
-    MT_ECRYPT = -18       /* encrypted content: another key, no key, or tampered with */
+    MT_ECRYPT = -18,      /* encrypted content: another key, no key, or tampered with */
+    MT_ESECRET = -19     /* the content would hold a secret (a credential, a card number) */
 } mt_error_code;
 
 typedef struct {
@@ -79,7 +80,15 @@ typedef enum {
     MT_DURABILITY_NONE = 2  /* leave it to the kernel; still atomic */
 } mt_durability;
 
-#define MT_OPTIONS_VERSION 4
+/* What a write does with content holding a secret (an API key, a token, a
+ * private key, a password, a card number; SECURITY.md lists the detectors). */
+typedef enum {
+    MT_SECRETS_REJECT = 0, /* refuse the write (default): nothing changes */
+    MT_SECRETS_REDACT = 1, /* write "[REDACTED:kind]" in the secret's place */
+    MT_SECRETS_OFF = 2     /* do not look */
+} mt_secrets_policy;
+
+#define MT_OPTIONS_VERSION 5
 
 typedef struct {
     unsigned int version;     /* MT_OPTIONS_VERSION */
@@ -99,6 +108,13 @@ typedef struct {
     const char *audit;     /* a file to append one JSON line per call to; NULL: none */
     /* Since version 4: */
     const char *tenant; /* whose memories, in a store shared by many; NULL: "default" */
+    /* Since version 5 (an older struct gets MT_SECRETS_REJECT and no allow-list): */
+    mt_secrets_policy secrets;
+    /* PCRE2 regexes; a secret one of them matches (anywhere in the secret's
+     * own text) is allowed. Compiled by mt_memory_new: a bad one fails it
+     * with MT_EINVAL naming it. The strings may be freed after the call. */
+    const char *const *secrets_allow;
+    size_t secrets_allow_count;
 } mt_options;
 
 /* Fill opts with the defaults. */
@@ -106,6 +122,9 @@ MT_EXTERN(void) mt_options_init(mt_options *opts);
 
 /* Parse a durability name ("full", "file", "none"). */
 MT_EXTERN(int) mt_durability_parse(mt_durability *out, const char *name);
+
+/* Parse a secrets policy name ("reject", "redact", "off"). */
+MT_EXTERN(int) mt_secrets_policy_parse(mt_secrets_policy *out, const char *name);
 
 typedef struct mt_memory mt_memory;
 typedef struct mt_store mt_store; /* see memtool/store.h */
@@ -262,7 +281,9 @@ MT_EXTERN(int) mt_memory_version_content(char **out, size_t *len, mt_memory *mem
 
 /* Make version id's content the memory's current content, as a new version
  * (*out_id): at the memory's path, or, for a deleted memory, at the version's
- * path (MT_EEXISTS when another memory holds it now). */
+ * path (MT_EEXISTS when another memory holds it now). The content is checked
+ * for secrets like any write: MT_ESECRET under MT_SECRETS_REJECT (nothing
+ * changes), redacted under MT_SECRETS_REDACT (mt_memory_secrets_note says). */
 MT_EXTERN(int) mt_memory_restore(int64_t *out_id, mt_memory *mem, int64_t id);
 
 /* Restore the version before the newest of the memory at (or last at) path;
@@ -287,6 +308,10 @@ MT_EXTERN(int) mt_memory_sha256(char out[65], mt_memory *mem, const char *path);
  * is damaged or cannot be written: the change itself was made), or NULL
  * when it did. A front end shows it as a warning. */
 MT_EXTERN(const char *) mt_memory_history_warning(mt_memory *mem);
+
+/* What the handle's last restore or undo redacted under MT_SECRETS_REDACT
+ * ("1 secret redacted: aws-access-key-id on line 3"), or NULL when nothing. */
+MT_EXTERN(const char *) mt_memory_secrets_note(mt_memory *mem);
 
 /* Who the handle's changes are recorded as from now on (a front end learns
  * it late: an MCP client's name comes with its initialize). */

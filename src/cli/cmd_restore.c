@@ -11,7 +11,8 @@ static const char help[] =
     "Make the content of version VERSION the memory's current content, as a new version: where\n"
     "the memory is now, or, if it was deleted, at the version's path (an error if another memory\n"
     "holds that path now).\n"
-    "  --json  print {\"restored\": VERSION, \"version\": NEW, \"path\": PATH} on one line\n";
+    "  --json  print {\"restored\": VERSION, \"version\": NEW, \"path\": PATH} on one line\n"
+    "          (with \"secrets\": what was redacted, under --secrets redact)\n";
 
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
 {
@@ -51,11 +52,19 @@ int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
     }
     status = MT_EXIT_OK;
     if (!json) {
-        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")\n", v.path, id, now);
+        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")", v.path, id, now);
+        mt_cli_print_secrets_note(mem);
         goto done;
     }
     /* The path through jansson, so any name comes out as valid JSON. */
-    printf("{\"restored\":%" PRId64 ",\"version\":%" PRId64 ",\"path\":", id, now);
+    printf("{\"restored\":%" PRId64 ",\"version\":%" PRId64 ",", id, now);
+    if (mt_memory_secrets_note(mem)) {
+        fputs("\"secrets\":", stdout);
+        if (mt_cli_json_string(stdout, mt_memory_secrets_note(mem)) < 0)
+            fputs("null", stdout);
+        fputs(",", stdout);
+    }
+    fputs("\"path\":", stdout);
     if (mt_cli_json_string(stdout, v.path) < 0) {
         fputs("null}\n", stdout);
         fprintf(stderr, "memtool restore: the path of version %" PRId64 " cannot be written\n",

@@ -23,8 +23,9 @@ int mt_cmd_undo(const mt_cli *cli, int argc, char **argv)
     if (mt_memory_undo(&now, &restored, mem, argv[argc - 1]) < 0) {
         status = mt_cli_fail("undo");
     } else {
-        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")\n", argv[argc - 1],
+        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")", argv[argc - 1],
                restored, now);
+        mt_cli_print_secrets_note(mem);
         status = MT_EXIT_OK;
     }
     mt_memory_free(mem);

@@ -25,6 +25,15 @@ int mt_cli_parse_version(int64_t *out, const char *name, const char *s)
     return 0;
 }
 
+void mt_cli_print_secrets_note(mt_memory *mem)
+{
+    const char *note = mt_memory_secrets_note(mem);
+
+    if (note)
+        printf(" (%s)", note);
+    putchar('\n');
+}
+
 int mt_cli_fail(const char *name)
 {
     const mt_error *e = mt_error_last();

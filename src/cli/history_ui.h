@@ -23,6 +23,10 @@ int mt_cli_op_parse(mt_version_op *op, const char *s);
 void mt_cli_version_print(FILE *out, const mt_version *v);
 int mt_cli_version_json(FILE *out, const mt_version *v);
 
+/* After a restore's line: " (1 secret redacted: ...)" when it redacted, and
+ * the newline. */
+void mt_cli_print_secrets_note(mt_memory *mem);
+
 /* s as a JSON string (null for NULL). */
 int mt_cli_json_string(FILE *out, const char *s);
 

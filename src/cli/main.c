@@ -9,6 +9,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "guard/secrets.h"
 #include "lib/memory.h"
 #include "lib/text.h"
 
@@ -88,15 +89,64 @@ static void usage(FILE *out)
             "  --key-file PATH         the key (MEMTOOL_KEY_FILE; implies --encrypt)\n"
             "  --old-key-file PATH     also read what an older key encrypted: versions from\n"
             "                          before a rekey (MEMTOOL_OLD_KEY_FILE)\n"
+            "  --secrets POLICY        what a write holding a secret does: reject, redact or\n"
+            "                          off (MEMTOOL_SECRETS; reject)\n"
+            "  --secrets-allow REGEX   a secret REGEX matches is allowed; repeatable\n"
+            "                          (MEMTOOL_SECRETS_ALLOW: one REGEX per line)\n"
             "  -h, --help              this help; `memtool <command> --help` for a command\n"
             "  --version               the version\n"
             "Sizes take a K, M or G suffix (powers of 1024).\n");
+}
+
+/* The allow-list: the environment's regexes, then the command line's. The
+ * strings live as long as the process (argv, or a copy of the variable). */
+#define ALLOW_MAX 256
+static const char *allow_list[ALLOW_MAX];
+
+static int allow_add(mt_cli *cli, const char *regex)
+{
+    mt_secrets_allow *compiled;
+
+    if (cli->opts.secrets_allow_count == ALLOW_MAX)
+        return mt_cli_usage_error(NULL, "--secrets-allow: at most %d regexes", ALLOW_MAX);
+    /* Compiled now, so a bad one is named before anything runs. */
+    if (mt_secrets_allow_compile(&compiled, &regex, 1) < 0)
+        return mt_cli_usage_error(NULL, "--secrets-allow: %s", mt_error_last()->message);
+    mt_secrets_allow_free(compiled);
+    allow_list[cli->opts.secrets_allow_count++] = regex;
+    cli->opts.secrets_allow = allow_list;
+    return 0;
+}
+
+/* MEMTOOL_SECRETS_ALLOW: one regex per line; empty lines are skipped. */
+static int allow_from_env(mt_cli *cli, const char *value)
+{
+    static char *copy;
+    char *line, *next;
+
+    if (!(copy = strdup(value)))
+        return mt_cli_usage_error(NULL, "out of memory");
+    for (line = copy; line; line = next) {
+        if ((next = strchr(line, '\n')))
+            *next++ = '\0';
+        if (*line && allow_add(cli, line) != 0)
+            return MT_EXIT_USAGE;
+    }
+    return 0;
 }
 
 /* from: 1 the environment, 2 the command line. */
 static int set_option(mt_cli *cli, int from, const char *name, const char *value)
 {
     uint64_t *target = NULL;
+
+    if (strcmp(name, "secrets") == 0) {
+        if (mt_secrets_policy_parse(&cli->opts.secrets, value) < 0)
+            return mt_cli_usage_error(NULL, "--secrets: %s", mt_error_last()->message);
+        return 0;
+    }
+    if (strcmp(name, "secrets-allow") == 0)
+        return from == 1 ? allow_from_env(cli, value) : allow_add(cli, value);
 
     if (strcmp(name, "root") == 0 || strcmp(name, "store") == 0) {
         int is_store = name[0] == 's';
@@ -244,6 +294,8 @@ static const struct {
     {"encrypt", "MEMTOOL_ENCRYPT"},
     {"key-file", "MEMTOOL_KEY_FILE"},
     {"old-key-file", "MEMTOOL_OLD_KEY_FILE"},
+    {"secrets", "MEMTOOL_SECRETS"},
+    {"secrets-allow", "MEMTOOL_SECRETS_ALLOW"},
 };
 
 int main(int argc, char **argv)
@@ -268,6 +320,8 @@ int main(int argc, char **argv)
         {"key-file", required_argument, NULL, 0},
         {"old-key-file", required_argument, NULL, 0},
         {"encrypt", no_argument, NULL, 'E'},
+        {"secrets", required_argument, NULL, 0},
+        {"secrets-allow", required_argument, NULL, 0},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},

@@ -46,6 +46,8 @@ static int insert_cb(char **out, size_t *out_len, const char *data, size_t len, 
     buf[o++] = '\n';
     memcpy(buf + o, data + at, len - at);
     buf[new_len] = '\0';
+    if ((rc = mt_edit_guard(&c->e, &buf, &new_len)) != 0)
+        return rc;
     *out = buf;
     *out_len = new_len;
     return 0;
@@ -53,10 +55,13 @@ static int insert_cb(char **out, size_t *out_len, const char *data, size_t len, 
 
 int mt_op_insert(mt_reply *r, mt_memory *m, mt_str path, const char *rel, int64_t line, mt_str text)
 {
-    insert_ctx c = {{r, m, path, 0}, text, line};
+    insert_ctx c = {{r, m, path, 0, {0}}, text, line};
     int rc = mt_edit_run(&c.e, rel, insert_cb, " does not exist");
 
     if (rc <= 0)
         return rc;
-    return mt_reply_ok(r, "The file ", path, " has been edited.");
+    if (mt_reply_ok(r, "The file ", path, " has been edited") < 0 ||
+        mt_guard_note(&r->text, &c.e.redacted) < 0 || mt_reply_put(r, ".") < 0)
+        return MT_ENOMEM;
+    return 0;
 }

@@ -120,19 +120,23 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     memcpy(buf + at, c->new_str.ptr, c->new_str.len);
     memcpy(buf + at + c->new_str.len, data + at + c->old_str.len, len - at - c->old_str.len);
     buf[new_len] = '\0';
-    *out = buf;
-    *out_len = new_len;
 
-    /* The snippet: four lines either side of the replaced text, in the new file. */
+    /* The snippet: four lines either side of the replaced text, in the new
+     * file (as written: a redaction keeps every line where it was). */
     n = mt_text_line_count(buf, new_len);
     s = mt_text_line_at(buf, new_len, at);
     e = c->new_str.len ? mt_text_line_at(buf, new_len, at + c->new_str.len - 1) : s;
     first = s > 4 ? s - 4 : 1;
     last = e + 4 < n ? e + 4 : n;
-    if (mt_reply_ok(c->e.r,
-                    "The memory file has been edited. Here is the snippet showing the change "
-                    "(with line numbers):",
-                    (mt_str){"", 0}, "") < 0)
+    /* The file as it would be is what may not hold a secret: one split
+     * between old_str and new_str is whole only here. */
+    if ((rc = mt_edit_guard(&c->e, &buf, &new_len)) != 0)
+        return rc;
+    *out = buf;
+    *out_len = new_len;
+    if (mt_reply_ok(c->e.r, "The memory file has been edited", (mt_str){"", 0}, "") < 0 ||
+        mt_guard_note(&c->e.r->text, &c->e.redacted) < 0 ||
+        mt_reply_put(c->e.r, ". Here is the snippet showing the change (with line numbers):") < 0)
         return MT_ENOMEM;
     if (first > last)
         return 0;
@@ -156,7 +160,7 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
 int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,
                       mt_str new_str)
 {
-    replace_ctx c = {{r, m, path, 0}, old_str, new_str};
+    replace_ctx c = {{r, m, path, 0, {0}}, old_str, new_str};
     int rc = mt_edit_run(&c.e, rel, replace_cb, " does not exist. Please provide a valid path.");
 
     /* On success the callback has already written the snippet. */

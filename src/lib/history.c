@@ -225,10 +225,53 @@ static int newest_of(mt_version *out, mt_memory *m, const char *memory_id)
     return 0;
 }
 
+/* A restore is a write: the version's content may hold a secret written
+ * before the policy was on (or with it off). Refused, or *data becomes the
+ * redacted content (owned by g). */
+static int guard_restore(mt_guard *g, mt_memory *m, const mt_version *v, const mt_version *now,
+                         int64_t id, char **data, size_t *len)
+{
+    const char *rel = now->operation != MT_VERSION_DELETED && now->path ? now->path : v->path;
+    char path[4200];
+    int rc;
+
+    if ((rc = mt_guard_content(g, m, *data, *len)) < 0)
+        return rc;
+    snprintf(path, sizeof(path), "%s/%s", ROOT, rel ? rel : "");
+    if (g->rejected)
+        return mt_guard_error(path, &g->found);
+    if (!g->found.count)
+        return 0;
+    if (!g->data)
+        return mt_error_set(MT_ELIMIT,
+                            "version %lld, redacted, would hold %zu bytes, over the max file size "
+                            "limit of %llu",
+                            (long long)id, g->len, (unsigned long long)m->opts.max_file_size);
+    free(*data);
+    *data = g->data;
+    *len = g->len;
+    return 0;
+}
+
+static void note_redacted(mt_memory *m, const mt_guard_found *f)
+{
+    mt_buf b = MT_BUF_INIT;
+
+    /* The note's own leading " (" and ")" are the CLI's to add. */
+    if (mt_guard_note(&b, f) < 0 || b.len < 3)
+        goto done;
+    pthread_mutex_lock(&m->warning_lock);
+    snprintf(m->secrets_note, sizeof(m->secrets_note), "%.*s", (int)(b.len - 3), b.ptr + 2);
+    pthread_mutex_unlock(&m->warning_lock);
+done:
+    mt_buf_dispose(&b);
+}
+
 int mt_memory_restore(int64_t *out_id, mt_memory *m, int64_t id)
 {
     mt_version v, now;
     mt_store_op op;
+    mt_guard g;
     restore_content c = {NULL, 0};
     char *data = NULL;
     size_t len = 0;
@@ -236,15 +279,21 @@ int mt_memory_restore(int64_t *out_id, mt_memory *m, int64_t id)
 
     memset(&v, 0, sizeof(v));
     memset(&now, 0, sizeof(now));
+    memset(&g, 0, sizeof(g));
     if (out_id)
         *out_id = 0;
     if (!m)
         return mt_error_set(MT_EINVAL, "mt_memory_restore needs a handle");
+    pthread_mutex_lock(&m->warning_lock);
+    m->secrets_note[0] = '\0';
+    pthread_mutex_unlock(&m->warning_lock);
     if ((rc = no_history(m)) < 0)
         return rc;
     if ((rc = m->store->version_get(m->store, &v, id)) < 0 ||
         (rc = m->store->version_content(m->store, &data, &len, id)) < 0 ||
         (rc = newest_of(&now, m, v.memory_id)) < 0)
+        goto done;
+    if ((rc = guard_restore(&g, m, &v, &now, id, &data, &len)) < 0)
         goto done;
     c.data = data;
     c.len = len;
@@ -276,12 +325,16 @@ recorded:
     if (rc == 0 || rc == MT_ENOTDURABLE) {
         if (out_id)
             *out_id = op.version;
+        if (g.found.count)
+            note_redacted(m, &g.found);
         if (op.history_error)
             rc = mt_error_set(MT_EIO, "restored, but the history could not record it: %s",
                               op.history_error);
     }
 done:
-    free(data);
+    if (data != g.data)
+        free(data);
+    mt_guard_dispose(&g);
     mt_version_dispose(&v);
     mt_version_dispose(&now);
     return rc;

@@ -47,12 +47,26 @@ int mt_durability_parse(mt_durability *out, const char *name)
     return 0;
 }
 
+int mt_secrets_policy_parse(mt_secrets_policy *out, const char *name)
+{
+    if (name && strcmp(name, "reject") == 0)
+        *out = MT_SECRETS_REJECT;
+    else if (name && strcmp(name, "redact") == 0)
+        *out = MT_SECRETS_REDACT;
+    else if (name && strcmp(name, "off") == 0)
+        *out = MT_SECRETS_OFF;
+    else
+        return mt_error_set(MT_EINVAL, "unknown secrets policy '%s': use reject, redact or off",
+                            name ? name : "");
+    return 0;
+}
+
 /* Older options end early (version 1 before max_dirs, 2 before actor, 3
- * before tenant): take what they have, default the rest. */
+ * before tenant, 4 before secrets): take what they have, default the rest. */
 static int options_take(mt_options *out, const mt_options *o)
 {
     static const size_t ends[] = {offsetof(mt_options, max_dirs), offsetof(mt_options, actor),
-                                  offsetof(mt_options, tenant)};
+                                  offsetof(mt_options, tenant), offsetof(mt_options, secrets)};
 
     if (o->version >= 1 && o->version < MT_OPTIONS_VERSION) {
         mt_options_init(out);
@@ -72,6 +86,9 @@ static int options_check(const mt_options *o)
     if (o->durability != MT_DURABILITY_FULL && o->durability != MT_DURABILITY_FILE &&
         o->durability != MT_DURABILITY_NONE)
         return mt_error_set(MT_EINVAL, "unknown durability %d", (int)o->durability);
+    if (o->secrets != MT_SECRETS_REJECT && o->secrets != MT_SECRETS_REDACT &&
+        o->secrets != MT_SECRETS_OFF)
+        return mt_error_set(MT_EINVAL, "unknown secrets policy %d", (int)o->secrets);
     /* Below this a view could not show its own header and one line. */
     if (o->view_limit < 200)
         return mt_error_set(MT_EINVAL, "the view limit must be at least 200 characters, not %llu",
@@ -141,15 +158,20 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->opts = o;
     m->audit_fd = -1;
     pthread_mutex_init(&m->warning_lock, NULL);
-    if (o.audit && (rc = mt_audit_open(&m->audit_fd, o.audit)) < 0) {
+    if ((rc = mt_secrets_allow_compile(&m->secrets_allow, o.secrets_allow, o.secrets_allow_count)) <
+            0 ||
+        (o.audit && (rc = mt_audit_open(&m->audit_fd, o.audit)) < 0)) {
+        mt_secrets_allow_free(m->secrets_allow);
         pthread_mutex_destroy(&m->warning_lock);
         free(m);
         goto fail;
     }
-    /* The names may not outlive the call: the descriptor is kept, and the
-     * store was opened for the tenant. */
+    /* The names may not outlive the call: the descriptor is kept, the
+     * store was opened for the tenant, the allow-list is compiled. */
     m->opts.audit = NULL;
     m->opts.tenant = NULL;
+    m->opts.secrets_allow = NULL;
+    m->opts.secrets_allow_count = 0;
     mt_store_op_init(&m->op);
     m->op.max_file_size = o.max_file_size;
     m->op.max_store_size = o.max_store_size;
@@ -261,6 +283,7 @@ void mt_memory_free(mt_memory *m)
     m->store->free(m->store);
     if (m->audit_fd >= 0)
         close(m->audit_fd);
+    mt_secrets_allow_free(m->secrets_allow);
     pthread_mutex_destroy(&m->warning_lock);
     free(m);
 }
@@ -291,6 +314,18 @@ void mt_memory_note(mt_memory *m, const mt_store_op *op)
     snprintf(m->history_warning, sizeof(m->history_warning), "%s",
              op->history_error ? op->history_error : "");
     pthread_mutex_unlock(&m->warning_lock);
+}
+
+const char *mt_memory_secrets_note(mt_memory *m)
+{
+    static _Thread_local char copy[256];
+
+    if (!m)
+        return NULL;
+    pthread_mutex_lock(&m->warning_lock);
+    memcpy(copy, m->secrets_note, sizeof(copy));
+    pthread_mutex_unlock(&m->warning_lock);
+    return copy[0] ? copy : NULL;
 }
 
 const char *mt_memory_history_warning(mt_memory *m)

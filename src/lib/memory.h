@@ -10,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "buf.h"
+#include "guard/secrets.h"
 
 #define MT_ACTOR_MAX 128
 
@@ -22,7 +23,9 @@ struct mt_memory {
     /* Why the last change that should have made a version did not (a
      * damaged or unwritable history); "" when it did. */
     char history_warning[256];
-    pthread_mutex_t warning_lock; /* threads share the handle, and the warning */
+    pthread_mutex_t warning_lock;    /* threads share the handle, the warning and the note */
+    mt_secrets_allow *secrets_allow; /* the compiled allow-list, or NULL */
+    char secrets_note[256];          /* what the last restore redacted; "" for nothing */
 };
 
 /* After a change: keep (or clear) the store's word on its history. */
@@ -95,16 +98,54 @@ int mt_reply_limit(mt_reply *r, const mt_store_op *op, mt_str path, const mt_str
  * the callback has already answered (no match, a bad line, a limit). It is
  * the first member of each callback's payload.
  */
+/* What the secrets check found in content about to be written (guard.c). */
+#define MT_GUARD_SHOWN 3
+typedef struct {
+    size_t count;                        /* secrets found (redacted, or the first rejected) */
+    mt_secret_hit shown[MT_GUARD_SHOWN]; /* the first few, for the messages */
+} mt_guard_found;
+
+typedef struct {
+    mt_guard_found found;
+    int rejected; /* the policy refuses the write: found.shown[0] says why */
+    char *data;   /* the redacted content (malloc'd), or NULL: write what was given */
+    size_t len;   /* its length, also when it is too big to be made (data NULL) */
+} mt_guard;
+
+/* Check content about to be written against the handle's policy. Returns 0
+ * with g filled: nothing found, g->rejected, or (redact) g->data and g->len
+ * the content to write instead; g->len over the max file size is not made
+ * (data NULL), so the caller's limit check refuses it. Or MT_ENOMEM. */
+int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len);
+void mt_guard_dispose(mt_guard *g);
+
+/* Fill r with the refusal: "Error: {path} would contain a secret ({kind},
+ * line {n}); ..." (the secret itself is never shown). */
+int mt_guard_reject(mt_reply *r, mt_str path, const mt_guard_found *f);
+
+/* " (1 secret redacted: {kind} on line {n})", or nothing when none was. */
+int mt_guard_note(mt_buf *b, const mt_guard_found *f);
+
+/* The same text as an mt_error, for the library's own entry points. */
+int mt_guard_error(const char *path, const mt_guard_found *f);
+
 typedef struct {
     mt_reply *r;
     mt_memory *m;
     mt_str path;
     int answered;
+    mt_guard_found redacted; /* what the edit's new content had redacted */
 } mt_edit;
 
 /* From the callback: check the file-size limit for the new content. Returns
  * 0, or the code for the callback to return (the reply then holds the error). */
 int mt_edit_reserve(mt_edit *e, size_t new_len);
+
+/* From the callback, on the new content it made (*buf, malloc'd): the
+ * secrets check. Returns 0 with *buf and *len the content to write (redacted
+ * under that policy; e->redacted says what went), or the code for the
+ * callback to return (the reply then holds the refusal, *buf is freed). */
+int mt_edit_guard(mt_edit *e, char **buf, size_t *len);
 
 /* Run cb on rel's content under the file's lock. Returns 1 when the file
  * was edited, 0 when r holds the error (`missing` ends the message for a
