@@ -330,3 +330,25 @@ def test_search(tmp_path):
             m.search(42)
         with pytest.raises(ValueError):
             m.search("x", limit=0)
+
+
+def test_secrets_policy(tmp_path):
+    key = "AKIA" + "Z7Q4XK2M6PLW3TRV"
+    text = "aws_access_key_id = %s\n" % key
+    with memtool.Memory(tmp_path / "a") as m:
+        r = m.call({"command": "create", "path": "/memories/k.md", "file_text": text})
+        assert r.is_error and key not in r.text and "secret" in r.text
+    with memtool.Memory(tmp_path / "b", secrets="redact") as m:
+        r = m.call({"command": "create", "path": "/memories/k.md", "file_text": text})
+        assert not r.is_error and "redacted" in r.text
+        assert key not in m.read("/memories/k.md").decode()
+    with memtool.Memory(tmp_path / "c", secrets_allow=["Z7Q4XK2M"]) as m:
+        r = m.call({"command": "create", "path": "/memories/k.md", "file_text": text})
+        assert not r.is_error
+        assert m.read("/memories/k.md").decode() == text
+    with pytest.raises(ValueError):
+        memtool.Memory(tmp_path / "d", secrets="maybe")
+    with pytest.raises(TypeError):
+        memtool.Memory(tmp_path / "d", secrets_allow="x")
+    with pytest.raises(memtool.InvalidArgumentError):
+        memtool.Memory(tmp_path / "d", secrets_allow=["("])

@@ -21,7 +21,7 @@ from ._errors import LibraryNotFoundError
 #: A newer library reads an older version's fields and defaults the rest; to
 #: use a newer version, add its fields at the end of _Options._fields_ and
 #: raise this number.
-OPTIONS_VERSION = 4
+OPTIONS_VERSION = 5
 
 #: Room left after _Options for mt_options_init, which fills the library's own
 #: (possibly newer, larger) struct.
@@ -51,6 +51,10 @@ class _Options(Structure):
         ("audit", c_char_p),
         # version 4
         ("tenant", c_char_p),
+        # version 5
+        ("secrets", c_int),
+        ("secrets_allow", POINTER(c_char_p)),
+        ("secrets_allow_count", c_size_t),
     ]
 
 

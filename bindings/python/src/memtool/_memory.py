@@ -85,6 +85,7 @@ def _int(name: str, value: Any, lo: int, hi: int) -> int:
 
 
 _U32 = 2**32 - 1
+_SECRETS = {"reject": 0, "redact": 1, "off": 2}
 _U64 = 2**64 - 1
 _I64 = 2**63 - 1
 
@@ -156,7 +157,9 @@ class Memory:
                  lock_timeout: Optional[float] = None, durability: Optional[str] = None,
                  history: Optional[bool] = None, history_keep: Optional[int] = None,
                  history_days: Optional[int] = None,
-                 audit: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
+                 audit: Optional[Union[str, "os.PathLike[str]"]] = None,
+                 secrets: Optional[str] = None,
+                 secrets_allow: Optional[List[str]] = None) -> None:
         self._handle: Optional[int] = None
         self._busy = 0
         self._cond = threading.Condition()
@@ -201,6 +204,20 @@ class Memory:
             if not isinstance(audit, (str, os.PathLike)):
                 raise TypeError("audit must be a path, not %s" % type(audit).__name__)
             opts.audit = _text("audit", os.fspath(audit))
+        if secrets is not None:
+            if not isinstance(secrets, str):
+                raise TypeError("secrets must be a str, not %s" % type(secrets).__name__)
+            if secrets not in _SECRETS:
+                raise ValueError("secrets must be 'reject', 'redact' or 'off', not %r" % secrets)
+            opts.secrets = _SECRETS[secrets]
+        if secrets_allow is not None:
+            if isinstance(secrets_allow, str) or not isinstance(secrets_allow, (list, tuple)):
+                raise TypeError("secrets_allow must be a list of regex strings, not %s"
+                                % type(secrets_allow).__name__)
+            allow = (ctypes.c_char_p * max(1, len(secrets_allow)))(
+                *[_text("secrets_allow item", r) for r in secrets_allow])
+            opts.secrets_allow = ctypes.cast(allow, ctypes.POINTER(ctypes.c_char_p))
+            opts.secrets_allow_count = len(secrets_allow)
         out = c_void_p()
         popts = ctypes.cast(buf, c_void_p)
         if isinstance(store, os.PathLike):
