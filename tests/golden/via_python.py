@@ -50,6 +50,10 @@ def options(opts):
             out[name[2:]] = value
         elif name == "--history":
             out["history"] = {"on": True, "off": False}[value]
+        elif name == "--secrets":
+            out["secrets"] = value
+        elif name == "--secrets-allow":
+            out.setdefault("secrets_allow", []).append(value)
         else:
             raise Unsupported("run.py --via python does not know the option %s" % name)
     return out

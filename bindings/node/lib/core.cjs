@@ -18,6 +18,8 @@ const OPTION_TYPES = {
   lockTimeoutMs: 'number',
   historyKeep: 'number',
   historyDays: 'number',
+  secrets: 'string',
+  secretsAllow: 'object', // an array of strings; the addon checks each
 };
 
 /** A tool error from one of the six commands: `content` is the result text. */
@@ -46,6 +48,9 @@ function checkOptions(options, what) {
     const v = options[key];
     if (v !== undefined && typeof v !== type) {
       throw new TypeError(`memtool: ${what}: options.${key} must be a ${type} (got ${describe(v)})`);
+    }
+    if (type === 'object' && v !== undefined && !(Array.isArray(v) && v.every((s) => typeof s === 'string'))) {
+      throw new TypeError(`memtool: ${what}: options.${key} must be an array of strings (got ${describe(v)})`);
     }
     if (type === 'number' && v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) {
       throw new RangeError(`memtool: ${what}: options.${key} must be a whole number >= 0 (got ${v})`);

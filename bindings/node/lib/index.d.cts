@@ -32,6 +32,10 @@ export interface MemoryStoreOptions {
   historyKeep?: number;
   /** Days a version is kept (default 90; 0: forever). */
   historyDays?: number;
+  /** A write that would hold a secret: 'reject' (default), 'redact' or 'off'. */
+  secrets?: 'reject' | 'redact' | 'off';
+  /** PCRE2 regexes: a secret one of them matches is allowed. */
+  secretsAllow?: string[];
 }
 
 /** A tool input, as the memory tool's six commands take it. */

@@ -68,6 +68,8 @@ typedef struct {
     size_t text_len;
     mt_options opts;
     char *actor, *tenant, *audit;
+    char **allow; /* secretsAllow */
+    size_t allow_count;
     mt_log_query query;
     char *q_path, *q_memory_id, *q_actor;
     int64_t id;
@@ -280,6 +282,9 @@ static void job_free(job *j)
     free(j->actor);
     free(j->tenant);
     free(j->audit);
+    for (size_t k = 0; k < j->allow_count; k++)
+        free(j->allow[k]);
+    free(j->allow);
     free(j->q_path);
     free(j->q_memory_id);
     free(j->q_actor);
@@ -969,6 +974,40 @@ static int parse_options(job *j, napi_env env, napi_value o)
         if (napi_get_value_bool(env, v, &b) != napi_ok)
             return throw_type(env, "memtool: %s must be a boolean", "history");
         j->opts.history = b;
+    }
+    if (opt_string(&s, env, o, "secrets") < 0)
+        return -1;
+    rc = s ? mt_secrets_policy_parse(&j->opts.secrets, s) : 0;
+    free(s);
+    s = NULL;
+    if (rc < 0) {
+        napi_throw_range_error(env, "ERR_INVALID_ARG_VALUE",
+                               "memtool: secrets must be 'reject', 'redact' or 'off'");
+        return -1;
+    }
+    if (get_prop(&v, &present, env, o, "secretsAllow") < 0)
+        return -1;
+    if (present) {
+        bool array = false;
+        uint32_t len = 0, k;
+
+        if (napi_is_array(env, v, &array) != napi_ok || !array ||
+            napi_get_array_length(env, v, &len) != napi_ok)
+            return throw_type(env, "memtool: %s must be an array of strings", "secretsAllow");
+        if (len && !(j->allow = calloc(len, sizeof(*j->allow)))) {
+            napi_throw_error(env, "MT_ENOMEM", "memtool: out of memory");
+            return -1;
+        }
+        for (k = 0; k < len; k++) {
+            napi_value e;
+
+            if (napi_get_element(env, v, k, &e) != napi_ok ||
+                get_string(&j->allow[k], NULL, env, e, "secretsAllow[]", 0) < 0)
+                return -1;
+            j->allow_count = k + 1;
+        }
+        j->opts.secrets_allow = (const char *const *)j->allow;
+        j->opts.secrets_allow_count = j->allow_count;
     }
     if (opt_string(&s, env, o, "durability") < 0)
         return -1;

@@ -41,6 +41,8 @@ function options(storeArgs, opts) {
       case '--max-files': o.maxFiles = size(v); break;
       case '--max-dirs': o.maxDirs = size(v); break;
       case '--view-limit': o.viewLimit = size(v); break;
+      case '--secrets': o.secrets = v; break;
+      case '--secrets-allow': (o.secretsAllow ??= []).push(v); break;
       default: throw new Error(`the shim does not know ${name}`);
     }
   }
