@@ -9,8 +9,11 @@
  * memtool cut it, with its positions, within what a tsvector can hold:
  *   - a position is at most 16383 (the server clamps larger ones there);
  *   - a word keeps at most 256 positions;
- *   - its distinct words take at most TSV_WORD_BYTES: a memory with more is
- *     indexed by the words that came first.
+ *   - the whole takes at most TSV_BYTES as the server stores it (each word's
+ *     bytes, padded to 2, then 2 bytes for each position and 2 for their
+ *     count; the server refuses more than 1 MB): words and positions past
+ *     that are left out, so a memory with that many distinct words is indexed
+ *     by those that came first.
  */
 #include "text.h"
 
@@ -18,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TSV_POS_MAX    16383
-#define TSV_POSITIONS  256
-#define TSV_WORD_BYTES (1000 * 1000) /* under the server's 1 MB - 1 */
+#define TSV_POS_MAX   16383
+#define TSV_POSITIONS 256
+#define TSV_BYTES     (1000 * 1000) /* under the server's 1 MB - 1 */
 
 typedef struct {
     uint32_t off;   /* of the word in the words text */
@@ -37,7 +40,7 @@ typedef struct {
     uint16_t *pos;      /* every position kept, chained per word */
     uint32_t *pos_next; /* the next position of the same word (UINT32_MAX: none) */
     size_t pos_len, pos_cap;
-    size_t word_bytes;
+    size_t bytes; /* as the server would store what is kept so far */
 } tsv_state;
 
 static uint64_t hash(const char *s, size_t n)
@@ -114,16 +117,20 @@ static int add_word(tsv_state *s, size_t off, size_t n, size_t p)
         return rc;
     w = slot_of(s, s->slots, s->cap, s->text + off, n);
     if (!w->len) {
-        if (s->word_bytes + n > TSV_WORD_BYTES)
+        /* its bytes (padded), the count of its positions and its first */
+        size_t need = n + 1 + 2 + 2;
+
+        if (s->bytes + need > TSV_BYTES)
             return 0;
         w->off = (uint32_t)off;
         w->len = (uint32_t)n;
         w->npos = 0;
-        s->word_bytes += n;
+        s->bytes += need - 2;
         s->used++;
     }
-    if (w->npos == TSV_POSITIONS || (w->npos && s->pos[w->last] == at))
+    if (w->npos == TSV_POSITIONS || (w->npos && s->pos[w->last] == at) || s->bytes + 2 > TSV_BYTES)
         return 0;
+    s->bytes += 2;
     return add_pos(s, w, at);
 }
 
