@@ -828,6 +828,113 @@ static void test_search(void **state)
     stores_close(&s);
 }
 
+typedef struct {
+    mt_memory *mem;
+    int stop;
+    int errors;
+    int searches;
+} search_racer;
+
+static void *search_loop(void *arg)
+{
+    search_racer *r = arg;
+    mt_search_options so = {NULL, 100};
+
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        mt_search_hit *h;
+        size_t n;
+
+        if (mt_memory_search(&h, &n, r->mem, "racing", &so) < 0) {
+            fprintf(stderr, "search: %s\n", mt_error_last()->message);
+            r->errors++;
+        } else {
+            mt_search_hits_free(h, n);
+        }
+        r->searches++;
+    }
+    return NULL;
+}
+
+/* Searches (on the writer's handle and on another) race creates, renames
+ * and deletes: none fails, and once the writes are done a search finds
+ * exactly what is there. The store holds a memory before they start. */
+static void test_search_race(void **state)
+{
+    stores s;
+    mt_options o;
+    size_t i;
+
+    (void)state;
+    options(&o);
+    stores_open(&s, &o);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        search_racer r[2];
+        pthread_t t[2];
+        mt_memory *second;
+        char json[200], *out, *got;
+        int k, err;
+
+        if (!searches(i))
+            continue;
+        out = mt_test_call(s.mem[i], &err,
+                           "{\"command\":\"create\",\"path\":\"/memories/first.md\","
+                           "\"file_text\":\"before the race\"}");
+        assert_int_equal(err, 0);
+        free(out);
+        if (mt_test_stores[i].open(&second, s.dir[i], &o) < 0)
+            fail_msg("open %s again: %s", mt_test_stores[i].name, mt_error_last()->message);
+        for (k = 0; k < 2; k++) {
+            memset(&r[k], 0, sizeof(r[k]));
+            r[k].mem = k ? second : s.mem[i];
+            assert_int_equal(pthread_create(&t[k], NULL, search_loop, &r[k]), 0);
+        }
+        for (k = 0; k < 45; k++) {
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"create\",\"path\":\"/memories/r%d.md\",\"file_text\":\"racing "
+                     "words %d\"}",
+                     k, k);
+            out = mt_test_call(s.mem[i], &err, json);
+            assert_int_equal(err, 0);
+            free(out);
+            if (k % 3 == 0)
+                snprintf(json, sizeof(json),
+                         "{\"command\":\"delete\",\"path\":\"/memories/r%d.md\"}", k);
+            else if (k % 3 == 1)
+                snprintf(json, sizeof(json),
+                         "{\"command\":\"rename\",\"old_path\":\"/memories/r%d.md\",\"new_path\":"
+                         "\"/memories/moved/r%d.md\"}",
+                         k, k);
+            else
+                continue;
+            out = mt_test_call(s.mem[i], &err, json);
+            assert_int_equal(err, 0);
+            free(out);
+        }
+        for (k = 0; k < 2; k++) {
+            __atomic_store_n(&r[k].stop, 1, __ATOMIC_RELEASE);
+            pthread_join(t[k], NULL);
+            assert_int_equal(r[k].errors, 0);
+            assert_true(r[k].searches > 0);
+        }
+        /* 15 left where made (k % 3 == 2), 15 moved. */
+        got = hit_set(second, "racing", NULL, 0);
+        {
+            size_t lines = 0;
+            const char *p;
+            for (p = got; *p; p++)
+                lines += *p == '\n';
+            assert_int_equal(lines, 30);
+            assert_non_null(strstr(got, "/memories/moved/r1.md\n"));
+            assert_non_null(strstr(got, "/memories/r2.md\n"));
+            assert_null(strstr(got, "/memories/r0.md\n"));
+            assert_null(strstr(got, "/memories/r1.md\n"));
+        }
+        free(got);
+        mt_memory_free(second);
+    }
+    stores_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -835,7 +942,7 @@ int main(void)
         cmocka_unit_test(test_limits),   cmocka_unit_test(test_expected),
         cmocka_unit_test(test_history),  cmocka_unit_test(test_random),
         cmocka_unit_test(test_expiry),   cmocka_unit_test(test_expiry_race),
-        cmocka_unit_test(test_search),
+        cmocka_unit_test(test_search),   cmocka_unit_test(test_search_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
