@@ -21,6 +21,7 @@
 #include "helpers.h"
 #include <memtool/store.h>
 
+#include "search/text.h"
 #include "store/db_pg.h"
 
 static const char *url;       /* memtool's role, database memtool */
@@ -1104,6 +1105,34 @@ static void test_round_trips(void **state)
         }
     }
     mt_memory_free(mem);
+    /* A search of the store itself: the first indexes, the next has nothing
+     * to index (db_pg.c's count). */
+    {
+        mt_store *st;
+        mt_store_hit *hits;
+        mt_search_query *q;
+        unsigned long before, n;
+        size_t k;
+
+        mt_store_op op;
+
+        assert_int_equal(mt_store_pg_open(&st, url, "trips"), 0);
+        mt_store_op_init(&op);
+        assert_int_equal(st->create(st, &op, "s.md", "zz z\n", 5), 0);
+        assert_int_equal(mt_search_query_parse(&q, "z", 1), 0);
+        for (round = 0; round < 2; round++) {
+            before = mt_db_pg_round_trips();
+            assert_int_equal(st->search(st, &hits, &k, q, "", 10), 0);
+            n = mt_db_pg_round_trips() - before;
+            assert_int_equal(k, 1);
+            assert_string_equal(hits[0].path, "s.md");
+            mt_store_hits_free(hits, k);
+        }
+        printf("  %-24s %lu\n", "search (nothing to index)", n);
+        assert_int_equal(n, 5);
+        mt_search_query_free(q);
+        st->free(st);
+    }
 }
 
 /* ---- a writer killed at any instant ------------------------------------------------------ */
