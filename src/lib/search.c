@@ -159,9 +159,8 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
         (rc = mt_memory_rel(&rel, path)) < 0)
         goto done;
     if (!m->store->search || m->store->version < 5) {
-        rc = mt_error_set(MT_ENOSYS, "this store cannot search: search is built for the file "
-                                     "store, not yet for SQLite, PostgreSQL or an encrypted "
-                                     "store");
+        rc = mt_error_set(MT_ENOSYS, "this store cannot search: an encrypted store keeps no "
+                                     "index (it would hold the memories' words in the clear)");
         goto done;
     }
     if ((rc = m->store->stat(m->store, &type, &size, rel)) < 0) {

@@ -55,9 +55,16 @@ int mt_search_query_parse(mt_search_query **out, const char *query, size_t len);
 void mt_search_query_free(mt_search_query *q);
 
 /* The query for SQLite FTS5 (over mt_search_index_text's words, with the
- * ascii tokenizer), and as a PostgreSQL tsquery (for to_tsquery('simple',...)). */
+ * ascii tokenizer), and as a PostgreSQL tsquery: a literal of exact words
+ * (for CAST(... AS tsquery); to_tsquery('simple', ...) reads it the same in
+ * a UTF8 database, but parses its words again). */
 int mt_search_fts5_match(mt_buf *out, const mt_search_query *q);
 int mt_search_tsquery(mt_buf *out, const mt_search_query *q);
+
+/* mt_search_index_text's words as a PostgreSQL tsvector literal, each word
+ * exactly as cut, with its positions (tsvector.c says within which bounds),
+ * for CAST(... AS tsvector): what the tsquery above is matched against. */
+int mt_search_tsvector(mt_buf *out, const char *words, size_t len);
 
 /* Where a query's terms occur in a memory's text, for showing a hit: the
  * lines (1-based, ascending, at most max_lines of them kept), how many times

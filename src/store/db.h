@@ -12,6 +12,9 @@
  *   - MT_DB_VERSION_NEWEST appended (a memory's newest version, in one statement).
  *   - schema 2: nodes.accessed; MT_DB_NODE_ACCESSED ... MT_DB_VERSIONS_COUNT
  *     appended (expiry); the optional driver function `unsynced`.
+ *   - schema 3: search_docs; MT_DB_SEARCH_FORGET ... MT_DB_SEARCH_FIND
+ *     appended (search), MT_DB_REAL columns; the optional driver functions
+ *     `search_query` and `search_words`.
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -44,6 +47,8 @@
  *   versions(tenant TEXT, id INT8, memory_id TEXT, op INT, path TEXT NULL,
  *            previous_path TEXT NULL, actor TEXT, at INT8, sha256 TEXT NULL, size INT8,
  *            redacted INT, PRIMARY KEY (tenant, id))
+ *   search_docs(tenant TEXT, path TEXT, sha256 TEXT, words, PRIMARY KEY (tenant, path))
+ *         (schema 3)
  *   indexes: versions(tenant, memory_id, id), versions(tenant, path, id)
  *
  * A directory is a node of kind 2 with NULL memory_id and sha256 and size 0;
@@ -53,6 +58,12 @@
  * create or edit; schema 1 had neither (an
  * upgrade sets both to the time of the upgrade). A file's content is one contents row per (tenant,
  * SHA-256), refs counting the nodes and versions that name it.
+ *
+ * search_docs is the search index (db_search.c): the words of each file as
+ * they were when its content had that sha256, in the driver's own form
+ * (SQLite: the words as text under an FTS5 table; PostgreSQL: a tsvector
+ * with a GIN index). Nothing else refers to it; a search brings it up to
+ * date with nodes before it answers, so a change never writes it.
  */
 #ifndef MT_STORE_DB_H
 #define MT_STORE_DB_H
@@ -61,6 +72,8 @@
 #include <stdint.h>
 
 #include <memtool/store.h>
+
+#include "lib/buf.h"
 
 /* A driver's error that is worth running the whole change again for (a
  * serialization failure or a deadlock, 40001 / 40P01): the core rolls back
@@ -74,9 +87,15 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 2
+#define MT_DB_SCHEMA_VERSION 3
 
-typedef enum { MT_DB_NULL = 0, MT_DB_INT = 1, MT_DB_TEXT = 2, MT_DB_BLOB = 3 } mt_db_type;
+typedef enum {
+    MT_DB_NULL = 0,
+    MT_DB_INT = 1,
+    MT_DB_TEXT = 2,
+    MT_DB_BLOB = 3,
+    MT_DB_REAL = 4 /* columns only (a search's score): d */
+} mt_db_type;
 
 /*
  * A parameter or a column. Parameters: text and blobs need not be
@@ -89,11 +108,12 @@ typedef struct {
     int64_t i; /* MT_DB_INT */
     const char *p;
     size_t len; /* MT_DB_TEXT, MT_DB_BLOB */
+    double d;   /* MT_DB_REAL */
 } mt_db_value;
 
 static inline mt_db_value mt_db_int(int64_t i)
 {
-    mt_db_value v = {MT_DB_INT, i, NULL, 0};
+    mt_db_value v = {MT_DB_INT, i, NULL, 0, 0};
     return v;
 }
 
@@ -102,13 +122,13 @@ mt_db_value mt_db_text(const char *s);
 
 static inline mt_db_value mt_db_blob(const char *p, size_t len)
 {
-    mt_db_value v = {MT_DB_BLOB, 0, p, len};
+    mt_db_value v = {MT_DB_BLOB, 0, p, len, 0};
     return v;
 }
 
 static inline mt_db_value mt_db_null(void)
 {
-    mt_db_value v = {MT_DB_NULL, 0, NULL, 0};
+    mt_db_value v = {MT_DB_NULL, 0, NULL, 0, 0};
     return v;
 }
 
@@ -175,6 +195,19 @@ typedef enum {
     MT_DB_FILES_ACCESSED_ALL, /* (tenant) -> path, size, accessed, modified of every
                                  file, by path */
     MT_DB_VERSIONS_COUNT,     /* (tenant) -> count of versions */
+    /* Search (schema 3): "in range" is path = ?2, lo ?3 < path < hi ?4, or everything
+       when ?2 is "". */
+    MT_DB_SEARCH_FORGET, /* (tenant, path, lo, hi, limit): delete at most limit search_docs
+                            in range that name no file */
+    MT_DB_SEARCH_STALE,  /* (tenant, path, lo, hi, after, limit) -> path, sha256, indexed
+                            (0/1) of the files in range after `after` whose search_docs
+                            row is missing or of another sha256, by path */
+    MT_DB_SEARCH_PUT,    /* (tenant, path, sha256, words): a new search_docs row */
+    MT_DB_SEARCH_SET,    /* (tenant, path, sha256, words): a row's new words */
+    MT_DB_SEARCH_FIND,   /* (tenant, path, lo, hi, query, limit) -> path, score (REAL,
+                            higher is better) of the rows in range matching query, best
+                            first, then by path. No neutral text: each driver that
+                            searches writes its own */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 
@@ -234,6 +267,14 @@ typedef struct {
      * record of access is worth no sync: lost in a crash, the memory only
      * looks idler by one grain's worth of views. */
     int (*unsynced)(mt_db_conn *c, int on);
+
+    /* Since schema 3, optional (a NULL search_query: the store cannot
+     * search). What the search statements bind: a parsed query as
+     * MT_DB_SEARCH_FIND's query, and a memory's words (mt_search_index_text's,
+     * len bytes) as MT_DB_SEARCH_PUT's and _SET's words; a NULL search_words
+     * binds the words as they are. */
+    int (*search_query)(mt_buf *out, const mt_search_query *q);
+    int (*search_words)(mt_buf *out, const char *words, size_t len);
 } mt_db_driver;
 
 /*

@@ -33,7 +33,10 @@
  *     plus 1 the first time the connection runs that statement (PQprepare,
  *     once per connection: later runs skip parsing and planning).
  *   So a change costs 3 + the statements the core runs for it (see the counts
- *   in test_store_pg), a read 2 + its statements.
+ *   in test_store_pg), a read 2 + its statements. A search with nothing to
+ *   index is 5: begin_write, its three statements (forget the gone, list the
+ *   stale, find: db_search.c) and commit; each batch it indexes costs a
+ *   begin_write, a commit and 2 statements per memory.
  *
  * Privileges: memtool creates its schema on first use when its role may
  * (CREATE on the database), in one transaction under an advisory lock so
@@ -45,7 +48,7 @@
  * missing and may not create it, or finds it and may not use it:
  *     GRANT USAGE ON SCHEMA memtool TO r; GRANT SELECT ON memtool.meta TO r;
  *     GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes,
- *         memtool.contents, memtool.versions TO r;
+ *         memtool.contents, memtool.versions, memtool.search_docs TO r;
  * Such a role can neither turn row security off (only the owner may ALTER
  * the tables) nor bypass it (not a superuser, no BYPASSRLS). It can still set
  * memtool.tenant to any name: the tenants of one role trust each other's
@@ -71,6 +74,7 @@
 
 #include "db.h"
 #include "db_pg.h"
+#include "search/text.h"
 
 /* Type oids of the columns memtool's statements return (pg_type.dat). */
 #define OID_BOOL    16
@@ -83,6 +87,7 @@
 #define OID_UNKNOWN 705
 #define OID_BPCHAR  1042
 #define OID_VARCHAR 1043
+#define OID_FLOAT8  701
 
 #define MAX_PARAMS 16
 #define MAX_COLS   16
@@ -122,6 +127,20 @@ static const char *const pg_sql[MT_DB_STMT_COUNT] = {
     /* Race-free: two first changes of a tenant both see one row. */
     [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
                            "VALUES (?1, 0, 0, 0, 1) ON CONFLICT (tenant) DO NOTHING",
+    /* Words and queries come as literals of exact words (mt_search_tsvector,
+     * mt_search_tsquery), sent as text and cast: never parsed into words
+     * again by the server. */
+    [MT_DB_SEARCH_PUT] = "INSERT INTO search_docs(tenant, path, sha256, words) "
+                         "VALUES (?1, ?2, ?3, CAST(CAST(?4 AS text) AS tsvector))",
+    [MT_DB_SEARCH_SET] = "UPDATE search_docs SET sha256 = ?3, words = "
+                         "CAST(CAST(?4 AS text) AS tsvector) WHERE tenant = ?1 AND path = ?2",
+    /* ts_rank_cd: cover density (how many times, and how close together, the
+     * terms occur), not BM25: no weight for rare words, no length norm. */
+    [MT_DB_SEARCH_FIND] =
+        "SELECT d.path, CAST(pg_catalog.ts_rank_cd(d.words, CAST(CAST(?5 AS text) AS tsquery)) "
+        "AS float8) FROM search_docs d WHERE d.tenant = ?1 AND "
+        "d.words @@ CAST(CAST(?5 AS text) AS tsquery) AND (CAST(?2 AS text) = '' OR d.path = ?2 "
+        "OR (d.path > ?3 AND d.path < ?4)) ORDER BY 2 DESC, d.path LIMIT ?6",
 };
 
 /* The schema, version 1: db.h's tables (schema_settle brings it to
@@ -162,8 +181,16 @@ static const char schema_v1[] =
 
 #define GRANTS_FMT                                                                                 \
     "GRANT USAGE ON SCHEMA memtool TO %s; GRANT SELECT ON memtool.meta TO %s; GRANT SELECT, "      \
-    "INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, memtool.contents, memtool.versions "  \
-    "TO %s"
+    "INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, memtool.contents, memtool.versions, " \
+    "memtool.search_docs TO %s"
+
+/* Schema 3: the search index, a tsvector of each file's words (as memtool
+ * cut them) with a GIN index, under the same row security as every table. */
+static const char schema_v3[] =
+    "CREATE TABLE memtool.search_docs(" TENANT_COLUMN ", path text COLLATE \"C\" NOT NULL,"
+    " sha256 text COLLATE \"C\" NOT NULL, words tsvector NOT NULL, PRIMARY KEY (tenant, path));"
+    "CREATE INDEX search_docs_words ON memtool.search_docs USING gin (words);" ROW_SECURITY(
+        "search_docs") "UPDATE memtool.meta SET value = '3' WHERE key = 'schema'";
 
 /* ---- messages ------------------------------------------------------------------------- */
 
@@ -504,6 +531,12 @@ steps:
                  "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'",
                  upgrade_now_ms(), upgrade_now_ms());
         if ((rc = run(c, sql, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 2", 0)) < 0)
+            goto done;
+    }
+    if (version < 3) {
+        /* The search index, empty: the first search of each tenant fills it. */
+        if ((rc = run(c, schema_v3, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 3",
+                      0)) < 0)
             goto done;
     }
     rc = run(c, "COMMIT", PGRES_COMMAND_OK, NULL, "creating the schema", 0);
@@ -898,6 +931,16 @@ static int column(mt_db_conn *c, mt_db_value *v, const PGresult *res, int row, i
         v->p = (const char *)p;
         v->len = (size_t)len;
         return 0;
+    case OID_FLOAT8: {
+        uint64_t bits;
+        if (len != 8)
+            break;
+        bits = be(p, 8);
+        v->type = MT_DB_REAL;
+        memcpy(&v->d, &bits, sizeof(v->d));
+        v->i = 0; /* a score: read as d only */
+        return 0;
+    }
     case OID_BYTEA:
         v->type = MT_DB_BLOB;
         v->p = (const char *)p;
@@ -1004,8 +1047,22 @@ static int pg_unsynced(mt_db_conn *c, int on)
 }
 
 static const mt_db_driver pg_driver = {
-    "PostgreSQL",  NULL,      pg_connect,  pg_close, pg_abandon, cfg_free,    pg_begin_write,
-    pg_begin_read, pg_commit, pg_rollback, pg_exec,  NULL,       pg_unsynced,
+    "PostgreSQL",
+    NULL,
+    pg_connect,
+    pg_close,
+    pg_abandon,
+    cfg_free,
+    pg_begin_write,
+    pg_begin_read,
+    pg_commit,
+    pg_rollback,
+    pg_exec,
+    NULL,
+    pg_unsynced,
+    /* search: tsquery and tsvector literals of memtool's own words */
+    mt_search_tsquery,
+    mt_search_tsvector,
 };
 
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)

@@ -10,13 +10,16 @@
 
 mt_db_value mt_db_text(const char *s)
 {
-    mt_db_value v = {s ? MT_DB_TEXT : MT_DB_NULL, 0, s, s ? strlen(s) : 0};
+    mt_db_value v = {s ? MT_DB_TEXT : MT_DB_NULL, 0, s, s ? strlen(s) : 0, 0};
     return v;
 }
 
 #define VERSION_COLUMNS                                                                            \
     "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, redacted "            \
     "FROM versions "
+
+/* col at or beneath ?2 (bounds ?3, ?4), or anywhere when ?2 is the root "". */
+#define IN_RANGE(col) "(CAST(?2 AS TEXT) = '' OR " col " = ?2 OR (" col " > ?3 AND " col " < ?4))"
 
 const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
@@ -90,4 +93,20 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
         "SELECT path, size, accessed, modified FROM nodes WHERE tenant = ?1 AND "
         "kind = 1 ORDER BY path",
     [MT_DB_VERSIONS_COUNT] = "SELECT count(*) FROM versions WHERE tenant = ?1",
+    [MT_DB_SEARCH_FORGET] =
+        "DELETE FROM search_docs WHERE tenant = ?1 AND path IN (SELECT d.path FROM search_docs d "
+        "WHERE d.tenant = ?1 AND " IN_RANGE(
+            "d.path") " AND NOT EXISTS (SELECT 1 FROM nodes n "
+                      "WHERE n.tenant = ?1 AND n.path = d.path AND n.kind = 1) LIMIT ?5)",
+    [MT_DB_SEARCH_STALE] =
+        "SELECT n.path, n.sha256, CASE WHEN d.path IS NULL THEN 0 ELSE 1 END FROM nodes n "
+        "LEFT JOIN search_docs d ON d.tenant = n.tenant AND d.path = n.path WHERE n.tenant = ?1 "
+        "AND n.kind = 1 AND n.sha256 IS NOT NULL AND " IN_RANGE(
+            "n.path") " AND n.path > ?5 "
+                      "AND (d.sha256 IS NULL OR d.sha256 <> n.sha256) ORDER BY n.path LIMIT ?6",
+    [MT_DB_SEARCH_PUT] =
+        "INSERT INTO search_docs(tenant, path, sha256, words) VALUES (?1, ?2, ?3, ?4)",
+    [MT_DB_SEARCH_SET] =
+        "UPDATE search_docs SET sha256 = ?3, words = ?4 WHERE tenant = ?1 AND path = ?2",
+    [MT_DB_SEARCH_FIND] = NULL,
 };

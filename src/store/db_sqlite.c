@@ -25,8 +25,19 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "search/text.h"
 
 #define READ_BUSY_MS 10000
+
+/* The statements SQLite writes in its own way; NULL: the neutral text. */
+static const char *const sq_sql[MT_DB_STMT_COUNT] = {
+    /* bm25() is smaller for better matches: its negation is the score. */
+    [MT_DB_SEARCH_FIND] =
+        "SELECT d.path, -bm25(search_words) FROM search_words JOIN search_docs d "
+        "ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND d.tenant = ?1 AND "
+        "(?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
+        "ORDER BY bm25(search_words), d.path LIMIT ?6",
+};
 
 typedef struct {
     char *path;
@@ -145,6 +156,32 @@ static void cfg_free(void *p)
     free(cfg);
 }
 
+/*
+ * Schema 3: the search index. search_docs holds each file's words (as
+ * mt_search_index_text cut them) and the FTS5 table indexes them with the
+ * ascii tokenizer, which splits only at the spaces between them (every
+ * non-ASCII byte is part of a word), so the words are memtool's own. The
+ * words are the FTS5 table's external content, kept in step by triggers:
+ * stored once. All tenants share the one FTS5 table: a search joins its
+ * rows to its tenant's search_docs, so it finds only the tenant's own
+ * memories, but bm25's collection statistics (how many memories hold a
+ * word, their average length) count every tenant's: a score depends a
+ * little on what other tenants hold, never which memories are found.
+ */
+#define SEARCH_SCHEMA                                                                              \
+    "CREATE TABLE search_docs(id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, path TEXT NOT NULL,"   \
+    "  sha256 TEXT NOT NULL, words TEXT NOT NULL, UNIQUE (tenant, path));"                         \
+    "CREATE VIRTUAL TABLE search_words USING fts5(words, content='search_docs',"                   \
+    "  content_rowid='id', tokenize='ascii');"                                                     \
+    "CREATE TRIGGER search_docs_put AFTER INSERT ON search_docs BEGIN"                             \
+    "  INSERT INTO search_words(rowid, words) VALUES (new.id, new.words); END;"                    \
+    "CREATE TRIGGER search_docs_gone AFTER DELETE ON search_docs BEGIN"                            \
+    "  INSERT INTO search_words(search_words, rowid, words) VALUES ('delete', old.id, old.words);" \
+    "  END;"                                                                                       \
+    "CREATE TRIGGER search_docs_set AFTER UPDATE ON search_docs BEGIN"                             \
+    "  INSERT INTO search_words(search_words, rowid, words) VALUES ('delete', old.id, old.words);" \
+    "  INSERT INTO search_words(rowid, words) VALUES (new.id, new.words); END;"
+
 static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
@@ -160,13 +197,14 @@ static const char schema[] =
     "  PRIMARY KEY (tenant, id)) WITHOUT ROWID;"
     "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
     "CREATE INDEX versions_path ON versions(tenant, path, id);"
-    "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);"
-    "INSERT INTO meta VALUES ('schema', '2');";
+    "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);" SEARCH_SCHEMA
+    "INSERT INTO meta VALUES ('schema', '3');";
 
 /* From each schema to the next: a file holds one user's memories (no
  * operator stands between), so an older store is brought up to date when
  * opened, in the transaction that checks it. Schema 2: last access, which
- * schema 1 did not record, counted from the upgrade. */
+ * schema 1 did not record, counted from the upgrade. Schema 3: the search
+ * index, empty (the first search fills it). */
 static const char *const upgrades[] = {
     NULL,
     "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
@@ -174,6 +212,7 @@ static const char *const upgrades[] = {
     "UPDATE nodes SET accessed = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),"
     "  modified = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER);"
     "UPDATE meta SET value = '2' WHERE key = 'schema';",
+    SEARCH_SCHEMA "UPDATE meta SET value = '3' WHERE key = 'schema';",
 };
 
 /* The first column of a row as a number (a count, a schema version). */
@@ -434,8 +473,12 @@ static int64_t sq_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, si
     if ((unsigned)id >= MT_DB_STMT_COUNT)
         return mt_error_set(MT_EINVAL, "no such statement");
     if (!(s = c->st[id])) {
-        if (sqlite3_prepare_v3(c->db, mt_db_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &c->st[id],
-                               NULL) != SQLITE_OK)
+        const char *text = sq_sql[id] ? sq_sql[id] : mt_db_sql[id];
+
+        if (!text)
+            return mt_error_set(MT_ENOSYS, "the SQLite store has no statement %d", (int)id);
+        if (sqlite3_prepare_v3(c->db, text, -1, SQLITE_PREPARE_PERSISTENT, &c->st[id], NULL) !=
+            SQLITE_OK)
             return sq_error(c, "cannot prepare a statement");
         s = c->st[id];
     }
@@ -472,9 +515,12 @@ static int64_t sq_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, si
             memset(v, 0, sizeof(*v));
             switch (sqlite3_column_type(s, k)) {
             case SQLITE_INTEGER:
-            case SQLITE_FLOAT:
                 v->type = MT_DB_INT;
                 v->i = sqlite3_column_int64(s, k);
+                break;
+            case SQLITE_FLOAT:
+                v->type = MT_DB_REAL;
+                v->d = sqlite3_column_double(s, k);
                 break;
             case SQLITE_TEXT:
                 v->type = MT_DB_TEXT;
@@ -518,8 +564,22 @@ static int sq_unsynced(mt_db_conn *c, int on)
 }
 
 static const mt_db_driver sqlite_driver = {
-    "SQLite",      NULL,      sq_connect,  sq_close, sq_abandon, cfg_free,    sq_begin_write,
-    sq_begin_read, sq_commit, sq_rollback, sq_exec,  sq_scrub,   sq_unsynced,
+    "SQLite",
+    NULL,
+    sq_connect,
+    sq_close,
+    sq_abandon,
+    cfg_free,
+    sq_begin_write,
+    sq_begin_read,
+    sq_commit,
+    sq_rollback,
+    sq_exec,
+    sq_scrub,
+    sq_unsynced,
+    /* search: FTS5 MATCH over the words as they are */
+    mt_search_fts5_match,
+    NULL,
 };
 
 int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,

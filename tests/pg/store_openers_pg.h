@@ -41,7 +41,7 @@ static int mt_test_pg_prepare(void)
     c = PQconnectdb(owner);
     r = PQexec(c, "GRANT USAGE ON SCHEMA memtool TO memtool; GRANT SELECT ON memtool.meta TO "
                   "memtool; GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, "
-                  "memtool.contents, memtool.versions TO memtool");
+                  "memtool.contents, memtool.versions, memtool.search_docs TO memtool");
     ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
         fprintf(stderr, "granting: %s", PQerrorMessage(c));
@@ -61,7 +61,8 @@ static int mt_test_open_pg(mt_memory **out, const char *dir, const mt_options *o
     if ((rc = mt_test_pg_prepare()) < 0)
         return rc;
     /* The scratch directory's name is unique: so is the tenant. */
-    snprintf(tenant, sizeof(tenant), "t-%s", base ? base + 1 : dir);
+    snprintf(tenant, sizeof(tenant), "t-%s%s%s", base ? base + 1 : dir,
+             opts && opts->tenant ? "-" : "", opts && opts->tenant ? opts->tenant : "");
     if ((rc = mt_store_pg_open(&st, getenv("MEMTOOL_TEST_PG"), tenant)) < 0)
         return rc;
     return mt_memory_new(out, st, opts);

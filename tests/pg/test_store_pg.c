@@ -21,6 +21,7 @@
 #include "helpers.h"
 #include <memtool/store.h>
 
+#include "search/text.h"
 #include "store/db_pg.h"
 
 static const char *url;       /* memtool's role, database memtool */
@@ -119,7 +120,7 @@ static void grant_memtool(PGconn *owner)
 {
     sql_ok(owner, "GRANT USAGE ON SCHEMA memtool TO memtool; GRANT SELECT ON memtool.meta TO "
                   "memtool; GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, "
-                  "memtool.contents, memtool.versions TO memtool");
+                  "memtool.contents, memtool.versions, memtool.search_docs TO memtool");
 }
 
 /* A store handle for a tenant of the test database. */
@@ -206,7 +207,7 @@ static void test_schema_by_owner(void **state)
                                      "c.relkind = 'r' AND c.relrowsecurity AND "
                                      "c.relforcerowsecurity AND pg_get_userbyid(c.relowner) = "
                                      "'memtool_owner'"),
-                     4);
+                     5);
     PQfinish(owner);
     sql_ok(su, "DROP DATABASE memtool_empty WITH (FORCE)");
     PQfinish(su);
@@ -324,25 +325,60 @@ static void test_errors(void **state)
 
     /* A schema from a newer memtool; then one older than this one's. */
     owner = pg_connect(owner_url);
-    sql_ok(owner, "UPDATE memtool.meta SET value = '3' WHERE key = 'schema'");
+    sql_ok(owner, "UPDATE memtool.meta SET value = '4' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 3, newer than this memtool's 2",
+    one_line(mt_error_last()->message, "schema version 4, newer than this memtool's 3",
              "upgrade memtool", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), MT_EINVAL);
     one_line(mt_error_last()->message, "newer", NULL, NULL);
     sql_ok(owner, "UPDATE memtool.meta SET value = 'x' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
     one_line(mt_error_last()->message, "not a memtool store", NULL, NULL);
-    /* Schema 1 (no last access): refused until upgraded, then every file
-     * counts as accessed at the upgrade. */
+    /* Schema 1 (no last access, no search index): refused until upgraded,
+     * then every file counts as accessed at the upgrade. */
     sql_ok(owner, "ALTER TABLE memtool.nodes DROP COLUMN accessed, DROP COLUMN modified");
+    sql_ok(owner, "DROP TABLE memtool.search_docs");
     sql_ok(owner, "UPDATE memtool.meta SET value = '1' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 2",
+    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 3",
              "memtool store upgrade URL", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
+    grant_memtool(owner);
     assert_int_equal(mt_store_pg_open(&st, url, NULL), 0);
     st->free(st);
+    /* Schema 2 (no search index): the same; the new table needs its grant,
+     * which a search without it names. */
+    {
+        mt_memory *mem;
+        mt_search_hit *h = NULL;
+        size_t n = 0;
+
+        sql_ok(owner, "DROP TABLE memtool.search_docs");
+        sql_ok(owner, "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'");
+        assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
+        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 3",
+                 "memtool store upgrade URL", NULL);
+        assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
+        assert_int_equal(sql_long(owner, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
+                                         "n.oid = c.relnamespace WHERE n.nspname = 'memtool' AND "
+                                         "c.relname = 'search_docs' AND c.relrowsecurity AND "
+                                         "c.relforcerowsecurity"),
+                         1);
+        mem = open_memory("upgraded", NULL);
+        mt_test_expect(mem,
+                       "{\"command\":\"create\",\"path\":\"/memories/u.md\",\"file_text\":"
+                       "\"found after the upgrade\"}",
+                       0, "File created successfully at: /memories/u.md");
+        assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), MT_EIO);
+        one_line(mt_error_last()->message, "may not use memtool's tables", "memtool.search_docs",
+                 NULL);
+        grant_memtool(owner);
+        assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(h[0].path, "/memories/u.md");
+        mt_search_hits_free(h, n);
+        mt_memory_free(mem);
+    }
     PQfinish(owner);
 
     /* A bad tenant name never reaches the server. */
@@ -397,6 +433,23 @@ static void test_tenant_isolation(void **state)
                    "Here's the content of /memories/secret.md with line numbers:\n     1\tthe "
                    "LAUNCH code");
 
+    /* Searches: each finds only its own, and each tenant's index holds only
+     * its own words. */
+    {
+        mt_search_hit *h = NULL;
+        size_t k = 0;
+        assert_int_equal(mt_memory_search(&h, &k, alice, "launch", NULL), 0);
+        assert_int_equal(k, 1);
+        assert_string_equal(h[0].path, "/memories/secret.md");
+        mt_search_hits_free(h, k);
+        assert_int_equal(mt_memory_search(&h, &k, bob, "launch", NULL), 0);
+        assert_int_equal(k, 0);
+        mt_search_hits_free(h, k);
+        assert_int_equal(mt_memory_search(&h, &k, bob, "bob", NULL), 0);
+        assert_int_equal(k, 1);
+        mt_search_hits_free(h, k);
+    }
+
     /* The server holds the line: a query without any tenant condition, on a
      * connection of memtool's role set to Bob, sees none of Alice's rows. */
     c = as_tenant("bob");
@@ -415,6 +468,16 @@ static void test_tenant_isolation(void **state)
     assert_int_equal(sql_long(c, "SELECT count(*) FROM contents WHERE convert_from(data, 'UTF8') "
                                  "LIKE '%LAUNCH%'"),
                      0);
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM search_docs"), 1);
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM search_docs WHERE tenant <> 'bob' OR "
+                                 "words @@ CAST('launch' AS tsquery)"),
+                     0);
+    sql_fails(c,
+              "INSERT INTO search_docs(tenant, path, sha256, words) VALUES ('alice', 'planted', "
+              "'x', 'launch')",
+              "42501");
+    sql_fails(c, "UPDATE search_docs SET tenant = 'alice'", "42501");
+    sql_fails(c, "ALTER TABLE memtool.search_docs NO FORCE ROW LEVEL SECURITY", "42501");
     /* Nor can it write into Alice's rows, or move its own to her. */
     sql_fails(c, "INSERT INTO nodes(tenant, path, kind, size) VALUES ('alice', 'planted', 1, 0)",
               "42501");
@@ -440,10 +503,127 @@ static void test_tenant_isolation(void **state)
     /* (Alice's rows are there, for her.) */
     c = as_tenant("alice");
     assert_int_equal(sql_long(c, "SELECT count(*) FROM nodes"), 3);
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM search_docs WHERE words @@ "
+                                 "CAST('launch' AS tsquery)"),
+                     1);
     PQfinish(c);
 
     mt_memory_free(alice);
     mt_memory_free(bob);
+}
+
+/* ---- search --------------------------------------------------------------------------- */
+
+/* A memory's words in the index, each with its positions, in byte order. */
+static char *indexed_words(PGconn *c, const char *path)
+{
+    const char *v[1] = {path};
+    PGresult *r =
+        PQexecParams(c,
+                     "SELECT string_agg(lexeme || ':' || array_to_string(positions, ','), "
+                     "' ' ORDER BY lexeme COLLATE \"C\") FROM search_docs, unnest(words) "
+                     "WHERE path = $1",
+                     1, NULL, v, NULL, NULL, 0);
+    char *out;
+
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+        fail_msg("the words of %s: %s", path, PQresultErrorMessage(r));
+    out = strdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return out;
+}
+
+static void search_finds(mt_memory *mem, const char *query, const char *want)
+{
+    mt_search_hit *h = NULL;
+    size_t n = 0;
+
+    if (mt_memory_search(&h, &n, mem, query, NULL) < 0)
+        fail_msg("search %s: %s", query, mt_error_last()->message);
+    if (want) {
+        assert_int_equal(n, 1);
+        assert_string_equal(h[0].path, want);
+    } else {
+        assert_int_equal(n, 0);
+    }
+    mt_search_hits_free(h, n);
+}
+
+/* The index holds memtool's words exactly as memtool cut them (digits,
+ * Cyrillic, CJK pairs), with their positions, also in a database whose
+ * encoding makes the server's own parser cut them otherwise; and a memory
+ * with more distinct words than a tsvector holds is still indexed. */
+static void test_search_words(void **state)
+{
+    static const char text[] =
+        "{\"command\":\"create\",\"path\":\"/memories/w.md\",\"file_text\":\"Версия v2 abc123 "
+        "日本語 Ёлка café\"}";
+    static const char want[] = "abc123:3 cafe:7 v2:2 версия:1 елка:6 日本:4 本語:5";
+    char db_url[512], owner_db[512], *got;
+    PGconn *su = pg_connect(admin), *owner, *c;
+    mt_memory *mem = open_memory("words", NULL);
+    mt_store *st;
+    (void)state;
+
+    mt_test_expect(mem, text, 0, "File created successfully at: /memories/w.md");
+    search_finds(mem, "ЁЛКА", "/memories/w.md");
+    c = as_tenant("words");
+    got = indexed_words(c, "w.md");
+    assert_string_equal(got, want);
+    free(got);
+    PQfinish(c);
+    mt_memory_free(mem);
+
+    /* SQL_ASCII: every byte past ASCII a separator to the server's parser. */
+    sql_ok(su, "CREATE DATABASE memtool_ascii OWNER memtool_owner ENCODING 'SQL_ASCII' "
+               "LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+    url_with_db(db_url, sizeof(db_url), url, "memtool_ascii");
+    url_with_db(owner_db, sizeof(owner_db), owner_url, "memtool_ascii");
+    assert_int_equal(mt_store_pg_upgrade(owner_db), 0);
+    owner = pg_connect(owner_db);
+    grant_memtool(owner);
+    /* (what the server would make of them: nothing) */
+    assert_int_equal(sql_long(owner, "SELECT count(*) WHERE to_tsvector('simple', 'елка 本語') = "
+                                     "CAST('''елка'':1 ''本語'':2' AS tsvector)"),
+                     0);
+    assert_int_equal(mt_store_pg_open(&st, db_url, "words"), 0);
+    assert_int_equal(mt_memory_new(&mem, st, NULL), 0);
+    mt_test_expect(mem, text, 0, "File created successfully at: /memories/w.md");
+    search_finds(mem, "елка", "/memories/w.md");
+    search_finds(mem, "本語", "/memories/w.md");
+    search_finds(mem, "\"ёлка 日本語\"", NULL);
+    search_finds(mem, "\"abc123 日本語\"", "/memories/w.md");
+    mt_memory_free(mem);
+    sql_ok(owner, "SET search_path TO memtool; SELECT set_config('memtool.tenant', 'words', "
+                  "false)");
+    got = indexed_words(owner, "w.md");
+    assert_string_equal(got, want);
+    free(got);
+    PQfinish(owner);
+    sql_ok(su, "DROP DATABASE memtool_ascii WITH (FORCE)");
+    PQfinish(su);
+
+    /* 200,000 distinct words (1.4 MB of them): more than a tsvector holds.
+     * The first are found; those past what it holds are not (the SQLite and
+     * file stores find them: see the man page). */
+    {
+        size_t len = 200000 * 8, i;
+        char *big = malloc(len + 1);
+        mt_store_op op;
+
+        assert_non_null(big);
+        for (i = 0; i < 200000; i++)
+            snprintf(big + i * 8, 9, "w%06zu ", i);
+        assert_int_equal(mt_store_pg_open(&st, url, "big"), 0);
+        mt_store_op_init(&op);
+        assert_int_equal(st->create(st, &op, "big.md", big, len), 0);
+        free(big);
+        assert_int_equal(mt_memory_new(&mem, st, NULL), 0);
+        search_finds(mem, "w000010", "/memories/big.md");
+        search_finds(mem, "\"w000100 w000101\"", "/memories/big.md");
+        search_finds(mem, "w199999", NULL);
+        mt_memory_free(mem);
+    }
 }
 
 /* ---- a lost connection ---------------------------------------------------------------- */
@@ -925,6 +1105,34 @@ static void test_round_trips(void **state)
         }
     }
     mt_memory_free(mem);
+    /* A search of the store itself: the first indexes, the next has nothing
+     * to index (db_pg.c's count). */
+    {
+        mt_store *st;
+        mt_store_hit *hits;
+        mt_search_query *q;
+        unsigned long before, n;
+        size_t k;
+
+        mt_store_op op;
+
+        assert_int_equal(mt_store_pg_open(&st, url, "trips"), 0);
+        mt_store_op_init(&op);
+        assert_int_equal(st->create(st, &op, "s.md", "zz z\n", 5), 0);
+        assert_int_equal(mt_search_query_parse(&q, "z", 1), 0);
+        for (round = 0; round < 2; round++) {
+            before = mt_db_pg_round_trips();
+            assert_int_equal(st->search(st, &hits, &k, q, "", 10), 0);
+            n = mt_db_pg_round_trips() - before;
+            assert_int_equal(k, 1);
+            assert_string_equal(hits[0].path, "s.md");
+            mt_store_hits_free(hits, k);
+        }
+        printf("  %-24s %lu\n", "search (nothing to index)", n);
+        assert_int_equal(n, 5);
+        mt_search_query_free(q);
+        st->free(st);
+    }
 }
 
 /* ---- a writer killed at any instant ------------------------------------------------------ */
@@ -1040,12 +1248,19 @@ static void test_writer_killed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_by_owner),  cmocka_unit_test(test_schema_on_first_use),
-        cmocka_unit_test(test_errors),           cmocka_unit_test(test_tenant_isolation),
-        cmocka_unit_test(test_connection_lost),  cmocka_unit_test(test_lock_timeout),
-        cmocka_unit_test(test_deadlock_retried), cmocka_unit_test(test_concurrent_inserts),
-        cmocka_unit_test(test_max_files_race),   cmocka_unit_test(test_same_as_files),
-        cmocka_unit_test(test_round_trips),      cmocka_unit_test(test_writer_killed),
+        cmocka_unit_test(test_schema_by_owner),
+        cmocka_unit_test(test_schema_on_first_use),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_tenant_isolation),
+        cmocka_unit_test(test_search_words),
+        cmocka_unit_test(test_connection_lost),
+        cmocka_unit_test(test_lock_timeout),
+        cmocka_unit_test(test_deadlock_retried),
+        cmocka_unit_test(test_concurrent_inserts),
+        cmocka_unit_test(test_max_files_race),
+        cmocka_unit_test(test_same_as_files),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_writer_killed),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

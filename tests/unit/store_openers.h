@@ -11,7 +11,8 @@
 
 typedef struct {
     const char *name;
-    /* A handle on a new store beneath dir (an empty directory of its own). */
+    /* A handle on a new store beneath dir (an empty directory of its own),
+     * or on the one made there before; opts->tenant names the tenant. */
     int (*open)(mt_memory **out, const char *dir, const mt_options *opts);
 } mt_test_store_opener;
 
@@ -30,7 +31,8 @@ static int mt_test_open_sqlite(mt_memory **out, const char *dir, const mt_option
     int rc;
 
     snprintf(path, sizeof(path), "%s/store.sqlite", dir);
-    if ((rc = mt_store_sqlite_open(&st, path, NULL, opts ? opts->durability : 0)) < 0)
+    if ((rc = mt_store_sqlite_open(&st, path, opts ? opts->tenant : NULL,
+                                   opts ? opts->durability : 0)) < 0)
         return rc;
     return mt_memory_new(out, st, opts);
 }
@@ -73,7 +75,8 @@ static int mt_test_open_sqlite_crypt(mt_memory **out, const char *dir, const mt_
     snprintf(path, sizeof(path), "%s/store.sqlite", dir);
     if ((rc = mt_test_crypt_key(&key, dir)) < 0)
         return rc;
-    if ((rc = mt_store_sqlite_open(&st, path, NULL, opts ? opts->durability : 0)) == 0 &&
+    if ((rc = mt_store_sqlite_open(&st, path, opts ? opts->tenant : NULL,
+                                   opts ? opts->durability : 0)) == 0 &&
         (rc = mt_store_crypt_wrap(&st, st, key)) == 0)
         rc = mt_memory_new(out, st, opts);
     mt_crypt_key_free(key);

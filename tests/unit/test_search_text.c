@@ -364,22 +364,46 @@ static void test_match_cjk_and_accents(void **state)
     mt_search_matches_dispose(&m);
 }
 
+/* The tsvector literal: each word once, quoted, with its positions; the
+ * bounds a tsvector has (a word's 256 positions, none past 16383). */
+static void test_tsvector(void **state)
+{
+    mt_buf b = MT_BUF_INIT, words = MT_BUF_INIT;
+    const char *p;
+    int i;
+
+    (void)state;
+    assert_int_equal(mt_search_tsvector(&b, "b a b ", 6), 0);
+    assert_true(strcmp(b.ptr, "'b':1,3 'a':2 ") == 0 || strcmp(b.ptr, "'a':2 'b':1,3 ") == 0);
+    mt_buf_truncate(&b, 0);
+    assert_int_equal(mt_search_tsvector(&b, "", 0), 0);
+    assert_int_equal(b.len, 0);
+    /* 300 of x: its first 256 positions; then y at 16383, however far past */
+    for (i = 0; i < 300; i++)
+        assert_int_equal(mt_buf_puts(&words, "x "), 0);
+    for (i = 300; i < 17000; i++)
+        assert_int_equal(mt_buf_puts(&words, i == 16999 ? "y " : "z "), 0);
+    assert_int_equal(mt_search_tsvector(&b, words.ptr, words.len), 0);
+    assert_non_null(p = strstr(b.ptr, "'x':1,2,3,"));
+    assert_non_null(strstr(p, ",255,256 "));
+    assert_null(strstr(p, ",257"));
+    assert_non_null(strstr(b.ptr, "'y':16383 "));
+    assert_non_null(p = strstr(b.ptr, "'z':301,302,"));
+    assert_null(strstr(p, ",557"));
+    mt_buf_dispose(&b);
+    mt_buf_dispose(&words);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_words_ascii),
-        cmocka_unit_test(test_words_folding),
-        cmocka_unit_test(test_words_cjk),
-        cmocka_unit_test(test_words_separators),
-        cmocka_unit_test(test_words_offsets),
-        cmocka_unit_test(test_words_long),
-        cmocka_unit_test(test_words_stop),
-        cmocka_unit_test(test_query_forms),
-        cmocka_unit_test(test_query_errors),
-        cmocka_unit_test(test_query_phrase_limit),
-        cmocka_unit_test(test_match_lines),
-        cmocka_unit_test(test_match_line_cap),
-        cmocka_unit_test(test_match_cjk_and_accents),
+        cmocka_unit_test(test_words_ascii),        cmocka_unit_test(test_tsvector),
+        cmocka_unit_test(test_words_folding),      cmocka_unit_test(test_words_cjk),
+        cmocka_unit_test(test_words_separators),   cmocka_unit_test(test_words_offsets),
+        cmocka_unit_test(test_words_long),         cmocka_unit_test(test_words_stop),
+        cmocka_unit_test(test_query_forms),        cmocka_unit_test(test_query_errors),
+        cmocka_unit_test(test_query_phrase_limit), cmocka_unit_test(test_match_lines),
+        cmocka_unit_test(test_match_line_cap),     cmocka_unit_test(test_match_cjk_and_accents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -626,6 +626,315 @@ static void test_expiry_race(void **state)
     stores_close(&s);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append s to out (size bytes in all). */
+static void strcat_n(char *out, size_t size, const char *s)
+{
+    size_t n = strlen(out), k = strlen(s);
+
+    assert_true(n + k < size);
+    memcpy(out + n, s, k + 1);
+}
+
+/* ---- search ----------------------------------------------------------------------------- */
+
+/* Whether the store at i searches: an encrypted one cannot, and says so. */
+static int searches(size_t i)
+{
+    return strstr(mt_test_stores[i].name, "crypt") == NULL;
+}
+
+/* The paths a search finds, sorted, one a line ("-" none): a set, since
+ * ranking may differ between stores. *first: the best hit's path. */
+static char *hit_set(mt_memory *mem, const char *query, char *first, size_t first_size)
+{
+    mt_search_options so = {NULL, 100};
+    mt_search_hit *h = NULL;
+    char **paths, *out;
+    size_t n = 0, i, len = 2;
+    int rc;
+
+    if ((rc = mt_memory_search(&h, &n, mem, query, &so)) < 0)
+        fail_msg("search %s: %s", query, mt_error_last()->message);
+    if (first)
+        snprintf(first, first_size, "%s", n ? h[0].path : "-");
+    paths = calloc(n + 1, sizeof(*paths));
+    assert_non_null(paths);
+    for (i = 0; i < n; i++) {
+        paths[i] = h[i].path;
+        len += strlen(h[i].path) + 1;
+    }
+    qsort(paths, n, sizeof(*paths), cmp_str);
+    out = malloc(len);
+    assert_non_null(out);
+    *out = '\0';
+    for (i = 0; i < n; i++) {
+        strcat_n(out, len, paths[i]);
+        strcat_n(out, len, "\n");
+    }
+    if (n == 0)
+        strcat_n(out, len, "-");
+    free(paths);
+    mt_search_hits_free(h, n);
+    return out;
+}
+
+/* Every store that searches finds `want` (paths one a line, sorted; "-"
+ * none) for query; one that cannot says so. */
+static void found(stores *s, const char *query, const char *want)
+{
+    size_t i;
+
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_search_hit *h = NULL;
+        size_t n = 0;
+        char *got;
+
+        if (!searches(i)) {
+            assert_int_equal(mt_memory_search(&h, &n, s->mem[i], query, NULL), MT_ENOSYS);
+            assert_non_null(strstr(mt_error_last()->message, "cannot search"));
+            continue;
+        }
+        got = hit_set(s->mem[i], query, NULL, 0);
+        if (strcmp(got, want) != 0)
+            fail_msg("search %s on %s:\n%s\nnot\n%s", query, mt_test_stores[i].name, got, want);
+        free(got);
+    }
+}
+
+/* The best hit of query, on every store that searches. */
+static void best(stores *s, const char *query, const char *want)
+{
+    char first[300];
+    size_t i;
+
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        if (!searches(i))
+            continue;
+        free(hit_set(s->mem[i], query, first, sizeof(first)));
+        if (strcmp(first, want) != 0)
+            fail_msg("search %s on %s: best %s, not %s", query, mt_test_stores[i].name, first,
+                     want);
+    }
+}
+
+/* One corpus on every store: the same memories found, whatever the store;
+ * a memory that says a word five times ranks above one that says it once;
+ * the index follows creates, edits, renames and deletes between searches;
+ * folding (case, accents, ё) and CJK pairs; tenants never see each other's. */
+static void test_search(void **state)
+{
+    static const char *const corpus[] = {
+        "{\"command\":\"create\",\"path\":\"/memories/once.md\",\"file_text\":\"the cache is "
+        "mentioned here once among many other words\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/five.md\",\"file_text\":\"cache cache "
+        "cache\\ncache and cache again\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/none.md\",\"file_text\":\"nothing "
+        "relevant\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/intl/ja.md\",\"file_text\":\"日本語のテキスト"
+        "を検索する\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/intl/fr.md\",\"file_text\":\"Le café crème "
+        "est prêt\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/intl/ru.md\",\"file_text\":\"Кафе и "
+        "ёлка\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/code/v2.md\",\"file_text\":\"release v2 "
+        "of abc123, the cache build\"}",
+        NULL};
+    static const char *const changes[] = {
+        "{\"command\":\"rename\",\"old_path\":\"/memories/five.md\",\"new_path\":\"/memories/"
+        "moved/five.md\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/once.md\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/none.md\",\"old_str\":\"nothing\","
+        "\"new_str\":\"a cache\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/new/café.md\",\"file_text\":\"cache "
+        "notes\"}",
+        "{\"command\":\"rename\",\"old_path\":\"/memories/intl\",\"new_path\":\"/memories/"
+        "lang\"}",
+        "{\"command\":\"delete\",\"path\":\"/memories/code\"}",
+        NULL};
+    stores s;
+    mt_options o;
+    mt_memory *other[MT_TEST_NSTORES];
+    size_t i;
+
+    (void)state;
+    options(&o);
+    stores_open(&s, &o);
+    run(&s, corpus);
+    found(&s, "cache", "/memories/code/v2.md\n/memories/five.md\n/memories/once.md\n");
+    best(&s, "cache", "/memories/five.md");
+    found(&s, "cache*", "/memories/code/v2.md\n/memories/five.md\n/memories/once.md\n");
+    found(&s, "\"cache again\"", "/memories/five.md\n");
+    found(&s, "\"again cache\"", "-");
+    found(&s, "abc123", "/memories/code/v2.md\n");
+    found(&s, "V2 release", "/memories/code/v2.md\n");
+    found(&s, "nosuchword", "-");
+    /* Folding: accents and case, ё as е, on both sides. */
+    found(&s, "CAFÉ", "/memories/intl/fr.md\n");
+    found(&s, "creme pret", "/memories/intl/fr.md\n");
+    found(&s, "ЁЛКА", "/memories/intl/ru.md\n");
+    found(&s, "елка кафе", "/memories/intl/ru.md\n");
+    found(&s, "caf*", "/memories/intl/fr.md\n");
+    /* CJK: a pair inside a run, a run as a phrase of pairs, a lone character. */
+    found(&s, "検索", "/memories/intl/ja.md\n");
+    found(&s, "日本語のテキスト", "/memories/intl/ja.md\n");
+    found(&s, "本", "/memories/intl/ja.md\n");
+    found(&s, "テキスト検索", "-");
+
+    /* Changes through memtool between searches. */
+    run(&s, changes);
+    found(&s, "cache", "/memories/moved/five.md\n/memories/new/café.md\n/memories/none.md\n");
+    best(&s, "cache", "/memories/moved/five.md");
+    found(&s, "nothing", "-");
+    found(&s, "abc123", "-");
+    found(&s, "検索", "/memories/lang/ja.md\n");
+    found(&s, "café", "/memories/lang/fr.md\n"); /* words, never names */
+
+    /* Another tenant of the same store: only its own. */
+    o.tenant = "other";
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        char *out;
+        int err;
+
+        if (mt_test_stores[i].open(&other[i], s.dir[i], &o) < 0)
+            fail_msg("open %s as another tenant: %s", mt_test_stores[i].name,
+                     mt_error_last()->message);
+        out = mt_test_call(other[i], &err,
+                           "{\"command\":\"create\",\"path\":\"/memories/theirs.md\","
+                           "\"file_text\":\"their cache and secretplan\"}");
+        assert_int_equal(err, 0);
+        free(out);
+    }
+    found(&s, "secretplan", "-");
+    found(&s, "cache", "/memories/moved/five.md\n/memories/new/café.md\n/memories/none.md\n");
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        char *got;
+
+        if (!searches(i))
+            continue;
+        got = hit_set(other[i], "cache", NULL, 0);
+        assert_string_equal(got, "/memories/theirs.md\n");
+        free(got);
+        got = hit_set(other[i], "検索", NULL, 0);
+        assert_string_equal(got, "-");
+        free(got);
+    }
+    for (i = 0; i < MT_TEST_NSTORES; i++)
+        mt_memory_free(other[i]);
+    stores_close(&s);
+}
+
+typedef struct {
+    mt_memory *mem;
+    int stop;
+    int errors;
+    int searches;
+} search_racer;
+
+static void *search_loop(void *arg)
+{
+    search_racer *r = arg;
+    mt_search_options so = {NULL, 100};
+
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        mt_search_hit *h;
+        size_t n;
+
+        if (mt_memory_search(&h, &n, r->mem, "racing", &so) < 0) {
+            fprintf(stderr, "search: %s\n", mt_error_last()->message);
+            r->errors++;
+        } else {
+            mt_search_hits_free(h, n);
+        }
+        r->searches++;
+    }
+    return NULL;
+}
+
+/* Searches (on the writer's handle and on another) race creates, renames
+ * and deletes: none fails, and once the writes are done a search finds
+ * exactly what is there. The store holds a memory before they start. */
+static void test_search_race(void **state)
+{
+    stores s;
+    mt_options o;
+    size_t i;
+
+    (void)state;
+    options(&o);
+    stores_open(&s, &o);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        search_racer r[2];
+        pthread_t t[2];
+        mt_memory *second;
+        char json[200], *out, *got;
+        int k, err;
+
+        if (!searches(i))
+            continue;
+        out = mt_test_call(s.mem[i], &err,
+                           "{\"command\":\"create\",\"path\":\"/memories/first.md\","
+                           "\"file_text\":\"before the race\"}");
+        assert_int_equal(err, 0);
+        free(out);
+        if (mt_test_stores[i].open(&second, s.dir[i], &o) < 0)
+            fail_msg("open %s again: %s", mt_test_stores[i].name, mt_error_last()->message);
+        for (k = 0; k < 2; k++) {
+            memset(&r[k], 0, sizeof(r[k]));
+            r[k].mem = k ? second : s.mem[i];
+            assert_int_equal(pthread_create(&t[k], NULL, search_loop, &r[k]), 0);
+        }
+        for (k = 0; k < 45; k++) {
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"create\",\"path\":\"/memories/r%d.md\",\"file_text\":\"racing "
+                     "words %d\"}",
+                     k, k);
+            out = mt_test_call(s.mem[i], &err, json);
+            assert_int_equal(err, 0);
+            free(out);
+            if (k % 3 == 0)
+                snprintf(json, sizeof(json),
+                         "{\"command\":\"delete\",\"path\":\"/memories/r%d.md\"}", k);
+            else if (k % 3 == 1)
+                snprintf(json, sizeof(json),
+                         "{\"command\":\"rename\",\"old_path\":\"/memories/r%d.md\",\"new_path\":"
+                         "\"/memories/moved/r%d.md\"}",
+                         k, k);
+            else
+                continue;
+            out = mt_test_call(s.mem[i], &err, json);
+            assert_int_equal(err, 0);
+            free(out);
+        }
+        for (k = 0; k < 2; k++) {
+            __atomic_store_n(&r[k].stop, 1, __ATOMIC_RELEASE);
+            pthread_join(t[k], NULL);
+            assert_int_equal(r[k].errors, 0);
+            assert_true(r[k].searches > 0);
+        }
+        /* 15 left where made (k % 3 == 2), 15 moved. */
+        got = hit_set(second, "racing", NULL, 0);
+        {
+            size_t lines = 0;
+            const char *p;
+            for (p = got; *p; p++)
+                lines += *p == '\n';
+            assert_int_equal(lines, 30);
+            assert_non_null(strstr(got, "/memories/moved/r1.md\n"));
+            assert_non_null(strstr(got, "/memories/r2.md\n"));
+            assert_null(strstr(got, "/memories/r0.md\n"));
+            assert_null(strstr(got, "/memories/r1.md\n"));
+        }
+        free(got);
+        mt_memory_free(second);
+    }
+    stores_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -633,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_limits),   cmocka_unit_test(test_expected),
         cmocka_unit_test(test_history),  cmocka_unit_test(test_random),
         cmocka_unit_test(test_expiry),   cmocka_unit_test(test_expiry_race),
+        cmocka_unit_test(test_search),   cmocka_unit_test(test_search_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

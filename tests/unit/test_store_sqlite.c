@@ -153,6 +153,48 @@ static void test_not_a_store(void **state)
     assert_non_null(strstr(mt_error_last()->message, "upgrade memtool"));
 }
 
+/* Schema 2 (before search) is brought to 3 when opened; its first search
+ * indexes what it holds. */
+static void test_upgrade_search(void **state)
+{
+    mt_memory *mem = open_mem(NULL, NULL);
+    mt_search_hit *h = NULL;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q;
+    size_t n = 0;
+
+    (void)state;
+    call_ok(mem, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"kept "
+                 "across the upgrade\"}");
+    mt_memory_free(mem);
+    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP TRIGGER search_docs_put; DROP TRIGGER search_docs_gone;"
+                                  "DROP TRIGGER search_docs_set; DROP TABLE search_words;"
+                                  "DROP TABLE search_docs;"
+                                  "UPDATE meta SET value = '2' WHERE key = 'schema'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    mem = open_mem(NULL, NULL);
+    assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(h[0].path, "/memories/a.md");
+    mt_search_hits_free(h, n);
+    mt_memory_free(mem);
+    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT value FROM meta WHERE key = 'schema'), "
+                                        "(SELECT count(*) FROM search_docs)",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "3");
+    assert_int_equal(sqlite3_column_int(q, 1), 1);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 #define PROCS   8
 #define INSERTS 25
 
@@ -424,6 +466,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_search, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_files_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),

@@ -1,0 +1,309 @@
+/*
+ * Search in the SQL store: an index (search_docs, db.h) brought up to date
+ * by each search, so a change never pays for it. A memory's stamp is its
+ * content's SHA-256 (nodes.sha256): a file whose row in search_docs is
+ * missing or names another SHA-256 is indexed again from its content row,
+ * and a row whose file is gone (deleted, renamed) is forgotten. A rename
+ * indexes the file again under its new path: its content is read from the
+ * store, as any other's.
+ *
+ * The catch-up runs in short write transactions under the tenant's write
+ * lock (the lock of any change, so nothing changes the files between reading
+ * and recording them): each forgets a batch of gone rows, or indexes files
+ * in path order from where the last one stopped, at most BATCH_DOCS of them
+ * or BATCH_BYTES of words. The last also answers the query, so the answer
+ * comes from an index that matched the files at that instant. The words are
+ * cut by memtool (search/text.h), the same for every store; the driver says
+ * how the database holds them and how a query is written (db.h).
+ */
+#include "db_core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/text.h"
+#include "search_index.h"
+
+/* A transaction is ended once this much was indexed in it, or this many
+ * memories; gone rows are forgotten FORGET_BATCH at a time. */
+#define BATCH_BYTES  (16 * 1024 * 1024)
+#define BATCH_DOCS   64
+#define FORGET_BATCH 512
+
+/* How long a search waits for the tenant's write lock, held by a change. */
+#define SEARCH_WAIT_MS 10000
+
+typedef struct {
+    char *path;
+    char sha256[65];
+    int indexed; /* it has a row (of other words) */
+} stale_doc;
+
+typedef struct {
+    const char *path; /* searched beneath ("" everything) */
+    char *lo, *hi;
+    const char *query; /* the driver's form of it */
+    size_t query_len;
+    size_t limit;
+    char *after; /* where the next batch of stale files starts ("" the first) */
+    int forgotten;
+    stale_doc docs[BATCH_DOCS];
+    size_t ndocs;
+    mt_store_hit *hits;
+    size_t nhits;
+} search_run;
+
+static void docs_clear(search_run *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->ndocs; i++)
+        free(r->docs[i].path);
+    r->ndocs = 0;
+}
+
+static void hits_clear(search_run *r)
+{
+    mt_store_hits_free(r->hits, r->nhits);
+    r->hits = NULL;
+    r->nhits = 0;
+}
+
+static int stale_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    search_run *r = payload;
+    stale_doc *d;
+
+    if (ncols < 3 || cols[0].type != MT_DB_TEXT || cols[1].type != MT_DB_TEXT)
+        return mt_error_set(MT_EIO, "a row of the store is damaged");
+    if (r->ndocs == BATCH_DOCS)
+        return 1;
+    d = &r->docs[r->ndocs];
+    if (!(d->path = strdup(cols[0].p)))
+        return mt_error_set(MT_ENOMEM, "out of memory searching");
+    snprintf(d->sha256, sizeof(d->sha256), "%s", cols[1].p);
+    d->indexed = cols[2].i != 0;
+    r->ndocs++;
+    return 0;
+}
+
+static int words_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    mt_buf *words = payload;
+
+    if (ncols < 1 || (cols[0].type != MT_DB_BLOB && cols[0].type != MT_DB_TEXT))
+        return mt_error_set(MT_EIO, "a content row of the store is damaged");
+    return mt_search_index_text(words, cols[0].p ? cols[0].p : "", cols[0].len);
+}
+
+/* Index one file: its words, from at most MT_SEARCH_INDEX_CAP bytes of its
+ * content, recorded with the SHA-256 they came from. *bytes: what it took. */
+static int index_one(mt_db *db, const stale_doc *d, size_t *bytes)
+{
+    mt_buf words = MT_BUF_INIT, form = MT_BUF_INIT;
+    const mt_buf *bound = &words;
+    mt_db_value piece[4] = {mt_db_text(db->tenant), mt_db_text(d->sha256), mt_db_int(1),
+                            mt_db_int(MT_SEARCH_INDEX_CAP)};
+    int64_t n;
+    int rc = 0;
+
+    *bytes = 0;
+    if ((n = mt_db_exec(db, MT_DB_CONTENT_PIECE, piece, 4, words_row, &words)) < 0) {
+        rc = (int)n;
+        goto done;
+    }
+    /* No content row: the store was damaged outside memtool. The file is
+     * left out (a view of it reports the damage), and tried at each search. */
+    if (n == 0)
+        goto done;
+    if (db->drv->search_words) {
+        if ((rc = db->drv->search_words(&form, words.ptr ? words.ptr : "", words.len)) < 0)
+            goto done;
+        bound = &form;
+    }
+    {
+        mt_db_value a[4] = {mt_db_text(db->tenant),
+                            mt_db_text(d->path),
+                            mt_db_text(d->sha256),
+                            {MT_DB_TEXT, 0, bound->ptr ? bound->ptr : "", bound->len, 0}};
+        n = mt_db_exec(db, d->indexed ? MT_DB_SEARCH_SET : MT_DB_SEARCH_PUT, a, 4, NULL, NULL);
+        if (n < 0)
+            rc = (int)n;
+    }
+    *bytes = words.len;
+done:
+    mt_buf_dispose(&words);
+    mt_buf_dispose(&form);
+    return rc;
+}
+
+static int hit_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    search_run *r = payload;
+    mt_store_hit *h;
+
+    if (ncols < 2 || cols[0].type != MT_DB_TEXT)
+        return mt_error_set(MT_EIO, "a row of the search index is damaged");
+    if (r->nhits == r->limit)
+        return 1;
+    h = &r->hits[r->nhits];
+    if (!(h->path = strdup(cols[0].p)))
+        return mt_error_set(MT_ENOMEM, "out of memory searching");
+    h->score = cols[1].type == MT_DB_REAL  ? cols[1].d
+               : cols[1].type == MT_DB_INT ? (double)cols[1].i
+                                           : 0;
+    r->nhits++;
+    return 0;
+}
+
+static int find(mt_db *db, search_run *r)
+{
+    mt_db_value a[6] = {mt_db_text(db->tenant),
+                        mt_db_text(r->path),
+                        mt_db_text(r->lo),
+                        mt_db_text(r->hi),
+                        {MT_DB_TEXT, 0, r->query, r->query_len, 0},
+                        mt_db_int((int64_t)r->limit)};
+    int64_t n;
+
+    if (!(r->hits = calloc(r->limit, sizeof(*r->hits))))
+        return mt_error_set(MT_ENOMEM, "out of memory searching");
+    n = mt_db_exec(db, MT_DB_SEARCH_FIND, a, 6, hit_row, r);
+    return n < 0 ? (int)n : 0;
+}
+
+/*
+ * One transaction's work: forget a batch of gone rows, or index a batch of
+ * stale files; 1 when it also found the answer (nothing was left to do).
+ */
+static int step(mt_db *db, search_run *r)
+{
+    mt_db_value a[6] = {mt_db_text(db->tenant), mt_db_text(r->path),  mt_db_text(r->lo),
+                        mt_db_text(r->hi),      mt_db_text(r->after), mt_db_int(BATCH_DOCS)};
+    size_t i, bytes, total = 0;
+    int64_t n;
+    int rc;
+
+    if (!r->forgotten) {
+        a[4] = mt_db_int(FORGET_BATCH);
+        if ((n = mt_db_exec(db, MT_DB_SEARCH_FORGET, a, 5, NULL, NULL)) < 0)
+            return (int)n;
+        if (n >= FORGET_BATCH)
+            return 0; /* more of them: in the next transaction */
+        r->forgotten = 1;
+        a[4] = mt_db_text(r->after);
+    }
+    if ((n = mt_db_exec(db, MT_DB_SEARCH_STALE, a, 6, stale_row, r)) < 0)
+        return (int)n;
+    for (i = 0; i < r->ndocs && total < BATCH_BYTES; i++) {
+        if ((rc = index_one(db, &r->docs[i], &bytes)) < 0)
+            return rc;
+        total += bytes;
+    }
+    if (i > 0) {
+        char *after = strdup(r->docs[i - 1].path);
+
+        if (!after)
+            return mt_error_set(MT_ENOMEM, "out of memory searching");
+        free(r->after);
+        r->after = after;
+    }
+    if (i < r->ndocs || r->ndocs == BATCH_DOCS)
+        return 0;
+    if ((rc = find(db, r)) < 0)
+        return rc;
+    return 1;
+}
+
+/* Run step in a write transaction, again when the database asks. */
+static int step_txn(mt_db *db, search_run *r)
+{
+    const mt_db_driver *drv = db->drv;
+    char *after = NULL;
+    int rc = 0, tries, forgotten = r->forgotten;
+
+    for (tries = 0;; tries++) {
+        if (!(after = strdup(r->after)))
+            return mt_error_set(MT_ENOMEM, "out of memory searching");
+        if ((rc = drv->begin_write(db->conn, db->tenant, SEARCH_WAIT_MS)) == 0) {
+            rc = step(db, r);
+            if (rc >= 0) {
+                int c = drv->commit(db->conn);
+                if (c < 0)
+                    rc = c;
+            }
+            if (rc < 0)
+                drv->rollback(db->conn);
+        }
+        docs_clear(r);
+        if (rc >= 0)
+            break;
+        /* Nothing of it stands: start it again from where it started. */
+        hits_clear(r);
+        free(r->after);
+        r->after = after;
+        after = NULL;
+        r->forgotten = forgotten;
+        if (rc != MT_DB_RETRY)
+            break;
+        if (tries + 1 >= MT_DB_RETRIES) {
+            rc = mt_error_set(MT_EBUSY, "the search kept conflicting with changes: try again");
+            break;
+        }
+    }
+    free(after);
+    return rc;
+}
+
+int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
+                 const char *path, size_t limit)
+{
+    mt_db *db = (mt_db *)st;
+    search_run r;
+    mt_buf query = MT_BUF_INIT;
+    int rc, acquired = 0;
+
+    *out = NULL;
+    *count = 0;
+    memset(&r, 0, sizeof(r));
+    r.path = path;
+    r.limit = limit;
+    if (!db->drv->search_query) {
+        rc = mt_error_set(MT_ENOSYS, "the %s store cannot search", db->drv->name);
+        goto done;
+    }
+    if (limit == 0) {
+        rc = mt_error_set(MT_EINVAL, "a search needs a limit of at least 1");
+        goto done;
+    }
+    if ((rc = db->drv->search_query(&query, q)) < 0 || (rc = mt_db_beneath(&r.lo, &r.hi, path)) < 0)
+        goto done;
+    r.query = query.ptr ? query.ptr : "";
+    r.query_len = query.len;
+    if (!(r.after = strdup(""))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory searching");
+        goto done;
+    }
+    if ((rc = mt_db_acquire(db)) < 0)
+        goto done;
+    acquired = 1;
+    while ((rc = step_txn(db, &r)) == 0)
+        ;
+    if (rc < 0)
+        goto done;
+    rc = 0;
+    *out = r.hits;
+    *count = r.nhits;
+    r.hits = NULL;
+    r.nhits = 0;
+done:
+    if (acquired)
+        mt_db_release(db);
+    hits_clear(&r);
+    free(r.after);
+    free(r.lo);
+    free(r.hi);
+    mt_buf_dispose(&query);
+    return rc;
+}
