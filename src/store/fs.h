@@ -63,6 +63,13 @@ typedef struct {
  * stops: it must stay possible, to remove what cannot be counted). */
 int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks);
 
+/* The store's lock alone (mt_fs_begin takes it first): 0 held,
+ * MT_FS_LOCK_TIMEOUT (no message set) when timeout_ms passed, or another
+ * error. Release with mt_fs_unlock. */
+#define MT_FS_LOCK_TIMEOUT (-1001)
+int mt_fs_lock(mt_fs *fs, unsigned timeout_ms);
+void mt_fs_unlock(mt_fs *fs);
+
 /* The bounded wait for the flock on fd (fs_wait.c): 0 with the lock held,
  * -EWOULDBLOCK when timeout_ms passed, or another -errno. */
 int mt_fs_waiter_new(mt_fs_waiter **out, int fd);

@@ -36,6 +36,10 @@ void mt_fs_access_now(int dirfd, const char *name)
     (void)utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
 }
 
+/* The longest a view waits for a change to finish before it skips recording
+ * its access (a touch never fails a view). */
+#define TOUCH_LOCK_MS 1000
+
 int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms)
 {
     mt_fs *fs = (mt_fs *)st;
@@ -56,18 +60,37 @@ int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms)
         rc = mt_fs_error(EISDIR, "cannot touch", rel);
         goto done;
     }
-    if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
+    if (!S_ISREG(sb.st_mode)) {
         rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
         goto done;
     }
-    if (mt_fs_last_access(&sb) >= now_ms - MT_ACCESS_GRAIN_MS)
+    /* A second link may be a change's, half done (a removal links the file
+     * aside first): decided under the lock below, where no change is. */
+    if (sb.st_nlink == 1 && mt_fs_last_access(&sb) >= now_ms - MT_ACCESS_GRAIN_MS)
         goto done; /* recorded within the grain: nothing to write */
-    ts[0].tv_sec = (time_t)(now_ms / 1000);
-    ts[0].tv_nsec = (long)(now_ms % 1000) * 1000000;
-    ts[1].tv_sec = 0;
-    ts[1].tv_nsec = UTIME_OMIT;
-    if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+    /* The write is made under the store's lock, so that a removal that
+     * checks the time and then unlinks (gc's) is ordered wholly before or
+     * after it: a view never finds a file a removal then takes as idle.
+     * Once a grain per memory at most, so views rarely wait. */
+    if ((rc = mt_fs_lock(fs, TOUCH_LOCK_MS)) < 0) {
+        rc = rc == MT_FS_LOCK_TIMEOUT
+                 ? mt_error_set(MT_EBUSY, "the store is locked: %s not touched", rel)
+                 : rc;
+        goto done;
+    }
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
         rc = mt_fs_error(errno, "cannot touch", rel);
+    else if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+    else if (mt_fs_last_access(&sb) < now_ms - MT_ACCESS_GRAIN_MS) {
+        ts[0].tv_sec = (time_t)(now_ms / 1000);
+        ts[0].tv_nsec = (long)(now_ms % 1000) * 1000000;
+        ts[1].tv_sec = 0;
+        ts[1].tv_nsec = UTIME_OMIT;
+        if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+            rc = mt_fs_error(errno, "cannot touch", rel);
+    }
+    mt_fs_unlock(fs);
 done:
     close(dirfd);
     return rc;

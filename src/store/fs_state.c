@@ -210,26 +210,25 @@ static int lock_busy(mt_store_op *op, const char *rel)
                         op->lock_timeout_ms);
 }
 
-int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks)
+int mt_fs_lock(mt_fs *fs, unsigned timeout_ms)
 {
     long long deadline, now;
     int tries;
     struct timespec abs;
     int rc;
 
-    memset(t, 0, sizeof(*t));
     monotonic_ms(&deadline);
-    deadline += op->lock_timeout_ms;
+    deadline += timeout_ms;
     clock_gettime(CLOCK_REALTIME, &abs);
-    abs.tv_sec += op->lock_timeout_ms / 1000;
-    abs.tv_nsec += (long)(op->lock_timeout_ms % 1000) * 1000000L;
+    abs.tv_sec += timeout_ms / 1000;
+    abs.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     if (abs.tv_nsec >= 1000000000L) {
         abs.tv_sec++;
         abs.tv_nsec -= 1000000000L;
     }
     if ((rc = pthread_mutex_trylock(&fs->lock)) != 0 &&
         (rc = pthread_mutex_timedlock(&fs->lock, &abs)) != 0)
-        return rc == ETIMEDOUT ? lock_busy(op, rel)
+        return rc == ETIMEDOUT ? MT_FS_LOCK_TIMEOUT
                                : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(rc));
     for (tries = 0;; tries++) {
         if ((rc = state_open(fs)) < 0)
@@ -238,7 +237,7 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
         if ((rc = mt_fs_lock_wait(fs->waiter, fs->state_fd,
                                   now < deadline ? (unsigned)(deadline - now) : 0)) < 0) {
             rc = rc == -EWOULDBLOCK
-                     ? lock_busy(op, rel)
+                     ? MT_FS_LOCK_TIMEOUT
                      : mt_error_set(MT_EIO, "cannot lock the store: %s", strerror(-rc));
             goto fail;
         }
@@ -247,7 +246,7 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
          * tidying up, a restore) would leave this process locking one file
          * and others another. Then open the one that is there now. */
         if (state_current(fs))
-            break;
+            return 0;
         flock(fs->state_fd, LOCK_UN);
         state_close(fs);
         if (tries == 8) {
@@ -256,6 +255,24 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
             goto fail;
         }
     }
+fail:
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+void mt_fs_unlock(mt_fs *fs)
+{
+    flock(fs->state_fd, LOCK_UN);
+    pthread_mutex_unlock(&fs->lock);
+}
+
+int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int shrinks)
+{
+    int rc;
+
+    memset(t, 0, sizeof(*t));
+    if ((rc = mt_fs_lock(fs, op->lock_timeout_ms)) < 0)
+        return rc == MT_FS_LOCK_TIMEOUT ? lock_busy(op, rel) : rc;
     if (state_read(fs, &t->usage) < 0) {
         /* Missing, damaged, from another boot, or dirty: count it all, and
          * remove what changes that died left behind. A count that cannot see
@@ -274,7 +291,8 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
                               "cannot count what the store holds, so its limits cannot be "
                               "checked (%s); nothing was changed",
                               why);
-            goto unlock;
+            mt_fs_unlock(fs);
+            return rc;
         }
     }
     /* Dirty until the change is done: if it dies half way, the next one counts again. */
@@ -282,11 +300,6 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
     t->op = op;
     mt_fs_hist_begin(fs, op);
     return 0;
-unlock:
-    flock(fs->state_fd, LOCK_UN);
-fail:
-    pthread_mutex_unlock(&fs->lock);
-    return rc;
 }
 
 void mt_fs_end(mt_fs *fs, mt_fs_txn *t)

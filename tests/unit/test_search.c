@@ -293,12 +293,70 @@ static void test_race_with_writers(void **state)
     mt_test_store_free(&ts);
 }
 
+typedef struct {
+    const char *root;
+    int rc;
+} fresh_state;
+
+static void *fresh_search(void *arg)
+{
+    fresh_state *f = arg;
+    mt_memory *mem;
+    mt_search_hit *h;
+    size_t n;
+
+    if ((f->rc = mt_memory_open(&mem, f->root, NULL)) < 0)
+        return NULL;
+    if ((f->rc = mt_memory_search(&h, &n, mem, "word", NULL)) == 0)
+        mt_search_hits_free(h, n);
+    mt_memory_free(mem);
+    return NULL;
+}
+
+/* The first search and the first change of a new store open its database
+ * at once: both set it up, and neither fails for the other. */
+static void test_fresh_store_race(void **state)
+{
+    char root[300];
+
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        mt_test_store ts;
+        fresh_state f;
+        pthread_t t;
+
+        mt_test_store_init(&ts, NULL);
+        snprintf(root, sizeof(root), "%s/fresh", ts.dir);
+        f.root = root;
+        f.rc = 0;
+        {
+            mt_memory *mem;
+            char *res;
+            int is_error;
+
+            assert_int_equal(mt_memory_open(&mem, root, NULL), 0);
+            assert_int_equal(pthread_create(&t, NULL, fresh_search, &f), 0);
+            res = mt_test_call(mem, &is_error,
+                               "{\"command\":\"create\",\"path\":\"/memories/a.md\","
+                               "\"file_text\":\"a word\"}");
+            assert_false(is_error);
+            free(res);
+            pthread_join(t, NULL);
+            mt_memory_free(mem);
+        }
+        if (f.rc < 0)
+            fail_msg("round %d: the search failed: %s", round, mt_error_last()->message);
+        mt_test_store_free(&ts);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranking),         cmocka_unit_test(test_killed_while_indexing),
-        cmocka_unit_test(test_outside_changes), cmocka_unit_test(test_big_file_no_snippet),
-        cmocka_unit_test(test_tenants),         cmocka_unit_test(test_race_with_writers),
+        cmocka_unit_test(test_ranking),          cmocka_unit_test(test_killed_while_indexing),
+        cmocka_unit_test(test_outside_changes),  cmocka_unit_test(test_big_file_no_snippet),
+        cmocka_unit_test(test_tenants),          cmocka_unit_test(test_race_with_writers),
+        cmocka_unit_test(test_fresh_store_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
