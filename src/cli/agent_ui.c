@@ -385,7 +385,7 @@ void mt_agent_end_reason(char *out, size_t size, int rc, const mt_agent_turn *tu
         snprintf(out, size, "Claude declined to continue (refusal)");
         break;
     case MT_AGENT_ITERATIONS:
-        snprintf(out, size, "the iteration limit (%u requests, --max-iterations)",
+        snprintf(out, size, "the iteration limit (--max-iterations %u)",
                  max_iterations ? max_iterations : MT_AGENT_MAX_ITERATIONS);
         break;
     case MT_AGENT_OTHER:
