@@ -13,7 +13,8 @@ struct mt_agent {
     json_t *base;     /* every request's fields but `messages` */
     json_t *messages; /* the conversation */
     unsigned max_iterations;
-    int search; /* memory_search is offered */
+    unsigned default_iterations; /* max_iterations as made */
+    int search;                  /* memory_search is offered */
 };
 
 const char *mt_agent_outcome_name(mt_agent_outcome outcome)
@@ -98,6 +99,7 @@ int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_opt
     ag->api = api;
     ag->mem = mem;
     ag->max_iterations = o.max_iterations ? o.max_iterations : MT_AGENT_MAX_ITERATIONS;
+    ag->default_iterations = ag->max_iterations;
     ag->base = json_pack(
         "{s:s,s:I,s:[{s:s,s:s}]}", "model", o.model && *o.model ? o.model : MT_AGENT_DEFAULT_MODEL,
         "max_tokens", (json_int_t)(o.max_tokens > 0 ? o.max_tokens : MT_AGENT_DEFAULT_MAX_TOKENS),
@@ -139,6 +141,11 @@ void mt_agent_free(mt_agent *ag)
     json_decref(ag->base);
     json_decref(ag->messages);
     free(ag);
+}
+
+void mt_agent_set_max_iterations(mt_agent *ag, unsigned n)
+{
+    ag->max_iterations = n ? n : ag->default_iterations;
 }
 
 const json_t *mt_agent_messages(const mt_agent *ag)

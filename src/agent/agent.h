@@ -92,6 +92,10 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
 
 void mt_agent_turn_dispose(mt_agent_turn *turn);
 
+/* The request limit of the turns that follow; 0: the one the agent was made
+ * with. A session's closing turn gets a small budget of its own. */
+void mt_agent_set_max_iterations(mt_agent *ag, unsigned n);
+
 /* The conversation so far: the `messages` of the next request. */
 const json_t *mt_agent_messages(const mt_agent *ag);
 

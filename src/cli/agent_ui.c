@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/project.h"
 #include "lib/buf.h"
 
 volatile sig_atomic_t mt_agent_interrupted;
@@ -59,6 +60,8 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         OPT_ITERATIONS,
         OPT_NO_STREAM,
         OPT_NO_SEARCH,
+        OPT_PROJECT,
+        OPT_PRINT_SYSTEM,
         OPT_JSON,
     };
     static const struct option longopts[] = {
@@ -72,6 +75,8 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         {"max-iterations", required_argument, NULL, OPT_ITERATIONS},
         {"no-stream", no_argument, NULL, OPT_NO_STREAM},
         {"no-search", no_argument, NULL, OPT_NO_SEARCH},
+        {"project", no_argument, NULL, OPT_PROJECT},
+        {"print-system-prompt", no_argument, NULL, OPT_PRINT_SYSTEM},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -142,6 +147,12 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         case OPT_NO_SEARCH:
             o->agent.no_search = 1;
             break;
+        case OPT_PROJECT:
+            o->project = 1;
+            break;
+        case OPT_PRINT_SYSTEM:
+            o->print_system = 1;
+            break;
         case OPT_JSON:
             if (!allow_json)
                 return mt_cli_usage_error(name, "--json is an option of memtool run");
@@ -158,30 +169,60 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     return 0;
 }
 
-int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o, const char *name)
+int mt_agent_cli_system(char **out, const mt_agent_cli *o, const char *name)
 {
-    mt_cli local = *cli;
-    char actor[32];
+    char *own = NULL;
     size_t len;
     int fd, rc;
 
-    memset(s, 0, sizeof(*s));
+    *out = NULL;
     if (o->system_file) {
         fd = open(o->system_file, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             return mt_cli_usage_error(name, "--system: cannot read %s: %s", o->system_file,
                                       strerror(errno));
-        rc = mt_cli_read_all(&s->system, &len, fd);
+        rc = mt_cli_read_all(&own, &len, fd);
         close(fd);
         if (rc < 0)
             return mt_cli_usage_error(name, "--system: cannot read %s: %s", o->system_file,
                                       strerror(-rc));
-        if (strlen(s->system) != len) {
-            mt_agent_session_close(s);
+        if (strlen(own) != len) {
+            free(own);
             return mt_cli_usage_error(name, "--system: %s holds a NUL byte", o->system_file);
         }
-        o->agent.system = s->system;
     }
+    rc = mt_project_system(out, o->project, own);
+    free(own);
+    if (rc < 0) {
+        fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
+        return MT_EXIT_TOOL;
+    }
+    return 0;
+}
+
+int mt_agent_cli_print_system(const mt_agent_cli *o, const char *name)
+{
+    char *system = NULL;
+    int status;
+
+    if ((status = mt_agent_cli_system(&system, o, name)) != 0)
+        return status;
+    if (system)
+        status = mt_cli_put_bytes(name, system, strlen(system));
+    free(system);
+    return status;
+}
+
+int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *o, const char *name)
+{
+    mt_cli local = *cli;
+    char actor[32];
+    int status;
+
+    memset(s, 0, sizeof(*s));
+    if ((status = mt_agent_cli_system(&s->system, o, name)) != 0)
+        return status;
+    o->agent.system = s->system;
     if (mt_api_new(&s->api, NULL) < 0) {
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
         goto fail;
@@ -318,4 +359,108 @@ void mt_agent_view_summary(mt_agent_view *v, const mt_agent_turn *turn, long max
     fprintf(v->err, "; %u request%s, %u memory call%s\n", turn->requests,
             turn->requests == 1 ? "" : "s", turn->tool_calls, turn->tool_calls == 1 ? "" : "s");
     fflush(v->err);
+}
+
+void mt_agent_end_reason(char *out, size_t size, int rc, const mt_agent_turn *turn,
+                         unsigned max_iterations)
+{
+    const char *stop;
+
+    if (rc == MT_API_ECANCELED) {
+        snprintf(out, size, "interrupted (Ctrl-C)");
+        return;
+    }
+    if (rc < 0) {
+        snprintf(out, size, "an error: %s", mt_error_last()->message);
+        return;
+    }
+    switch (turn->outcome) {
+    case MT_AGENT_END_TURN:
+        snprintf(out, size, "Claude ended its turn");
+        break;
+    case MT_AGENT_MAX_TOKENS:
+        snprintf(out, size, "the response reached max_tokens");
+        break;
+    case MT_AGENT_REFUSAL:
+        snprintf(out, size, "Claude declined to continue (refusal)");
+        break;
+    case MT_AGENT_ITERATIONS:
+        snprintf(out, size, "the iteration limit (--max-iterations %u)",
+                 max_iterations ? max_iterations : MT_AGENT_MAX_ITERATIONS);
+        break;
+    case MT_AGENT_OTHER:
+        stop = json_string_value(json_object_get(turn->message, "stop_reason"));
+        snprintf(out, size, "stop_reason %s", stop ? stop : "(none)");
+        break;
+    }
+}
+
+static const char *entry_name(mt_project_entry e)
+{
+    static const char *const names[] = {"none",    "session", "claude",
+                                        "earlier", "memtool", "failed"};
+
+    return names[e];
+}
+
+int mt_agent_project_finish(json_t **report, mt_agent_view *v, mt_project_session *p, mt_agent *ag,
+                            const char *reason, long max_tokens)
+{
+    mt_project_end_result r;
+    mt_agent_ui ui;
+    int rc;
+
+    if (report)
+        *report = NULL;
+    /* A Ctrl-C that ended the session must not cancel the closing turn too;
+     * another one does. */
+    mt_agent_interrupted = 0;
+    mt_agent_view_ui(&ui, v, &mt_agent_interrupted);
+    if (p->turns > 0 && !(p->last_changed && !p->last_cut)) {
+        mt_agent_view_break(v);
+        fprintf(v->err,
+                "session ending (%s): asking Claude for its entry in the progress log "
+                "(Ctrl-C skips it)\n",
+                reason);
+        fflush(v->err);
+    }
+    if ((rc = mt_project_end(&r, p, ag, reason, &ui)) < 0) {
+        mt_agent_view_break(v);
+        fprintf(v->err, "progress: %s\n", mt_error_last()->message);
+        return -1;
+    }
+    mt_agent_view_break(v);
+    if (r.asked && r.turn_rc == 0)
+        mt_agent_view_summary(v, &r.turn, max_tokens);
+    else if (r.asked)
+        fprintf(v->err, "closing turn: %s\n",
+                r.turn_rc == MT_API_ECANCELED ? "interrupted"
+                : r.error                     ? r.error
+                                              : "failed");
+    switch (r.entry) {
+    case MT_PROJECT_ENTRY_CLAUDE:
+        fputs("progress: Claude wrote its entry in " MT_PROJECT_PROGRESS "\n", v->err);
+        break;
+    case MT_PROJECT_ENTRY_EARLIER:
+        fputs("progress: the log already has an entry from this session\n", v->err);
+        break;
+    case MT_PROJECT_ENTRY_MEMTOOL:
+        fputs("progress: Claude wrote no entry; memtool appended one to " MT_PROJECT_PROGRESS "\n",
+              v->err);
+        break;
+    case MT_PROJECT_ENTRY_FAILED:
+        fprintf(v->err, "progress: no entry could be written to " MT_PROJECT_PROGRESS ": %s\n",
+                r.error ? r.error : "failed");
+        break;
+    case MT_PROJECT_ENTRY_NONE:
+    case MT_PROJECT_ENTRY_SESSION:
+        break;
+    }
+    fflush(v->err);
+    if (report)
+        *report = json_pack("{s:b,s:s,s:s?}", "closing_turn", r.asked, "entry", entry_name(r.entry),
+                            "error", r.error);
+    rc = r.entry == MT_PROJECT_ENTRY_FAILED ? -1 : 0;
+    mt_project_end_dispose(&r);
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "agent/agent.h"
+#include "agent/project.h"
 #include "cli.h"
 
 /* The options both commands take. */
@@ -21,6 +22,10 @@
     "  --max-iterations N         requests per turn before stopping (default 50)\n"                \
     "  --no-stream                wait for whole responses instead of streaming\n"                 \
     "  --no-search                offer Claude only the memory tool, not memory_search\n"          \
+    "  --project                  follow the project pattern: read the progress log and\n"         \
+    "                             feature list first, one feature at a time, and leave an\n"       \
+    "                             entry in the log when the session ends (memtool init)\n"         \
+    "  --print-system-prompt      print the system prompt that would be sent, and exit\n"          \
     "  -h, --help                 this help\n"                                                     \
     "The API key is read from ANTHROPIC_API_KEY, the server from ANTHROPIC_BASE_URL\n"             \
     "(default https://api.anthropic.com).\n"
@@ -30,6 +35,8 @@ typedef struct {
     const char *root;        /* --root, or NULL for the global one */
     const char *system_file; /* --system */
     int json;                /* --json (run only) */
+    int project;             /* --project: the multi-session project pattern */
+    int print_system;        /* --print-system-prompt */
     int first_arg;           /* index of the first argument after the options */
     int help;                /* --help was asked for */
 } mt_agent_cli;
@@ -38,12 +45,20 @@ typedef struct {
  * Returns 0, or the exit status after printing why. */
 int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv, int allow_json);
 
+/* The system prompt the options make (--project's, then --system's file
+ * after a blank line), or NULL for none. Returns 0, or the exit status after
+ * printing why. */
+int mt_agent_cli_system(char **out, const mt_agent_cli *o, const char *name);
+
+/* --print-system-prompt: print it exactly as it would be sent; the exit status. */
+int mt_agent_cli_print_system(const mt_agent_cli *o, const char *name);
+
 /* Everything a session needs. */
 typedef struct {
     mt_memory *mem;
     mt_api *api;
     mt_agent *agent;
-    char *system; /* the system prompt read from --system */
+    char *system; /* the system prompt sent */
 } mt_agent_session;
 
 /* Open the store, the API client and the agent. Returns 0, or the exit status
@@ -68,6 +83,18 @@ void mt_agent_view_summary(mt_agent_view *v, const mt_agent_turn *turn, long max
 
 /* End a line of streamed text, if one is open. */
 void mt_agent_view_break(mt_agent_view *v);
+
+/* Why a session ended, in words for the progress log and the user: from the
+ * last turn's result (rc < 0: it failed) and outcome. */
+void mt_agent_end_reason(char *out, size_t size, int rc, const mt_agent_turn *turn,
+                         unsigned max_iterations);
+
+/* --project: end the session (mt_project_end), showing the closing turn
+ * through v and saying what became of the progress entry. *report (may be
+ * NULL) gets {"closing_turn": bool, "entry": "...", "error": ...} for --json.
+ * Returns 0, or -1 when no entry could be written. */
+int mt_agent_project_finish(json_t **report, mt_agent_view *v, mt_project_session *p, mt_agent *ag,
+                            const char *reason, long max_tokens);
 
 /* Set by SIGINT once mt_agent_catch_interrupt installed the handler. */
 extern volatile sig_atomic_t mt_agent_interrupted;

@@ -7,6 +7,7 @@
 
 #include "agent_ui.h"
 #include "cli.h"
+#include "agent/project.h"
 #include "prompt.h"
 
 static const char help[] =
@@ -35,8 +36,10 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
     mt_agent_ui ui;
     mt_prompt prompt;
     mt_cli_expiry expiry;
-    char *line;
-    int status, tty = isatty(STDIN_FILENO);
+    mt_project_session proj;
+    const char *end = "end of input";
+    char *line, reason[512];
+    int status, tty = isatty(STDIN_FILENO), last_rc = 0;
 
     if ((status = mt_agent_cli_parse(&o, "chat", argc, argv, 0)) != 0)
         return status;
@@ -46,8 +49,11 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
     }
     if (o.first_arg < argc)
         return mt_cli_usage_error("chat", "takes no arguments (did you mean memtool run?)");
+    if (o.print_system)
+        return mt_agent_cli_print_system(&o, "chat");
     if ((status = mt_agent_session_open(&s, cli, &o, "chat")) != 0)
         return status;
+    mt_project_begin(&proj, s.mem);
     memset(&expiry, 0, sizeof(expiry));
     expiry.mem = s.mem;
     expiry.after_ms = cli->expire_after_ms;
@@ -73,6 +79,7 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
     }
     for (;;) {
         mt_agent_turn turn;
+        char *send = NULL;
         size_t n;
         int rc;
 
@@ -94,16 +101,24 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         if (rc == MT_PROMPT_FAIL) {
             fprintf(stderr, "memtool chat: cannot read standard input: %s\n", strerror(errno));
             status = MT_EXIT_USAGE;
+            end = "standard input failed";
             break;
         }
         if (rc == MT_PROMPT_EOF) {
             if (tty)
                 fputc('\n', stdout);
+            if (tty)
+                end = "end of input (Ctrl-D)";
             break;
         }
         if (is_blank(line))
             continue;
-        rc = mt_agent_run_turn(&turn, s.agent, line, &ui);
+        if (o.project && mt_project_turn_begin(&send, &proj, line) < 0) {
+            fprintf(stderr, "error: %s\n", mt_error_last()->message);
+            continue;
+        }
+        rc = mt_agent_run_turn(&turn, s.agent, send ? send : line, &ui);
+        free(send);
         /* The terminal echoed ^C where the cursor was: end that line. */
         if (rc == MT_API_ECANCELED && tty)
             view.mid_line = 1;
@@ -115,8 +130,29 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         else
             mt_agent_view_summary(&view, &turn, o.agent.max_tokens);
         fflush(stderr);
+        if (o.project) {
+            /* A turn that failed or was cut short leaves the session
+             * without its ending: the closing turn says so. */
+            mt_agent_end_reason(reason, sizeof(reason), rc, &turn, o.agent.max_iterations);
+            mt_project_turn_end(&proj, rc < 0 || turn.outcome != MT_AGENT_END_TURN,
+                                json_array_size(mt_agent_messages(s.agent)) == 0);
+            last_rc = rc < 0 || turn.outcome != MT_AGENT_END_TURN;
+        }
         mt_agent_turn_dispose(&turn);
     }
+    if (o.project) {
+        char why[600];
+
+        /* The log learns how the last turn went, when it went wrong. */
+        if (last_rc)
+            snprintf(why, sizeof(why), "%s, after a turn that ended with %s", end, reason);
+        else
+            snprintf(why, sizeof(why), "%s", end);
+        if (mt_agent_project_finish(NULL, &view, &proj, s.agent, why, o.agent.max_tokens) < 0 &&
+            status == MT_EXIT_OK)
+            status = MT_EXIT_TOOL;
+    }
+    mt_project_dispose(&proj);
     mt_prompt_dispose(&prompt);
     mt_agent_session_close(&s);
     return status;

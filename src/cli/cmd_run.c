@@ -16,7 +16,8 @@ static const char help[] =
     "Claude's text goes to stdout as it arrives; memory calls and usage to stderr.\n"
     "Exit status: 0 when Claude ended its turn; 1 on an API error or when the turn\n"
     "stopped early (max_tokens, refusal, the iteration limit); 2 for a bad command\n"
-    "line; 130 when interrupted.\n\n"
+    "line; 130 when interrupted. With --project, also 1 when the session's entry\n"
+    "could not be written to the progress log.\n\n"
     "Options:\n"
     "  --json                     print the final message, the transcript and usage\n"
     "                             as one JSON object on stdout instead of the "
@@ -57,7 +58,8 @@ nomem:
     return MT_EXIT_TOOL;
 }
 
-static int print_json(mt_agent_session *s, const mt_agent_turn *turn, const char *error)
+static int print_json(mt_agent_session *s, const mt_agent_turn *turn, const char *error,
+                      json_t *project)
 {
     const char *stop = json_string_value(json_object_get(turn->message, "stop_reason"));
     json_t *edits = turn->applied_edits ? json_incref(turn->applied_edits) : json_array();
@@ -74,6 +76,8 @@ static int print_json(mt_agent_session *s, const mt_agent_turn *turn, const char
 
     if (!out)
         return -1;
+    if (project && json_object_set(out, "project", project) < 0)
+        rc = -1;
     if (json_dumpf(out, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
         rc = -1;
     json_decref(out);
@@ -87,17 +91,24 @@ int mt_cmd_run(const mt_cli *cli, int argc, char **argv)
     mt_agent_view view;
     mt_agent_turn turn;
     mt_agent_ui ui;
-    char *prompt = NULL;
+    mt_project_session proj;
+    json_t *project = NULL;
+    char *prompt = NULL, *send = NULL, *error = NULL, reason[512];
     int rc, status;
 
     memset(&turn, 0, sizeof(turn));
     memset(&s, 0, sizeof(s));
+    memset(&proj, 0, sizeof(proj));
     if ((status = mt_agent_cli_parse(&o, "run", argc, argv, 1)) != 0)
         return status;
     if (o.help) {
         fputs(help, stdout);
         return MT_EXIT_OK;
     }
+    if (o.print_system)
+        return o.first_arg < argc
+                   ? mt_cli_usage_error("run", "--print-system-prompt takes no PROMPT")
+                   : mt_agent_cli_print_system(&o, "run");
     if ((status = read_prompt(&prompt, argc, argv, o.first_arg)) != 0)
         return status;
     if (!*prompt) {
@@ -106,35 +117,6 @@ int mt_cmd_run(const mt_cli *cli, int argc, char **argv)
     }
     if ((status = mt_agent_session_open(&s, cli, &o, "run")) != 0)
         goto done;
-    memset(&view, 0, sizeof(view));
-    view.out = stdout;
-    view.err = stderr;
-    view.quiet_text = o.json;
-    mt_agent_catch_interrupt();
-    mt_agent_view_ui(&ui, &view, &mt_agent_interrupted);
-    rc = mt_agent_run_turn(&turn, s.agent, prompt, &ui);
-    mt_agent_view_break(&view);
-    if (rc < 0) {
-        const char *why = rc == MT_API_ECANCELED ? "interrupted" : mt_error_last()->message;
-
-        fprintf(stderr, "memtool run: %s\n", why);
-        if (o.json)
-            print_json(&s, &turn, why);
-        status = rc == MT_API_ECANCELED ? 130 : MT_EXIT_TOOL;
-        goto done;
-    }
-    mt_agent_view_summary(&view, &turn, o.agent.max_tokens);
-    if (o.json && print_json(&s, &turn, NULL) < 0) {
-        fputs("memtool run: cannot write the JSON\n", stderr);
-        status = MT_EXIT_TOOL;
-        goto done;
-    }
-    status = turn.outcome == MT_AGENT_END_TURN ? MT_EXIT_OK : MT_EXIT_TOOL;
-done:
-    mt_agent_turn_dispose(&turn);
-    mt_agent_session_close(&s);
-    free(prompt);
-    return status;
     if (cli->expire_after_ms) {
         /* The expiry policy, before the task: never in the middle of it. */
         mt_cli_expiry x = {
@@ -142,4 +124,56 @@ done:
             0};
         mt_cli_expire(&x);
     }
+    memset(&view, 0, sizeof(view));
+    view.out = stdout;
+    view.err = stderr;
+    view.quiet_text = o.json;
+    mt_agent_catch_interrupt();
+    mt_agent_view_ui(&ui, &view, &mt_agent_interrupted);
+    if (o.project) {
+        mt_project_begin(&proj, s.mem);
+        if (mt_project_turn_begin(&send, &proj, prompt) < 0) {
+            fprintf(stderr, "memtool run: %s\n", mt_error_last()->message);
+            status = MT_EXIT_TOOL;
+            goto done;
+        }
+    }
+    rc = mt_agent_run_turn(&turn, s.agent, send ? send : prompt, &ui);
+    mt_agent_view_break(&view);
+    if (rc < 0) {
+        const char *why = rc == MT_API_ECANCELED ? "interrupted" : mt_error_last()->message;
+
+        fprintf(stderr, "memtool run: %s\n", why);
+        if (!(error = strdup(why))) {
+            status = MT_EXIT_TOOL;
+            goto done;
+        }
+        status = rc == MT_API_ECANCELED ? 130 : MT_EXIT_TOOL;
+    } else {
+        mt_agent_view_summary(&view, &turn, o.agent.max_tokens);
+        status = turn.outcome == MT_AGENT_END_TURN ? MT_EXIT_OK : MT_EXIT_TOOL;
+    }
+    if (o.project) {
+        mt_agent_end_reason(reason, sizeof(reason), rc, &turn, o.agent.max_iterations);
+        mt_project_turn_end(&proj, rc < 0 || turn.outcome != MT_AGENT_END_TURN,
+                            json_array_size(mt_agent_messages(s.agent)) == 0);
+        /* The session's entry is part of the task: without it the run failed. */
+        if (mt_agent_project_finish(o.json ? &project : NULL, &view, &proj, s.agent, reason,
+                                    o.agent.max_tokens) < 0 &&
+            status == MT_EXIT_OK)
+            status = MT_EXIT_TOOL;
+    }
+    if (o.json && print_json(&s, &turn, error, project) < 0) {
+        fputs("memtool run: cannot write the JSON\n", stderr);
+        status = MT_EXIT_TOOL;
+    }
+done:
+    json_decref(project);
+    mt_agent_turn_dispose(&turn);
+    mt_project_dispose(&proj);
+    mt_agent_session_close(&s);
+    free(prompt);
+    free(send);
+    free(error);
+    return status;
 }

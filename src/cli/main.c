@@ -31,6 +31,8 @@ static const mt_cli_command commands[] = {
     {"search", mt_cmd_search, "find memories by words, best match first"},
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
+    {"init", mt_cmd_init, "seed the store with the project pattern's files"},
+    {"status", mt_cmd_status, "where the project stands: features passing, the last entry"},
     {"chat", mt_cmd_chat, "talk with Claude, which keeps its memory in the store"},
     {"run", mt_cmd_run, "give Claude one task with memory, then exit"},
     {"log", mt_cmd_log, "list the versions of memories, newest first"},

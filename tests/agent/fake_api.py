@@ -284,6 +284,19 @@ class FakeAPI:
         if "last_message" in exp and last != exp["last_message"]:
             self.fail("last message is %s, expected %s" % (json.dumps(last),
                                                            json.dumps(exp["last_message"])))
+        if "last_text_contains" in exp:
+            # The text the client sent in the last message: a string, or its text blocks.
+            content = last.get("content")
+            text = content if isinstance(content, str) else "".join(
+                b.get("text", "") for b in content or [] if b.get("type") == "text")
+            for want in exp["last_text_contains"]:
+                if want not in text:
+                    self.fail("the last message's text lacks %r: %r" % (want, text[:2000]))
+        if "system_contains" in exp:
+            system = body.get("system")
+            for want in exp["system_contains"]:
+                if not isinstance(system, str) or want not in system:
+                    self.fail("the system prompt lacks %r" % want)
         if "tool_results" in exp:
             content = last.get("content") if last.get("role") == "user" else None
             got = [b for b in content if b.get("type") == "tool_result"] \

@@ -9,11 +9,14 @@ A case is a JSON object:
   env         extra environment (null removes a variable)
   stdin       text on memtool's standard input
   seed        files the store holds before the run: {"rel/path": "content"}
+  setup       memtool commands run on the store before the run, each a list of
+              arguments as in `args`; each must exit 0
   exchanges   the scripted requests and answers (see fake_api.py)
   exit        the expected exit status
   stdout, stderr   {"contains": [...], "not_contains": [...], "regex": [...], "equals": "..."}
   stdout_json a subset of the JSON memtool must print on stdout
-  files       exactly the files the store must hold afterwards
+  files       exactly the files the store must hold afterwards: each a content, or
+              {"regex": R} that the whole content must match
   requests    how many requests must arrive (default: every exchange, once)
   client_gone the client must have dropped a connection (a cancel)
   seconds     {"min": s, "max": s} for the whole run
@@ -90,12 +93,27 @@ def environment(case, server):
     return env
 
 
-def command(memtool, case, root):
+def command(memtool, case, root, args=None):
+    given = case.get("args", []) if args is None else args
     args = [a.replace("{root}", root).replace("{fixtures}", os.path.join(HERE, "fixtures"))
-            for a in case.get("args", [])]
-    if any("{root}" in a for a in case.get("args", [])):
+            for a in given]
+    if any("{root}" in a for a in given):
         return [memtool] + args
     return [memtool, "--root", root] + args
+
+
+def files_mismatch(want, got):
+    """Whether the store's files differ from the case's: the same names, each
+    content equal to a string or matching a {"regex": R} whole."""
+    if sorted(want) != sorted(got):
+        return True
+    for name, w in want.items():
+        if isinstance(w, dict):
+            if re.fullmatch(w["regex"], got[name], re.S) is None:
+                return True
+        elif w != got[name]:
+            return True
+    return False
 
 
 def run_pipes(cmd, env, case):
@@ -208,6 +226,12 @@ def main():
             with open(p, "w") as fh:
                 fh.write(content)
         env = environment(case, server)
+        for args in case.get("setup", []):
+            p = subprocess.run(command(memtool, case, root, args), env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            if p.returncode != 0:
+                raise SystemExit("setup %s exited %d: %s" % (args, p.returncode,
+                                                              p.stderr.decode("utf-8", "replace")))
         cmd = command(memtool, case, root)
         began = time.monotonic()
         try:
@@ -232,7 +256,7 @@ def main():
                 problems.append(bad)
         if "files" in case:
             got = store_files(root) if os.path.isdir(root) else {}
-            if got != case["files"]:
+            if files_mismatch(case["files"], got):
                 problems.append("the store holds %s\nexpected %s" % (
                     json.dumps(got, indent=1, ensure_ascii=False),
                     json.dumps(case["files"], indent=1, ensure_ascii=False)))

@@ -1,0 +1,210 @@
+/* memtool init [--template project] [--name NAME]: seed a store with a pattern's files. */
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/project.h"
+#include "cli.h"
+#include "lib/buf.h"
+#include "lib/utf8.h"
+
+static const char help[] =
+    "usage: memtool [options] init [--template project] [--name NAME] [--json]\n\n"
+    "Seed the store with the files of a pattern. The project template (the only one)\n"
+    "is the pattern `memtool run --project` and `memtool chat --project` follow:\n"
+    "  " MT_PROJECT_PROGRESS "    the progress log, one dated entry per session\n"
+    "  " MT_PROJECT_FEATURES "  the feature list, each \"passes\": false until verified\n"
+    "  " MT_PROJECT_STARTUP "     how to start the project\n"
+    "A file that exists is never replaced: it is kept, and said so, so init may be\n"
+    "run again. Exit status 0 whether files were created or kept.\n\n"
+    "Options:\n"
+    "  --template NAME  the pattern (project)\n"
+    "  --name NAME      the project's name (default: the current directory's name)\n"
+    "  --json           one JSON object: the files and what became of each\n";
+
+/* The templates (src/cli/templates/project/), built into memtool. */
+extern const char mt_template_progress_md[], mt_template_features_json[], mt_template_startup_md[];
+
+static const struct {
+    const char *path;
+    const char *text;
+    int json; /* {{name}} is a JSON string here */
+} project_files[] = {
+    {MT_PROJECT_PROGRESS, mt_template_progress_md, 0},
+    {MT_PROJECT_FEATURES, mt_template_features_json, 1},
+    {MT_PROJECT_STARTUP, mt_template_startup_md, 0},
+};
+
+#define NAME_MAX_BYTES 100
+
+/* A name is one line of text a person would give a project. */
+static int name_ok(const char *s)
+{
+    size_t len = strlen(s), i, n;
+    uint32_t cp;
+
+    if (len == 0 || len > NAME_MAX_BYTES)
+        return 0;
+    for (i = 0; i < len; i += n) {
+        n = mt_utf8_decode(&cp, (const unsigned char *)s + i, len - i);
+        if (n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
+            return 0;
+    }
+    return 1;
+}
+
+/* The template with {{name}} filled in. */
+static char *fill(const char *text, const char *name, int json)
+{
+    mt_buf b = MT_BUF_INIT;
+    char *quoted = NULL;
+    const char *p, *hole;
+
+    if (json) {
+        json_t *s = json_string(name);
+
+        quoted = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+        json_decref(s);
+        if (!quoted)
+            return NULL;
+    }
+    for (p = text; (hole = strstr(p, "{{name}}")); p = hole + 8) {
+        mt_buf_put(&b, p, (size_t)(hole - p));
+        mt_buf_puts(&b, json ? quoted : name);
+    }
+    mt_buf_puts(&b, p);
+    free(quoted);
+    return mt_buf_detach(&b, NULL);
+}
+
+/* The current directory's name, when it makes a name. */
+static const char *default_name(char *buf, size_t size)
+{
+    const char *slash;
+
+    if (!getcwd(buf, size))
+        return "project";
+    slash = strrchr(buf, '/');
+    if (slash && slash[1] && name_ok(slash + 1))
+        return slash + 1;
+    return "project";
+}
+
+int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"template", required_argument, NULL, 't'},
+        {"name", required_argument, NULL, 'n'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char cwd[PATH_MAX];
+    const char *name = NULL;
+    json_t *files = NULL;
+    mt_memory *mem = NULL;
+    size_t i;
+    int c, as_json = 0, status = MT_EXIT_OK;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (strcmp(optarg, "project") != 0)
+                return mt_cli_usage_error("init",
+                                          "there is no template '%s': the one template is "
+                                          "project",
+                                          optarg);
+            break;
+        case 'n':
+            name = optarg;
+            if (!name_ok(name))
+                return mt_cli_usage_error("init",
+                                          "--name needs 1 to %d bytes of UTF-8 text on one line, "
+                                          "without control characters",
+                                          NAME_MAX_BYTES);
+            break;
+        case 'j':
+            as_json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        default:
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return mt_cli_usage_error("init", "takes no arguments (the name is --name NAME)");
+    if (!name)
+        name = default_name(cwd, sizeof(cwd));
+    if (!(files = json_array()))
+        goto nomem;
+    if (!(mem = mt_cli_open(cli))) {
+        json_decref(files);
+        return MT_EXIT_USAGE;
+    }
+    for (i = 0; i < sizeof(project_files) / sizeof(project_files[0]); i++) {
+        const char *path = project_files[i].path, *what;
+        char *text = fill(project_files[i].text, name, project_files[i].json);
+        char sha[65];
+        mt_result res;
+        json_t *input;
+        int rc;
+
+        if (!text)
+            goto nomem;
+        /* Through the library, as any write: the limits, the secrets policy
+         * and the history apply, and create never replaces a file. */
+        input = json_pack("{s:s,s:s,s:s}", "command", "create", "path", path, "file_text", text);
+        free(text);
+        if (!input)
+            goto nomem;
+        rc = mt_memory_call_object(&res, mem, input);
+        json_decref(input);
+        if (rc < 0)
+            goto nomem;
+        if (!res.is_error) {
+            what = "created";
+            mt_cli_warn_history("init", mem);
+        } else if (mt_memory_sha256(sha, mem, path) == 0) {
+            what = "kept";
+        } else {
+            what = "failed";
+            status = MT_EXIT_TOOL;
+            fprintf(stderr, "memtool init: %s\n",
+                    res.text + (strncmp(res.text, "Error: ", 7) == 0 ? 7 : 0));
+        }
+        if (json_array_append_new(files, json_pack("{s:s,s:s}", "path", path, "status", what)) <
+                0 ||
+            (*what == 'f' &&
+             json_object_set_new(json_array_get(files, i), "error", json_string(res.text)) < 0)) {
+            mt_result_dispose(&res);
+            goto nomem;
+        }
+        if (!as_json && *what != 'f')
+            printf("%-14s %s\n", *what == 'c' ? "created" : "kept (exists)", path);
+        mt_result_dispose(&res);
+    }
+    if (as_json) {
+        json_t *o = json_pack("{s:s,s:s,s:O}", "template", "project", "name", name, "files", files);
+
+        if (!o)
+            goto nomem;
+        json_dumpf(o, stdout, JSON_COMPACT);
+        fputc('\n', stdout);
+        json_decref(o);
+    }
+    goto done;
+nomem:
+    fputs("memtool init: out of memory\n", stderr);
+    status = MT_EXIT_TOOL;
+done:
+    json_decref(files);
+    mt_memory_free(mem);
+    return status;
+}
