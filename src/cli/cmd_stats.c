@@ -7,6 +7,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "input.h"
 #include "lib/memory.h"
 #include "lib/text.h"
 
@@ -66,29 +67,13 @@ static void print_files(const char *title, const mt_stats_file *f, size_t n, int
 
 int mt_cmd_stats(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     mt_memory *mem;
     mt_stats s;
     int64_t now;
     int c, json = 0, status = MT_EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'j') {
-            json = 1;
-        } else if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        } else {
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return mt_cli_usage_error("stats", "takes no arguments");
+    if ((c = mt_cli_json_args(&json, "stats", argc, argv, help)) >= 0)
+        return c;
     if (!(mem = mt_cli_open(cli)))
         return MT_EXIT_USAGE;
     if (mt_memory_stats(&s, mem) < 0) {

@@ -8,6 +8,7 @@
 
 #include "agent/project.h"
 #include "cli.h"
+#include "input.h"
 
 static const char help[] =
     "usage: memtool [options] status [--json]\n\n"
@@ -172,30 +173,14 @@ static void print_text(const project_state *st)
 
 int mt_cmd_status(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     project_state st;
     mt_memory *mem;
     char *features = NULL, *progress = NULL;
     size_t flen = 0, plen = 0;
     int c, as_json = 0, status = MT_EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'j') {
-            as_json = 1;
-        } else if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        } else {
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return mt_cli_usage_error("status", "takes no arguments");
+    if ((c = mt_cli_json_args(&as_json, "status", argc, argv, help)) >= 0)
+        return c;
     memset(&st, 0, sizeof(st));
     if (!(mem = mt_cli_open(cli)))
         return MT_EXIT_USAGE;

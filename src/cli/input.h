@@ -15,4 +15,7 @@ int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input);
  * `nargs` arguments. Returns -1 to go on, else the exit status. */
 int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help);
 
+/* The same for a subcommand whose only option is --json, and no arguments. */
+int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const char *help);
+
 #endif

@@ -1,6 +1,7 @@
 /* What the subcommands share: opening the store, running an input, errors. */
 #include <errno.h>
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,32 @@ int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help)
         fputs(help, stderr);
         return MT_EXIT_USAGE;
     }
+    return -1;
+}
+
+int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const char *help)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    *json = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'j') {
+            *json = 1;
+        } else if (c == 'h') {
+            fputs(help, stdout);
+            return MT_EXIT_OK;
+        } else {
+            fputs(help, stderr);
+            return MT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return mt_cli_usage_error(name, "takes no arguments");
     return -1;
 }
 
