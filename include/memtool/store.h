@@ -275,11 +275,13 @@ struct mt_store {
      *
      * touch: the file at path was viewed at now_ms. Written only when the
      * recorded last access is older than now_ms - MT_ACCESS_GRAIN_MS, never
-     * synced, never waiting on another view. A directory is MT_EISDIR,
-     * nothing there MT_ENOTFOUND. A view touches before it reads, so that a
-     * remove with idle_before_ms ordered after the view sees it.
+     * synced; the write is ordered with changes (it may wait for one), never
+     * with other views. *recorded (when not NULL) is the last access the
+     * store holds afterwards. A directory is MT_EISDIR, nothing there
+     * MT_ENOTFOUND. A view touches before it reads, so that a remove with
+     * idle_before_ms ordered after the view sees it.
      */
-    int (*touch)(mt_store *st, const char *path, int64_t now_ms);
+    int (*touch)(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms);
     /* Every regular file at or beneath path ("" all), with its last access,
      * in byte order of paths; like walk, not a snapshot. */
     int (*idle)(mt_store *st, const char *path, mt_idle_cb cb, void *payload);

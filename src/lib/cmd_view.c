@@ -306,7 +306,7 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
      * idle files ordered after this view sees it (store.h, touch). It never
      * fails the view; a directory is found so here or by the read. */
     if (*rel && m->store->version >= 5 && m->store->touch)
-        (void)m->store->touch(m->store, rel, mt_memory_now_ms());
+        mt_memory_touch(m, rel);
     rc = m->store->read(m->store, &size, rel, mt_view_whole, view_piece, &v);
     if (rc == MT_EISDIR || rc == MT_ENOMEM)
         goto done; /* a directory: the caller lists it */

@@ -158,11 +158,13 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->opts = o;
     m->audit_fd = -1;
     pthread_mutex_init(&m->warning_lock, NULL);
+    pthread_mutex_init(&m->touch_lock, NULL);
     if ((rc = mt_secrets_allow_compile(&m->secrets_allow, o.secrets_allow, o.secrets_allow_count)) <
             0 ||
         (o.audit && (rc = mt_audit_open(&m->audit_fd, o.audit)) < 0)) {
         mt_secrets_allow_free(m->secrets_allow);
         pthread_mutex_destroy(&m->warning_lock);
+        pthread_mutex_destroy(&m->touch_lock);
         free(m);
         goto fail;
     }
@@ -285,6 +287,8 @@ void mt_memory_free(mt_memory *m)
         close(m->audit_fd);
     mt_secrets_allow_free(m->secrets_allow);
     pthread_mutex_destroy(&m->warning_lock);
+    mt_memory_touch_forget(m);
+    pthread_mutex_destroy(&m->touch_lock);
     free(m);
 }
 

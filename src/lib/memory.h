@@ -14,6 +14,14 @@
 
 #define MT_ACTOR_MAX 128
 
+/* What a store last said of a file's last access, for a handle's views. */
+#define MT_TOUCH_SLOTS 256
+typedef struct {
+    char *path; /* a store path, or NULL */
+    uint64_t hash;
+    int64_t recorded; /* ms since the epoch */
+} mt_touch_slot;
+
 struct mt_memory {
     mt_store *store;
     mt_options opts;
@@ -23,10 +31,16 @@ struct mt_memory {
     /* Why the last change that should have made a version did not (a
      * damaged or unwritable history); "" when it did. */
     char history_warning[256];
-    pthread_mutex_t warning_lock;    /* threads share the handle, the warning and the note */
-    mt_secrets_allow *secrets_allow; /* the compiled allow-list, or NULL */
-    char secrets_note[256];          /* what the last restore redacted; "" for nothing */
+    pthread_mutex_t warning_lock;          /* threads share the handle, the warning and the note */
+    mt_secrets_allow *secrets_allow;       /* the compiled allow-list, or NULL */
+    char secrets_note[256];                /* what the last restore redacted; "" for nothing */
+    pthread_mutex_t touch_lock;            /* the views' record of last accesses (access.c) */
+    mt_touch_slot touched[MT_TOUCH_SLOTS]; /* by a hash of the path; one path a slot */
 };
+
+/* Record a view's access of the file at rel (access.c); never fails the view. */
+void mt_memory_touch(mt_memory *m, const char *rel);
+void mt_memory_touch_forget(mt_memory *m);
 
 /* After a change: keep (or clear) the store's word on its history. */
 void mt_memory_note(mt_memory *m, const mt_store_op *op);

@@ -762,11 +762,11 @@ static int c_memory_id(mt_store *st, char out[24], const char *path)
 }
 
 /* Expiry: the inner store keeps the times; sizes are the memories'. */
-static int c_touch(mt_store *st, const char *path, int64_t now_ms)
+static int c_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms)
 {
     mt_crypt *c = (mt_crypt *)st;
 
-    return c->inner->touch(c->inner, path, now_ms);
+    return c->inner->touch(c->inner, recorded, path, now_ms);
 }
 
 typedef struct {

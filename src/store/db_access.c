@@ -77,7 +77,7 @@ static int accessed_read(mt_db *db, void *arg)
 }
 
 /* The write of a touch: one transaction, re-run when the database asks. */
-static int touch_write(mt_db *db, const char *path, int64_t now_ms)
+static int touch_write(mt_db *db, int64_t *recorded, const char *path, int64_t now_ms)
 {
     const mt_db_driver *drv = db->drv;
     mt_db_value v[4] = {mt_db_text(db->tenant), mt_db_text(path), mt_db_int(now_ms),
@@ -94,12 +94,14 @@ static int touch_write(mt_db *db, const char *path, int64_t now_ms)
             break;
         if ((rc = drv->begin_write(db->conn, db->tenant, TOUCH_WAIT_MS)) < 0)
             goto undo;
+        *recorded = now_ms;
         if ((n = mt_db_exec(db, MT_DB_NODE_ACCESS_TOUCH, v, 4, NULL, NULL)) < 0) {
             rc = (int)n;
         } else if (n == 0) {
             /* Another view wrote it meanwhile, or the file went. */
             if ((rc = accessed_get(db, &a)) == 0 && a.kind != MT_NODE_FILE)
                 rc = mt_db_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot touch", path);
+            *recorded = a.at;
         }
         if (rc == 0)
             rc = drv->commit(db->conn);
@@ -117,21 +119,25 @@ static int touch_write(mt_db *db, const char *path, int64_t now_ms)
     return rc;
 }
 
-int mt_db_touch(mt_store *st, const char *path, int64_t now_ms)
+int mt_db_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms)
 {
     mt_db *db = (mt_db *)st;
     accessed_args a = {path, 0, 0};
+    int64_t at = 0;
     int rc;
 
+    if (!recorded)
+        recorded = &at;
     if (!*path)
         return mt_db_path_error(MT_EISDIR, "cannot touch", path);
     if ((rc = mt_db_read(db, accessed_read, &a)) < 0)
         return rc;
     if (a.kind != MT_NODE_FILE)
         return mt_db_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot touch", path);
+    *recorded = a.at;
     if (a.at >= now_ms - MT_ACCESS_GRAIN_MS)
         return 0; /* recorded within the grain: nothing to write */
-    return touch_write(db, path, now_ms);
+    return touch_write(db, recorded, path, now_ms);
 }
 
 typedef struct {

@@ -125,7 +125,7 @@ int mt_fs_version_count(mt_store *st, uint64_t *out);
 int64_t mt_fs_last_access(const struct stat *sb);
 /* Set name's atime in dirfd to now (a rename: the memory was written). */
 void mt_fs_access_now(int dirfd, const char *name);
-int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms);
+int mt_fs_touch(mt_store *st, int64_t *recorded, const char *rel, int64_t now_ms);
 int mt_fs_idle(mt_store *st, const char *rel, mt_idle_cb cb, void *payload);
 
 /* Unmap and close the state file (when the store is freed). */

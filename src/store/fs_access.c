@@ -40,12 +40,13 @@ void mt_fs_access_now(int dirfd, const char *name)
  * its access (a touch never fails a view). */
 #define TOUCH_LOCK_MS 1000
 
-int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms)
+int mt_fs_touch(mt_store *st, int64_t *recorded, const char *rel, int64_t now_ms)
 {
     mt_fs *fs = (mt_fs *)st;
     struct timespec ts[2];
     const char *name;
     struct stat sb;
+    int64_t at = 0;
     int dirfd = -1, rc;
 
     if (!*rel)
@@ -66,7 +67,7 @@ int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms)
     }
     /* A second link may be a change's, half done (a removal links the file
      * aside first): decided under the lock below, where no change is. */
-    if (sb.st_nlink == 1 && mt_fs_last_access(&sb) >= now_ms - MT_ACCESS_GRAIN_MS)
+    if (sb.st_nlink == 1 && (at = mt_fs_last_access(&sb)) >= now_ms - MT_ACCESS_GRAIN_MS)
         goto done; /* recorded within the grain: nothing to write */
     /* The write is made under the store's lock, so that a removal that
      * checks the time and then unlinks (gc's) is ordered wholly before or
@@ -82,17 +83,21 @@ int mt_fs_touch(mt_store *st, const char *rel, int64_t now_ms)
         rc = mt_fs_error(errno, "cannot touch", rel);
     else if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)
         rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
-    else if (mt_fs_last_access(&sb) < now_ms - MT_ACCESS_GRAIN_MS) {
+    else if ((at = mt_fs_last_access(&sb)) < now_ms - MT_ACCESS_GRAIN_MS) {
         ts[0].tv_sec = (time_t)(now_ms / 1000);
         ts[0].tv_nsec = (long)(now_ms % 1000) * 1000000;
         ts[1].tv_sec = 0;
         ts[1].tv_nsec = UTIME_OMIT;
         if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
             rc = mt_fs_error(errno, "cannot touch", rel);
+        else
+            at = now_ms;
     }
     mt_fs_unlock(fs);
 done:
     close(dirfd);
+    if (rc == 0 && recorded)
+        *recorded = at;
     return rc;
 }
 

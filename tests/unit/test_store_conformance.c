@@ -522,13 +522,13 @@ static void test_expiry(void **state)
 
         assert_true(a > now - 60000 && a <= now);
         /* Within the grain: nothing written. */
-        assert_int_equal(st->touch(st, "a.md", a + 30000), 0);
+        assert_int_equal(st->touch(st, NULL, "a.md", a + 30000), 0);
         assert_int_equal(last_access(st, "a.md"), a);
         /* Past it: the view's time. */
-        assert_int_equal(st->touch(st, "a.md", a + 120000), 0);
+        assert_int_equal(st->touch(st, NULL, "a.md", a + 120000), 0);
         assert_int_equal(last_access(st, "a.md"), a + 120000);
-        assert_int_equal(st->touch(st, "nope.md", a), MT_ENOTFOUND);
-        assert_int_equal(st->touch(st, "d", a), MT_EISDIR);
+        assert_int_equal(st->touch(st, NULL, "nope.md", a), MT_ENOTFOUND);
+        assert_int_equal(st->touch(st, NULL, "d", a), MT_EISDIR);
         mt_store_op_init(&op);
         op.idle_before_ms = a + 120000;
         assert_int_equal(st->remove(st, &op, "a.md"), MT_ECONFLICT);
@@ -565,7 +565,8 @@ static void *view_loop(void *arg)
     pthread_barrier_wait(v->go);
     /* Each at a time a grain past the last, so each one writes. */
     for (k = 0; k < 40; k++) {
-        int rc = v->st->touch(v->st, "f.md", v->base + (int64_t)(k + 2) * 2 * MT_ACCESS_GRAIN_MS);
+        int rc =
+            v->st->touch(v->st, NULL, "f.md", v->base + (int64_t)(k + 2) * 2 * MT_ACCESS_GRAIN_MS);
         if (rc == 0)
             v->ok++;
         else if (rc != MT_ENOTFOUND && !v->bad)

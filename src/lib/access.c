@@ -1,0 +1,58 @@
+/*
+ * A view's access, recorded through the store (store.h, touch) unless the
+ * store said, within the last grain, that the file was accessed recently
+ * enough: then the store would write nothing, and asking it costs a view
+ * most of its time (a path lookup and a stat). The handle remembers what the
+ * store last said per path; whatever file is at the path later was put there
+ * by a change, which counts as an access of it (at least as new as what was
+ * remembered), so the remembered time stays a lower bound of the truth:
+ * skipping is exactly the store's own "recorded within the grain". A time a
+ * person sets back by hand (touch -d, a copy that keeps times) is not seen,
+ * as SECURITY.md says of the file store's times.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+
+static uint64_t path_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+void mt_memory_touch(mt_memory *m, const char *rel)
+{
+    int64_t now = mt_memory_now_ms(), recorded = 0;
+    uint64_t h = path_hash(rel);
+    mt_touch_slot *slot = &m->touched[h % MT_TOUCH_SLOTS];
+    char *copy;
+    int fresh;
+
+    pthread_mutex_lock(&m->touch_lock);
+    fresh = slot->path && slot->hash == h && strcmp(slot->path, rel) == 0 &&
+            slot->recorded >= now - MT_ACCESS_GRAIN_MS;
+    pthread_mutex_unlock(&m->touch_lock);
+    /* A failed touch never fails the view, and is not remembered. */
+    if (fresh || m->store->touch(m->store, &recorded, rel, now) < 0)
+        return;
+    if (!(copy = strdup(rel)))
+        return;
+    pthread_mutex_lock(&m->touch_lock);
+    free(slot->path);
+    slot->path = copy;
+    slot->hash = h;
+    slot->recorded = recorded;
+    pthread_mutex_unlock(&m->touch_lock);
+}
+
+void mt_memory_touch_forget(mt_memory *m)
+{
+    size_t i;
+
+    for (i = 0; i < MT_TOUCH_SLOTS; i++)
+        free(m->touched[i].path);
+}
