@@ -49,10 +49,10 @@ static int find_part(const char **start, size_t *len, mt_project_part part)
 int mt_project_text(char **out, mt_project_part part, const char *reason)
 {
     mt_buf b = MT_BUF_INIT;
-    const char *p, *end, *hole;
+    const char *p = NULL, *end, *hole;
     char now[32];
-    size_t len;
-    int rc;
+    size_t len = 0;
+    int rc, bad = 0;
 
     *out = NULL;
     if ((rc = find_part(&p, &len, part)) < 0)
@@ -64,7 +64,7 @@ int mt_project_text(char **out, mt_project_part part, const char *reason)
         hole = memmem(p, (size_t)(end - p), "{{", 2);
         if (!hole)
             hole = end;
-        mt_buf_put(&b, p, (size_t)(hole - p));
+        bad |= mt_buf_put(&b, p, (size_t)(hole - p)) < 0;
         if (hole == end)
             break;
         if ((size_t)(end - hole) >= 7 && memcmp(hole, "{{now}}", 7) == 0)
@@ -72,15 +72,17 @@ int mt_project_text(char **out, mt_project_part part, const char *reason)
         else if ((size_t)(end - hole) >= 10 && memcmp(hole, "{{reason}}", 10) == 0)
             fill = reason ? reason : "";
         if (fill) {
-            mt_buf_puts(&b, fill);
+            bad |= mt_buf_puts(&b, fill) < 0;
             hole += fill == now ? 7 : 10;
         } else {
-            mt_buf_put(&b, hole, 2);
+            bad |= mt_buf_put(&b, hole, 2) < 0;
             hole += 2;
         }
     }
-    if (!b.ptr && mt_buf_puts(&b, "") < 0)
+    if (bad || (!b.ptr && mt_buf_puts(&b, "") < 0)) {
+        mt_buf_dispose(&b);
         return mt_error_set(MT_ENOMEM, "out of memory");
+    }
     if (!(*out = mt_buf_detach(&b, NULL)))
         return mt_error_set(MT_ENOMEM, "out of memory");
     return 0;
@@ -89,26 +91,28 @@ int mt_project_text(char **out, mt_project_part part, const char *reason)
 int mt_project_system(char **out, int project, const char *own)
 {
     mt_buf b = MT_BUF_INIT;
-    const char *p;
-    size_t len;
-    int rc;
+    const char *p = NULL;
+    size_t len = 0;
+    int rc, bad = 0;
 
     *out = NULL;
     if (project) {
         if ((rc = find_part(&p, &len, MT_PROJECT_PART_SYSTEM)) < 0)
             return rc;
-        mt_buf_put(&b, p, len);
+        bad |= mt_buf_put(&b, p, len) < 0;
         /* The person's own instructions come last, after a blank line, so
          * they can add to the pattern's or narrow it. */
         if (own)
-            mt_buf_puts(&b, "\n");
+            bad |= mt_buf_puts(&b, "\n") < 0;
     }
     if (own)
-        mt_buf_puts(&b, own);
+        bad |= mt_buf_puts(&b, own) < 0;
     if (!project && !own)
         return 0;
-    if (!b.ptr && mt_buf_puts(&b, "") < 0)
+    if (bad || (!b.ptr && mt_buf_puts(&b, "") < 0)) {
+        mt_buf_dispose(&b);
         return mt_error_set(MT_ENOMEM, "out of memory");
+    }
     if (!(*out = mt_buf_detach(&b, NULL)))
         return mt_error_set(MT_ENOMEM, "out of memory");
     return 0;
