@@ -242,6 +242,24 @@ class MemoryStore {
     return this.#live().read(path);
   }
 
+  /**
+   * Memories holding every term of `query` (words, "phrases", prefix*), best first:
+   * [{ path, score, lines, moreLines, matches, snippet: { line, before, match, after } }].
+   * options: { path: a directory to search beneath, limit: 1 to 100 (default 10) }.
+   */
+  async search(query, options = {}) {
+    checkString(query, 'query');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TypeError(`memtool: search options must be an object (got ${describe(options)})`);
+    }
+    const { path, limit } = options;
+    if (path !== undefined) checkString(path, 'options.path');
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= 100)) {
+      throw new RangeError(`memtool: options.limit must be a whole number from 1 to 100 (got ${limit})`);
+    }
+    return JSON.parse(await this.#live().search(JSON.stringify({ query, path, limit })));
+  }
+
   /** What the store holds, as its limits count it: { bytes, files, dirs }. */
   async usage() {
     return this.#live().usage();

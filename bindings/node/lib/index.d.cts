@@ -38,6 +38,16 @@ export interface MemoryStoreOptions {
   secretsAllow?: string[];
 }
 
+/** A memory a search found. */
+export interface SearchHit {
+  path: string;
+  score: number;
+  lines: number[];
+  moreLines: boolean;
+  matches: number;
+  snippet?: { line: number; before: string; match: string; after: string };
+}
+
 /** A tool input, as the memory tool's six commands take it. */
 export type MemoryToolInput =
   | { command: 'view'; path: string; view_range?: [number, number] }
@@ -124,6 +134,8 @@ export declare class MemoryStore {
   redact(id: number): Promise<void>;
   /** A memory's exact content now. */
   read(path: string): Promise<Buffer>;
+  /** Memories holding every term of the query, best first. */
+  search(query: string, options?: { path?: string; limit?: number }): Promise<SearchHit[]>;
   usage(): Promise<{ bytes: number; files: number; dirs: number }>;
   /** Close once the calls already made have settled. */
   close(): Promise<void>;

@@ -55,6 +55,7 @@ typedef enum {
     OP_REDACT,
     OP_USAGE,
     OP_READ,
+    OP_SEARCH,
     OP_CLOSE
 } op_kind;
 
@@ -312,6 +313,69 @@ static void store_release(napi_env env, store *st)
 }
 
 /* Runs on a thread of the pool: no Node-API calls here. */
+/* A search: {"query", "path", "limit"} in, the hits as JSON out (the shape
+ * of `memtool search --json`), made on the worker thread. */
+/* A failure the addon itself finds (the library's own come with mt_error_last). */
+static int job_fail(job *j, int code, const char *message)
+{
+    j->err_code = code;
+    j->err_message = strdup(message);
+    return code;
+}
+
+static int run_search(job *j, mt_memory *mem)
+{
+    json_error_t jerr;
+    json_t *in = json_loadb(j->text, j->text_len, 0, &jerr), *hits = NULL, *q, *v;
+    mt_search_options so = {NULL, 0};
+    mt_search_hit *h = NULL;
+    size_t n = 0, i, k;
+    int rc;
+
+    if (!in || !(q = json_object_get(in, "query")) || !json_is_string(q)) {
+        json_decref(in);
+        return job_fail(j, MT_EINVAL, "a search needs a query string");
+    }
+    if ((v = json_object_get(in, "path")) && json_is_string(v))
+        so.path = json_string_value(v);
+    if ((v = json_object_get(in, "limit")) && json_is_integer(v))
+        so.limit = (size_t)json_integer_value(v);
+    if ((rc = mt_memory_search(&h, &n, mem, json_string_value(q), &so)) < 0)
+        goto done;
+    if (!(hits = json_array())) {
+        rc = job_fail(j, MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        json_t *lines = json_array(), *o;
+
+        for (k = 0; lines && k < h[i].line_count; k++)
+            json_array_append_new(lines, json_integer(h[i].lines[k]));
+        o = json_pack("{s:s, s:f, s:o*, s:b, s:I}", "path", h[i].path, "score", h[i].score, "lines",
+                      lines, "moreLines", h[i].more_lines, "matches", (json_int_t)h[i].matches);
+        if (o && h[i].match)
+            json_object_set_new(o, "snippet",
+                                json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)h[i].line,
+                                          "before", h[i].before, "match", h[i].match, "after",
+                                          h[i].after));
+        if (!o || json_array_append_new(hits, o) < 0) {
+            rc = job_fail(j, MT_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if (!(j->out = json_dumps(hits, JSON_COMPACT))) {
+        rc = job_fail(j, MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    j->out_len = strlen(j->out);
+    rc = 0;
+done:
+    mt_search_hits_free(h, n);
+    json_decref(hits);
+    json_decref(in);
+    return rc;
+}
+
 static void job_execute(napi_env env, void *data)
 {
     job *j = data;
@@ -364,6 +428,9 @@ static void job_execute(napi_env env, void *data)
         break;
     case OP_READ:
         j->rc = mt_memory_read(&j->out, &j->out_len, mem, j->text);
+        break;
+    case OP_SEARCH:
+        j->rc = run_search(j, mem);
         break;
     case OP_CLOSE:
         /* Every call has settled and no new one can start: nothing else
@@ -494,6 +561,7 @@ static void job_complete(napi_env env, napi_status status, void *data)
             napi_resolve_deferred(env, j->deferred, v);
             break;
         case OP_TOOL_RESULT:
+        case OP_SEARCH:
             napi_create_string_utf8(env, j->out, j->out_len, &v);
             napi_resolve_deferred(env, j->deferred, v);
             break;
@@ -780,6 +848,11 @@ static napi_value m_undo(napi_env env, napi_callback_info info)
 static napi_value m_read(napi_env env, napi_callback_info info)
 {
     return string_call(env, info, OP_READ, "path");
+}
+
+static napi_value m_search(napi_env env, napi_callback_info info)
+{
+    return string_call(env, info, OP_SEARCH, "the search as JSON");
 }
 
 /* A call whose one argument is a version id. */
@@ -1073,6 +1146,7 @@ static napi_value init(napi_env env, napi_value exports)
         {"viewSync", NULL, m_view_sync, NULL, NULL, NULL, napi_default_method, NULL},
         {"toolResult", NULL, m_tool_result, NULL, NULL, NULL, napi_default_method, NULL},
         {"log", NULL, m_log, NULL, NULL, NULL, napi_default_method, NULL},
+        {"search", NULL, m_search, NULL, NULL, NULL, napi_default_method, NULL},
         {"versionContent", NULL, m_version_content, NULL, NULL, NULL, napi_default_method, NULL},
         {"restore", NULL, m_restore, NULL, NULL, NULL, napi_default_method, NULL},
         {"undo", NULL, m_undo, NULL, NULL, NULL, napi_default_method, NULL},

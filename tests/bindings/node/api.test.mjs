@@ -135,6 +135,29 @@ test('history: log, versionContent, restore, undo, redact, as the C API has them
   }
 });
 
+test('search: ranked hits with their lines and snippet, on each store', async (t) => {
+  for (const [kind, url] of stores(t)) {
+    const store = await MemoryStore.open({ store: url });
+    await store.create('/memories/ops/deploy.md', 'The deploy script\nruns nightly; deploy again\n');
+    await store.create('/memories/notes.md', 'Кафе\n');
+    const hits = await store.search('DEPLOY');
+    assert.equal(hits.length, 1, kind);
+    assert.ok(hits[0].score > 0, kind);
+    delete hits[0].score;
+    assert.deepEqual(hits[0], {
+      path: '/memories/ops/deploy.md', lines: [1, 2], moreLines: false, matches: 2,
+      snippet: { line: 1, before: 'The ', match: 'deploy', after: ' script' },
+    }, kind);
+    assert.deepEqual((await store.search('кафе', { path: '/memories', limit: 5 })).map((h) => h.path),
+      ['/memories/notes.md'], kind);
+    assert.deepEqual(await store.search('absent'), [], kind);
+    await assert.rejects(store.search('"open'), { code: 'MT_EINVAL', message: /not closed/ });
+    await assert.rejects(store.search(42), TypeError);
+    await assert.rejects(store.search('x', { limit: 0 }), RangeError);
+    await store.close();
+  }
+});
+
 test('toolResult answers a tool_use block as memtool call does', async (t) => {
   const [[, url]] = stores(t);
   const store = await MemoryStore.open({ store: url, actor: 'cli' });
