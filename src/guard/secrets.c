@@ -467,7 +467,9 @@ int mt_secrets_allow_compile(mt_secrets_allow **out, const char *const *regexes,
         return 0;
     if (!regexes)
         return mt_error_set(MT_EINVAL, "an allow-list of %zu regexes needs the regexes", n);
-    if (!(a = calloc(1, sizeof(*a))) || !(a->code = calloc(n, sizeof(*a->code)))) {
+    /* an array of n pointers to compiled patterns */
+    if (!(a = calloc(1, sizeof(*a))) ||
+        !(a->code = calloc(n, sizeof(*a->code)))) { /* NOLINT(bugprone-sizeof-expression) */
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }
@@ -663,7 +665,7 @@ static int issuer(const char *dg, size_t n)
 static size_t card_at(scan *s, size_t i, int *err)
 {
     const unsigned char *d = s->d;
-    char dg[20];
+    char dg[20] = {0};
     size_t n = 0, j = i, last = i;
     unsigned char sep = 0, p = i ? d[i - 1] : ' ';
     int ok;

@@ -86,11 +86,13 @@ static size_t put_cp(char *out, uint32_t cp)
     return 4;
 }
 
+/* The bytes of s, without its NUL: a word is built without one. */
 static size_t put_str(char *out, const char *s)
 {
-    size_t n = strlen(s);
+    size_t n;
 
-    memcpy(out, s, n);
+    for (n = 0; s[n]; n++)
+        out[n] = s[n];
     return n;
 }
 
@@ -99,7 +101,8 @@ static size_t fold(char *out, uint32_t cp)
 {
     char c;
 
-    if (in(cp, 'A', 'Z'))
+    /* Latin, Greek and Cyrillic capitals are 0x20 below their small letters. */
+    if (in(cp, 'A', 'Z') || in(cp, 0x391, 0x3a9) || in(cp, 0x410, 0x42f))
         cp += 0x20;
     else if (in(cp, 0xc0, 0xff))
         return put_str(out, latin1[cp - 0xc0]);
@@ -110,8 +113,6 @@ static size_t fold(char *out, uint32_t cp)
         return put_str(out, "ss");
     else if (in(cp, 0xff10, 0xff19) || in(cp, 0xff21, 0xff3a) || in(cp, 0xff41, 0xff5a))
         cp = (cp - 0xff00 + 0x20) | (in(cp, 0xff21, 0xff3a) ? 0x20 : 0);
-    else if (in(cp, 0x391, 0x3a9))
-        cp += 0x20;
     else if (in(cp, 0x386, 0x3ce) || cp == 0x390 || cp == 0x3b0) {
         switch (cp) {
         case 0x386:
@@ -156,8 +157,6 @@ static size_t fold(char *out, uint32_t cp)
         }
     } else if (cp == 0x401 || cp == 0x451)
         cp = 0x435;
-    else if (in(cp, 0x410, 0x42f))
-        cp += 0x20;
     else if (in(cp, 0x400, 0x40f))
         cp += 0x50;
     return put_cp(out, cp);

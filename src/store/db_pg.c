@@ -123,6 +123,8 @@ static void trip(void)
 }
 
 /* The statements PostgreSQL writes differently; NULL: the neutral text. */
+/* Each element is one statement, its text split over lines: no comma is missing.
+ * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const pg_sql[MT_DB_STMT_COUNT] = {
     /* Race-free: two first changes of a tenant both see one row. */
     [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
@@ -142,6 +144,7 @@ static const char *const pg_sql[MT_DB_STMT_COUNT] = {
         "d.words @@ CAST(CAST(?5 AS text) AS tsquery) AND (CAST(?2 AS text) = '' OR d.path = ?2 "
         "OR (d.path > ?3 AND d.path < ?4)) ORDER BY 2 DESC, d.path LIMIT ?6",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 /* The schema, version 1: db.h's tables (schema_settle brings it to
  * MT_DB_SCHEMA_VERSION). Paths,

@@ -30,6 +30,8 @@
 #define READ_BUSY_MS 10000
 
 /* The statements SQLite writes in its own way; NULL: the neutral text. */
+/* Each element is one statement, its text split over lines: no comma is missing.
+ * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const sq_sql[MT_DB_STMT_COUNT] = {
     /* bm25() is smaller for better matches: its negation is the score. */
     [MT_DB_SEARCH_FIND] =
@@ -38,6 +40,7 @@ static const char *const sq_sql[MT_DB_STMT_COUNT] = {
         "(?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
         "ORDER BY bm25(search_words), d.path LIMIT ?6",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 typedef struct {
     char *path;
