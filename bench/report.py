@@ -836,6 +836,14 @@ def report(results, markdown):
         with open(notes) as f:
             w(fill(f.read().rstrip(), facts(t, serve, trees, bigs, meta)) + "\n")
 
+    # What other scripts measure (stores, bindings, secrets, encryption, search) is kept in
+    # its own file, copied as it is: this report does not measure it, and must not drop it.
+    separate = os.path.join(HERE, "separate.md")
+    if os.path.exists(separate):
+        with open(separate) as f:
+            text = f.read()
+        w(text[text.index("-->") + 3:].strip() + "\n" if "-->" in text else text.strip() + "\n")
+
     w("## Reproducing\n")
     w("`make bench` builds memtool, installs the SDK with `npm ci` from `bench/package-lock.json`, runs "
       "every suite (a few minutes on 2 cores) and writes this file, `bench/results/*.csv` and the plots. "
@@ -843,7 +851,8 @@ def report(results, markdown):
       "not tmpfs, for the `fsync` numbers to mean anything. `ctest -R bench_smoke` runs every part "
       "with a few iterations and checks that every result row is produced. `sh bench/secrets.sh` "
       "measures the secrets check (the section above; `ctest -R bench_secrets_smoke` keeps it from "
-      "rotting).\n")
+      "rotting). The sections from *Encryption at rest* on come from their own scripts and are kept in "
+      "`bench/separate.md`, which this report copies: update them there.\n")
     with open(markdown, "w") as f:
         f.write("\n".join(out))
 
