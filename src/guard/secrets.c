@@ -821,7 +821,8 @@ int mt_secrets_scan(mt_secret_hit *hits, size_t max_hits, size_t *count, const c
         goto done;
     /* In text order; of overlapping hits the first (the longest, then the
      * earliest rule) stays. */
-    qsort(s.hits, s.n, sizeof(*s.hits), hit_cmp);
+    if (s.n > 1)
+        qsort(s.hits, s.n, sizeof(*s.hits), hit_cmp);
     kept = 0;
     for (i = 0; i < s.n; i++)
         if (kept == 0 || s.hits[i].offset >= s.hits[kept - 1].offset + s.hits[kept - 1].length)

@@ -179,7 +179,8 @@ int mt_memory_gc(mt_gc_stats *out, mt_memory *m, const mt_gc_options *o, mt_gc_c
     cutoff = now - (int64_t)o->idle_ms;
     if ((rc = list_idle(&l, m, rel ? rel : "", cutoff)) < 0)
         goto done;
-    qsort(l.v, l.n, sizeof(*l.v), by_access);
+    if (l.n)
+        qsort(l.v, l.n, sizeof(*l.v), by_access);
     st.files = l.files;
     st.bytes = l.bytes;
     st.idle = l.n;

@@ -101,7 +101,8 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     }
     if ((rc = mt_fs_walk_stat(fs, path, collect, &l)) < 0)
         goto done;
-    qsort(l.v, l.n, sizeof(*l.v), by_path);
+    if (l.n)
+        qsort(l.v, l.n, sizeof(*l.v), by_path);
     rc = mt_search_index_run(out, count, mt_hist_sqlite(fs->search), l.v, l.n, read_doc, st, q,
                              path, limit);
 done:
