@@ -60,10 +60,13 @@ echo "op,store,query,n,median_us,min_us,hits" >"$out"
 big="--max-store-size 1000G --max-files 1000000 --max-dirs 100000 --max-file-size 64M --durability none"
 mkdir -p "$work/store"
 cp -r "$work/files/." "$work/store/"
-"$bin" "file:$work/store" "$work/queries" $rounds | sed 's/^/&/; s/^\([a-z_]*\),/\1,file,/' >>"$out"
+# (through a file: a pipe would hide the bench's own failure from set -e)
+"$bin" "file:$work/store" "$work/queries" $rounds >"$work/rows"
+sed 's/^\([a-z_]*\),/\1,file,/' "$work/rows" >>"$out"
 # shellcheck disable=SC2086
 "$memtool" $big migrate --from "file:$work/files" --to "sqlite:$work/db.sqlite" >/dev/null 2>&1
-"$bin" "sqlite:$work/db.sqlite" "$work/queries" $rounds | sed 's/^\([a-z_]*\),/\1,sqlite,/' >>"$out"
+"$bin" "sqlite:$work/db.sqlite" "$work/queries" $rounds >"$work/rows"
+sed 's/^\([a-z_]*\),/\1,sqlite,/' "$work/rows" >>"$out"
 
 # The floor: grep -rF over the same files, one process per search, as a user runs it.
 python3 - "$work/files" "$work/queries" $rounds "$out" <<'PY'
