@@ -11,6 +11,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "history_ui.h"
 #include "lib/text.h"
 
 static const char help[] =
@@ -88,29 +89,6 @@ static int on_event(void *payload, const mt_gc_event *e)
     return interrupted;
 }
 
-/* RFC 3339 in UTC ("2030-01-01T00:00:00Z", milliseconds optional). */
-static int parse_time(int64_t *ms, const char *s)
-{
-    struct tm tm;
-    const char *p;
-    int frac = 0;
-
-    memset(&tm, 0, sizeof(tm));
-    if (!(p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
-        return -1;
-    if (*p == '.') {
-        int digits = 0;
-        for (p++; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
-            frac = frac * 10 + (*p - '0');
-        if (digits != 3)
-            return -1;
-    }
-    if (strcmp(p, "Z") != 0)
-        return -1;
-    *ms = (int64_t)timegm(&tm) * 1000 + frac;
-    return *ms > 0 ? 0 : -1;
-}
-
 int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -146,10 +124,10 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
             o.path = optarg;
             break;
         case 'N':
-            if (parse_time(&o.now_ms, optarg) < 0)
+            if (mt_cli_time_parse(&o.now_ms, optarg) < 0)
                 return mt_cli_usage_error("gc",
-                                          "--now: '%s' is not a time: use RFC 3339 in UTC, e.g. "
-                                          "2030-01-01T00:00:00Z",
+                                          "--now: '%s' is not a time: use RFC 3339, e.g. "
+                                          "2030-01-01T00:00:00Z, or an age (30d)",
                                           optarg);
             break;
         case 'j':

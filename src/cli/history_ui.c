@@ -117,37 +117,17 @@ int mt_cli_time_parse(int64_t *ms, const char *s)
     const char *p = s;
     int y, mo, d, h, mi, sec, frac = 0, scale = 1000;
     int64_t days;
-    char *end;
 
     if (!s || !*s)
         return -1;
-    /* An age: a number and a unit. */
+    /* An age, a duration as every command reads one (30d, 12h, 1d12h): that long ago. */
     if (strchr("0123456789", *s) && !strchr(s, '-')) {
-        unsigned long long n;
-        int64_t unit;
+        uint64_t age;
 
-        errno = 0;
-        n = strtoull(s, &end, 10);
-        if (errno || end == s || end[1] != '\0' || n > 100000000ULL)
+        if (mt_cli_parse_duration(&age, s) < 0)
             return -1;
-        switch (*end) {
-        case 'd':
-            unit = 86400000;
-            break;
-        case 'h':
-            unit = 3600000;
-            break;
-        case 'm':
-            unit = 60000;
-            break;
-        case 's':
-            unit = 1000;
-            break;
-        default:
-            return -1;
-        }
         clock_gettime(CLOCK_REALTIME, &now);
-        *ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (int64_t)n * unit;
+        *ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (int64_t)age;
         return 0;
     }
     if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
