@@ -29,7 +29,9 @@ static const char help[] =
     "  --dry-run        list what would be deleted, with idle times; delete nothing\n"
     "  --path PATH      only memories at or beneath PATH (/memories/projects/old)\n"
     "  --now TIME       measure idle times as if it were TIME (2030-01-01T00:00:00Z), for\n"
-    "                   reproducible runs; the times recorded are not changed\n"
+    "                   reproducible runs; the times recorded are not changed. A TIME\n"
+    "                   later than the clock makes a memory viewed during the run look\n"
+    "                   idle too: use one with --dry-run, or on a store nobody uses\n"
     "  --json           one JSON object: the counts and every memory with its outcome\n\n"
     "Exit status: 0 done; 1 some memory could not be deleted (each named); 2 a usage\n"
     "error or a store that cannot be opened; 130 interrupted.\n";

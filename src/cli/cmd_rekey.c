@@ -133,8 +133,11 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     if (!cli->encrypt)
         return mt_cli_usage_error("rekey", "the store's key is needed: --key-file PATH (or "
                                            "MEMTOOL_KEY_FILE, MEMTOOL_PASSPHRASE)");
-    if (!(key = mt_cli_key(cli, &failed)))
+    if (!(key = mt_cli_key(cli, &failed)) || failed) {
+        /* A key file that could not be read (the old one too) is said, and stops it. */
+        mt_crypt_key_free(key);
         return MT_EXIT_USAGE;
+    }
     if (new_file && mt_crypt_key_load_file(&new_key, new_file) < 0) {
         status = mt_cli_usage_error("rekey", "%s", mt_error_last()->message);
         goto done;

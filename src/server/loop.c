@@ -81,15 +81,19 @@ static int answer(int out_fd, mt_buf *out, const mt_server_handler *h, const cha
     return rc;
 }
 
-/* Between lines: the front end's own work, when due, while no input waits. */
-static void wait_between(int in_fd, const mt_server_handler *h)
+/* Between lines: the front end's own work, when due. At the start it runs
+ * before anything is read; later only while no input waits, so a request
+ * already sent is answered first. */
+static void wait_between(int in_fd, const mt_server_handler *h, int start)
 {
-    for (;;) {
+    for (;; start = 0) {
         struct pollfd p = {in_fd, POLLIN, 0};
-        long ms = h->between(h->between_ctx);
+        long ms;
         int n;
 
-        if (ms < 0)
+        if (!start && poll(&p, 1, 0) != 0)
+            return;
+        if ((ms = h->between(h->between_ctx)) < 0)
             return;
         n = poll(&p, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
         if (n != 0 && !(n < 0 && errno == EINTR))
@@ -103,7 +107,7 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
     size_t cap = 0, start = 0, scan = 0, end = 0;
     int discarding = 0; /* inside an oversized line that was already answered */
     mt_buf out = MT_BUF_INIT;
-    int rc = MT_OK;
+    int rc = MT_OK, started = 0;
 
     if (max_line == 0)
         max_line = MT_SERVER_MAX_LINE;
@@ -162,7 +166,8 @@ int mt_server_run(int in_fd, int out_fd, const mt_server_handler *h, size_t max_
         if ((rc = flush(out_fd, &out)) < 0)
             goto done;
         if (h->between)
-            wait_between(in_fd, h);
+            wait_between(in_fd, h, !started);
+        started = 1;
         got = read(in_fd, buf + end, cap - end);
         if (got < 0) {
             if (errno == EINTR)

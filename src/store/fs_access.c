@@ -65,10 +65,12 @@ int mt_fs_touch(mt_store *st, int64_t *recorded, const char *rel, int64_t now_ms
         rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
         goto done;
     }
-    /* A second link may be a change's, half done (a removal links the file
-     * aside first): decided under the lock below, where no change is. */
-    if (sb.st_nlink == 1 && (at = mt_fs_last_access(&sb)) >= now_ms - MT_ACCESS_GRAIN_MS)
-        goto done; /* recorded within the grain: nothing to write */
+    /* Recorded within the grain: nothing to write, whatever the links (a
+     * second one may be a change's, half done: a removal links the file
+     * aside first; that, and a file with more links, is decided under the
+     * lock below, where no change is). */
+    if ((at = mt_fs_last_access(&sb)) >= now_ms - MT_ACCESS_GRAIN_MS)
+        goto done;
     /* The write is made under the store's lock, so that a removal that
      * checks the time and then unlinks (gc's) is ordered wholly before or
      * after it: a view never finds a file a removal then takes as idle.
