@@ -217,6 +217,7 @@ static struct {
     unsigned char fold[256];
     int error; /* 0, or why init failed */
     char message[256];
+    int key_id_rule; /* aws-access-key-id, which the rules near a key id need; -1 none */
 } engine;
 
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
@@ -242,6 +243,10 @@ static void engine_init(void)
 
     for (i = 0; i < 256; i++)
         engine.fold[i] = (unsigned char)(i >= 'A' && i <= 'Z' ? i + 32 : i);
+    engine.key_id_rule = -1;
+    for (r = 0; r < RULES; r++)
+        if (strcmp(rules[r].kind, "aws-access-key-id") == 0)
+            engine.key_id_rule = (int)r;
     for (r = 0; r < RULES; r++) {
         int err;
         PCRE2_SIZE at;
@@ -594,6 +599,11 @@ static int run_rule(scan *s, unsigned r, size_t at)
             s->done[r] = last_end;
         return 0;
     }
+    /* The keyword is found in any case, so it may be "Asia" or "Malaysia":
+     * look near it only where it starts a key id itself. */
+    if (engine.key_id_rule >= 0 && pcre2_match(engine.code[engine.key_id_rule], s->d, s->len, at,
+                                               PCRE2_ANCHORED, s->md, NULL) < 0)
+        return 0;
     /* Every match in the window around the keyword; windows of later
      * keywords start where this one's search ended, less what a token cut by
      * its end could need. */

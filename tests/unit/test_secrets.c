@@ -354,6 +354,11 @@ static void test_entropy(void **state)
         assert_int_equal(scan(h, 4, text, strlen(text), NULL), 2);
         assert_string_equal(h[1].kind, "aws-secret-access-key");
         assert_int_equal(h[1].line, 2);
+        /* ... and only near a key id: not near a word that holds "asia". */
+        snprintf(text, sizeof(text), "Trip to Asia, Malaysia: booking %s\n", t);
+        assert_int_equal(scan(h, 4, text, strlen(text), NULL), 0);
+        snprintf(text, sizeof(text), "asiaQWB5PDKHX6PYGPAN\n%s\n", t);
+        assert_int_equal(scan(h, 4, text, strlen(text), NULL), 0);
     }
 }
 
