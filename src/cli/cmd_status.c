@@ -101,6 +101,8 @@ static void read_progress(project_state *st, const char *text, size_t len)
         n--;
     st->entry = last;
     st->entry_len = n;
+    if (n < 3)
+        return; /* a heading with nothing after its "## " */
     /* "YYYY-MM-DD", with " HH:MM" and " UTC" when they follow. */
     {
         const char *d = last + 3;

@@ -148,8 +148,9 @@ class MemoryStore {
 
   /**
    * view on the calling thread, for the file and SQLite stores: a view never
-   * syncs nor waits for a lock, so it blocks no longer than its reads (like
-   * fs.readFileSync); the thread pool's hand-over is saved. Not for PostgreSQL,
+   * syncs, so it blocks about as long as its reads (like fs.readFileSync), but
+   * once a minute per memory, recording its access, it may wait for the
+   * store's lock (at most 1 s on a file store, 5 s on SQLite); the thread pool's hand-over is saved. Not for PostgreSQL,
    * whose every read is a round trip to the server.
    */
   viewSync(path, viewRange) {

@@ -785,9 +785,11 @@ static napi_value string_call(napi_env env, napi_callback_info info, op_kind kin
     return start(env, j);
 }
 
-/* A view on the calling thread: a view never syncs nor waits for a lock, so on
- * a local store it costs what its reads cost, and saves the thread pool's two
- * hand-overs. Only views: a change would block the event loop on its fsync. */
+/* A view on the calling thread: a view never syncs, so on a local store it
+ * costs what its reads cost (but for the store's lock, waited for at most a
+ * second or five once a minute per memory, when its access is recorded), and
+ * saves the thread pool's two hand-overs. Only views: a change would block
+ * the event loop on its fsync. */
 static napi_value m_view_sync(napi_env env, napi_callback_info info)
 {
     napi_value argv[1], out = NULL, item;
