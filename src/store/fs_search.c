@@ -60,7 +60,7 @@ static int take(void *payload, const char *data, size_t len, uint64_t off, int l
     if (len > r->cap - r->out->len)
         len = r->cap - r->out->len;
     if (mt_buf_put(r->out, data, len) < 0)
-        return MT_ENOMEM;
+        return mt_error_set(MT_ENOMEM, "out of memory reading a memory to index it");
     return r->out->len >= r->cap ? 1 : 0;
 }
 

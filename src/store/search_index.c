@@ -84,8 +84,9 @@ static int write_one(index_conn *c, const todo *t, const char *words, size_t len
     }
     id = sqlite3_column_int64(c->st[Q_PUT], 0);
     sqlite3_reset(c->st[Q_PUT]);
-    /* Another search may have indexed it meanwhile: its words go first. */
-    if (!t->id) {
+    /* Another search may have indexed it meanwhile, under this id or (after
+     * forgetting it) under a new one: its words go first. */
+    if (id != t->id) {
         sqlite3_bind_int64(c->st[Q_WORDS_DEL], 1, id);
         if ((rc = step_done(c, c->st[Q_WORDS_DEL], "forget old words")) < 0)
             return rc;
@@ -115,10 +116,17 @@ static int write_batch(size_t *used, index_conn *c, const todo *t, size_t n, mt_
         if (!t[i].doc)
             continue;
         mt_buf_truncate(&content, 0);
-        /* A memory that cannot be read now (gone, or no longer a file) is
-         * left out; the next search tries it again if it is back. */
-        if (read(payload, &content, t[i].doc->path, MT_SEARCH_INDEX_CAP) < 0)
+        /* A memory that cannot be read now (gone, or no longer a plain
+         * file) is left out; the next search tries it again if it is back.
+         * Anything else (no memory, an I/O error) fails the search rather
+         * than answer without it. */
+        if ((rc = read(payload, &content, t[i].doc->path, MT_SEARCH_INDEX_CAP)) < 0) {
+            if (rc != MT_ENOTFOUND && rc != MT_EISDIR && rc != MT_ENOTDIR && rc != MT_ESYMLINK &&
+                rc != MT_EUNSUPPORTED && rc != MT_EMULTILINK)
+                goto done;
+            rc = 0;
             continue;
+        }
         if ((rc = mt_buf_putc(&words[i], ' ')) < 0 ||
             (rc = mt_search_index_text(&words[i], content.ptr ? content.ptr : "", content.len)) < 0)
             goto done;
