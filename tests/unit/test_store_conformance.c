@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <pthread.h>
 
 #include "helpers.h"
@@ -636,6 +638,116 @@ static void test_expiry_race(void **state)
     stores_close(&s);
 }
 
+/* What a viewing process reports to the test: its touches that found the
+ * file, and the first other outcome. */
+typedef struct {
+    int ok, bad;
+} view_report;
+
+/* A process of its own, on a handle of its own: waits for go, then touches
+ * like view_loop and reports through out. Never returns. */
+static void view_process(size_t i, const char *dir, int64_t base, int go, int out)
+{
+    view_report r = {0, 0};
+    mt_memory *m = NULL;
+    char c;
+    int k;
+
+    if (mt_test_stores[i].open(&m, dir, NULL) < 0)
+        r.bad = mt_error_last()->code ? mt_error_last()->code : -1;
+    if (write(out, "r", 1) != 1 || read(go, &c, 1) != 0) /* go: the parent closes it */
+        _exit(3);
+    for (k = 0; m && k < 40; k++) {
+        int rc = m->store->touch(m->store, NULL, "f.md",
+                                 base + (int64_t)(k + 2) * 2 * MT_ACCESS_GRAIN_MS);
+        if (rc == 0)
+            r.ok++;
+        else if (rc != MT_ENOTFOUND && !r.bad)
+            r.bad = rc;
+    }
+    if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+        _exit(3);
+    _exit(0);
+}
+
+/* The same race across processes, each with its own handle, connection
+ * and (file store) lock file descriptors: what keeps a view and a removal
+ * in one serial order must be the store's, not a handle's mutex. */
+static void test_expiry_race_processes(void **state)
+{
+    stores s;
+    size_t i;
+    int round;
+    (void)state;
+
+    stores_open(&s, NULL);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        mt_store *st = s.mem[i]->store;
+        int refused = 0, removed = 0;
+        for (round = 0; round < 12; round++) {
+            view_report r[2];
+            pid_t pid[2];
+            int go[2], out[2][2], rc, j, err, status;
+            int64_t base;
+            mt_store_op op;
+            char c,
+                *res = mt_test_call(
+                    s.mem[i], &err,
+                    "{\"command\":\"create\",\"path\":\"/memories/f.md\",\"file_text\":\"f\\n\"}");
+            assert_int_equal(err, 0);
+            free(res);
+            base = last_access(st, "f.md");
+            assert_int_equal(pipe(go), 0);
+            for (j = 0; j < 2; j++) {
+                assert_int_equal(pipe(out[j]), 0);
+                fflush(NULL);
+                pid[j] = fork();
+                assert_true(pid[j] >= 0);
+                if (pid[j] == 0) {
+                    close(go[1]);
+                    close(out[j][0]);
+                    view_process(i, s.dir[i], base, go[0], out[j][1]);
+                }
+                close(out[j][1]);
+                assert_int_equal(read(out[j][0], &c, 1), 1); /* opened, waiting */
+            }
+            close(go[0]);
+            mt_store_op_init(&op);
+            op.idle_before_ms = base + MT_ACCESS_GRAIN_MS;
+            close(go[1]);
+            if (round % 2)
+                usleep(300); /* let some views go first */
+            rc = st->remove(st, &op, "f.md");
+            for (j = 0; j < 2; j++) {
+                assert_int_equal(read(out[j][0], &r[j], sizeof(r[j])), (ssize_t)sizeof(r[j]));
+                close(out[j][0]);
+                assert_int_equal(waitpid(pid[j], &status, 0), pid[j]);
+                assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            }
+            if (r[0].bad || r[1].bad)
+                fail_msg("%s: a touch in another process failed with %d", mt_test_stores[i].name,
+                         r[0].bad ? r[0].bad : r[1].bad);
+            if (rc == 0 && r[0].ok + r[1].ok)
+                fail_msg("%s: the file was removed as idle after another process's view found it",
+                         mt_test_stores[i].name);
+            if (rc == 0) {
+                removed++;
+            } else {
+                assert_int_equal(rc, MT_ECONFLICT);
+                assert_true(r[0].ok + r[1].ok > 0);
+                refused++;
+                mt_store_op_init(&op);
+                assert_int_equal(st->remove(st, &op, "f.md"), 0);
+            }
+        }
+        /* Both orders happened, or the race was not run at all. */
+        if (!refused || !removed)
+            print_message("%s: %d removals refused, %d made (one order only this run)\n",
+                          mt_test_stores[i].name, refused, removed);
+    }
+    stores_close(&s);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -948,11 +1060,17 @@ static void test_search_race(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_commands), cmocka_unit_test(test_depth),
-        cmocka_unit_test(test_limits),   cmocka_unit_test(test_expected),
-        cmocka_unit_test(test_history),  cmocka_unit_test(test_random),
-        cmocka_unit_test(test_expiry),   cmocka_unit_test(test_expiry_race),
-        cmocka_unit_test(test_search),   cmocka_unit_test(test_search_race),
+        cmocka_unit_test(test_commands),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_expected),
+        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_expiry_race),
+        cmocka_unit_test(test_expiry_race_processes),
+        cmocka_unit_test(test_search),
+        cmocka_unit_test(test_search_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
