@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "sqlite_wal.h"
 #include "search/text.h"
 
 #define READ_BUSY_MS 10000
@@ -329,7 +330,7 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
     sync = cfg->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL;"
            : cfg->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL;"
                                                    : "PRAGMA synchronous=OFF;";
-    if (sqlite3_exec(c->db, "PRAGMA journal_mode=WAL;", NULL, NULL, &msg) != SQLITE_OK) {
+    if (mt_sqlite_setup_wal(c->db, "PRAGMA journal_mode=WAL;", &msg, READ_BUSY_MS) != SQLITE_OK) {
         rc = (sqlite3_errcode(c->db) & 0xff) == SQLITE_NOTADB
                  ? mt_error_set(MT_EINVAL,
                                 "%s is not a memtool store (not an SQLite database): give the "

@@ -13,6 +13,7 @@
  * that truncates the log, so no frame holding the old pages stays in it.
  */
 #include "history.h"
+#include "sqlite_wal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -234,24 +235,6 @@ static int schema_version(sqlite3 *db)
     return version;
 }
 
-/* Switch a database to WAL. Two connections opening a new database at once
- * (a search and the first change) may both try: the loser's switch fails
- * with SQLITE_BUSY at once, without the busy handler, so it is tried again
- * for as long as a lock may be waited for. */
-static int setup_wal(sqlite3 *db, const char *pragmas, char **msg)
-{
-    int rc, waited;
-
-    for (waited = 0;; waited += 10) {
-        rc = sqlite3_exec(db, pragmas, NULL, NULL, msg);
-        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited >= BUSY_MS)
-            return rc;
-        sqlite3_free(*msg);
-        *msg = NULL;
-        usleep(10000);
-    }
-}
-
 int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability)
 {
     char path[64];
@@ -335,11 +318,11 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
      * makes): a log left full is read whole by the next process to open the
      * database, to rebuild its index, which was most of a one-shot `memtool
      * log` (1,128 reads of frames before this). */
-    if (setup_wal(h->db,
-                  durability == MT_DURABILITY_NONE
-                      ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
-                      : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                  &msg) != SQLITE_OK ||
+    if (mt_sqlite_setup_wal(h->db,
+                            durability == MT_DURABILITY_NONE
+                                ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                                : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                            &msg, BUSY_MS) != SQLITE_OK ||
         sqlite3_exec(h->db,
                      "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; "
                      "PRAGMA journal_size_limit=4194304; PRAGMA wal_autocheckpoint=1000;",
