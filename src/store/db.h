@@ -208,6 +208,9 @@ typedef enum {
                             higher is better) of the rows in range matching query, best
                             first, then by path. No neutral text: each driver that
                             searches writes its own */
+    /* A whole read in one statement, outside any transaction (see read_single). */
+    MT_DB_READ_WHOLE, /* (tenant, path, whole) -> kind, size, data (NULL when size > whole
+                         or the content is missing) */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 
@@ -275,6 +278,12 @@ typedef struct {
      * binds the words as they are. */
     int (*search_query)(mt_buf *out, const mt_search_query *q);
     int (*search_words)(mt_buf *out, const char *words, size_t len);
+
+    /* Optional: make the connection ready for one statement run on its own,
+     * outside any transaction (a statement is then its own snapshot). A
+     * whole-file read is then one statement: on PostgreSQL one round trip
+     * instead of four (begin, node, content, commit). */
+    int (*ready_single)(mt_db_conn *c);
 } mt_db_driver;
 
 /*

@@ -1050,22 +1050,11 @@ static int pg_unsynced(mt_db_conn *c, int on)
 }
 
 static const mt_db_driver pg_driver = {
-    "PostgreSQL",
-    NULL,
-    pg_connect,
-    pg_close,
-    pg_abandon,
-    cfg_free,
-    pg_begin_write,
-    pg_begin_read,
-    pg_commit,
-    pg_rollback,
-    pg_exec,
-    NULL,
-    pg_unsynced,
+    "PostgreSQL", NULL, pg_connect, pg_close, pg_abandon, cfg_free, pg_begin_write, pg_begin_read,
+    pg_commit, pg_rollback, pg_exec, NULL, pg_unsynced,
     /* search: tsquery and tsvector literals of memtool's own words */
-    mt_search_tsquery,
-    mt_search_tsvector,
+    mt_search_tsquery, mt_search_tsvector,
+    ready, /* a statement outside a transaction: autocommit, its own snapshot */
 };
 
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)

@@ -74,6 +74,9 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                                "AND id NOT IN (SELECT max(id) FROM versions WHERE tenant = ?1 "
                                "GROUP BY memory_id)",
     [MT_DB_VERSION_DELETE] = "DELETE FROM versions WHERE tenant = ?1 AND id = ?2",
+    [MT_DB_READ_WHOLE] = "SELECT n.kind, n.size, CASE WHEN n.size <= ?3 THEN c.data END "
+                         "FROM nodes n LEFT JOIN contents c ON c.tenant = n.tenant AND "
+                         "c.sha256 = n.sha256 WHERE n.tenant = ?1 AND n.path = ?2",
     [MT_DB_CONTENT_GET] = "SELECT data FROM contents WHERE tenant = ?1 AND sha256 = ?2",
     [MT_DB_NODE_OF_MEMORY] = "SELECT path FROM nodes WHERE tenant = ?1 AND memory_id = ?2",
     [MT_DB_NODES_ALL] = "SELECT path, kind, memory_id, sha256, size FROM nodes "

@@ -429,6 +429,14 @@ static int sq_begin_read(mt_db_conn *c)
     return 0;
 }
 
+static int sq_ready_single(mt_db_conn *c)
+{
+    reset_all(c);
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    return 0;
+}
+
 static void try_truncate(mt_db_conn *c)
 {
     int log = -1, done = -1;
@@ -584,6 +592,7 @@ static const mt_db_driver sqlite_driver = {
     /* search: FTS5 MATCH over the words as they are */
     mt_search_fts5_match,
     NULL,
+    sq_ready_single,
 };
 
 int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,

@@ -249,14 +249,65 @@ static int read_in(mt_db *db, void *arg)
     return 0;
 }
 
+typedef struct {
+    read_args *a;
+    int done; /* the file came whole: nothing left to do */
+} single_args;
+
+static int single_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    single_args *s = payload;
+    read_args *a = s->a;
+    int rc;
+
+    if (ncols < 3 || cols[0].i != MT_NODE_FILE || cols[1].i < 0 ||
+        (cols[2].type == MT_DB_NULL && cols[1].i > 0))
+        return 0; /* a directory, a big file, a missing content: the transaction's way */
+    *a->size = a->total = (uint64_t)cols[1].i;
+    a->last = 1;
+    s->done = 1;
+    rc = a->cb(a->payload, cols[2].p ? cols[2].p : "", cols[2].type == MT_DB_NULL ? 0 : cols[2].len,
+               0, 1);
+    return rc == 1 ? 0 : rc;
+}
+
+/*
+ * The common read, a small file, as one statement on its own: a statement
+ * is its own snapshot, so the node and its content agree as in a read
+ * transaction. Anything else (nothing there, a directory, a file read in
+ * pieces, an error to word) goes the transaction's way. Returns 1 when the
+ * file was read.
+ */
+static int read_single(mt_db *db, read_args *a)
+{
+    single_args s = {a, 0};
+    mt_db_value v[3] = {mt_db_text(db->tenant), mt_db_text(a->path),
+                        mt_db_int((int64_t)(a->whole > INT64_MAX ? INT64_MAX : a->whole))};
+    int64_t got;
+    int rc;
+
+    if (!db->drv->ready_single)
+        return 0;
+    if ((rc = mt_db_acquire(db)) < 0)
+        return rc;
+    if ((rc = db->drv->ready_single(db->conn)) == 0 &&
+        (got = mt_db_exec(db, MT_DB_READ_WHOLE, v, 3, single_row, &s)) < 0)
+        rc = s.done ? (int)got : 0; /* a failed reader stands; a failed statement is retried */
+    mt_db_release(db);
+    return rc < 0 ? rc : s.done;
+}
+
 int mt_db_read_file(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
                     void *payload)
 {
     read_args a = {size, path, whole, cb, payload, 0, 0, 0, 0};
+    int rc;
 
     *size = 0;
     if (!*path)
         return mt_db_path_error(MT_EISDIR, "cannot read", path);
+    if ((rc = read_single((mt_db *)st, &a)) != 0)
+        return rc < 0 ? rc : 0;
     return mt_db_read((mt_db *)st, read_in, &a);
 }
 

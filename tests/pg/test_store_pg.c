@@ -1054,6 +1054,8 @@ static void test_round_trips(void **state)
         {"create (parents there)",
          "{\"command\":\"create\",\"path\":\"/memories/%d/b/d.md\",\"file_text\":\"y\\n\"}", 30},
         {"view file", "{\"command\":\"view\",\"path\":\"/memories/%d/b/c.md\"}", 12},
+        /* Its access is recorded: a small file's view is one statement. */
+        {"view file again", "{\"command\":\"view\",\"path\":\"/memories/%d/b/c.md\"}", 1},
         {"view directory", "{\"command\":\"view\",\"path\":\"/memories/%d\"}", 12},
         {"str_replace",
          "{\"command\":\"str_replace\",\"path\":\"/memories/%d/b/c.md\",\"old_str\":\"x\","
