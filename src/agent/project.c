@@ -9,6 +9,8 @@
 #include <sodium.h>
 
 #include "lib/buf.h"
+#include "lib/memory.h"
+#include "lib/text.h"
 #include "lib/utf8.h"
 
 /* src/agent/project_prompt.md, embedded when memtool is built. */
@@ -128,6 +130,36 @@ static void log_hash(char out[65], mt_memory *mem)
         out[0] = '\0';
 }
 
+/* The newest version of the log this handle's actor made: 0 when none, -1
+ * when the store keeps no history. Versions name who wrote them, so another
+ * session (or a person) changing the log meanwhile is not taken for this
+ * session's entry, as a change of the log's hash alone would be. */
+static int64_t own_newest(mt_memory *mem)
+{
+    mt_log_query q = {MT_PROJECT_PROGRESS, NULL, 0, mem->actor, 0, 0, 0, 1};
+    mt_version *v = NULL;
+    size_t n = 0;
+    int64_t id;
+
+    if (!mem->opts.history || !mem->actor[0] || mt_memory_log(&v, &n, mem, &q) < 0)
+        return -1;
+    id = n > 0 ? v[0].id : 0;
+    mt_versions_free(v, n);
+    return id;
+}
+
+/* Whether the session changed the log since `before` / `own` were taken. */
+static int changed_since(mt_memory *mem, const char before[65], int64_t own)
+{
+    char now[65];
+    int64_t newest;
+
+    if (own >= 0 && (newest = own_newest(mem)) >= 0)
+        return newest != own;
+    log_hash(now, mem);
+    return strcmp(now, before) != 0;
+}
+
 void mt_project_begin(mt_project_session *p, mt_memory *mem)
 {
     memset(p, 0, sizeof(*p));
@@ -148,6 +180,7 @@ int mt_project_turn_begin(char **out, mt_project_session *p, const char *prompt)
 
     *out = NULL;
     log_hash(p->before, p->mem);
+    p->own = own_newest(p->mem);
     p->turns++;
     if (p->reminded) {
         if (!(*out = strdup(prompt)))
@@ -162,21 +195,19 @@ int mt_project_turn_begin(char **out, mt_project_session *p, const char *prompt)
     }
     if ((rc = mt_project_text(&first, MT_PROJECT_PART_FIRST, NULL)) < 0)
         return rc;
-    p->reminded = 1;
-    mt_buf_puts(&b, first);
-    mt_buf_puts(&b, prompt);
+    rc = mt_buf_puts(&b, first) < 0 || mt_buf_puts(&b, prompt) < 0 ? MT_ENOMEM : 0;
     free(first);
-    if (!(*out = mt_buf_detach(&b, NULL)))
+    if (rc < 0 || !(*out = mt_buf_detach(&b, NULL))) {
+        mt_buf_dispose(&b);
         return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    p->reminded = 1;
     return 0;
 }
 
 void mt_project_turn_end(mt_project_session *p, int cut, int taken_back)
 {
-    char now[65];
-
-    log_hash(now, p->mem);
-    p->last_changed = strcmp(now, p->before) != 0;
+    p->last_changed = changed_since(p->mem, p->before, p->own);
     p->changed |= p->last_changed;
     p->last_cut = cut;
     if (taken_back)
@@ -214,8 +245,8 @@ static int call(mt_memory *mem, json_t *input)
 int mt_project_append_entry(mt_memory *mem, const char *reason, const char *task)
 {
     mt_buf entry = MT_BUF_INIT;
-    char now[32], sha[65], *log = NULL;
-    size_t len, i, lines;
+    char now[32], sha[65], now_sha[65], *log = NULL;
+    size_t len, lines;
     int rc, attempt;
 
     mt_project_now(now);
@@ -247,17 +278,17 @@ int mt_project_append_entry(mt_memory *mem, const char *reason, const char *task
         }
         if (rc < 0)
             goto done;
-        for (i = 0, lines = 0; i < len; i++)
-            lines += log[i] == '\n';
-        if (len > 0 && log[len - 1] != '\n')
-            lines++;
+        lines = mt_text_line_count(log, len);
         sha256_hex(sha, log, len);
         /* A blank line before the entry's heading, as between entries. */
         rc = call(mem, json_pack("{s:s,s:s,s:I,s:s+,s:s}", "command", "insert", "path",
                                  MT_PROJECT_PROGRESS, "insert_line", (json_int_t)lines,
-                                 "insert_text", len > 0 && log[len - 1] == '\n' ? "\n" : "",
+                                 "insert_text", len > 0 ? "\n" : "",
                                  entry.ptr, "expected_sha256", sha));
-        if (rc == 0 || !strstr(mt_error_last()->message, "was changed by someone else"))
+        /* Tried again only when the log is not what the insert counted on:
+         * another writer came between. */
+        if (rc == 0 || mt_memory_sha256(now_sha, mem, MT_PROJECT_PROGRESS) < 0 ||
+            strcmp(now_sha, sha) == 0)
             goto done;
     }
 done:
@@ -269,7 +300,8 @@ done:
 int mt_project_end(mt_project_end_result *r, mt_project_session *p, mt_agent *ag,
                    const char *reason, const mt_agent_ui *ui)
 {
-    char *text = NULL, before[65], after[65];
+    char *text = NULL, before[65];
+    int64_t own;
     int rc = 0;
 
     memset(r, 0, sizeof(*r));
@@ -280,6 +312,7 @@ int mt_project_end(mt_project_end_result *r, mt_project_session *p, mt_agent *ag
         return 0;
     }
     log_hash(before, p->mem);
+    own = own_newest(p->mem);
     if ((rc = mt_project_text(&text, MT_PROJECT_PART_WRAPUP, reason)) < 0)
         goto done;
     /* The closing entry gets its own small budget: it is a note, not more work. */
@@ -295,8 +328,7 @@ int mt_project_end(mt_project_end_result *r, mt_project_session *p, mt_agent *ag
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }
-    log_hash(after, p->mem);
-    if (strcmp(before, after) != 0) {
+    if (changed_since(p->mem, before, own)) {
         r->entry = MT_PROJECT_ENTRY_CLAUDE;
         goto done;
     }

@@ -48,6 +48,8 @@ typedef struct {
     int last_changed; /* ... during the last turn */
     int last_cut;     /* the last turn did not end with Claude ending it */
     char before[65];  /* the log's SHA-256 as the last turn began ("" when absent) */
+    int64_t own;      /* the newest version of the log by this handle's actor as the last
+                         turn began: 0 none, -1 no history (then `before` decides) */
 } mt_project_session;
 
 void mt_project_begin(mt_project_session *p, mt_memory *mem);
