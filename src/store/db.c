@@ -303,6 +303,12 @@ static int ensure_tenant(mt_db *db)
     int64_t n;
     int rc;
 
+    /* Found with one statement on its own: an open then neither waits
+     * for the write lock nor pays a change's round trips (5 on PostgreSQL
+     * before; now 1). */
+    if (db->drv->ready_single && db->drv->ready_single(db->conn) == 0 &&
+        mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, NULL, NULL) == 1)
+        return 0;
     /* A tenant's row is made once, before its first change: the write lock
      * of PostgreSQL is that row's lock. */
     if ((rc = db->drv->begin_write(db->conn, db->tenant, 5000)) < 0)
