@@ -33,7 +33,9 @@
  *     plus 1 the first time the connection runs that statement (PQprepare,
  *     once per connection: later runs skip parsing and planning).
  *   So a change costs 3 + the statements the core runs for it (see the counts
- *   in test_store_pg), a read 2 + its statements. A search with nothing to
+ *   in test_store_pg), a read 2 + its statements; a small file's whole read
+ *   and an open's look for the tenant's usage row are 1 each (ready_single:
+ *   one statement outside a transaction, its own snapshot). A search with nothing to
  *   index is 5: begin_write, its three statements (forget the gone, list the
  *   stale, find: db_search.c) and commit; each batch it indexes costs a
  *   begin_write, a commit and 2 statements per memory.
