@@ -159,8 +159,10 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
         (rc = mt_memory_rel(&rel, path)) < 0)
         goto done;
     if (!m->store->search || m->store->version < 5) {
-        rc = mt_error_set(MT_ENOSYS, "this store cannot search: an encrypted store keeps no "
-                                     "index (it would hold the memories' words in the clear)");
+        rc = mt_error_set(MT_ENOSYS,
+                          "this store cannot search: its interface (version %u) "
+                          "has no search function",
+                          m->store->version);
         goto done;
     }
     if ((rc = m->store->stat(m->store, &type, &size, rel)) < 0) {
