@@ -74,6 +74,15 @@ static void create(mt_memory *m, const char *path, const char *text)
     free(out);
 }
 
+/* Append s to out (size bytes in all). */
+static void append(char *out, size_t size, const char *s)
+{
+    size_t n = strlen(out), k = strlen(s);
+
+    assert_true(n + k < size);
+    memcpy(out + n, s, k + 1);
+}
+
 /* The paths found, best first, one a line ("-" none). */
 static char *search(mt_memory *m, const char *query, const char *path, size_t limit)
 {
@@ -93,11 +102,11 @@ static char *search(mt_memory *m, const char *query, const char *path, size_t li
         assert_true(h[i].score > 0);
         if (i > 0)
             assert_true(h[i - 1].score >= h[i].score);
-        strncat(out, h[i].path, len - strlen(out) - 1);
-        strncat(out, "\n", len - strlen(out) - 1);
+        append(out, len, h[i].path);
+        append(out, len, "\n");
     }
     if (n == 0)
-        strncat(out, "-", len - 1);
+        append(out, len, "-");
     mt_search_hits_free(h, n);
     return out;
 }
