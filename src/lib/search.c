@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "memory.h"
 #include "search/text.h"
 #include "utf8.h"
@@ -119,6 +121,7 @@ static int locate(mt_search_hit *h, mt_memory *m, const mt_search_query *q)
         rc = 1;
 done:
     mt_search_matches_dispose(&found);
+    sodium_memzero(text, len); /* from an encrypted store: the memory, decrypted */
     free(text);
     return rc;
 }
