@@ -368,7 +368,9 @@ mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_migr
  * in quotes" and prefixes (deploy*), all of which must occur. Case, Latin
  * accents and ё/е do not matter; Chinese, Japanese and Korean are matched
  * by pairs of characters. The store's index is brought up to date first, so
- * an edit made outside memtool is found as the file is now.
+ * an edit made outside memtool is found as the file is now. An encrypted
+ * store keeps no index: it reads and decrypts every memory beneath the path
+ * at each search, and a memory it cannot open fails the search (MT_ECRYPT).
  */
 typedef struct {
     char *path;      /* a request path ("/memories/notes.md") */

@@ -317,8 +317,9 @@ MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
  * XChaCha20-Poly1305 with the whole header as associated data: exactly
  * MT_CRYPT_OVERHEAD bytes more than the memory. Sizes, listings, usage and
  * limits are reported and checked as the memories', byte for byte as
- * without encryption. Takes ownership of inner, even on failure; keeps a
- * reference to key.
+ * without encryption. It searches without the inner store's index (which
+ * would hold sealed bytes): a walk that opens every file beneath the path.
+ * Takes ownership of inner, even on failure; keeps a reference to key.
  */
 #define MT_CRYPT_OVERHEAD 100
 MT_EXTERN(int) mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key);

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "memory.h"
 #include "search/text.h"
 #include "utf8.h"
@@ -119,6 +121,7 @@ static int locate(mt_search_hit *h, mt_memory *m, const mt_search_query *q)
         rc = 1;
 done:
     mt_search_matches_dispose(&found);
+    sodium_memzero(text, len); /* from an encrypted store: the memory, decrypted */
     free(text);
     return rc;
 }
@@ -159,8 +162,10 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
         (rc = mt_memory_rel(&rel, path)) < 0)
         goto done;
     if (!m->store->search || m->store->version < 5) {
-        rc = mt_error_set(MT_ENOSYS, "this store cannot search: an encrypted store keeps no "
-                                     "index (it would hold the memories' words in the clear)");
+        rc = mt_error_set(MT_ENOSYS,
+                          "this store cannot search: its interface (version %u) "
+                          "has no search function",
+                          m->store->version);
         goto done;
     }
     if ((rc = m->store->stat(m->store, &type, &size, rel)) < 0) {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include <memtool/store.h>
 
 #include "lib/utf8.h"
@@ -283,6 +285,8 @@ int mt_search_words(const char *text, size_t len, mt_search_word_cb cb, void *pa
     if ((rc = end_word(&s)) == 0)
         rc = end_run(&s);
 done:
+    /* The last word and character seen: the text may be a decrypted memory. */
+    sodium_memzero(&s, sizeof(s));
     return rc;
 }
 
@@ -638,6 +642,8 @@ int mt_search_match(mt_search_matches *out, const mt_search_query *q, const char
     s->line = 1;
     rc = mt_search_words(text, len, match_word, s);
 done:
+    if (s)
+        sodium_memzero(s, sizeof(*s)); /* its ring holds the text's last words */
     free(s);
     if (rc < 0)
         mt_search_matches_dispose(out);

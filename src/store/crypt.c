@@ -21,6 +21,7 @@
 #include <sodium.h>
 
 #include "crypt.h"
+#include "crypt_search.h"
 #include "history.h"
 
 /* The largest file opened: content is authenticated whole, so it is read
@@ -798,6 +799,20 @@ static int c_version_count(mt_store *st, uint64_t *out)
     return c->inner->version_count(c->inner, out);
 }
 
+static int search_open(void *payload, char **plain, size_t *len, const char *path)
+{
+    return open_current(payload, plain, len, path);
+}
+
+/* Never the inner store's index: it would hold sealed bytes (crypt_search.c). */
+static int c_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
+                    const char *path, size_t limit)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    return mt_crypt_search(out, count, c->inner, search_open, c, q, path, limit);
+}
+
 int mt_store_is_crypt(const mt_store *st)
 {
     return st && st->stat == c_stat;
@@ -846,9 +861,7 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.touch = inner->touch ? c_touch : NULL;
     c->base.idle = inner->idle ? c_idle : NULL;
     c->base.version_count = inner->version_count ? c_version_count : NULL;
-    /* The inner store's index would hold sealed bytes: an encrypted store
-     * cannot search (a search fails with MT_ENOSYS, saying so). */
-    c->base.search = NULL;
+    c->base.search = c_search;
     c->inner = inner;
     pthread_mutex_init(&c->checked_lock, NULL);
     c->key = mt_crypt_key_ref(key);

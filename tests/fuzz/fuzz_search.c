@@ -3,16 +3,19 @@
  * bytes. Input: a query, a NUL byte, then a memory's text. Invariants: every
  * word is valid UTF-8 of at most MT_SEARCH_WORD_MAX bytes whose range lies in
  * the text, in order; a parsed query renders with balanced quotes and
- * parentheses; matches lie in the text, their lines ascending and real.
+ * parentheses; matches lie in the text, their lines ascending and real; a
+ * scan (search/scan.h) counts every word and, term by term, the occurrences
+ * the matcher finds, and scores a match above nothing.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "search/scan.h"
 #include "search/text.h"
 
 typedef struct {
-    size_t len, last_start;
+    size_t len, last_start, words;
 } words_state;
 
 static int check_word(void *payload, const mt_search_word *w)
@@ -26,6 +29,7 @@ static int check_word(void *payload, const mt_search_word *w)
                s->len);
     FUZZ_CHECK(w->start >= s->last_start, "words out of order");
     s->last_start = w->start;
+    s->words++;
     return 0;
 }
 
@@ -36,6 +40,36 @@ static size_t count(const char *s, size_t len, char c)
     for (size_t i = 0; i < len; i++)
         n += s[i] == c;
     return n;
+}
+
+/* The scan agrees with the matcher, and a match scores above nothing in any
+ * collection that holds it. */
+static void check_scan(const mt_search_query *q, const char *text, size_t len, size_t words,
+                       uint64_t occurrences)
+{
+    mt_search_scan_doc d, empty;
+    mt_search_scan_stats st;
+    uint64_t sum = 0;
+    double score;
+    size_t i;
+
+    FUZZ_CHECK(mt_search_scan_text(&d, q, text, len) == 0, "the scan failed");
+    FUZZ_CHECK(d.words == words, "the scan counted %llu words, not %zu",
+               (unsigned long long)d.words, words);
+    for (i = 0; i < q->count; i++) {
+        FUZZ_CHECK(d.freq[i] <= d.words, "term %zu occurs %llu times in %llu words", i,
+                   (unsigned long long)d.freq[i], (unsigned long long)d.words);
+        sum += d.freq[i];
+    }
+    FUZZ_CHECK(sum == occurrences, "the scan found %llu occurrences, the matcher %llu",
+               (unsigned long long)sum, (unsigned long long)occurrences);
+    memset(&st, 0, sizeof(st));
+    memset(&empty, 0, sizeof(empty));
+    mt_search_scan_count(&st, &d, q);
+    mt_search_scan_count(&st, &empty, q);
+    score = mt_search_scan_bm25(&st, &d, q);
+    FUZZ_CHECK(score == score && score >= 0, "a score of %g", score);
+    FUZZ_CHECK(!mt_search_scan_matches(&d, q) || score > 0, "a match scores %g", score);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -51,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t qlen = nul ? (size_t)(nul - in) : size;
     const char *text = nul ? nul + 1 : "";
     size_t tlen = nul ? size - qlen - 1 : 0, i, lines;
-    words_state ws = {tlen, 0};
+    words_state ws = {tlen, 0, 0};
     mt_search_query *q = NULL;
     mt_search_matches m;
     mt_buf a = MT_BUF_INIT, b = MT_BUF_INIT;
@@ -75,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(!m.found || (m.first_start < m.first_end && m.first_end <= tlen),
                    "a match at %zu-%zu of %zu", m.first_start, m.first_end, tlen);
         FUZZ_CHECK(m.found == (m.occurrences > 0), "found without occurrences");
+        check_scan(q, text, tlen, ws.words, m.occurrences);
         mt_search_matches_dispose(&m);
     }
     mt_buf_dispose(&a);

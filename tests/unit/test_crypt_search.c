@@ -1,0 +1,318 @@
+/*
+ * Search in an encrypted store, on the file and SQLite stores: hits and their
+ * order, every form of query, paths and limits, a file it cannot open, and
+ * no word of a memory on disk after searching.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include <memtool/store.h>
+
+typedef struct {
+    char dir[256];
+    char key[300], key2[300];
+} scratch;
+
+static void scratch_init(scratch *s)
+{
+    snprintf(s->dir, sizeof(s->dir), "/tmp/memtool-csearch-XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->key, sizeof(s->key), "%s/key", s->dir);
+    snprintf(s->key2, sizeof(s->key2), "%s/key2", s->dir);
+    assert_int_equal(mt_crypt_key_generate_file(s->key), 0);
+    assert_int_equal(mt_crypt_key_generate_file(s->key2), 0);
+}
+
+static void scratch_free(scratch *s)
+{
+    char cmd[300];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static mt_crypt_key *key_of(const char *path)
+{
+    mt_crypt_key *k = NULL;
+
+    if (mt_crypt_key_load_file(&k, path) < 0)
+        fail_msg("%s", mt_error_last()->message);
+    return k;
+}
+
+/* A file store (sqlite 0) or SQLite store (1) in the scratch directory,
+ * encrypted with the key file at key_path (NULL: not encrypted). */
+static mt_memory *open_store(const scratch *s, int sqlite, const char *key_path)
+{
+    char url[600];
+    mt_memory *m = NULL;
+    mt_crypt_key *k = key_path ? key_of(key_path) : NULL;
+    int rc;
+
+    snprintf(url, sizeof(url), sqlite ? "sqlite:%s/store.db" : "file:%s/fs", s->dir);
+    rc = k ? mt_memory_open_url_encrypted(&m, url, NULL, k) : mt_memory_open_url(&m, url, NULL);
+    if (rc < 0)
+        fail_msg("open %s: %s", url, mt_error_last()->message);
+    mt_crypt_key_free(k);
+    return m;
+}
+
+static void create(mt_memory *m, const char *path, const char *text)
+{
+    char json[1024], *out;
+    int err;
+
+    snprintf(json, sizeof(json),
+             "{\"command\":\"create\",\"path\":\"/memories/%s\",\"file_text\":\"%s\"}", path, text);
+    out = mt_test_call(m, &err, json);
+    if (err)
+        fail_msg("%s: %s", json, out);
+    free(out);
+}
+
+/* Append s to out (size bytes in all). */
+static void append(char *out, size_t size, const char *s)
+{
+    size_t n = strlen(out), k = strlen(s);
+
+    assert_true(n + k < size);
+    memcpy(out + n, s, k + 1);
+}
+
+/* The paths found, best first, one a line ("-" none). */
+static char *search(mt_memory *m, const char *query, const char *path, size_t limit)
+{
+    mt_search_options so = {path, limit};
+    mt_search_hit *h = NULL;
+    size_t n = 0, i, len = 2;
+    char *out;
+
+    if (mt_memory_search(&h, &n, m, query, &so) < 0)
+        fail_msg("search %s: %s", query, mt_error_last()->message);
+    for (i = 0; i < n; i++)
+        len += strlen(h[i].path) + 1;
+    out = malloc(len);
+    assert_non_null(out);
+    *out = '\0';
+    for (i = 0; i < n; i++) {
+        assert_true(h[i].score > 0);
+        if (i > 0)
+            assert_true(h[i - 1].score >= h[i].score);
+        append(out, len, h[i].path);
+        append(out, len, "\n");
+    }
+    if (n == 0)
+        append(out, len, "-");
+    mt_search_hits_free(h, n);
+    return out;
+}
+
+static void expect(mt_memory *m, const char *query, const char *path, size_t limit,
+                   const char *want)
+{
+    char *got = search(m, query, path, limit);
+
+    if (strcmp(got, want) != 0)
+        fail_msg("search %s beneath %s:\n%s\nnot\n%s", query, path ? path : "/memories", got, want);
+    free(got);
+}
+
+/* Exactly the paths in want (one a line), in whatever order. */
+static void expect_set(mt_memory *m, const char *query, const char *want)
+{
+    char *got = search(m, query, NULL, 0), line[300];
+    const char *p = want, *nl;
+    size_t lines = 0;
+
+    for (; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
+        snprintf(line, sizeof(line), "%.*s\n", (int)(nl - p), p);
+        if (!strstr(got, line))
+            fail_msg("search %s: %s not found in\n%s", query, line, got);
+    }
+    for (p = got; (nl = strchr(p, '\n')); p = nl + 1)
+        lines--;
+    if (lines != 0)
+        fail_msg("search %s:\n%s\nnot\n%s", query, got, want);
+    free(got);
+}
+
+/* Ranked by BM25: five mentions above one; equal scores by path; beneath a
+ * directory only; at most limit. */
+static void test_hits_and_order(void **state)
+{
+    scratch s;
+    mt_memory *m;
+    int sqlite;
+
+    (void)state;
+    for (sqlite = 0; sqlite < 2; sqlite++) {
+        scratch_init(&s);
+        m = open_store(&s, sqlite, s.key);
+        create(m, "once.md", "the cache is mentioned here once among many other words");
+        create(m, "five.md", "cache cache cache\\ncache and cache again");
+        create(m, "none.md", "nothing relevant");
+        create(m, "tie/b.md", "same words cache");
+        create(m, "tie/a.md", "same words cache");
+        create(m, "empty.md", "");
+        expect(m, "cache", NULL, 0,
+               "/memories/five.md\n/memories/tie/a.md\n/memories/tie/b.md\n/memories/once.md\n");
+        expect(m, "cache", NULL, 1, "/memories/five.md\n");
+        expect(m, "cache", NULL, 2, "/memories/five.md\n/memories/tie/a.md\n");
+        expect(m, "cache", "/memories/tie", 0, "/memories/tie/a.md\n/memories/tie/b.md\n");
+        expect(m, "cache", "/memories/tie", 1, "/memories/tie/a.md\n");
+        expect(m, "cache relevant", NULL, 0, "-");
+        expect(m, "relevant", NULL, 0, "/memories/none.md\n");
+        expect(m, "nosuchword", NULL, 0, "-");
+        /* Changes between searches are seen at once: nothing to bring up to date. */
+        create(m, "tie/c.md", "cache cache cache cache cache cache cache cache");
+        expect(m, "cache", "/memories/tie", 1, "/memories/tie/c.md\n");
+        mt_memory_free(m);
+        scratch_free(&s);
+    }
+}
+
+/* Phrases, prefixes, folding and CJK pairs, as the indexed stores match them. */
+static void test_query_forms(void **state)
+{
+    scratch s;
+    mt_memory *m;
+    int sqlite;
+
+    (void)state;
+    for (sqlite = 0; sqlite < 2; sqlite++) {
+        scratch_init(&s);
+        m = open_store(&s, sqlite, s.key);
+        create(m, "ops/deploy.md", "The deploy script runs nightly.\\nDeploy it after a restore.");
+        create(m, "notes.md", "Deployment is rare.");
+        create(m, "intl/ja.md", "日本語のテキストを検索する");
+        create(m, "intl/fr.md", "Le café crème est prêt");
+        create(m, "intl/ru.md", "Кафе и ёлка");
+        create(m, "intl/de.md", "Grüße aus der Straße");
+        expect(m, "deploy", NULL, 0, "/memories/ops/deploy.md\n");
+        expect_set(m, "deploy*", "/memories/ops/deploy.md\n/memories/notes.md\n");
+        expect(m, "\"script runs\"", NULL, 0, "/memories/ops/deploy.md\n");
+        expect(m, "\"runs script\"", NULL, 0, "-");
+        expect(m, "\"script ru*\"", NULL, 0, "/memories/ops/deploy.md\n");
+        expect(m, "\"the deploy\" restore", NULL, 0, "/memories/ops/deploy.md\n");
+        expect(m, "CAFÉ", NULL, 0, "/memories/intl/fr.md\n");
+        expect(m, "creme pret", NULL, 0, "/memories/intl/fr.md\n");
+        expect(m, "caf*", NULL, 0, "/memories/intl/fr.md\n");
+        expect(m, "ЁЛКА", NULL, 0, "/memories/intl/ru.md\n");
+        expect(m, "елка кафе", NULL, 0, "/memories/intl/ru.md\n");
+        expect(m, "grusse STRASSE", NULL, 0, "/memories/intl/de.md\n");
+        expect(m, "検索", NULL, 0, "/memories/intl/ja.md\n");
+        expect(m, "日本語のテキスト", NULL, 0, "/memories/intl/ja.md\n");
+        expect(m, "本", NULL, 0, "/memories/intl/ja.md\n");
+        expect(m, "テキスト検索", NULL, 0, "-");
+        expect(m, "検索", "/memories/ops", 0, "-");
+        mt_memory_free(m);
+        scratch_free(&s);
+    }
+}
+
+/* A file the key does not open fails the search with its own error, never
+ * skipped; a search beneath a directory without it is not troubled. */
+static void test_unreadable_file(void **state)
+{
+    scratch s;
+    mt_memory *m;
+    mt_search_hit *h = NULL;
+    mt_search_options so = {NULL, 10};
+    size_t n = 0;
+    const char *msg;
+    int sqlite;
+
+    (void)state;
+    for (sqlite = 0; sqlite < 2; sqlite++) {
+        scratch_init(&s);
+        m = open_store(&s, sqlite, s.key2);
+        create(m, "theirs/other.md", "a cache under another key");
+        mt_memory_free(m);
+        m = open_store(&s, sqlite, s.key);
+        create(m, "mine/own.md", "my cache");
+        assert_int_equal(mt_memory_search(&h, &n, m, "cache", &so), MT_ECRYPT);
+        assert_null(h);
+        assert_int_equal(n, 0);
+        msg = mt_error_last()->message;
+        if (!strstr(msg, "/memories/theirs/other.md is encrypted with key ") ||
+            !strstr(msg, "not the key given") || !strstr(msg, "a search of an encrypted store"))
+            fail_msg("the error: %s", msg);
+        expect(m, "cache", "/memories/mine", 0, "/memories/mine/own.md\n");
+        if (!sqlite) {
+            /* A file put there by hand, not sealed: never read as text. */
+            char path[400];
+            FILE *f;
+
+            snprintf(path, sizeof(path), "%s/fs/mine/plain.md", s.dir);
+            assert_non_null(f = fopen(path, "w"));
+            fputs("a plain cache\n", f);
+            fclose(f);
+            assert_int_equal(mt_memory_search(&h, &n, m, "cache", &so), MT_ECRYPT);
+            so.path = "/memories/mine";
+            assert_int_equal(mt_memory_search(&h, &n, m, "plain", &so), MT_ECRYPT);
+            so.path = NULL;
+            msg = mt_error_last()->message;
+            if (!strstr(msg, "/memories/mine/plain.md is not encrypted"))
+                fail_msg("the error: %s", msg);
+        }
+        mt_memory_free(m);
+        scratch_free(&s);
+    }
+}
+
+/* Whether any file beneath dir holds word (in any case). */
+static int on_disk(const char *dir, const char *word)
+{
+    char cmd[700];
+    int rc;
+
+    snprintf(cmd, sizeof(cmd), "grep -r -a -i -q -F '%s' '%s'", word, dir);
+    rc = system(cmd);
+    assert_true(rc == 0 || (rc != -1 && WEXITSTATUS(rc) == 1));
+    return rc == 0;
+}
+
+/* A search writes no word of a memory anywhere: not in the store's files,
+ * its database, its history or a journal. Without encryption the words are
+ * on disk (in the files, the database and the index): the check finds them
+ * there, inside a database file too. */
+static void test_nothing_written(void **state)
+{
+    scratch s;
+    mt_memory *m;
+    int sqlite, encrypted;
+
+    (void)state;
+    for (sqlite = 0; sqlite < 2; sqlite++) {
+        for (encrypted = 1; encrypted >= 0; encrypted--) {
+            scratch_init(&s);
+            m = open_store(&s, sqlite, encrypted ? s.key : NULL);
+            create(m, "notes/a.md", "The Zebraquartz plan\\nand a Xylophonic marker");
+            create(m, "notes/b.md", "nothing to see");
+            assert_int_equal(on_disk(s.dir, "zebraquartz"), !encrypted);
+            expect(m, "zebraquartz", NULL, 0, "/memories/notes/a.md\n");
+            expect(m, "xylo*", NULL, 0, "/memories/notes/a.md\n");
+            expect(m, "\"zebraquartz plan\"", "/memories/notes", 0, "/memories/notes/a.md\n");
+            mt_memory_free(m);
+            /* The index, when there is one, holds the words folded. */
+            assert_int_equal(on_disk(s.dir, "zebraquartz"), !encrypted);
+            assert_int_equal(on_disk(s.dir, "xylophonic"), !encrypted);
+            scratch_free(&s);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hits_and_order),
+        cmocka_unit_test(test_query_forms),
+        cmocka_unit_test(test_unreadable_file),
+        cmocka_unit_test(test_nothing_written),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
