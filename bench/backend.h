@@ -26,12 +26,12 @@ typedef enum {
 
 typedef struct {
     bench_op op;
-    char rel[256];  /* below the store root, no leading slash */
-    char rel2[256]; /* rename's destination */
+    char rel[256];    /* below the store root, no leading slash */
+    char rel2[256];   /* rename's destination */
     const char *text; /* create's file_text, insert's insert_text, str_replace's new_str */
     size_t text_len;
-    const char *old; /* str_replace's old_str */
-    size_t line;     /* insert_line */
+    const char *old;  /* str_replace's old_str */
+    size_t line;      /* insert_line */
     int64_t range[2]; /* view_range; range[0] == 0 means none */
     char *json;       /* memtool's input, built by bench_prepare */
     size_t json_len;

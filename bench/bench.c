@@ -35,7 +35,7 @@
  * keeps every directory small, so the numbers do not drift with its size. */
 #define BATCH 250
 /* Slices per implementation when interleaving repeated requests. */
-#define SLICES 10
+#define SLICES    10
 #define MAX_LANES 2
 
 typedef struct {
@@ -237,8 +237,8 @@ static void fresh_dir(const char *root, const char *rel)
     bench_empty_dir(p);
 }
 
-static void report_lanes(lane *lanes, size_t nl, const char *suite, const char *op,
-                         const char *dur, const char *param)
+static void report_lanes(lane *lanes, size_t nl, const char *suite, const char *op, const char *dur,
+                         const char *param)
 {
     for (size_t l = 0; l < nl; l++) {
         bench_stats st = bench_stats_of(&lanes[l].s);

@@ -69,8 +69,7 @@ void bench_remove_tree(const char *path);
 __attribute__((format(printf, 1, 2), noreturn)) void bench_die(const char *fmt, ...);
 
 /* snprintf that dies instead of truncating. */
-__attribute__((format(printf, 3, 4))) void bench_fmt(char *buf, size_t size, const char *fmt,
-                                                      ...);
+__attribute__((format(printf, 3, 4))) void bench_fmt(char *buf, size_t size, const char *fmt, ...);
 
 /* An unsigned number from a command-line argument, or die. */
 uint64_t bench_parse_u64(const char *s, const char *what);

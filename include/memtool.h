@@ -62,7 +62,7 @@ typedef enum {
     MT_ECONFLICT = -16,   /* the content is not the one expected (changed meanwhile) */
     MT_ESTOPPED = -17,    /* the caller's callback asked to stop */
     MT_ECRYPT = -18,      /* encrypted content: another key, no key, or tampered with */
-    MT_ESECRET = -19     /* the content would hold a secret (a credential, a card number) */
+    MT_ESECRET = -19      /* the content would hold a secret (a credential, a card number) */
 } mt_error_code;
 
 typedef struct {

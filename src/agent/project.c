@@ -281,10 +281,10 @@ int mt_project_append_entry(mt_memory *mem, const char *reason, const char *task
         lines = mt_text_line_count(log, len);
         sha256_hex(sha, log, len);
         /* A blank line before the entry's heading, as between entries. */
-        rc = call(mem, json_pack("{s:s,s:s,s:I,s:s+,s:s}", "command", "insert", "path",
-                                 MT_PROJECT_PROGRESS, "insert_line", (json_int_t)lines,
-                                 "insert_text", len > 0 ? "\n" : "",
-                                 entry.ptr, "expected_sha256", sha));
+        rc = call(mem,
+                  json_pack("{s:s,s:s,s:I,s:s+,s:s}", "command", "insert", "path",
+                            MT_PROJECT_PROGRESS, "insert_line", (json_int_t)lines, "insert_text",
+                            len > 0 ? "\n" : "", entry.ptr, "expected_sha256", sha));
         /* Tried again only when the log is not what the insert counted on:
          * another writer came between. */
         if (rc == 0 || mt_memory_sha256(now_sha, mem, MT_PROJECT_PROGRESS) < 0 ||

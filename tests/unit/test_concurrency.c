@@ -66,8 +66,10 @@ static void test_processes(void **state)
     int i, status;
     (void)state;
     mt_test_store_init(&ts, NULL);
-    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/shared.md\",\"file_text\":\"head\\n\"}",
-                   0, "File created successfully at: /memories/shared.md");
+    mt_test_expect(
+        ts.mem,
+        "{\"command\":\"create\",\"path\":\"/memories/shared.md\",\"file_text\":\"head\\n\"}", 0,
+        "File created successfully at: /memories/shared.md");
     for (i = 0; i < WORKERS; i++) {
         pids[i] = fork();
         assert_true(pids[i] >= 0);
@@ -106,8 +108,10 @@ static void test_threads_one_handle(void **state)
     int i;
     (void)state;
     mt_test_store_init(&ts, NULL);
-    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/shared.md\",\"file_text\":\"head\\n\"}",
-                   0, "File created successfully at: /memories/shared.md");
+    mt_test_expect(
+        ts.mem,
+        "{\"command\":\"create\",\"path\":\"/memories/shared.md\",\"file_text\":\"head\\n\"}", 0,
+        "File created successfully at: /memories/shared.md");
     for (i = 0; i < WORKERS; i++) {
         w[i].mem = ts.mem;
         w[i].id = i;
@@ -153,7 +157,8 @@ static void test_concurrent_replaces(void **state)
     mt_test_store_init(&ts, NULL);
     /* Separate handles, like separate processes, but threads for speed. */
     json = malloc(cap);
-    len = (size_t)snprintf(json, cap, "{\"command\":\"create\",\"path\":\"/memories/slots\",\"file_text\":\"");
+    len = (size_t)snprintf(json, cap,
+                           "{\"command\":\"create\",\"path\":\"/memories/slots\",\"file_text\":\"");
     for (i = 0; i < WORKERS; i++)
         for (j = 0; j < EDITS; j++)
             len += (size_t)snprintf(json + len, cap - len, "[todo %d.%d]\\n", i, j);

@@ -49,8 +49,9 @@ static void test_symlink_swap(void **state)
     close(fd);
     snprintf(path, sizeof(path), "%s/lnk", ts.root);
     assert_int_equal(symlink(outside, path), 0);
-    mt_test_expect(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/d/f\",\"file_text\":\"inside\\n\"}",
-                   0, "File created successfully at: /memories/d/f");
+    mt_test_expect(
+        ts.mem, "{\"command\":\"create\",\"path\":\"/memories/d/f\",\"file_text\":\"inside\\n\"}",
+        0, "File created successfully at: /memories/d/f");
 
     snprintf(a.root, sizeof(a.root), "%s", ts.root);
     atomic_store(&a.stop, 0);
@@ -63,7 +64,8 @@ static void test_symlink_swap(void **state)
             break;
         case 1:
             snprintf(json, sizeof(json),
-                     "{\"command\":\"create\",\"path\":\"/memories/d/n%d\",\"file_text\":\"x\"}", i);
+                     "{\"command\":\"create\",\"path\":\"/memories/d/n%d\",\"file_text\":\"x\"}",
+                     i);
             break;
         case 2:
             snprintf(json, sizeof(json),

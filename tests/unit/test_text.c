@@ -51,9 +51,11 @@ static void test_number_lines(void **state)
     assert_string_equal(b.ptr, "\n     2\ttwo");
     /* Cut by code points, not bytes: "\xC3\xA9" is one. */
     mt_buf_truncate(&b, 0);
-    t = "ab\xC3\xA9" "cd\nxy";
+    t = "ab\xC3\xA9"
+        "cd\nxy";
     assert_int_equal(mt_text_number_lines(&b, t, strlen(t), 1, 2, 3), 0);
-    assert_string_equal(b.ptr, "\n     1\tab\xC3\xA9\xE2\x80\xA6 [line cut: 6 bytes in all]\n     2\txy");
+    assert_string_equal(b.ptr,
+                        "\n     1\tab\xC3\xA9\xE2\x80\xA6 [line cut: 6 bytes in all]\n     2\txy");
     mt_buf_dispose(&b);
 }
 
