@@ -309,8 +309,9 @@ MT_EXTERN(int) mt_memory_sha256(char out[65], mt_memory *mem, const char *path);
  * when it did. A front end shows it as a warning. */
 MT_EXTERN(const char *) mt_memory_history_warning(mt_memory *mem);
 
-/* What the handle's last restore or undo redacted under MT_SECRETS_REDACT
- * ("1 secret redacted: aws-access-key-id on line 3"), or NULL when nothing. */
+/* What the calling thread's last restore or undo on this handle redacted
+ * under MT_SECRETS_REDACT ("1 secret redacted: aws-access-key-id on line 3"),
+ * or NULL when nothing; another thread's restore on the handle never shows. */
 MT_EXTERN(const char *) mt_memory_secrets_note(mt_memory *mem);
 
 /* Who the handle's changes are recorded as from now on (a front end learns

@@ -260,9 +260,7 @@ static void note_redacted(mt_memory *m, const mt_guard_found *f)
     /* The note's own leading " (" and ")" are the CLI's to add. */
     if (mt_guard_note(&b, f) < 0 || b.len < 3)
         goto done;
-    pthread_mutex_lock(&m->warning_lock);
-    snprintf(m->secrets_note, sizeof(m->secrets_note), "%.*s", (int)(b.len - 3), b.ptr + 2);
-    pthread_mutex_unlock(&m->warning_lock);
+    mt_memory_secrets_note_set(m, b.ptr + 2, b.len - 3);
 done:
     mt_buf_dispose(&b);
 }
@@ -284,9 +282,7 @@ int mt_memory_restore(int64_t *out_id, mt_memory *m, int64_t id)
         *out_id = 0;
     if (!m)
         return mt_error_set(MT_EINVAL, "mt_memory_restore needs a handle");
-    pthread_mutex_lock(&m->warning_lock);
-    m->secrets_note[0] = '\0';
-    pthread_mutex_unlock(&m->warning_lock);
+    mt_memory_secrets_note_set(m, "", 0);
     if ((rc = no_history(m)) < 0)
         return rc;
     if ((rc = m->store->version_get(m->store, &v, id)) < 0 ||

@@ -278,8 +278,17 @@ int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
     return open_store(out, NULL, url, opts, NULL);
 }
 
+/* The calling thread's last restore: threads sharing a handle each learn
+ * what their own restore redacted, never another's. */
+static _Thread_local struct {
+    const mt_memory *m;
+    char text[256];
+} secrets_note;
+
 void mt_memory_free(mt_memory *m)
 {
+    if (secrets_note.m == m)
+        secrets_note.m = NULL; /* a handle made later at the same address has none */
     if (!m)
         return;
     m->store->free(m->store);
@@ -320,16 +329,15 @@ void mt_memory_note(mt_memory *m, const mt_store_op *op)
     pthread_mutex_unlock(&m->warning_lock);
 }
 
+void mt_memory_secrets_note_set(const mt_memory *m, const char *text, size_t len)
+{
+    secrets_note.m = m;
+    snprintf(secrets_note.text, sizeof(secrets_note.text), "%.*s", (int)len, text);
+}
+
 const char *mt_memory_secrets_note(mt_memory *m)
 {
-    static _Thread_local char copy[256];
-
-    if (!m)
-        return NULL;
-    pthread_mutex_lock(&m->warning_lock);
-    memcpy(copy, m->secrets_note, sizeof(copy));
-    pthread_mutex_unlock(&m->warning_lock);
-    return copy[0] ? copy : NULL;
+    return m && secrets_note.m == m && secrets_note.text[0] ? secrets_note.text : NULL;
 }
 
 const char *mt_memory_history_warning(mt_memory *m)

@@ -33,7 +33,6 @@ struct mt_memory {
     char history_warning[256];
     pthread_mutex_t warning_lock;          /* threads share the handle, the warning and the note */
     mt_secrets_allow *secrets_allow;       /* the compiled allow-list, or NULL */
-    char secrets_note[256];                /* what the last restore redacted; "" for nothing */
     pthread_mutex_t touch_lock;            /* the views' record of last accesses (access.c) */
     mt_touch_slot touched[MT_TOUCH_SLOTS]; /* by a hash of the path; one path a slot */
 };
@@ -98,6 +97,9 @@ void mt_memory_op(mt_store_op *op, const mt_memory *m);
 
 /* The same, with the call's precondition. */
 void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m);
+
+/* What this thread's restore on m redacted (mt_memory_secrets_note); len 0: nothing. */
+void mt_memory_secrets_note_set(const mt_memory *m, const char *text, size_t len);
 
 /* "Error: {path} was changed by someone else ..." for MT_ECONFLICT. */
 int mt_reply_conflict(mt_reply *r, const mt_store_op *op, mt_str path);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include <jansson.h>
 
 #include "guard/secrets.h"
@@ -586,6 +588,23 @@ static void test_split_by_the_edit(void **state)
     mt_test_store_free(&ts);
 }
 
+typedef struct {
+    mt_memory *m;
+    int64_t id;
+    int rc, noted;
+} restore_arg;
+
+/* A restore on another thread: what it returned, and whether it saw a note. */
+static void *restore_thread(void *p)
+{
+    restore_arg *a = p;
+    int64_t now;
+
+    a->rc = mt_memory_restore(&now, a->m, a->id);
+    a->noted = mt_memory_secrets_note(a->m) != NULL;
+    return NULL;
+}
+
 /* A create and an insert are refused alike; restore too, with MT_ESECRET. */
 static void test_create_insert_restore(void **state)
 {
@@ -641,6 +660,21 @@ static void test_create_insert_restore(void **state)
     assert_int_equal(mt_memory_restore(&now, red, 3), 0);
     assert_int_equal(now, 5);
     assert_string_equal(mt_memory_secrets_note(red), "1 secret redacted: card-number on line 2");
+    /* Another thread's restore on the same handle, with nothing to redact,
+     * leaves this thread's note as it was. */
+    {
+        pthread_t t;
+        restore_arg a = {red, 1, 1, 1};
+        assert_int_equal(pthread_create(&t, NULL, restore_thread, &a), 0);
+        pthread_join(t, NULL);
+        assert_int_equal(a.rc, 0);
+        assert_int_equal(a.noted, 0);
+        assert_string_equal(mt_memory_secrets_note(red),
+                            "1 secret redacted: card-number on line 2");
+        assert_int_equal(mt_memory_restore(&now, red, 1), 0);
+        assert_null(mt_memory_secrets_note(red));
+        assert_int_equal(mt_memory_restore(&now, red, 3), 0);
+    }
     res = mt_test_read(&ts, "a", NULL);
     assert_string_equal(res, "x\ncard [REDACTED:card-number]\n");
     free(res);
