@@ -15,6 +15,7 @@
  *   - schema 3: search_docs; MT_DB_SEARCH_FORGET ... MT_DB_SEARCH_FIND
  *     appended (search), MT_DB_REAL columns; the optional driver functions
  *     `search_query` and `search_words`.
+ *   - MT_DB_VERSION_RESEAL appended (a version's content replaced: rekey).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -208,6 +209,8 @@ typedef enum {
                             higher is better) of the rows in range matching query, best
                             first, then by path. No neutral text: each driver that
                             searches writes its own */
+    /* Re-encrypting the history. */
+    MT_DB_VERSION_RESEAL, /* (tenant, id, sha256, size): a version's content replaced */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 
