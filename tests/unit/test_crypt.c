@@ -316,14 +316,10 @@ static void test_exact_sizes_and_limits(void **state)
     scratch_free(&s);
 }
 
-static int stop_after_two(void *payload, const char *path, uint64_t done, uint64_t total,
-                          int changed)
+static int stop_after_two(void *payload, const mt_rekey_event *e)
 {
     (void)payload;
-    (void)path;
-    (void)total;
-    (void)changed;
-    return done == 2;
+    return e->kind == MT_REKEY_FILE && e->done == 2;
 }
 
 static void test_rekey_resumed(void **state)
@@ -332,7 +328,7 @@ static void test_rekey_resumed(void **state)
     mt_crypt_key *k, *k2, *both;
     mt_memory *m;
     mt_crypt_status st;
-    uint64_t changed;
+    mt_rekey_result r;
     char json[200], id2[17], *data;
     size_t len;
     int i;
@@ -350,8 +346,9 @@ static void test_rekey_resumed(void **state)
         free(call(m, &(int){0}, json));
     }
     /* Interrupted after two files. */
-    assert_int_equal(mt_memory_rekey(&changed, m, k2, stop_after_two, NULL), MT_ESTOPPED);
-    assert_int_equal(changed, 2);
+    assert_int_equal(mt_memory_rekey(&r, m, k2, stop_after_two, NULL), MT_ESTOPPED);
+    assert_int_equal(r.files, 2);
+    mt_rekey_result_dispose(&r);
     mt_memory_free(m);
     /* The old key alone reads three; the status says so. */
     both = key_of(s.key);
@@ -365,8 +362,9 @@ static void test_rekey_resumed(void **state)
     assert_string_equal(st.keys[1].key_id, id2);
     mt_crypt_status_dispose(&st);
     /* Run again: only what is left. */
-    assert_int_equal(mt_memory_rekey(&changed, m, k2, NULL, NULL), 0);
-    assert_int_equal(changed, 3);
+    assert_int_equal(mt_memory_rekey(&r, m, k2, NULL, NULL), 0);
+    assert_int_equal(r.files, 3);
+    mt_rekey_result_dispose(&r);
     mt_memory_free(m);
     /* The new key alone reads everything. */
     m = open_store(&s, 0, k2, NULL);
