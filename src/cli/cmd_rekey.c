@@ -51,10 +51,8 @@ static int on_event(void *payload, const mt_rekey_event *e)
     if (e->outcome < 0) {
         if (p->tty)
             fputs("\r\033[K", stderr);
-        if (e->kind == MT_REKEY_FILE)
-            fprintf(stderr, "memtool rekey: %s: %s\n", e->path, e->message);
-        else
-            fprintf(stderr, "memtool rekey: version %lld: %s\n", (long long)e->version, e->message);
+        /* The message names the file or the version. */
+        fprintf(stderr, "memtool rekey: %s\n", e->message);
     }
     if (p->tty) {
         memset(bar, '#', filled);

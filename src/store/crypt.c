@@ -1217,12 +1217,30 @@ done:
     return rc;
 }
 
+/* Whether a version's content is under key already (a read: no lock). */
+static int version_under(mt_crypt *c, int64_t id, mt_crypt_key *key, const char *rel)
+{
+    const unsigned char *material;
+    mt_crypt_header hd;
+    char *data;
+    size_t len;
+    int under = 0;
+
+    if (c->inner->version_content(c->inner, &data, &len, id) == 0) {
+        under = header_read(&hd, (const unsigned char *)data, len, rel) == 0 &&
+                mt_crypt_key_reader(&material, key, &hd) == 1;
+        free(data);
+    }
+    return under;
+}
+
 /* One version: 1 re-encrypted, 0 left as it was, or why not. */
 static int rekey_version(rekey_run *r, const mt_version *v)
 {
     mt_crypt *c = r->c;
-    char rel[64];
-    edit_args a = {c, r->op, rel, NULL, NULL, NULL, r->new_key, 0, 0};
+    size_t n = (v->path ? strlen(v->path) : 0) + 64;
+    char *rel = NULL;
+    edit_args a = {c, r->op, NULL, NULL, NULL, NULL, r->new_key, 0, 0};
     int rc;
 
     if (v->redacted || !v->content_sha256[0])
@@ -1232,17 +1250,49 @@ static int rekey_version(rekey_run *r, const mt_version *v)
                             "version %lld: the store cannot replace a version's content (its "
                             "interface has no version_reseal), so it keeps its key",
                             (long long)v->id);
-    snprintf(rel, sizeof(rel), "(version %lld of %s)", (long long)v->id, v->memory_id);
+    if (!(rel = malloc(n)))
+        return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
+    if (v->path)
+        snprintf(rel, n, "(version %lld of /memories/%s)", (long long)v->id, v->path);
+    else
+        snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
+    a.rel = rel;
+    /* Done by an earlier run: seen in a read, so not even the write lock
+     * is taken (a run again passes every version). The reseal checks again
+     * under the lock, and says what it fails on. */
+    if (version_under(c, v->id, r->new_key, rel)) {
+        rc = 0;
+        goto done;
+    }
     rc = c->inner->version_reseal(c->inner, r->op, v->id, edit_sealed, &a);
+    if (rc == MT_EINVAL && v->path && c->inner->catch_up) {
+        /* Still the memory's current content to the history, though it
+         * reads: its file was re-encrypted with history off, which the
+         * history has not seen. Recorded as any change made with history
+         * off is, the file's content is the current one, and this version
+         * can go under the new key. */
+        mt_store_op caught = *r->op;
+
+        caught.history = 1;
+        caught.expect_sha256 = NULL;
+        caught.file_overhead = MT_CRYPT_OVERHEAD;
+        if (c->inner->catch_up(c->inner, &caught, v->path) == 0) {
+            a.sealed = a.unchanged = 0;
+            rc = c->inner->version_reseal(c->inner, r->op, v->id, edit_sealed, &a);
+        }
+    }
     if (rc == MT_ENOTFOUND)
-        return 0; /* pruned or redacted meanwhile */
-    if (rc == MT_EINVAL)
-        return mt_error_set(MT_EINVAL,
-                            "version %lld is the current content of /memories/%s: it is "
-                            "re-encrypted only with that file (which failed, or whose "
-                            "re-encryption recorded no version: history off)",
-                            (long long)v->id, v->path ? v->path : "");
-    return rc < 0 ? rc : a.sealed;
+        rc = 0; /* pruned or redacted meanwhile */
+    else if (rc == MT_EINVAL)
+        rc = mt_error_set(MT_EINVAL,
+                          "%s is its memory's current content, which changes only with the "
+                          "memory's file, and the file was not re-encrypted",
+                          rel);
+    else if (rc == 0)
+        rc = a.sealed;
+done:
+    free(rel);
+    return rc;
 }
 
 typedef struct {

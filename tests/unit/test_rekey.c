@@ -76,16 +76,21 @@ static void scratch_free(scratch *s)
 }
 
 /* The store, encrypted with key k (0, 1, 2: k1, k2, k3). */
-static mt_memory *open_with(scratch *s, int k)
+static mt_memory *open_with_options(scratch *s, int k, const mt_options *opts)
 {
     char path[300];
     mt_memory *m = NULL;
 
     snprintf(path, sizeof(path), "%s/key", s->dir);
     copy_file(s->key[k], path);
-    if (s->crypt->open(&m, s->dir, NULL) < 0)
+    if (s->crypt->open(&m, s->dir, opts) < 0)
         fail_msg("open %s: %s", s->crypt->name, mt_error_last()->message);
     return m;
+}
+
+static mt_memory *open_with(scratch *s, int k)
+{
+    return open_with_options(s, k, NULL);
 }
 
 static mt_memory *open_plain(scratch *s)
@@ -517,6 +522,41 @@ static void rekey_failures(scratch *s)
     mt_crypt_key_free(k2);
 }
 
+/* A rekey with history off records no version of the files it
+ * re-encrypts: the history still takes each memory's version before as its
+ * current content, until it sees the file's new one. The versions go under
+ * the new key all the same. */
+static void rekey_history_off(scratch *s)
+{
+    mt_crypt_key *k2 = key_of(s, 1);
+    mt_rekey_result r;
+    mt_options o;
+    mt_memory *m;
+    contents before;
+
+    m = open_with(s, 0);
+    ok(m, "{\"command\":\"create\",\"path\":\"/memories/h.md\",\"file_text\":\"first\"}");
+    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/h.md\",\"old_str\":\"first\","
+          "\"new_str\":\"second\"}");
+    contents_take(&before, m);
+    assert_int_equal(before.n, 2);
+    mt_memory_free(m);
+    mt_options_init(&o);
+    o.history = 0;
+    m = open_with_options(s, 0, &o);
+    if (mt_memory_rekey(&r, m, k2, NULL, NULL) < 0)
+        fail_msg("rekey: %s", mt_error_last()->message);
+    assert_int_equal(r.files, 1);
+    assert_int_equal(r.versions, 2);
+    mt_rekey_result_dispose(&r);
+    mt_memory_free(m);
+    m = open_with(s, 1);
+    contents_check(&before, m);
+    mt_memory_free(m);
+    contents_free(&before);
+    mt_crypt_key_free(k2);
+}
+
 static void test_rekey_everything(void **state)
 {
     scratch s;
@@ -551,11 +591,29 @@ static void test_rekey_failures(void **state)
     assert_true(tested > 0);
 }
 
+static void test_rekey_history_off(void **state)
+{
+    scratch s;
+    size_t i, tested = 0;
+
+    (void)state;
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        if (!strstr(mt_test_stores[i].name, "-crypt"))
+            continue;
+        scratch_init(&s, i);
+        rekey_history_off(&s);
+        scratch_free(&s);
+        tested++;
+    }
+    assert_true(tested > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rekey_everything),
         cmocka_unit_test(test_rekey_failures),
+        cmocka_unit_test(test_rekey_history_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
