@@ -447,6 +447,47 @@ static void test_passphrase(void **state)
     scratch_free(&s);
 }
 
+/* From a passphrase to a key file: every version too, so the key file
+ * alone reads the whole history after. */
+static void test_rekey_from_passphrase(void **state)
+{
+    scratch s;
+    mt_crypt_key *p, *k;
+    mt_memory *m;
+    mt_rekey_result r;
+    mt_version *v;
+    size_t n, len;
+    char *data;
+
+    (void)state;
+    scratch_init(&s);
+    assert_int_equal(mt_crypt_key_from_passphrase(&p, "correct horse battery", 21), 0);
+    k = key_of(s.key);
+    m = open_store(&s, 1, p, NULL);
+    mt_test_expect(m, "{\"command\":\"create\",\"path\":\"/memories/p.md\",\"file_text\":\"one\"}",
+                   0, "File created successfully at: /memories/p.md");
+    free(call(m, &(int){0},
+              "{\"command\":\"str_replace\",\"path\":\"/memories/p.md\",\"old_str\":\"one\","
+              "\"new_str\":\"two\"}"));
+    assert_int_equal(mt_crypt_key_accept(p, k), 0);
+    assert_int_equal(mt_memory_rekey(&r, m, k, NULL, NULL), 0);
+    assert_int_equal(r.files, 1);
+    assert_int_equal(r.versions, 2);
+    mt_rekey_result_dispose(&r);
+    mt_memory_free(m);
+    m = open_store(&s, 1, k, NULL);
+    assert_int_equal(mt_memory_log(&v, &n, m, NULL), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(mt_memory_version_content(&data, &len, m, v[n - 1].id), 0);
+    assert_string_equal(data, "one");
+    free(data);
+    mt_versions_free(v, n);
+    mt_memory_free(m);
+    mt_crypt_key_free(p);
+    mt_crypt_key_free(k);
+    scratch_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_rekey_resumed),
         cmocka_unit_test(test_key_files),
         cmocka_unit_test(test_passphrase),
+        cmocka_unit_test(test_rekey_from_passphrase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
