@@ -972,11 +972,16 @@ static int each_version(mt_crypt *c, version_fn fn, void *payload)
     }
 }
 
+typedef struct {
+    mt_crypt *c;
+    mt_crypt_status *out;
+} status_walk;
+
 static int status_version(void *payload, const mt_version *v)
 {
-    void **p = payload;
-    mt_crypt *c = p[0];
-    mt_crypt_status *out = p[1];
+    status_walk *w = payload;
+    mt_crypt *c = w->c;
+    mt_crypt_status *out = w->out;
     mt_crypt_key_count *k;
     mt_crypt_header hd;
     char *data;
@@ -1030,8 +1035,8 @@ int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
         kc->bytes += minus(size, 1);
     }
     {
-        void *p[2] = {c, out};
-        if ((rc = each_version(c, status_version, p)) < 0)
+        status_walk w = {c, out};
+        if ((rc = each_version(c, status_version, &w)) < 0)
             goto done;
     }
     /* Most files first, then most versions, then by id: the same store
