@@ -182,36 +182,91 @@ MT_EXTERN(int)
 mt_memory_open_url_encrypted(mt_memory **out, const char *url, const mt_options *opts,
                              mt_crypt_key *key);
 
-/* Which key each memory of an encrypted store is encrypted with. */
+/* Which key each memory of an encrypted store, and each version its
+ * history keeps, is encrypted with. */
 typedef struct {
-    char key_id[17]; /* 16 hex digits */
-    int passphrase;  /* the key came from a passphrase */
-    uint64_t files;  /* memories encrypted with it */
-    uint64_t bytes;  /* their content's bytes */
+    char key_id[17];   /* 16 hex digits */
+    int passphrase;    /* the key came from a passphrase */
+    uint64_t files;    /* memories encrypted with it */
+    uint64_t bytes;    /* their content's bytes */
+    uint64_t versions; /* versions encrypted with it */
 } mt_crypt_key_count;
 
 typedef struct {
-    mt_crypt_key_count *keys; /* most files first */
+    mt_crypt_key_count *keys; /* most files first, then most versions */
     size_t count;
-    uint64_t plain; /* files with no encryption header (written outside memtool) */
-    uint64_t files; /* files in all */
+    uint64_t plain;          /* files with no encryption header (written outside memtool) */
+    uint64_t files;          /* files in all */
+    uint64_t versions;       /* versions with content in all (redacted ones and deletions
+                                have none) */
+    uint64_t versions_plain; /* versions with no encryption header */
 } mt_crypt_status;
 
 MT_EXTERN(int) mt_memory_crypt_status(mt_crypt_status *out, mt_memory *mem);
 MT_EXTERN(void) mt_crypt_status_dispose(mt_crypt_status *status);
 
-/* Re-encrypt every memory not yet encrypted with new_key (the handle's key
- * must read them; mt_crypt_key_accept lets it read several). Each file is
- * one atomic edit, so an interrupted run is finished by running it again.
- * From then on the handle writes with new_key. cb (may be NULL) is called
- * after each file with the files done and to do; return nonzero to stop
- * (MT_ESTOPPED). Versions in the history keep the key they were written
- * with: read them with that key accepted. */
-typedef int (*mt_rekey_cb)(void *payload, const char *path, uint64_t done, uint64_t total,
-                           int changed);
+/*
+ * Re-encrypt everything not yet encrypted with new_key: every memory's
+ * file, then every version the history keeps (of deleted memories too).
+ * The handle's key must read them (mt_crypt_key_accept lets it read
+ * several). Each file is one atomic edit (with history on, a version),
+ * each version one atomic replacement of its content; what is already
+ * under new_key is left as it is, so an interrupted run is finished by
+ * running it again. Neither is an access of the memory: last access and
+ * last change times stay as they were (expiry, stats).
+ *
+ * What cannot be re-encrypted (under a key the handle lacks, damaged,
+ * written without encryption) is skipped, counted and named (cb's event
+ * and out->failures), and the rest goes on. Then the first failure's code
+ * is returned (its message says how many were left), and the handle keeps
+ * writing with its key. With none, 0: from then on the handle writes with
+ * new_key, and the old key is needed for nothing that was in the store.
+ * cb (may be NULL) is called after each file and version; return nonzero
+ * to stop (MT_ESTOPPED). Free out with mt_rekey_result_dispose.
+ */
+typedef enum {
+    MT_REKEY_FILE = 1,   /* a memory's file */
+    MT_REKEY_VERSION = 2 /* a version in the history */
+} mt_rekey_kind;
+
+typedef struct {
+    mt_rekey_kind kind;
+    const char *path;    /* FILE: its request path; VERSION: the version's path (NULL when
+                            redacted) */
+    int64_t version;     /* VERSION: its id */
+    uint64_t done;       /* files (or versions) looked at so far, this one included */
+    uint64_t total;      /* files (or versions, as counted at the start) to look at */
+    int outcome;         /* 1 re-encrypted; 0 left as it was (under new_key already, gone,
+                            no content); < 0 could not be: an mt_error_code */
+    const char *message; /* outcome < 0: why; else NULL */
+} mt_rekey_event;
+
+typedef int (*mt_rekey_cb)(void *payload, const mt_rekey_event *e);
+
+/* One thing left under another key; the first MT_REKEY_NAMED are kept. */
+typedef struct {
+    mt_rekey_kind kind;
+    char *path;      /* a request path (NULL: a redacted version's) */
+    int64_t version; /* VERSION: its id */
+    int code;        /* an mt_error_code */
+    char *message;
+} mt_rekey_failure;
+
+#define MT_REKEY_NAMED 100
+
+typedef struct {
+    uint64_t files, files_kept;       /* files re-encrypted; left (new key already, gone) */
+    uint64_t versions, versions_kept; /* versions re-encrypted; left (new key already, none) */
+    uint64_t files_failed;            /* files that could not be re-encrypted */
+    uint64_t versions_failed;         /* versions that could not be */
+    mt_rekey_failure *failures;       /* the first MT_REKEY_NAMED of them */
+    size_t nfailures;
+} mt_rekey_result;
+
 MT_EXTERN(int)
-mt_memory_rekey(uint64_t *changed, mt_memory *mem, mt_crypt_key *new_key, mt_rekey_cb cb,
+mt_memory_rekey(mt_rekey_result *out, mt_memory *mem, mt_crypt_key *new_key, mt_rekey_cb cb,
                 void *payload);
+MT_EXTERN(void) mt_rekey_result_dispose(mt_rekey_result *result);
 
 /* Wrap any store; the handle takes ownership of it, even on failure. */
 MT_EXTERN(int) mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts);

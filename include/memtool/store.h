@@ -104,6 +104,11 @@ typedef struct {
      * against max_store_size, and a file's size - file_overhead against
      * max_file_size, in the same step as ever. 0 for a plain store. */
     uint64_t file_overhead; /* in */
+    /* An edit that is no use of the memory (a re-encryption, content the
+     * same): the file's last access and last change stay as they were
+     * (touch, idle), so expiry sees it as idle as before. 0: an edit is an
+     * access, as ever. A store that predates it ignores it. */
+    int keep_access; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -196,7 +201,11 @@ typedef int (*mt_idle_cb)(void *payload, const char *path, uint64_t size, int64_
 /* Version 5 also added what the encryption layer needs: `memory_id`,
  * mt_store_op's file_overhead and the `files` counts of listings; an older
  * store works as ever, but cannot be wrapped by mt_store_crypt_wrap
- * (MT_EINVAL), since its limits would count the encryption's overhead. */
+ * (MT_EINVAL), since its limits would count the encryption's overhead.
+ * Last, for re-encrypting the history (mt_memory_rekey): `version_reseal`
+ * and mt_store_op's keep_access, both optional: a store whose
+ * version_reseal is NULL is still wrapped, and a rekey names each of its
+ * versions as left under the old key. */
 #define MT_STORE_CRYPT_VERSION 5
 
 struct mt_store {
@@ -306,6 +315,26 @@ struct mt_store {
      * at another memory's path is detected.
      */
     int (*memory_id)(mt_store *st, char out[24], const char *path);
+
+    /*
+     * Since version 5 (may be NULL): replace version id's stored content
+     * with what cb makes of it (mt_edit_cb: given the content kept, the new
+     * bytes), in one transaction under the store's write lock (waiting at
+     * most op->lock_timeout_ms), recording no version. The version keeps
+     * its id, memory, operation, path, actor and time; its content is the
+     * new bytes, kept once per SHA-256 like any content, and the old
+     * content goes with its last reference, as a redaction's does (erased
+     * from the disk, not left in free pages or a log). New bytes equal to
+     * the old change nothing. A version that is redacted or records a
+     * deletion has no content: cb is not called and nothing changes (0).
+     * A memory's current content (its newest version while the memory is
+     * live and holds it) is the file's and changes only with the file: new
+     * bytes for it are refused with MT_EINVAL, as a redaction is. Nothing
+     * there: MT_ENOTFOUND. The encryption layer uses it to re-encrypt the history
+     * (mt_store_crypt_wrap's stores have it NULL: above the layer a
+     * version's content is never replaced).
+     */
+    int (*version_reseal)(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);

@@ -18,7 +18,7 @@ typedef struct {
     /* Encryption at rest: --encrypt, with --key-file or MEMTOOL_PASSPHRASE. */
     int encrypt;
     const char *key_file;
-    const char *old_key_file; /* read with it too (versions written before a rekey) */
+    const char *old_key_file; /* read with it too (what a rekey has not yet re-encrypted) */
 } mt_cli;
 
 /* The key the options name (loaded once), or NULL without --encrypt; on a

@@ -12,18 +12,22 @@
 static const char help[] =
     "usage: memtool --encrypt --key-file OLD [options] rekey --new-key-file PATH [--json]\n"
     "       memtool --encrypt --key-file KEY [options] rekey --status [--json]\n\n"
-    "Re-encrypt every memory of an encrypted store with the key in PATH (memtool key new\n"
-    "makes one); the key of --key-file (or MEMTOOL_PASSPHRASE) must read them. Each file\n"
-    "is one atomic change, recorded as a version by actor rekey; files already encrypted\n"
-    "with the new key are left as they are, so an interrupted rekey (Ctrl-C, a crash) is\n"
-    "finished by running it again. Versions in the history keep the key they were written\n"
-    "with: read them with the global option --old-key-file (MEMTOOL_OLD_KEY_FILE).\n\n"
+    "Re-encrypt every memory of an encrypted store, and every version its history\n"
+    "keeps, with the key in PATH (memtool key new makes one); the key of --key-file\n"
+    "(or MEMTOOL_PASSPHRASE, and --old-key-file) must read them. Each file is one\n"
+    "atomic change, recorded as a version by actor rekey, and each version one atomic\n"
+    "replacement of its content; neither counts as a use of the memory (expiry sees it\n"
+    "as idle as before). What is already under the new key is left as it is, so an\n"
+    "interrupted rekey (Ctrl-C, a crash) is finished by running it again. What cannot\n"
+    "be read (another key, damaged, not encrypted) is named on stderr and left, the\n"
+    "rest goes on. Once all is done, the old key is needed for nothing.\n\n"
     "Options:\n"
     "  --new-key-file PATH  the key to re-encrypt with\n"
-    "  --status             list the key ids in use, with their files and bytes\n"
+    "  --status             list the key ids in use, with their files, bytes and versions\n"
     "  --json               one JSON object at the end\n\n"
-    "Exit status: 0 done; 1 a memory could not be re-encrypted (named); 2 a usage error,\n"
-    "a key or store that cannot be opened; 130 interrupted.\n";
+    "Exit status: 0 done; 1 something could not be re-encrypted (each named, with why)\n"
+    "or --status found content without encryption; 2 a usage error, a key or store\n"
+    "that cannot be opened; 130 interrupted.\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -37,20 +41,25 @@ typedef struct {
     int tty;
 } progress;
 
-static int on_file(void *payload, const char *path, uint64_t done, uint64_t total, int changed)
+static int on_event(void *payload, const mt_rekey_event *e)
 {
     progress *p = payload;
-    unsigned width = 24, filled = total ? (unsigned)(width * done / total) : width;
+    unsigned width = 24, filled = e->total ? (unsigned)(width * e->done / e->total) : width;
+    const char *what = e->kind == MT_REKEY_FILE ? "files" : "versions";
     char bar[32];
 
-    (void)path;
-    (void)changed;
+    if (e->outcome < 0) {
+        if (p->tty)
+            fputs("\r\033[K", stderr);
+        /* The message names the file or the version. */
+        fprintf(stderr, "memtool rekey: %s\n", e->message);
+    }
     if (p->tty) {
         memset(bar, '#', filled);
         memset(bar + filled, '.', width - filled);
         bar[width] = '\0';
-        fprintf(stderr, "\rrekey [%s] %llu/%llu files\033[K", bar, (unsigned long long)done,
-                (unsigned long long)total);
+        fprintf(stderr, "\rrekey [%s] %llu/%llu %s\033[K", bar, (unsigned long long)e->done,
+                (unsigned long long)e->total, what);
     }
     return interrupted;
 }
@@ -66,11 +75,13 @@ static int status_out(mt_memory *mem, int json)
         json_t *keys = json_array(), *o;
         for (i = 0; keys && i < s.count; i++)
             json_array_append_new(
-                keys, json_pack("{s:s, s:b, s:I, s:I}", "key_id", s.keys[i].key_id, "passphrase",
-                                s.keys[i].passphrase, "files", (json_int_t)s.keys[i].files, "bytes",
-                                (json_int_t)s.keys[i].bytes));
-        o = json_pack("{s:I, s:I, s:o}", "files", (json_int_t)s.files, "unencrypted",
-                      (json_int_t)s.plain, "keys", keys);
+                keys,
+                json_pack("{s:s, s:b, s:I, s:I, s:I}", "key_id", s.keys[i].key_id, "passphrase",
+                          s.keys[i].passphrase, "files", (json_int_t)s.keys[i].files, "bytes",
+                          (json_int_t)s.keys[i].bytes, "versions", (json_int_t)s.keys[i].versions));
+        o = json_pack("{s:I, s:I, s:I, s:I, s:o}", "files", (json_int_t)s.files, "unencrypted",
+                      (json_int_t)s.plain, "versions", (json_int_t)s.versions,
+                      "versions_unencrypted", (json_int_t)s.versions_plain, "keys", keys);
         if (o) {
             json_dumpf(o, stdout, JSON_COMPACT);
             fputc('\n', stdout);
@@ -78,16 +89,45 @@ static int status_out(mt_memory *mem, int json)
         }
     } else {
         for (i = 0; i < s.count; i++)
-            printf("%s  %llu files  %lluB%s\n", s.keys[i].key_id,
+            printf("%s  %llu files  %lluB  %llu versions%s\n", s.keys[i].key_id,
                    (unsigned long long)s.keys[i].files, (unsigned long long)s.keys[i].bytes,
+                   (unsigned long long)s.keys[i].versions,
                    s.keys[i].passphrase ? "  (passphrase)" : "");
-        if (s.plain)
-            printf("unencrypted  %llu files\n", (unsigned long long)s.plain);
-        if (!s.files)
+        if (s.plain || s.versions_plain)
+            printf("unencrypted  %llu files  %llu versions\n", (unsigned long long)s.plain,
+                   (unsigned long long)s.versions_plain);
+        if (!s.files && !s.versions)
             printf("no memories\n");
     }
     mt_crypt_status_dispose(&s);
-    return s.plain ? MT_EXIT_TOOL : MT_EXIT_OK;
+    return s.plain || s.versions_plain ? MT_EXIT_TOOL : MT_EXIT_OK;
+}
+
+/* The outcome, as one JSON object. */
+static void result_json(const mt_rekey_result *r, const char *id, int stopped)
+{
+    json_t *failures = json_array(), *o;
+    size_t i;
+
+    for (i = 0; failures && i < r->nfailures; i++) {
+        const mt_rekey_failure *f = &r->failures[i];
+        json_t *one =
+            f->kind == MT_REKEY_FILE
+                ? json_pack("{s:s, s:s}", "path", f->path ? f->path : "", "message", f->message)
+                : json_pack("{s:I, s:s?, s:s}", "version", (json_int_t)f->version, "path", f->path,
+                            "message", f->message);
+        json_array_append_new(failures, one);
+    }
+    o = json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:o, s:b}", "key_id", id, "files",
+                  "reencrypted", (json_int_t)r->files, "already", (json_int_t)r->files_kept,
+                  "failed", (json_int_t)r->files_failed, "versions", "reencrypted",
+                  (json_int_t)r->versions, "already", (json_int_t)r->versions_kept, "failed",
+                  (json_int_t)r->versions_failed, "failures", failures, "stopped", stopped);
+    if (o) {
+        json_dumpf(o, stdout, JSON_COMPACT);
+        fputc('\n', stdout);
+        json_decref(o);
+    }
 }
 
 int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
@@ -104,9 +144,11 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     mt_memory *mem = NULL;
     struct sigaction sa, old;
     progress p = {0};
-    uint64_t changed = 0;
+    mt_rekey_result result;
+    char id[17];
     int c, rc, json = 0, status_only = 0, failed, status;
 
+    memset(&result, 0, sizeof(result));
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
@@ -160,35 +202,31 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
-    rc = mt_memory_rekey(&changed, mem, new_key, on_file, &p);
+    rc = mt_memory_rekey(&result, mem, new_key, on_event, &p);
     sigaction(SIGINT, &old, NULL);
     if (p.tty)
         fputs("\r\033[K", stderr);
-    if (rc < 0 && rc != MT_ESTOPPED) {
+    failed = result.files_failed || result.versions_failed;
+    if (rc < 0 && rc != MT_ESTOPPED && !failed) {
         fprintf(stderr, "memtool rekey: %s\n", mt_error_last()->message);
         status = MT_EXIT_TOOL;
         goto done;
     }
-    if (json) {
-        char id[17];
-        json_t *o;
-        mt_crypt_key_id(id, new_key);
-        o = json_pack("{s:s, s:I, s:b}", "key_id", id, "reencrypted", (json_int_t)changed,
-                      "stopped", rc == MT_ESTOPPED);
-        if (o) {
-            json_dumpf(o, stdout, JSON_COMPACT);
-            fputc('\n', stdout);
-            json_decref(o);
-        }
-    } else {
-        char id[17];
-        mt_crypt_key_id(id, new_key);
-        printf("%llu memories re-encrypted with key %s%s\n", (unsigned long long)changed, id,
+    mt_crypt_key_id(id, new_key);
+    if (json)
+        result_json(&result, id, rc == MT_ESTOPPED);
+    else
+        printf("re-encrypted with key %s: %llu memories (%llu were already), %llu versions "
+               "(%llu were already)%s\n",
+               id, (unsigned long long)result.files, (unsigned long long)result.files_kept,
+               (unsigned long long)result.versions, (unsigned long long)result.versions_kept,
                rc == MT_ESTOPPED ? "; stopped: run it again to finish" : "");
-    }
+    if (failed && rc != MT_ESTOPPED)
+        fprintf(stderr, "memtool rekey: %s\n", mt_error_last()->message);
     mt_cli_warn_history("rekey", mem);
-    status = rc == MT_ESTOPPED ? 130 : MT_EXIT_OK;
+    status = rc == MT_ESTOPPED ? 130 : failed ? MT_EXIT_TOOL : MT_EXIT_OK;
 done:
+    mt_rekey_result_dispose(&result);
     mt_memory_free(mem);
     mt_crypt_key_free(new_key);
     return status;

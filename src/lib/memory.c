@@ -252,20 +252,15 @@ int mt_memory_crypt_status(mt_crypt_status *out, mt_memory *m)
     return mt_store_crypt_status(m->store, out);
 }
 
-int mt_memory_rekey(uint64_t *changed, mt_memory *m, mt_crypt_key *new_key, mt_rekey_cb cb,
+int mt_memory_rekey(mt_rekey_result *out, mt_memory *m, mt_crypt_key *new_key, mt_rekey_cb cb,
                     void *payload)
 {
     mt_store_op op;
-    uint64_t n = 0;
-    int rc;
 
-    if (!m || !new_key)
-        return mt_error_set(MT_EINVAL, "mt_memory_rekey needs a handle and a new key");
+    if (!out || !m || !new_key)
+        return mt_error_set(MT_EINVAL, "mt_memory_rekey needs a result, a handle and a new key");
     mt_memory_op(&op, m);
-    rc = mt_store_crypt_rekey(m->store, &n, new_key, &op, cb, payload);
-    if (changed)
-        *changed = n;
-    return rc;
+    return mt_store_crypt_rekey(m->store, out, new_key, &op, cb, payload);
 }
 
 int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)

@@ -401,6 +401,7 @@ typedef struct {
     void *payload;
     mt_crypt_key *rekey; /* a rekey: seal with this key, content unchanged */
     int unchanged;       /* the new content was the old: the file was handed back as it was */
+    int sealed;          /* a rekey sealed it with the new key */
 } edit_args;
 
 static int dup_sealed(char **out, size_t *out_len, const char *data, size_t len)
@@ -446,7 +447,8 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
     }
     if (a->rekey) {
         h.generation++;
-        rc = seal(out, out_len, a->rekey, &h, NULL, plain, plen);
+        if ((rc = seal(out, out_len, a->rekey, &h, NULL, plain, plen)) == 0)
+            a->sealed = 1;
         goto done;
     }
     if ((rc = a->cb(&next, &nlen, plain, plen, a->payload)) < 0)
@@ -475,7 +477,7 @@ done:
 static int c_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload)
 {
     mt_crypt *c = (mt_crypt *)st;
-    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0};
+    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0, 0};
     int rc;
 
     INNER_OP(op, NULL);
@@ -862,6 +864,9 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.idle = inner->idle ? c_idle : NULL;
     c->base.version_count = inner->version_count ? c_version_count : NULL;
     c->base.search = c_search;
+    /* Above the layer a version's content is never replaced: only the
+     * layer's own rekey reseals the inner store's versions. */
+    c->base.version_reseal = NULL;
     c->inner = inner;
     pthread_mutex_init(&c->checked_lock, NULL);
     c->key = mt_crypt_key_ref(key);
@@ -924,6 +929,91 @@ static int take_head(void *payload, const char *data, size_t len, uint64_t off, 
     return h->len == sizeof(h->head) ? 1 : 0;
 }
 
+/* The count of key id (from header hd) in out, added when new. */
+static int status_key(mt_crypt_key_count **k, mt_crypt_status *out, const mt_crypt_header *hd)
+{
+    char id[17];
+    size_t i;
+
+    mt_crypt_hex(id, hd->key_id, MT_CRYPT_ID);
+    for (i = 0; i < out->count && strcmp(out->keys[i].key_id, id) != 0; i++)
+        ;
+    if (i == out->count) {
+        mt_crypt_key_count *grown = realloc(out->keys, (i + 1) * sizeof(*grown));
+        if (!grown)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        out->keys = grown;
+        memset(&out->keys[i], 0, sizeof(out->keys[i]));
+        memcpy(out->keys[i].key_id, id, sizeof(id));
+        out->keys[i].passphrase = hd->kdf == MT_CRYPT_KDF_PASS;
+        out->count++;
+    }
+    *k = &out->keys[i];
+    return 0;
+}
+
+/* How many versions a walk of the history asks for at a time. */
+#define VERSIONS_PAGE 256
+
+/* Every version the history keeps, newest first, by pages (a cursor on
+ * the id, so versions recorded meanwhile are not met); fn returns 0 to go
+ * on or a negative code to stop with it. */
+typedef int (*version_fn)(void *payload, const mt_version *v);
+
+static int each_version(mt_crypt *c, version_fn fn, void *payload)
+{
+    int64_t cursor = 0;
+    int rc = 0;
+
+    for (;;) {
+        mt_log_query q;
+        mt_version *v = NULL;
+        size_t n = 0, i;
+
+        memset(&q, 0, sizeof(q));
+        q.before_id = cursor;
+        q.limit = VERSIONS_PAGE;
+        if ((rc = c->inner->versions(c->inner, &v, &n, &q)) < 0)
+            return rc;
+        for (i = 0; rc == 0 && i < n; i++) {
+            cursor = v[i].id;
+            rc = fn(payload, &v[i]);
+        }
+        mt_versions_free(v, n);
+        if (rc < 0 || n < VERSIONS_PAGE)
+            return rc;
+    }
+}
+
+typedef struct {
+    mt_crypt *c;
+    mt_crypt_status *out;
+} status_walk;
+
+static int status_version(void *payload, const mt_version *v)
+{
+    status_walk *w = payload;
+    mt_crypt *c = w->c;
+    mt_crypt_status *out = w->out;
+    mt_crypt_key_count *k;
+    mt_crypt_header hd;
+    char *data;
+    size_t len;
+    int rc;
+
+    if (v->redacted || !v->content_sha256[0])
+        return 0;
+    if ((rc = c->inner->version_content(c->inner, &data, &len, v->id)) < 0)
+        return rc == MT_ENOTFOUND ? 0 : rc; /* pruned or redacted meanwhile */
+    out->versions++;
+    if (header_read(&hd, (const unsigned char *)data, len, "(version)") < 0)
+        out->versions_plain++;
+    else if ((rc = status_key(&k, out, &hd)) == 0)
+        k->versions++;
+    free(data);
+    return rc;
+}
+
 int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
 {
     mt_crypt *c = (mt_crypt *)st;
@@ -938,9 +1028,9 @@ int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
         goto done;
     for (i = 0; i < l.n; i++) {
         head_read h = {{0}, 0};
+        mt_crypt_key_count *kc;
         mt_crypt_header hd;
         uint64_t size;
-        char id[17];
 
         if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
             if (rc == MT_ENOTFOUND)
@@ -952,29 +1042,24 @@ int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
             out->plain++;
             continue;
         }
-        mt_crypt_hex(id, hd.key_id, MT_CRYPT_ID);
-        for (k = 0; k < out->count && strcmp(out->keys[k].key_id, id) != 0; k++)
-            ;
-        if (k == out->count) {
-            mt_crypt_key_count *grown = realloc(out->keys, (k + 1) * sizeof(*grown));
-            if (!grown) {
-                rc = mt_error_set(MT_ENOMEM, "out of memory");
-                goto done;
-            }
-            out->keys = grown;
-            memset(&out->keys[k], 0, sizeof(out->keys[k]));
-            memcpy(out->keys[k].key_id, id, sizeof(id));
-            out->keys[k].passphrase = hd.kdf == MT_CRYPT_KDF_PASS;
-            out->count++;
-        }
-        out->keys[k].files++;
-        out->keys[k].bytes += minus(size, 1);
+        if ((rc = status_key(&kc, out, &hd)) < 0)
+            goto done;
+        kc->files++;
+        kc->bytes += minus(size, 1);
     }
-    /* Most files first, then by id: the same store always reads the same. */
+    {
+        status_walk w = {c, out};
+        if ((rc = each_version(c, status_version, &w)) < 0)
+            goto done;
+    }
+    /* Most files first, then most versions, then by id: the same store
+     * always reads the same. */
     for (i = 1; i < out->count; i++)
         for (k = i; k > 0 && (out->keys[k].files > out->keys[k - 1].files ||
                               (out->keys[k].files == out->keys[k - 1].files &&
-                               strcmp(out->keys[k].key_id, out->keys[k - 1].key_id) < 0));
+                               (out->keys[k].versions > out->keys[k - 1].versions ||
+                                (out->keys[k].versions == out->keys[k - 1].versions &&
+                                 strcmp(out->keys[k].key_id, out->keys[k - 1].key_id) < 0))));
              k--) {
             mt_crypt_key_count t = out->keys[k];
             out->keys[k] = out->keys[k - 1];
@@ -995,56 +1080,288 @@ void mt_crypt_status_dispose(mt_crypt_status *status)
     memset(status, 0, sizeof(*status));
 }
 
-int mt_store_crypt_rekey(mt_store *st, uint64_t *changed, mt_crypt_key *new_key, mt_store_op *op,
-                         mt_rekey_cb cb, void *payload)
+void mt_rekey_result_dispose(mt_rekey_result *result)
 {
-    mt_crypt *c = (mt_crypt *)st;
+    size_t i;
+
+    if (!result)
+        return;
+    for (i = 0; i < result->nfailures; i++) {
+        free(result->failures[i].path);
+        free(result->failures[i].message);
+    }
+    free(result->failures);
+    memset(result, 0, sizeof(*result));
+}
+
+/* A rekey under way. */
+typedef struct {
+    mt_crypt *c;
+    mt_crypt_key *new_key;
+    mt_store_op *op;
+    mt_rekey_cb cb;
+    void *payload;
+    mt_rekey_result *res;
+    int first_code; /* of the first failure */
+} rekey_run;
+
+/* "/memories/" and a store path, malloc'd (NULL for NULL). */
+static char *request_path(const char *rel, int *oom)
+{
+    size_t n;
+    char *p;
+
+    if (!rel)
+        return NULL;
+    n = strlen(rel) + sizeof("/memories/");
+    if (!(p = malloc(n))) {
+        *oom = 1;
+        return NULL;
+    }
+    snprintf(p, n, "/memories/%s", rel);
+    return p;
+}
+
+/* One file or version done: counted, a failure named (the message is
+ * mt_error_last()'s), and told to the caller's callback. */
+static int rekey_done(rekey_run *r, mt_rekey_kind kind, const char *rel, int64_t version,
+                      uint64_t done, uint64_t total, int outcome)
+{
+    mt_rekey_result *res = r->res;
+    mt_rekey_event e;
+    char *message = NULL, *path;
+    int oom = 0, stop;
+
+    path = request_path(rel, &oom);
+    if (outcome < 0) {
+        if (!(message = strdup(mt_error_last()->message)))
+            oom = 1;
+        if (!r->first_code)
+            r->first_code = outcome;
+        if (kind == MT_REKEY_FILE)
+            res->files_failed++;
+        else
+            res->versions_failed++;
+    } else if (kind == MT_REKEY_FILE) {
+        (*(outcome ? &res->files : &res->files_kept))++;
+    } else {
+        (*(outcome ? &res->versions : &res->versions_kept))++;
+    }
+    if (oom) {
+        free(path);
+        free(message);
+        return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
+    }
+    e.kind = kind;
+    e.path = path;
+    e.version = version;
+    e.done = done;
+    e.total = total;
+    e.outcome = outcome;
+    e.message = message;
+    stop = r->cb && r->cb(r->payload, &e) != 0;
+    if (outcome < 0 && res->nfailures < MT_REKEY_NAMED) {
+        mt_rekey_failure *grown =
+            res->nfailures % 16 ? res->failures
+                                : realloc(res->failures, (res->nfailures + 16) * sizeof(*grown));
+        if (!grown) {
+            free(path);
+            free(message);
+            return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
+        }
+        res->failures = grown;
+        grown[res->nfailures].kind = kind;
+        grown[res->nfailures].path = path;
+        grown[res->nfailures].version = version;
+        grown[res->nfailures].code = outcome;
+        grown[res->nfailures].message = message;
+        res->nfailures++;
+        path = message = NULL;
+    }
+    free(path);
+    free(message);
+    if (stop)
+        return mt_error_set(MT_ESTOPPED, "stopped after %llu of %llu %s", (unsigned long long)done,
+                            (unsigned long long)total,
+                            kind == MT_REKEY_FILE ? "files" : "versions");
+    return 0;
+}
+
+/* One file: 1 re-encrypted, 0 left as it was, or why not. */
+static int rekey_file(rekey_run *r, const char *rel)
+{
+    mt_crypt *c = r->c;
+    mt_store_op *op = r->op;
+    edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0};
+    const unsigned char *material;
+    head_read h = {{0}, 0};
+    mt_crypt_header hd;
+    uint64_t size;
+    int rc;
+
+    /* Done by an earlier run: not even an edit (which would be a version). */
+    if (c->inner->read(c->inner, &size, rel, 0, take_head, &h) == 0 &&
+        header_read(&hd, h.head, h.len, rel) == 0 &&
+        mt_crypt_key_reader(&material, r->new_key, &hd) == 1)
+        return 0;
+    {
+        int keep = op->keep_access;
+        INNER_OP(op, NULL);
+        /* A re-encryption is no use of the memory: expiry sees it as idle as before. */
+        op->keep_access = 1;
+        rc = c->inner->edit(c->inner, op, rel, edit_sealed, &a);
+        op->keep_access = keep;
+        INNER_DONE(op);
+    }
+    if (rc == MT_ENOTFOUND)
+        return 0; /* removed meanwhile: nothing to re-encrypt */
+    return rc < 0 ? rc : a.sealed;
+}
+
+static int rekey_files(rekey_run *r)
+{
     path_list l = {NULL, 0, 0};
     size_t i;
     int rc;
 
-    *changed = 0;
-    if (!mt_store_is_crypt(st))
-        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
-    if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
+    if ((rc = r->c->inner->walk(r->c->inner, "", collect_path, &l)) < 0)
         goto done;
-    for (i = 0; i < l.n; i++) {
-        edit_args a = {c, op, l.paths[i], NULL, NULL, NULL, new_key, 0};
-        head_read h = {{0}, 0};
-        const unsigned char *material;
-        mt_crypt_header hd;
-        uint64_t size;
+    for (i = 0; i < l.n; i++)
+        if ((rc = rekey_done(r, MT_REKEY_FILE, l.paths[i], 0, i + 1, l.n,
+                             rekey_file(r, l.paths[i]))) < 0)
+            goto done;
+done:
+    paths_free(&l);
+    return rc;
+}
 
-        /* Done by an earlier run: not even an edit (which would be a version). */
-        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) == 0 &&
-            header_read(&hd, h.head, h.len, l.paths[i]) == 0 &&
-            mt_crypt_key_reader(&material, new_key, &hd) == 1)
-            rc = MT_ENOTFOUND;
-        else {
-            INNER_OP(op, NULL);
-            rc = c->inner->edit(c->inner, op, l.paths[i], edit_sealed, &a);
-            INNER_DONE(op);
-        }
-        if (rc == MT_ENOTFOUND) {
-            rc = 0; /* removed meanwhile: nothing to re-encrypt */
-            a.unchanged = 1;
-        }
-        if (rc < 0)
-            goto done;
-        if (!a.unchanged)
-            (*changed)++;
-        if (cb && cb(payload, l.paths[i], i + 1, l.n, !a.unchanged) != 0) {
-            rc = mt_error_set(MT_ESTOPPED, "stopped after %zu of %zu files", i + 1, l.n);
-            goto done;
+/* Whether a version's content is under key already (a read: no lock). */
+static int version_under(mt_crypt *c, int64_t id, mt_crypt_key *key, const char *rel)
+{
+    const unsigned char *material;
+    mt_crypt_header hd;
+    char *data;
+    size_t len;
+    int under = 0;
+
+    if (c->inner->version_content(c->inner, &data, &len, id) == 0) {
+        under = header_read(&hd, (const unsigned char *)data, len, rel) == 0 &&
+                mt_crypt_key_reader(&material, key, &hd) == 1;
+        free(data);
+    }
+    return under;
+}
+
+/* One version: 1 re-encrypted, 0 left as it was, or why not. */
+static int rekey_version(rekey_run *r, const mt_version *v)
+{
+    mt_crypt *c = r->c;
+    size_t n = (v->path ? strlen(v->path) : 0) + 64;
+    char *rel = NULL;
+    edit_args a = {c, r->op, NULL, NULL, NULL, NULL, r->new_key, 0, 0};
+    int rc;
+
+    if (v->redacted || !v->content_sha256[0])
+        return 0;
+    if (!c->inner->version_reseal)
+        return mt_error_set(MT_ENOSYS,
+                            "version %lld: the store cannot replace a version's content (its "
+                            "interface has no version_reseal), so it keeps its key",
+                            (long long)v->id);
+    if (!(rel = malloc(n)))
+        return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
+    if (v->path)
+        snprintf(rel, n, "(version %lld of /memories/%s)", (long long)v->id, v->path);
+    else
+        snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
+    a.rel = rel;
+    /* Done by an earlier run: seen in a read, so not even the write lock
+     * is taken (a run again passes every version). The reseal checks again
+     * under the lock, and says what it fails on. */
+    if (version_under(c, v->id, r->new_key, rel)) {
+        rc = 0;
+        goto done;
+    }
+    rc = c->inner->version_reseal(c->inner, r->op, v->id, edit_sealed, &a);
+    if (rc == MT_EINVAL && v->path && c->inner->catch_up) {
+        /* Still the memory's current content to the history, though it
+         * reads: its file was re-encrypted with history off, which the
+         * history has not seen. Recorded as any change made with history
+         * off is, the file's content is the current one, and this version
+         * can go under the new key. */
+        mt_store_op caught = *r->op;
+
+        caught.history = 1;
+        caught.expect_sha256 = NULL;
+        caught.file_overhead = MT_CRYPT_OVERHEAD;
+        if (c->inner->catch_up(c->inner, &caught, v->path) == 0) {
+            a.sealed = a.unchanged = 0;
+            rc = c->inner->version_reseal(c->inner, r->op, v->id, edit_sealed, &a);
         }
     }
-    /* Everything is under the new key: write with it, still read the old
-     * (the history's versions keep the key they were written with). */
+    if (rc == MT_ENOTFOUND)
+        rc = 0; /* pruned or redacted meanwhile */
+    else if (rc == MT_EINVAL)
+        rc = mt_error_set(MT_EINVAL,
+                          "%s is its memory's current content, which changes only with the "
+                          "memory's file, and the file was not re-encrypted",
+                          rel);
+    else if (rc == 0)
+        rc = a.sealed;
+done:
+    free(rel);
+    return rc;
+}
+
+typedef struct {
+    rekey_run *r;
+    uint64_t done, total;
+} versions_walk;
+
+static int rekey_one_version(void *payload, const mt_version *v)
+{
+    versions_walk *w = payload;
+
+    w->done++;
+    if (w->total < w->done)
+        w->total = w->done; /* recorded since the count */
+    return rekey_done(w->r, MT_REKEY_VERSION, v->path, v->id, w->done, w->total,
+                      rekey_version(w->r, v));
+}
+
+int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
+                         mt_rekey_cb cb, void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    rekey_run r = {c, new_key, op, cb, payload, out, 0};
+    versions_walk w = {&r, 0, 0};
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!mt_store_is_crypt(st))
+        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
+    /* The files first: each one's re-encryption records a version under the
+     * new key, and leaves the one before it to the history's turn. */
+    if ((rc = rekey_files(&r)) < 0)
+        return rc;
+    if (c->inner->version_count && c->inner->version_count(c->inner, &w.total) < 0)
+        w.total = 0; /* only the progress's total */
+    if ((rc = each_version(c, rekey_one_version, &w)) < 0)
+        return rc;
+    if (out->files_failed || out->versions_failed)
+        return mt_error_set(
+            r.first_code,
+            "%llu file%s and %llu version%s could not be re-encrypted (each "
+            "named with why) and still need the key they are under; the rest "
+            "was. Accept that key (--old-key-file), or delete or redact what "
+            "is damaged, and run rekey again",
+            (unsigned long long)out->files_failed, out->files_failed == 1 ? "" : "s",
+            (unsigned long long)out->versions_failed, out->versions_failed == 1 ? "" : "s");
+    /* Everything is under the new key: write with it. The old key still
+     * reads what a process that kept it wrote meanwhile. */
     if (c->old)
         mt_crypt_key_free(c->old);
     c->old = c->key;
     c->key = mt_crypt_key_ref(new_key);
-done:
-    paths_free(&l);
-    return rc;
+    return 0;
 }

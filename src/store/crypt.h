@@ -57,7 +57,7 @@ int mt_crypt_key_is_passphrase(const mt_crypt_key *key);
 
 /* The crypt store's own operations, for the handle (lib/memory.c). */
 int mt_store_crypt_status(mt_store *st, mt_crypt_status *out);
-int mt_store_crypt_rekey(mt_store *st, uint64_t *changed, mt_crypt_key *new_key, mt_store_op *op,
+int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
                          mt_rekey_cb cb, void *payload);
 /* Whether st is an encryption layer. */
 int mt_store_is_crypt(const mt_store *st);

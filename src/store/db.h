@@ -15,6 +15,7 @@
  *   - schema 3: search_docs; MT_DB_SEARCH_FORGET ... MT_DB_SEARCH_FIND
  *     appended (search), MT_DB_REAL columns; the optional driver functions
  *     `search_query` and `search_words`.
+ *   - MT_DB_VERSION_RESEAL appended (a version's content replaced: rekey).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -211,6 +212,8 @@ typedef enum {
     /* A whole read in one statement, outside any transaction (see read_single). */
     MT_DB_READ_WHOLE, /* (tenant, path, whole) -> kind, size, data (NULL when size > whole
                          or the content is missing) */
+    /* Re-encrypting the history. */
+    MT_DB_VERSION_RESEAL, /* (tenant, id, sha256, size): a version's content replaced */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

@@ -453,6 +453,16 @@ static int path_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 1;
 }
 
+/* The path of the live node holding a memory. */
+static int node_path_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    char *path = payload;
+
+    if (ncols > 0 && cols[0].type == MT_DB_TEXT && cols[0].len < 8192)
+        memcpy(path, cols[0].p, cols[0].len + 1);
+    return 1;
+}
+
 static int redact_in(mt_db_txn *t, void *arg)
 {
     redact_args *r = arg;
@@ -506,4 +516,109 @@ int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id)
     /* A transaction of its own, recording nothing. */
     locked.history = 0;
     return mt_db_change((mt_db *)st, &locked, redact_in, &r);
+}
+
+typedef struct {
+    int64_t id;
+    mt_edit_cb cb;
+    void *payload;
+} reseal_args;
+
+static int reseal_in(mt_db_txn *t, void *arg)
+{
+    reseal_args *r = arg;
+    mt_db *db = t->db;
+    mt_version v;
+    one_version o = {&v, r->id, 0};
+    char *data = NULL, *out = NULL, sha[65];
+    size_t len = 0, out_len = 0;
+    content_args c = {r->id, &data, &len};
+    int64_t newest = 0, n;
+    mt_db_node node;
+    int rc, current;
+
+    memset(&node, 0, sizeof(node));
+    if ((rc = version_lookup(db, &o)) < 0)
+        return rc;
+    if (!o.found)
+        return mt_error_set(MT_ENOTFOUND, "there is no version %" PRId64, r->id);
+    if (v.redacted || v.operation == MT_VERSION_DELETED || !v.content_sha256[0])
+        goto done; /* no content: nothing to replace */
+    {
+        /* Current content: the newest version of a live memory that holds it. */
+        char path[8192] = "";
+        mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(v.memory_id), mt_db_int(0)};
+        if ((n = mt_db_exec(db, MT_DB_VERSION_NTH, a, 3, id_row, &newest)) < 0 ||
+            (newest == r->id &&
+             (n = mt_db_exec(db, MT_DB_NODE_OF_MEMORY, a, 2, node_path_row, path)) < 0)) {
+            rc = (int)n;
+            goto done;
+        }
+        if (*path && (rc = mt_db_node_get(db, &node, path)) < 0)
+            goto done;
+        current = newest == r->id && *path && strcmp(node.sha256, v.content_sha256) == 0;
+    }
+    {
+        mt_db_value a[2] = {mt_db_text(db->tenant), mt_db_text(v.content_sha256)};
+        if ((n = mt_db_exec(db, MT_DB_CONTENT_GET, a, 2, data_row, &c)) < 0) {
+            rc = (int)n;
+            goto done;
+        }
+        if (n == 0 || !data) {
+            rc = mt_error_set(MT_EIO, "the content of version %" PRId64 " is missing", r->id);
+            goto done;
+        }
+    }
+    mt_hist_sha256(sha, data, len);
+    if (strcmp(sha, v.content_sha256) != 0) {
+        rc = mt_error_set(
+            MT_EIO, "the content of version %" PRId64 " is damaged (its SHA-256 does not match)",
+            r->id);
+        goto done;
+    }
+    if ((rc = r->cb(&out, &out_len, data, len, r->payload)) < 0)
+        goto done;
+    if (!out && !(out = calloc(1, 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    mt_hist_sha256(sha, out, out_len);
+    if (strcmp(sha, v.content_sha256) == 0)
+        goto done; /* the same bytes: nothing to change */
+    if (current) {
+        rc = mt_error_set(MT_EINVAL,
+                          "version %" PRId64 " is its memory's current content, which changes "
+                          "only with the memory's file",
+                          r->id);
+        goto done;
+    }
+    {
+        mt_db_value a[4] = {mt_db_text(db->tenant), mt_db_int(r->id), mt_db_text(sha),
+                            mt_db_int((int64_t)out_len)};
+        if ((rc = mt_db_content_ref(t, sha, out, out_len)) < 0)
+            goto done;
+        if ((n = mt_db_exec(db, MT_DB_VERSION_RESEAL, a, 4, NULL, NULL)) < 0) {
+            rc = (int)n;
+            goto done;
+        }
+    }
+    /* The old content goes with its last reference, scrubbed as a redaction's. */
+    if ((rc = mt_db_content_unref(t, v.content_sha256)) < 0)
+        goto done;
+    t->dropped = 1;
+done:
+    free(data);
+    free(out);
+    mt_version_dispose(&v);
+    return rc;
+}
+
+int mt_db_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload)
+{
+    mt_store_op locked = *op;
+    reseal_args r = {id, cb, payload};
+
+    /* A transaction of its own, recording nothing. */
+    locked.history = 0;
+    return mt_db_change((mt_db *)st, &locked, reseal_in, &r);
 }

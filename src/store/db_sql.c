@@ -112,4 +112,6 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_SEARCH_SET] =
         "UPDATE search_docs SET sha256 = ?3, words = ?4 WHERE tenant = ?1 AND path = ?2",
     [MT_DB_SEARCH_FIND] = NULL,
+    [MT_DB_VERSION_RESEAL] = "UPDATE versions SET sha256 = ?3, size = ?4 WHERE tenant = ?1 AND "
+                             "id = ?2",
 };

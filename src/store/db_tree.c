@@ -479,7 +479,8 @@ static int edit_in(mt_db_txn *t, void *arg)
             rc = (int)k;
             goto done;
         }
-        if ((rc = mt_db_accessed_now(t, a->path, 1)) < 0)
+        /* An edit that is no use of the memory keeps its times. */
+        if (!op->keep_access && (rc = mt_db_accessed_now(t, a->path, 1)) < 0)
             goto done;
     }
     mt_db_account(t, (int64_t)out_len - (int64_t)now.len, 0, 0);

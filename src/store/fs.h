@@ -111,6 +111,7 @@ int mt_fs_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_q
 int mt_fs_version(mt_store *st, mt_version *out, int64_t id);
 int mt_fs_version_content(mt_store *st, char **out, size_t *len, int64_t id);
 int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id);
+int mt_fs_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload);
 int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel);
 int mt_fs_version_count(mt_store *st, uint64_t *out);
 

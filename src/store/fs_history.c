@@ -522,6 +522,23 @@ int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id)
     return rc;
 }
 
+int mt_fs_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload)
+{
+    mt_fs *fs = (mt_fs *)st;
+    mt_store_op locked = *op;
+    mt_fs_txn t;
+    int rc;
+
+    /* As a redaction: under the store's lock, in a transaction of its own. */
+    locked.history = 0;
+    if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
+        return rc;
+    if ((rc = hist_open(fs)) == 0)
+        rc = mt_hist_reseal(fs->hist, id, cb, payload);
+    mt_fs_end(fs, &t);
+    return rc;
+}
+
 int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel)
 {
     mt_fs *fs = (mt_fs *)st;

@@ -137,6 +137,28 @@ static int fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size
     return rc;
 }
 
+/* An edit with op->keep_access: the new file gets the times the old one
+ * had (its last access and last change, fs_access.c), since the edit is no
+ * use of the memory. Best effort, as a rename's mark is: a file that could
+ * not be given them looks freshly used, never idler than it was. */
+static void fs_keep_times(int fd, const struct stat *was)
+{
+    struct timespec ts[2];
+
+    ts[0] = was->st_atim;
+    ts[1] = was->st_mtim;
+    (void)futimens(fd, ts);
+}
+
+static void fs_keep_times_at(int dirfd, const char *name, const struct stat *was)
+{
+    struct timespec ts[2];
+
+    ts[0] = was->st_atim;
+    ts[1] = was->st_mtim;
+    (void)utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+}
+
 /* Where a path's directories stop existing. */
 typedef struct {
     int fd;              /* the deepest directory on the way that exists */
@@ -471,6 +493,8 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         (rc = cb(&out, &out_len, data, len, payload)) < 0 ||
         (rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, out, out_len, rel)) < 0)
         goto done;
+    if (op->keep_access)
+        fs_keep_times(tfd, &sb);
     if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
         goto drop;
     locked = 1;
@@ -607,6 +631,8 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
         goto done;
     rc = fs_put(fs, dirfd, name, out, out_len, 1, rel);
     if (rc == 0 || rc == MT_ENOTDURABLE) {
+        if (op->keep_access)
+            fs_keep_times_at(dirfd, name, &sb);
         mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
         mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, -1, dirfd, name);
     }

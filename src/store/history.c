@@ -1039,6 +1039,131 @@ fail:
     return rc;
 }
 
+/* The content a reseal starts from: a copy, since the callback runs while
+ * other statements of the connection step. */
+typedef struct {
+    char sha[65];
+    char *data;
+    size_t len;
+    int skip;    /* redacted, or a deletion: no content */
+    int current; /* the memory's current content */
+} reseal_from;
+
+static int reseal_load(mt_hist *h, reseal_from *f, int64_t id)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0, step;
+
+    /* Current content: the newest version of a live memory that holds it. */
+    if (sqlite3_prepare_v2(h->db,
+                           "SELECT v.op, v.redacted, v.sha256, c.data, (SELECT max(id) FROM "
+                           "versions WHERE memory_id = v.memory_id) = v.id AND EXISTS (SELECT 1 "
+                           "FROM memories WHERE id = v.memory_id AND sha256 = v.sha256) "
+                           "FROM versions v LEFT JOIN contents c ON c.sha256 = v.sha256 "
+                           "WHERE v.id = ?1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot read a version");
+    sqlite3_bind_int64(s, 1, id);
+    step = sqlite3_step(s);
+    if (step == SQLITE_DONE) {
+        rc = mt_error_set(MT_ENOTFOUND, "there is no version %" PRId64, id);
+    } else if (step != SQLITE_ROW) {
+        rc = db_error(h, "cannot read a version");
+    } else if (sqlite3_column_int(s, 1) || sqlite3_column_int(s, 0) == MT_VERSION_DELETED ||
+               sqlite3_column_type(s, 2) == SQLITE_NULL) {
+        f->skip = 1;
+    } else if (sqlite3_column_type(s, 3) == SQLITE_NULL) {
+        rc = mt_error_set(MT_EIO, "history database: the content of version %" PRId64 " is missing",
+                          id);
+    } else {
+        size_t n = (size_t)sqlite3_column_bytes(s, 3);
+
+        snprintf(f->sha, sizeof(f->sha), "%s", (const char *)sqlite3_column_text(s, 2));
+        f->current = sqlite3_column_int(s, 4);
+        if (!(f->data = malloc(n + 1))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory reading a version");
+        } else {
+            char sha[65];
+            if (n)
+                memcpy(f->data, sqlite3_column_blob(s, 3), n);
+            f->data[n] = '\0';
+            f->len = n;
+            mt_hist_sha256(sha, f->data, n);
+            if (strcmp(sha, f->sha) != 0)
+                rc = mt_error_set(MT_EIO,
+                                  "history database: the content of version %" PRId64
+                                  " is damaged (its SHA-256 does not match)",
+                                  id);
+        }
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload)
+{
+    reseal_from f = {"", NULL, 0, 0, 0};
+    sqlite3_stmt *s = NULL;
+    char *out = NULL, sha[65];
+    size_t out_len = 0;
+    int rc;
+
+    if ((rc = mt_hist_begin(h)) < 0)
+        return rc;
+    if ((rc = reseal_load(h, &f, id)) < 0 || f.skip ||
+        (rc = cb(&out, &out_len, f.data, f.len, payload)) < 0)
+        goto fail;
+    if (!out && !(out = calloc(1, 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto fail;
+    }
+    mt_hist_sha256(sha, out, out_len);
+    if (strcmp(sha, f.sha) == 0)
+        goto fail; /* the same bytes: nothing to change */
+    if (f.current) {
+        rc = mt_error_set(MT_EINVAL,
+                          "version %" PRId64 " is its memory's current content, which changes "
+                          "only with the memory's file",
+                          id);
+        goto fail;
+    }
+    {
+        sqlite3_stmt *put = stmt(h, S_CONTENT_PUT);
+        sqlite3_bind_text(put, 1, sha, 64, SQLITE_STATIC);
+        sqlite3_bind_blob64(put, 2, out, out_len, SQLITE_STATIC);
+        if (sqlite3_step(put) != SQLITE_DONE) {
+            rc = db_error(h, "cannot keep content");
+            goto fail;
+        }
+    }
+    if (sqlite3_prepare_v2(h->db, "UPDATE versions SET sha256 = ?2, size = ?3 WHERE id = ?1", -1,
+                           &s, NULL) != SQLITE_OK) {
+        rc = db_error(h, "cannot replace a version's content");
+        goto fail;
+    }
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_text(s, 2, sha, 64, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (int64_t)out_len);
+    if (sqlite3_step(s) != SQLITE_DONE) {
+        rc = db_error(h, "cannot replace a version's content");
+        goto fail;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    /* The old content goes with its last version, erased as a redaction's. */
+    if ((rc = drop_content(h, f.sha)) < 0)
+        goto fail;
+    free(out);
+    free(f.data);
+    return mt_hist_commit(h, NULL);
+fail:
+    sqlite3_finalize(s);
+    mt_hist_rollback(h);
+    free(out);
+    free(f.data);
+    return rc;
+}
+
 int mt_hist_count(mt_hist *h, uint64_t *out)
 {
     sqlite3_stmt *s = NULL;

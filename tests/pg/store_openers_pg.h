@@ -51,37 +51,40 @@ static int mt_test_pg_prepare(void)
     return ok ? 0 : MT_EIO;
 }
 
-static int mt_test_open_pg(mt_memory **out, const char *dir, const mt_options *opts)
+/* The store of a scratch directory: its name is unique, so is the tenant. */
+static int mt_test_pg_store(mt_store **st, const char *dir, const mt_options *opts)
 {
     const char *base = strrchr(dir, '/');
     char tenant[64];
-    mt_store *st;
     int rc;
 
     if ((rc = mt_test_pg_prepare()) < 0)
         return rc;
-    /* The scratch directory's name is unique: so is the tenant. */
     snprintf(tenant, sizeof(tenant), "t-%s%s%s", base ? base + 1 : dir,
              opts && opts->tenant ? "-" : "", opts && opts->tenant ? opts->tenant : "");
-    if ((rc = mt_store_pg_open(&st, getenv("MEMTOOL_TEST_PG"), tenant)) < 0)
+    return mt_store_pg_open(st, getenv("MEMTOOL_TEST_PG"), tenant);
+}
+
+static int mt_test_open_pg(mt_memory **out, const char *dir, const mt_options *opts)
+{
+    mt_store *st;
+    int rc;
+
+    if ((rc = mt_test_pg_store(&st, dir, opts)) < 0)
         return rc;
     return mt_memory_new(out, st, opts);
 }
 
-/* The same, encrypted, with the key kept in the scratch directory. */
+/* The same tenant encrypted, with the key kept in dir as the others do. */
 static int mt_test_open_pg_crypt(mt_memory **out, const char *dir, const mt_options *opts)
 {
-    const char *base = strrchr(dir, '/');
-    char tenant[64];
     mt_crypt_key *key;
     mt_store *st;
     int rc;
 
-    if ((rc = mt_test_pg_prepare()) < 0 || (rc = mt_test_crypt_key(&key, dir)) < 0)
+    if ((rc = mt_test_crypt_key(&key, dir)) < 0)
         return rc;
-    snprintf(tenant, sizeof(tenant), "t-%s%s%s", base ? base + 1 : dir,
-             opts && opts->tenant ? "-" : "", opts && opts->tenant ? opts->tenant : "");
-    if ((rc = mt_store_pg_open(&st, getenv("MEMTOOL_TEST_PG"), tenant)) == 0 &&
+    if ((rc = mt_test_pg_store(&st, dir, opts)) == 0 &&
         (rc = mt_store_crypt_wrap(&st, st, key)) == 0)
         rc = mt_memory_new(out, st, opts);
     mt_crypt_key_free(key);

@@ -316,14 +316,10 @@ static void test_exact_sizes_and_limits(void **state)
     scratch_free(&s);
 }
 
-static int stop_after_two(void *payload, const char *path, uint64_t done, uint64_t total,
-                          int changed)
+static int stop_after_two(void *payload, const mt_rekey_event *e)
 {
     (void)payload;
-    (void)path;
-    (void)total;
-    (void)changed;
-    return done == 2;
+    return e->kind == MT_REKEY_FILE && e->done == 2;
 }
 
 static void test_rekey_resumed(void **state)
@@ -332,7 +328,7 @@ static void test_rekey_resumed(void **state)
     mt_crypt_key *k, *k2, *both;
     mt_memory *m;
     mt_crypt_status st;
-    uint64_t changed;
+    mt_rekey_result r;
     char json[200], id2[17], *data;
     size_t len;
     int i;
@@ -350,8 +346,9 @@ static void test_rekey_resumed(void **state)
         free(call(m, &(int){0}, json));
     }
     /* Interrupted after two files. */
-    assert_int_equal(mt_memory_rekey(&changed, m, k2, stop_after_two, NULL), MT_ESTOPPED);
-    assert_int_equal(changed, 2);
+    assert_int_equal(mt_memory_rekey(&r, m, k2, stop_after_two, NULL), MT_ESTOPPED);
+    assert_int_equal(r.files, 2);
+    mt_rekey_result_dispose(&r);
     mt_memory_free(m);
     /* The old key alone reads three; the status says so. */
     both = key_of(s.key);
@@ -365,8 +362,9 @@ static void test_rekey_resumed(void **state)
     assert_string_equal(st.keys[1].key_id, id2);
     mt_crypt_status_dispose(&st);
     /* Run again: only what is left. */
-    assert_int_equal(mt_memory_rekey(&changed, m, k2, NULL, NULL), 0);
-    assert_int_equal(changed, 3);
+    assert_int_equal(mt_memory_rekey(&r, m, k2, NULL, NULL), 0);
+    assert_int_equal(r.files, 3);
+    mt_rekey_result_dispose(&r);
     mt_memory_free(m);
     /* The new key alone reads everything. */
     m = open_store(&s, 0, k2, NULL);
@@ -449,6 +447,47 @@ static void test_passphrase(void **state)
     scratch_free(&s);
 }
 
+/* From a passphrase to a key file: every version too, so the key file
+ * alone reads the whole history after. */
+static void test_rekey_from_passphrase(void **state)
+{
+    scratch s;
+    mt_crypt_key *p, *k;
+    mt_memory *m;
+    mt_rekey_result r;
+    mt_version *v;
+    size_t n, len;
+    char *data;
+
+    (void)state;
+    scratch_init(&s);
+    assert_int_equal(mt_crypt_key_from_passphrase(&p, "correct horse battery", 21), 0);
+    k = key_of(s.key);
+    m = open_store(&s, 1, p, NULL);
+    mt_test_expect(m, "{\"command\":\"create\",\"path\":\"/memories/p.md\",\"file_text\":\"one\"}",
+                   0, "File created successfully at: /memories/p.md");
+    free(call(m, &(int){0},
+              "{\"command\":\"str_replace\",\"path\":\"/memories/p.md\",\"old_str\":\"one\","
+              "\"new_str\":\"two\"}"));
+    assert_int_equal(mt_crypt_key_accept(p, k), 0);
+    assert_int_equal(mt_memory_rekey(&r, m, k, NULL, NULL), 0);
+    assert_int_equal(r.files, 1);
+    assert_int_equal(r.versions, 2);
+    mt_rekey_result_dispose(&r);
+    mt_memory_free(m);
+    m = open_store(&s, 1, k, NULL);
+    assert_int_equal(mt_memory_log(&v, &n, m, NULL), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(mt_memory_version_content(&data, &len, m, v[n - 1].id), 0);
+    assert_string_equal(data, "one");
+    free(data);
+    mt_versions_free(v, n);
+    mt_memory_free(m);
+    mt_crypt_key_free(p);
+    mt_crypt_key_free(k);
+    scratch_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_rekey_resumed),
         cmocka_unit_test(test_key_files),
         cmocka_unit_test(test_passphrase),
+        cmocka_unit_test(test_rekey_from_passphrase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
