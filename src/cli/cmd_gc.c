@@ -1,7 +1,6 @@
 /* memtool gc --idle DURATION: delete the memories nobody viewed or changed for that long. */
 #include <getopt.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "history_ui.h"
 #include "lib/text.h"
 
@@ -36,14 +36,6 @@ static const char help[] =
     "Exit status: 0 done; 1 some memory could not be deleted (each named); 2 a usage\n"
     "error or a store that cannot be opened; 130 interrupted.\n";
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
 typedef struct {
     int json, dry_run, tty;
     json_t *list;
@@ -59,7 +51,7 @@ static int on_event(void *payload, const mt_gc_event *e)
     char size[32], idle[48], at[40];
 
     if (e->kind == MT_GC_PLAN)
-        return interrupted;
+        return mt_cli_stop_asked();
     v->done++;
     mt_text_format_size(size, e->size);
     mt_cli_format_duration(idle, sizeof(idle), e->idle_ms);
@@ -75,8 +67,7 @@ static int on_event(void *payload, const mt_gc_event *e)
             json_object_set_new(o, "reason", json_string(e->message));
         json_array_append_new(v->list, o);
     } else {
-        if (v->tty)
-            fputs("\r\033[K", stderr);
+        mt_cli_progress_clear(v->tty);
         if (e->kind == MT_GC_FAILED)
             fprintf(stderr, "gc: failed: %s: %s\n", e->path, e->message);
         else if (e->kind == MT_GC_KEPT)
@@ -88,7 +79,7 @@ static int on_event(void *payload, const mt_gc_event *e)
             fprintf(stderr, "gc %llu/%llu", (unsigned long long)v->done,
                     (unsigned long long)e->stats->idle);
     }
-    return interrupted;
+    return mt_cli_stop_asked();
 }
 
 int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
@@ -106,7 +97,7 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
     mt_gc_stats s;
     gc_view v;
     mt_memory *mem = NULL;
-    struct sigaction sa, old;
+    mt_cli_stop stop;
     const char *idle_text = NULL;
     int c, rc, status;
 
@@ -160,14 +151,10 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
         status = mt_cli_usage_error("gc", "out of memory");
         goto done;
     }
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    mt_cli_stop_catch(&stop);
     rc = mt_memory_gc(&s, mem, &o, on_event, &v);
-    sigaction(SIGINT, &old, NULL);
-    if (v.tty)
-        fputs("\r\033[K", stderr);
+    mt_cli_stop_release(&stop);
+    mt_cli_progress_clear(v.tty);
     if (rc < 0 && rc != MT_ESTOPPED) {
         status = rc == MT_EINVAL ? mt_cli_usage_error("gc", "%s", mt_error_last()->message)
                                  : mt_cli_fail("gc");

@@ -1,13 +1,13 @@
 /* memtool rekey: re-encrypt every memory with a new key, or say which keys are in use. */
 #include <getopt.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static const char help[] =
     "usage: memtool --encrypt --key-file OLD [options] rekey --new-key-file PATH [--json]\n"
@@ -29,14 +29,6 @@ static const char help[] =
     "or --status found content without encryption; 2 a usage error, a key or store\n"
     "that cannot be opened; 130 interrupted.\n";
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
 typedef struct {
     int tty;
 } progress;
@@ -44,24 +36,20 @@ typedef struct {
 static int on_event(void *payload, const mt_rekey_event *e)
 {
     progress *p = payload;
-    unsigned width = 24, filled = e->total ? (unsigned)(width * e->done / e->total) : width;
     const char *what = e->kind == MT_REKEY_FILE ? "files" : "versions";
     char bar[32];
 
     if (e->outcome < 0) {
-        if (p->tty)
-            fputs("\r\033[K", stderr);
+        mt_cli_progress_clear(p->tty);
         /* The message names the file or the version. */
         fprintf(stderr, "memtool rekey: %s\n", e->message);
     }
     if (p->tty) {
-        memset(bar, '#', filled);
-        memset(bar + filled, '.', width - filled);
-        bar[width] = '\0';
+        mt_cli_bar(bar, sizeof(bar), 24, e->done, e->total);
         fprintf(stderr, "\rrekey [%s] %llu/%llu %s\033[K", bar, (unsigned long long)e->done,
                 (unsigned long long)e->total, what);
     }
-    return interrupted;
+    return mt_cli_stop_asked();
 }
 
 static int status_out(mt_memory *mem, int json)
@@ -142,7 +130,7 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     const char *new_file = NULL;
     mt_crypt_key *new_key = NULL, *key;
     mt_memory *mem = NULL;
-    struct sigaction sa, old;
+    mt_cli_stop stop;
     progress p = {0};
     mt_rekey_result result;
     char id[17];
@@ -198,14 +186,10 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
         goto done;
     }
     p.tty = isatty(STDERR_FILENO) && !json;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    mt_cli_stop_catch(&stop);
     rc = mt_memory_rekey(&result, mem, new_key, on_event, &p);
-    sigaction(SIGINT, &old, NULL);
-    if (p.tty)
-        fputs("\r\033[K", stderr);
+    mt_cli_stop_release(&stop);
+    mt_cli_progress_clear(p.tty);
     failed = result.files_failed || result.versions_failed;
     if (rc < 0 && rc != MT_ESTOPPED && !failed) {
         fprintf(stderr, "memtool rekey: %s\n", mt_error_last()->message);
