@@ -292,10 +292,14 @@ struct mt_store {
      * Since version 5: the memories at or beneath path ("" all) in which
      * every term of q occurs, best first, at most `limit` (> 0). What was
      * changed outside memtool is found as it is now, never as it was: a
-     * store brings its index up to date before it answers.
+     * store brings its index up to date before it answers, and the answer
+     * matches the memories as they were at one instant of the call. The
+     * words of each memory's first `max_size` bytes count (the handle's max
+     * file size: a legal memory is searched whole, and one put there bigger
+     * from outside costs no more than that to index).
      */
     int (*search)(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                  const char *path, size_t limit);
+                  const char *path, size_t limit, uint64_t max_size);
 
     /*
      * Since version 5: the id of the memory at path, as the store records it ("mem_" and 16

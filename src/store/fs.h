@@ -34,6 +34,7 @@ typedef struct {
     char hist_error[256];   /* why the history could not be kept, for the front ends to say */
     struct mt_hist *search; /* the search index's connection to the same database */
     unsigned search_forks;  /* the forks counted when it was opened */
+    struct mt_search_index *search_index; /* its statements, on that connection */
     pthread_mutex_t search_lock; /* one search of this handle at a time brings it up to date */
 } mt_fs;
 
@@ -170,7 +171,7 @@ int mt_fs_walk_stat(mt_fs *fs, const char *rel, mt_fs_stat_cb cb, void *payload)
 /* Search (fs_search.c): an index beside the history, brought up to date by
  * each search from the files' inode, size and modification time. */
 int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                 const char *path, size_t limit);
+                 const char *path, size_t limit, uint64_t max_size);
 void mt_fs_search_close(mt_fs *fs);
 
 /* Open (creating) a database in the store's own directory. */
