@@ -123,16 +123,20 @@ done:
     return rc;
 }
 
-/* Whether a hit at path was already shown (or left out): a store asked
- * again answers with what it answered before. */
-static int seen(const mt_search_hit *hits, size_t k, char *const *dropped, size_t nd,
-                const char *path)
+/* Whether a hit at path was already shown (its score then made the new
+ * one's: the ranks of one answer compare) or left out: a store asked again
+ * answers with what it answered before. */
+static int seen(mt_search_hit *hits, size_t k, char *const *dropped, size_t nd, const char *path,
+                double score)
 {
     size_t i;
 
-    for (i = 0; i < k; i++)
-        if (strcmp(hits[i].path, path) == 0)
+    for (i = 0; i < k; i++) {
+        if (strcmp(hits[i].path, path) == 0) {
+            hits[i].score = score;
             return 1;
+        }
+    }
     for (i = 0; i < nd; i++)
         if (strcmp(dropped[i], path) == 0)
             return 1;
@@ -205,7 +209,7 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
 
             if ((rc = mt_memory_request_path(&p, found[i].path)) < 0)
                 goto done;
-            if (seen(hits, k, dropped, nd, p)) {
+            if (seen(hits, k, dropped, nd, p, found[i].score)) {
                 free(p);
                 p = NULL;
                 continue;
