@@ -67,6 +67,7 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     mt_search_options so = {NULL, 0};
     mt_search_hit *hits = NULL;
     mt_memory *mem = NULL;
+    char *text;
     size_t count = 0, i;
     uint64_t n;
     int json = 0, c, status;
@@ -116,18 +117,16 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
         }
         o = json_pack("{s:s, s:s, s:o}", "query", argv[optind], "path",
                       so.path ? so.path : "/memories", "hits", arr);
-        if (!o) {
+        text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        if (!text) {
             status = no_memory();
             goto done;
         }
-        if (json_dumpf(o, stdout, JSON_COMPACT) < 0) {
-            json_decref(o);
-            fputs("memtool search: cannot write the result\n", stderr);
-            status = MT_EXIT_TOOL;
-            goto done;
-        }
-        json_decref(o);
+        /* a write error shows at the flush below */
+        fputs(text, stdout);
         putchar('\n');
+        free(text);
     } else if (count == 0) {
         printf("No memories match.\n");
     } else {
