@@ -292,8 +292,9 @@ struct mt_store {
      * Since version 5: the memories at or beneath path ("" all) in which
      * every term of q occurs, best first, at most `limit` (> 0). What was
      * changed outside memtool is found as it is now, never as it was: a
-     * store brings its index up to date before it answers, and the answer
-     * matches the memories as they were at one instant of the call. The
+     * store brings its index up to date before it answers (one that orders
+     * the changes, as the SQL stores do, answers as the memories were at one
+     * instant of the call, changes made meanwhile or not). The
      * words of each memory's first `max_size` bytes count (the handle's max
      * file size: a legal memory is searched whole, and one put there bigger
      * from outside costs no more than that to index).
