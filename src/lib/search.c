@@ -178,6 +178,7 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
     if ((rc = mt_search_query_parse(&q, query, strlen(query))) < 0 ||
         (rc = mt_memory_rel(&rel, path)) < 0)
         goto done;
+    q->max_size = m->opts.max_file_size;
     if (!m->store->search || m->store->version < 5) {
         rc = mt_error_set(MT_ENOSYS, "this store cannot search: an encrypted store keeps no "
                                      "index (it would hold the memories' words in the clear)");
@@ -202,7 +203,7 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
      * were left out: each round asks for more than the last one got, so a
      * search shows as many as it may (limit) or all there are. */
     for (ask = limit;; ask = limit + nd) {
-        if ((rc = m->store->search(m->store, &found, &n, q, rel, ask, m->opts.max_file_size)) < 0)
+        if ((rc = m->store->search(m->store, &found, &n, q, rel, ask)) < 0)
             goto done;
         for (i = 0; i < n && k < limit; i++) {
             mt_search_hit *h = &hits[k];

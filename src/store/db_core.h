@@ -124,6 +124,6 @@ int mt_db_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_m
 int mt_db_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload);
 int mt_db_version_count(mt_store *st, uint64_t *out);
 int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                 const char *path, size_t limit, uint64_t max_size);
+                 const char *path, size_t limit);
 
 #endif

@@ -313,7 +313,7 @@ static int step_txn(mt_db *db, search_run *r)
 }
 
 int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                 const char *path, size_t limit, uint64_t max_size)
+                 const char *path, size_t limit)
 {
     mt_db *db = (mt_db *)st;
     search_run r;
@@ -326,7 +326,9 @@ int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     r.path = path;
     r.limit = limit;
     /* What a content row's substr takes (an INTEGER: PostgreSQL's is 32 bits). */
-    r.cap = max_size < INT32_MAX ? (int64_t)max_size : INT32_MAX;
+    r.cap = !q->max_size              ? MT_SEARCH_INDEX_CAP
+            : q->max_size < INT32_MAX ? (int64_t)q->max_size
+                                      : INT32_MAX;
     snprintf(r.mark, sizeof(r.mark), "<%lld", (long long)r.cap);
     if (!db->drv->search_query) {
         rc = mt_error_set(MT_ENOSYS, "the %s store cannot search", db->drv->name);

@@ -171,7 +171,7 @@ int mt_fs_walk_stat(mt_fs *fs, const char *rel, mt_fs_stat_cb cb, void *payload)
 /* Search (fs_search.c): an index beside the history, brought up to date by
  * each search from the files' inode, size and modification time. */
 int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                 const char *path, size_t limit, uint64_t max_size);
+                 const char *path, size_t limit);
 void mt_fs_search_close(mt_fs *fs);
 
 /* Open (creating) a database in the store's own directory. */

@@ -100,9 +100,10 @@ void mt_fs_search_close(mt_fs *fs)
 }
 
 int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                 const char *path, size_t limit, uint64_t max_size)
+                 const char *path, size_t limit)
 {
     mt_fs *fs = (mt_fs *)st;
+    uint64_t max_size = q->max_size ? q->max_size : MT_SEARCH_INDEX_CAP;
     doc_list l = {NULL, 0, 0, max_size < SIZE_MAX ? (size_t)max_size : SIZE_MAX};
     size_t i;
     int rc;

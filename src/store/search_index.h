@@ -27,6 +27,9 @@ typedef struct {
     char stamp[160];
 } mt_search_doc;
 
+/* The most of one memory indexed when the query says nothing (max_size 0). */
+#define MT_SEARCH_INDEX_CAP (8 * 1024 * 1024)
+
 /* Append the content of the memory at path to out, at most `cap` bytes of
  * it; MT_ENOTFOUND (or any error about the file itself) when it cannot be
  * read: it is then left out of the index. */

@@ -1122,7 +1122,7 @@ static void test_round_trips(void **state)
         assert_int_equal(mt_search_query_parse(&q, "z", 1), 0);
         for (round = 0; round < 2; round++) {
             before = mt_db_pg_round_trips();
-            assert_int_equal(st->search(st, &hits, &k, q, "", 10, 1 << 20), 0);
+            assert_int_equal(st->search(st, &hits, &k, q, "", 10), 0);
             n = mt_db_pg_round_trips() - before;
             assert_int_equal(k, 1);
             assert_string_equal(hits[0].path, "s.md");

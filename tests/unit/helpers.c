@@ -84,7 +84,8 @@ char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_
     char *out;
 
     assert_int_equal(mt_search_query_parse(&q, query, strlen(query)), 0);
-    if (st->search(st, &hits, &n, q, "", limit, max_size) < 0)
+    q->max_size = max_size;
+    if (st->search(st, &hits, &n, q, "", limit) < 0)
         fail_msg("the store's search for %s: %s", query, mt_error_last()->message);
     mt_search_query_free(q);
     qsort(hits, n, sizeof(*hits), cmp_path);

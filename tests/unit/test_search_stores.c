@@ -184,83 +184,83 @@ static char *expected(const char *first, int from, int to)
     return out;
 }
 
+/* On every SQL store, filled: the store's answer to query while fn changes
+ * the store between the catch-up's transactions must be `first` and then
+ * m<from> ... m<MEMORIES - 1>, each a line; then `then` looks further. */
+static void catch_up(void (*fn)(int), const char *query, const char *first, int from,
+                     void (*then)(one_store *s, const mt_options *o))
+{
+    mt_options o;
+    size_t i;
+
+    options(&o);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        one_store s;
+        char *got, *want;
+
+        if (!is_sql(i))
+            continue;
+        open_one(&s, i, &o);
+        fill(s.mem);
+        got = found_while(&s, i, &o, fn, query);
+        want = expected(first, from, MEMORIES);
+        if (strcmp(got, want) != 0)
+            fail_msg("%s found\n%s\nnot\n%s", mt_test_stores[i].name, got, want);
+        assert_true(commits > 4); /* the changes did come between transactions */
+        free(got);
+        free(want);
+        then(&s, &o);
+        close_one(&s);
+    }
+}
+
+static void altered_found(one_store *s, const mt_options *o)
+{
+    char *got = mt_test_store_found(s->mem->store, "altered", 10, o->max_file_size);
+
+    assert_string_equal(got, "m000.md\n");
+    free(got);
+}
+
+static void ended_soon(one_store *s, const mt_options *o)
+{
+    (void)s;
+    (void)o;
+    assert_true(commits < 20);
+}
+
 /* A change between two of the catch-up's transactions, to what an earlier
  * one indexed or before where it stands, is in the answer: the answer is
  * the store at one instant, never a mix of before and after. */
 static void test_catch_up_changed_meanwhile(void **state)
 {
-    mt_options o;
-    size_t i;
-
     (void)state;
-    options(&o);
-    for (i = 0; i < MT_TEST_NSTORES; i++) {
-        one_store s;
-        char *got, *want;
-
-        if (!is_sql(i))
-            continue;
-        open_one(&s, i, &o);
-        fill(s.mem);
-        got = found_while(&s, i, &o, change_once, "common");
-        want = expected("a-new.md\n", 2, MEMORIES);
-        if (strcmp(got, want) != 0)
-            fail_msg("%s found\n%s\nnot\n%s", mt_test_stores[i].name, got, want);
-        assert_true(commits > 4); /* the change did come between transactions */
-        free(got);
-        free(want);
-        got = mt_test_store_found(s.mem->store, "altered", 10, o.max_file_size);
-        assert_string_equal(got, "m000.md\n");
-        free(got);
-        close_one(&s);
-    }
+    catch_up(change_once, "common", "a-new.md\n", 2, altered_found);
 }
 
 /* Changes after every transaction, more than one transaction indexes: the
  * search still ends (a pass is made in one transaction at last), and its
- * answer is still the store at one instant. */
+ * answer is still the store at one instant: the 70 changed after the first
+ * transaction never say r0 again. */
 static void test_catch_up_changed_always(void **state)
 {
-    mt_options o;
-    size_t i;
-
     (void)state;
-    options(&o);
-    for (i = 0; i < MT_TEST_NSTORES; i++) {
-        one_store s;
-        char *got, *want;
-
-        if (!is_sql(i))
-            continue;
-        open_one(&s, i, &o);
-        fill(s.mem);
-        /* The 70 changed after the first transaction never say r0 again. */
-        got = found_while(&s, i, &o, change_always, "r0");
-        want = expected("", 70, MEMORIES);
-        if (strcmp(got, want) != 0)
-            fail_msg("%s found\n%s\nnot\n%s", mt_test_stores[i].name, got, want);
-        assert_true(commits > 4 && commits < 20);
-        free(got);
-        free(want);
-        close_one(&s);
-    }
+    catch_up(change_always, "r0", "", 70, ended_soon);
 }
 
 /* ---- hits that vanish after the store answered ------------------------------------------- */
 
 static int (*store_search)(mt_store *st, mt_store_hit **out, size_t *count,
-                           const mt_search_query *q, const char *path, size_t limit,
-                           uint64_t max_size);
+                           const mt_search_query *q, const char *path, size_t limit);
 static mt_memory *vanisher;
 static int to_vanish;
 
 /* The store's answer, then the first to_vanish of its hits changed under
  * the library: deleted, or no longer saying the word. */
 static int vanishing_search(mt_store *st, mt_store_hit **out, size_t *count,
-                            const mt_search_query *q, const char *path, size_t limit,
-                            uint64_t max_size)
+                            const mt_search_query *q, const char *path, size_t limit)
 {
-    int rc = store_search(st, out, count, q, path, limit, max_size);
+    int rc = store_search(st, out, count, q, path, limit);
     char request[300];
 
     for (size_t k = 0; rc == 0 && k < *count && to_vanish > 0; k++, to_vanish--) {
