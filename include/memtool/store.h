@@ -156,6 +156,11 @@ typedef struct {
 typedef struct {
     mt_search_term *terms;
     size_t count;
+    /* The words of each memory's first max_size bytes count: the handle's
+     * max file size (mt_memory_search sets it), so a legal memory is
+     * searched whole, and a bigger one put there from outside costs no more
+     * than that to index. 0: the store's own default. */
+    uint64_t max_size;
 } mt_search_query;
 
 /* A memory a search found: its store path and rank (higher ranks first). */
@@ -301,7 +306,10 @@ struct mt_store {
      * Since version 5: the memories at or beneath path ("" all) in which
      * every term of q occurs, best first, at most `limit` (> 0). What was
      * changed outside memtool is found as it is now, never as it was: a
-     * store brings its index up to date before it answers.
+     * store brings its index up to date before it answers (one that orders
+     * the changes, as the SQL stores do, answers as the memories were at one
+     * instant of the call, changes made meanwhile or not), from the words of
+     * each memory's first q->max_size bytes.
      */
     int (*search)(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                   const char *path, size_t limit);

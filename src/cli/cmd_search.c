@@ -22,20 +22,37 @@ static const char help[] =
     "  --json       one JSON object: query, path, hits (path, score, lines, more_lines,\n"
     "               matches, snippet: line, before, match, after)\n";
 
+/* One hit as JSON, or NULL: out of memory. */
 static json_t *hit_json(const mt_search_hit *h)
 {
     json_t *lines = json_array(), *o;
     size_t i;
 
-    for (i = 0; i < h->line_count; i++)
-        json_array_append_new(lines, json_integer(h->lines[i]));
+    for (i = 0; lines && i < h->line_count; i++) {
+        if (json_array_append_new(lines, json_integer(h->lines[i])) < 0) {
+            json_decref(lines);
+            return NULL;
+        }
+    }
+    /* "o" takes lines even when the pack fails (NULL fails it too). */
     o = json_pack("{s:s, s:f, s:o, s:b, s:I}", "path", h->path, "score", h->score, "lines", lines,
                   "more_lines", h->more_lines, "matches", (json_int_t)h->matches);
-    if (o && h->match)
+    if (o && h->match &&
         json_object_set_new(o, "snippet",
                             json_pack("{s:I, s:s, s:s, s:s}", "line", (json_int_t)h->line, "before",
-                                      h->before, "match", h->match, "after", h->after));
+                                      h->before, "match", h->match, "after", h->after)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
+}
+
+/* Out of memory after the search: the command line was fine, so a tool
+ * error (exit 1), as every command says it. */
+static int no_memory(void)
+{
+    fputs("memtool search: out of memory\n", stderr);
+    return MT_EXIT_TOOL;
 }
 
 int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
@@ -50,6 +67,7 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     mt_search_options so = {NULL, 0};
     mt_search_hit *hits = NULL;
     mt_memory *mem = NULL;
+    char *text;
     size_t count = 0, i;
     uint64_t n;
     int json = 0, c, status;
@@ -91,17 +109,24 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     if (json) {
         json_t *arr = json_array(), *o;
 
-        for (i = 0; i < count; i++)
-            json_array_append_new(arr, hit_json(&hits[i]));
+        for (i = 0; arr && i < count; i++) {
+            if (json_array_append_new(arr, hit_json(&hits[i])) < 0) {
+                json_decref(arr);
+                arr = NULL;
+            }
+        }
         o = json_pack("{s:s, s:s, s:o}", "query", argv[optind], "path",
                       so.path ? so.path : "/memories", "hits", arr);
-        if (!o || json_dumpf(o, stdout, JSON_COMPACT) < 0) {
-            json_decref(o);
-            status = mt_cli_usage_error("search", "out of memory");
+        text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        if (!text) {
+            status = no_memory();
             goto done;
         }
-        json_decref(o);
+        /* a write error shows at the flush below */
+        fputs(text, stdout);
         putchar('\n');
+        free(text);
     } else if (count == 0) {
         printf("No memories match.\n");
     } else {
@@ -113,7 +138,7 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
         if (mt_search_hits_text(&out, hits, count, tty ? "\033[1;31m" : "**",
                                 tty ? "\033[0m" : "**") < 0) {
             mt_buf_dispose(&out);
-            status = mt_cli_usage_error("search", "out of memory");
+            status = no_memory();
             goto done;
         }
         fwrite(out.ptr, 1, out.len, stdout);

@@ -212,15 +212,14 @@ static int top_put(mt_stats_file *top, size_t *n, const idle_file *f,
 {
     size_t i = *n, k;
     char *p;
+    int rc;
 
     while (i > 0 && before(f, &top[i - 1]))
         i--;
     if (i >= MT_STATS_TOP)
         return 0;
-    if (!(p = malloc(strlen(ROOT) + strlen(f->path) + 1)))
-        return mt_error_set(MT_ENOMEM, "out of memory");
-    memcpy(p, ROOT, strlen(ROOT));
-    memcpy(p + strlen(ROOT), f->path, strlen(f->path) + 1);
+    if ((rc = mt_memory_request_path(&p, f->path)) < 0)
+        return rc;
     if (*n == MT_STATS_TOP)
         free(top[--*n].path);
     for (k = *n; k > i; k--)

@@ -36,22 +36,28 @@ int mt_memory_rel(char **rel, const char *path)
     }
 }
 
-/* A store path as a request path. */
+int mt_memory_request_path(char **out, const char *rel)
+{
+    size_t n = strlen(rel);
+
+    if (!(*out = malloc(sizeof(ROOT) + 1 + n)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(*out, ROOT, sizeof(ROOT) - 1);
+    (*out)[sizeof(ROOT) - 1] = n ? '/' : '\0';
+    memcpy(*out + sizeof(ROOT), rel, n + 1);
+    return 0;
+}
+
+/* A version's store path (NULL: none) as a request path, in place. */
 static int request_path(char **p)
 {
-    size_t n;
     char *full;
+    int rc;
 
     if (!*p)
         return 0;
-    n = strlen(*p);
-    if (!(full = malloc(sizeof(ROOT) + 1 + n)))
-        return mt_error_set(MT_ENOMEM, "out of memory");
-    memcpy(full, ROOT, sizeof(ROOT) - 1);
-    full[sizeof(ROOT) - 1] = '/';
-    memcpy(full + sizeof(ROOT), *p, n + 1);
-    if (n == 0)
-        full[sizeof(ROOT) - 1] = '\0';
+    if ((rc = mt_memory_request_path(&full, *p)) < 0)
+        return rc;
     free(*p);
     *p = full;
     return 0;

@@ -50,6 +50,8 @@ int mt_actor_check(const char *actor);
 /* A request path ("/memories/a.md") as a store path (malloc'd), for the
  * library's own entry points; MT_EINVAL names a path not under /memories. */
 int mt_memory_rel(char **rel, const char *path);
+/* And back: a store path as a request path (malloc'd), "" as /memories. */
+int mt_memory_request_path(char **out, const char *rel);
 
 /* A string from the tool input, which may hold NUL bytes. */
 typedef struct {

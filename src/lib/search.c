@@ -126,15 +126,34 @@ done:
     return rc;
 }
 
-static int request_path(char **out, const char *rel)
+/* Whether a hit at path was already shown (its score then made the new
+ * one's: the ranks of one answer compare) or left out: a store asked again
+ * answers with what it answered before. */
+static int seen(mt_search_hit *hits, size_t k, char *const *dropped, size_t nd, const char *path,
+                double score)
 {
-    size_t n = strlen(rel);
+    size_t i;
 
-    if (!(*out = malloc(sizeof("/memories/") + n)))
-        return mt_error_set(MT_ENOMEM, "out of memory");
-    memcpy(*out, "/memories/", sizeof("/memories/"));
-    memcpy(*out + sizeof("/memories/") - 1, rel, n + 1);
+    for (i = 0; i < k; i++) {
+        if (strcmp(hits[i].path, path) == 0) {
+            hits[i].score = score;
+            return 1;
+        }
+    }
+    for (i = 0; i < nd; i++)
+        if (strcmp(dropped[i], path) == 0)
+            return 1;
     return 0;
+}
+
+/* Best first, then by path: the stores' own order. */
+static int by_rank(const void *pa, const void *pb)
+{
+    const mt_search_hit *a = pa, *b = pb;
+
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return strcmp(a->path, b->path);
 }
 
 int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const char *query,
@@ -144,7 +163,8 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
     mt_store_hit *found = NULL;
     mt_search_hit *hits = NULL;
     const char *path = opts && opts->path ? opts->path : "/memories";
-    size_t limit = opts && opts->limit ? opts->limit : 10, n = 0, i, k = 0;
+    size_t limit = opts && opts->limit ? opts->limit : 10, n = 0, i, k = 0, ask, nd = 0;
+    char **dropped = NULL, *p = NULL;
     mt_node_type type;
     uint64_t size;
     char *rel = NULL;
@@ -161,6 +181,7 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
     if ((rc = mt_search_query_parse(&q, query, strlen(query))) < 0 ||
         (rc = mt_memory_rel(&rel, path)) < 0)
         goto done;
+    q->max_size = m->opts.max_file_size;
     if (!m->store->search || m->store->version < 5) {
         rc = mt_error_set(MT_ENOSYS,
                           "this store cannot search: its interface (version %u) "
@@ -178,37 +199,73 @@ int mt_memory_search(mt_search_hit **out, size_t *count, mt_memory *m, const cha
         rc = mt_error_set(MT_ENOTDIR, "%.300s is a file: search beneath a directory", path);
         goto done;
     }
-    if ((rc = m->store->search(m->store, &found, &n, q, rel, limit)) < 0)
-        goto done;
-    if (n && !(hits = calloc(n, sizeof(*hits)))) {
+    if (!(hits = calloc(limit, sizeof(*hits)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }
-    for (i = 0; i < n; i++) {
-        mt_search_hit *h = &hits[k];
+    /* A hit whose memory is gone or no longer matches (changed since the
+     * store answered) is left out, and the store asked for as many more as
+     * were left out: each round asks for more than the last one got, so a
+     * search shows as many as it may (limit) or all there are. */
+    for (ask = limit;; ask = limit + nd) {
+        if ((rc = m->store->search(m->store, &found, &n, q, rel, ask)) < 0)
+            goto done;
+        for (i = 0; i < n && k < limit; i++) {
+            mt_search_hit *h = &hits[k];
 
-        if ((rc = request_path(&h->path, found[i].path)) < 0)
-            goto done;
-        h->score = found[i].score;
-        if ((rc = locate(h, m, q)) < 0)
-            goto done;
-        if (rc == 1) {
-            k++;
-        } else {
-            free(h->path);
+            if ((rc = mt_memory_request_path(&p, found[i].path)) < 0)
+                goto done;
+            if (seen(hits, k, dropped, nd, p, found[i].score)) {
+                free(p);
+                p = NULL;
+                continue;
+            }
+            h->path = p;
+            p = NULL;
+            h->score = found[i].score;
+            if ((rc = locate(h, m, q)) < 0)
+                goto done;
+            if (rc == 1) {
+                k++;
+                continue;
+            }
+            if (nd % 16 == 0) {
+                char **grown = realloc(dropped, (nd + 16) * sizeof(*dropped));
+
+                if (!grown) {
+                    rc = mt_error_set(MT_ENOMEM, "out of memory");
+                    goto done;
+                }
+                dropped = grown;
+            }
+            dropped[nd++] = h->path;
             memset(h, 0, sizeof(*h));
         }
+        mt_store_hits_free(found, n);
+        found = NULL;
+        if (k == limit || n < ask)
+            break;
     }
+    qsort(hits, k, sizeof(*hits), by_rank);
     rc = 0;
 done:
     if (rc < 0) {
-        mt_search_hits_free(hits, n);
+        /* hits[k] may hold a hit being located */
+        mt_search_hits_free(hits, k < limit ? k + 1 : k);
         hits = NULL;
         k = 0;
+    }
+    if (k == 0) {
+        free(hits);
+        hits = NULL;
     }
     *out = hits;
     *count = k;
     mt_store_hits_free(found, n);
+    for (i = 0; i < nd; i++)
+        free(dropped[i]);
+    free(dropped);
+    free(p);
     mt_search_query_free(q);
     free(rel);
     return rc;

@@ -5,19 +5,29 @@
  * missing or names another SHA-256 is indexed again from its content row,
  * and a row whose file is gone (deleted, renamed) is forgotten. A rename
  * indexes the file again under its new path: its content is read from the
- * store, as any other's.
+ * store, as any other's. Of a file over the handle's max file size only that
+ * much is indexed, and its row says so (its SHA-256 and the size indexed):
+ * a handle with another limit indexes it again, to its own.
  *
- * The catch-up runs in short write transactions under the tenant's write
- * lock (the lock of any change, so nothing changes the files between reading
- * and recording them): each forgets a batch of gone rows, or indexes files
- * in path order from where the last one stopped, at most BATCH_DOCS of them
- * or BATCH_BYTES of words. The last also answers the query, so the answer
- * comes from an index that matched the files at that instant. The words are
- * cut by memtool (search/text.h), the same for every store; the driver says
- * how the database holds them and how a query is written (db.h).
+ * The catch-up runs in write transactions under the tenant's write lock (the
+ * lock of any change, so nothing changes the files within one): a pass
+ * forgets the gone rows, then indexes the stale files in path order, each
+ * transaction at most BATCH_DOCS of them or BATCH_BYTES of words, from where
+ * the last one stopped. A change may come between two transactions and make
+ * stale what an earlier one indexed, so only a transaction that makes a
+ * whole pass by itself (nothing gone left, nothing stale left in the range)
+ * answers the query: the answer comes from an index that matched the files
+ * at that instant. A pass that took several transactions is followed by
+ * another, which finds only what changed meanwhile (mostly nothing: one
+ * short transaction). From the MAX_PASSES-th on, a pass is made in one
+ * transaction however long, so a search ends even while changes keep
+ * coming. The words are cut by memtool (search/text.h), the same for every
+ * store; the driver says how the database holds them and how a query is
+ * written (db.h).
  */
 #include "db_core.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +40,7 @@
 #define BATCH_BYTES  (16 * 1024 * 1024)
 #define BATCH_DOCS   64
 #define FORGET_BATCH 512
+#define MAX_PASSES   3
 
 /* How long a search waits for the tenant's write lock, held by a change. */
 #define SEARCH_WAIT_MS 10000
@@ -38,6 +49,7 @@ typedef struct {
     char *path;
     char sha256[65];
     int indexed; /* it has a row (of other words) */
+    int64_t size;
 } stale_doc;
 
 typedef struct {
@@ -46,8 +58,13 @@ typedef struct {
     const char *query; /* the driver's form of it */
     size_t query_len;
     size_t limit;
+    int64_t cap;   /* the most of a file indexed */
+    char mark[24]; /* after the SHA-256 in the row of a file over cap */
+    /* Where the pass stands: */
     char *after; /* where the next batch of stale files starts ("" the first) */
     int forgotten;
+    unsigned passes; /* ended without an answer */
+    size_t written;  /* memories indexed or forgotten, for mt_search_index_hook */
     stale_doc docs[BATCH_DOCS];
     size_t ndocs;
     mt_store_hit *hits;
@@ -75,7 +92,7 @@ static int stale_row(void *payload, const mt_db_value *cols, size_t ncols)
     search_run *r = payload;
     stale_doc *d;
 
-    if (ncols < 3 || cols[0].type != MT_DB_TEXT || cols[1].type != MT_DB_TEXT)
+    if (ncols < 4 || cols[0].type != MT_DB_TEXT || cols[1].type != MT_DB_TEXT)
         return mt_error_set(MT_EIO, "a row of the store is damaged");
     if (r->ndocs == BATCH_DOCS)
         return 1;
@@ -84,6 +101,7 @@ static int stale_row(void *payload, const mt_db_value *cols, size_t ncols)
         return mt_error_set(MT_ENOMEM, "out of memory searching");
     snprintf(d->sha256, sizeof(d->sha256), "%s", cols[1].p);
     d->indexed = cols[2].i != 0;
+    d->size = cols[3].i;
     r->ndocs++;
     return 0;
 }
@@ -97,18 +115,20 @@ static int words_row(void *payload, const mt_db_value *cols, size_t ncols)
     return mt_search_index_text(words, cols[0].p ? cols[0].p : "", cols[0].len);
 }
 
-/* Index one file: its words, from at most MT_SEARCH_INDEX_CAP bytes of its
- * content, recorded with the SHA-256 they came from. *bytes: what it took. */
-static int index_one(mt_db *db, const stale_doc *d, size_t *bytes)
+/* Index one file: its words, from at most r->cap bytes of its content,
+ * recorded with the SHA-256 they came from. *bytes: what it took. */
+static int index_one(mt_db *db, const search_run *r, const stale_doc *d, size_t *bytes)
 {
     mt_buf words = MT_BUF_INIT, form = MT_BUF_INIT;
     const mt_buf *bound = &words;
+    char stamp[sizeof(d->sha256) + sizeof(r->mark)];
     mt_db_value piece[4] = {mt_db_text(db->tenant), mt_db_text(d->sha256), mt_db_int(1),
-                            mt_db_int(MT_SEARCH_INDEX_CAP)};
+                            mt_db_int(r->cap)};
     int64_t n;
     int rc = 0;
 
     *bytes = 0;
+    snprintf(stamp, sizeof(stamp), "%s%s", d->sha256, d->size > r->cap ? r->mark : "");
     if ((n = mt_db_exec(db, MT_DB_CONTENT_PIECE, piece, 4, words_row, &words)) < 0) {
         rc = (int)n;
         goto done;
@@ -125,7 +145,7 @@ static int index_one(mt_db *db, const stale_doc *d, size_t *bytes)
     {
         mt_db_value a[4] = {mt_db_text(db->tenant),
                             mt_db_text(d->path),
-                            mt_db_text(d->sha256),
+                            mt_db_text(stamp),
                             {MT_DB_TEXT, 0, bound->ptr ? bound->ptr : "", bound->len, 0}};
         n = mt_db_exec(db, d->indexed ? MT_DB_SEARCH_SET : MT_DB_SEARCH_PUT, a, 4, NULL, NULL);
         if (n < 0)
@@ -173,44 +193,74 @@ static int find(mt_db *db, search_run *r)
     return n < 0 ? (int)n : 0;
 }
 
+static void written(search_run *r, size_t n)
+{
+    r->written += n;
+    if (mt_search_index_hook && n)
+        mt_search_index_hook(r->written, 0);
+}
+
 /*
- * One transaction's work: forget a batch of gone rows, or index a batch of
- * stale files; 1 when it also found the answer (nothing was left to do).
+ * One transaction's work on the pass: forget gone rows, index stale files,
+ * as much as one transaction may (all of it once MAX_PASSES passes ended
+ * without an answer); 1 when this transaction made the whole pass, and so
+ * also found the answer.
  */
 static int step(mt_db *db, search_run *r)
 {
-    mt_db_value a[6] = {mt_db_text(db->tenant), mt_db_text(r->path),  mt_db_text(r->lo),
-                        mt_db_text(r->hi),      mt_db_text(r->after), mt_db_int(BATCH_DOCS)};
+    mt_db_value a[8] = {mt_db_text(db->tenant), mt_db_text(r->path),     mt_db_text(r->lo),
+                        mt_db_text(r->hi),      mt_db_int(FORGET_BATCH), mt_db_int(BATCH_DOCS),
+                        mt_db_int(r->cap),      mt_db_text(r->mark)};
+    int whole = r->passes >= MAX_PASSES, began = !r->forgotten && !*r->after, more;
     size_t i, bytes, total = 0;
     int64_t n;
     int rc;
 
-    if (!r->forgotten) {
-        a[4] = mt_db_int(FORGET_BATCH);
+    while (!r->forgotten) {
         if ((n = mt_db_exec(db, MT_DB_SEARCH_FORGET, a, 5, NULL, NULL)) < 0)
             return (int)n;
-        if (n >= FORGET_BATCH)
+        written(r, (size_t)n);
+        if (n < FORGET_BATCH)
+            r->forgotten = 1;
+        else if (!whole)
             return 0; /* more of them: in the next transaction */
-        r->forgotten = 1;
+    }
+    do {
         a[4] = mt_db_text(r->after);
-    }
-    if ((n = mt_db_exec(db, MT_DB_SEARCH_STALE, a, 6, stale_row, r)) < 0)
-        return (int)n;
-    for (i = 0; i < r->ndocs && total < BATCH_BYTES; i++) {
-        if ((rc = index_one(db, &r->docs[i], &bytes)) < 0)
-            return rc;
-        total += bytes;
-    }
-    if (i > 0) {
-        char *after = strdup(r->docs[i - 1].path);
+        if ((n = mt_db_exec(db, MT_DB_SEARCH_STALE_UPTO, a, 8, stale_row, r)) < 0)
+            return (int)n;
+        for (i = 0; i < r->ndocs && (whole || total < BATCH_BYTES); i++) {
+            if ((rc = index_one(db, r, &r->docs[i], &bytes)) < 0)
+                return rc;
+            total += bytes;
+            written(r, 1);
+        }
+        if (i > 0) {
+            char *after = strdup(r->docs[i - 1].path);
 
-        if (!after)
+            if (!after)
+                return mt_error_set(MT_ENOMEM, "out of memory searching");
+            free(r->after);
+            r->after = after;
+        }
+        more = i < r->ndocs || r->ndocs == BATCH_DOCS;
+        docs_clear(r);
+        if (more && !whole)
+            return 0;
+    } while (more);
+    if (!began) {
+        /* What an earlier transaction of this pass indexed may have
+         * changed since: a pass again, from the start. */
+        char *start = strdup("");
+
+        if (!start)
             return mt_error_set(MT_ENOMEM, "out of memory searching");
         free(r->after);
-        r->after = after;
-    }
-    if (i < r->ndocs || r->ndocs == BATCH_DOCS)
+        r->after = start;
+        r->forgotten = 0;
+        r->passes++;
         return 0;
+    }
     if ((rc = find(db, r)) < 0)
         return rc;
     return 1;
@@ -222,6 +272,8 @@ static int step_txn(mt_db *db, search_run *r)
     const mt_db_driver *drv = db->drv;
     char *after = NULL;
     int rc = 0, tries, forgotten = r->forgotten;
+    unsigned passes = r->passes;
+    size_t count = r->written;
 
     for (tries = 0;; tries++) {
         if (!(after = strdup(r->after)))
@@ -245,6 +297,8 @@ static int step_txn(mt_db *db, search_run *r)
         r->after = after;
         after = NULL;
         r->forgotten = forgotten;
+        r->passes = passes;
+        r->written = count;
         if (rc != MT_DB_RETRY)
             break;
         if (tries + 1 >= MT_DB_RETRIES) {
@@ -253,6 +307,8 @@ static int step_txn(mt_db *db, search_run *r)
         }
     }
     free(after);
+    if (rc >= 0 && mt_search_index_hook)
+        mt_search_index_hook(r->written, 1);
     return rc;
 }
 
@@ -269,6 +325,11 @@ int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     memset(&r, 0, sizeof(r));
     r.path = path;
     r.limit = limit;
+    /* What a content row's substr takes (an INTEGER: PostgreSQL's is 32 bits). */
+    r.cap = !q->max_size              ? MT_SEARCH_INDEX_CAP
+            : q->max_size < INT32_MAX ? (int64_t)q->max_size
+                                      : INT32_MAX;
+    snprintf(r.mark, sizeof(r.mark), "<%lld", (long long)r.cap);
     if (!db->drv->search_query) {
         rc = mt_error_set(MT_ENOSYS, "the %s store cannot search", db->drv->name);
         goto done;

@@ -114,4 +114,11 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_SEARCH_FIND] = NULL,
     [MT_DB_VERSION_RESEAL] = "UPDATE versions SET sha256 = ?3, size = ?4 WHERE tenant = ?1 AND "
                              "id = ?2",
+    [MT_DB_SEARCH_STALE_UPTO] =
+        "SELECT n.path, n.sha256, CASE WHEN d.path IS NULL THEN 0 ELSE 1 END, n.size FROM nodes n "
+        "LEFT JOIN search_docs d ON d.tenant = n.tenant AND d.path = n.path WHERE n.tenant = ?1 "
+        "AND n.kind = 1 AND n.sha256 IS NOT NULL AND " IN_RANGE(
+            "n.path") " AND n.path > ?5 AND (d.sha256 IS NULL OR NOT ((n.size <= ?7 AND "
+                      "d.sha256 = n.sha256) OR (n.size > ?7 AND substr(d.sha256, 1, 64) = "
+                      "n.sha256 AND substr(d.sha256, 65) = ?8))) ORDER BY n.path LIMIT ?6",
 };

@@ -34,6 +34,7 @@ typedef struct {
     char hist_error[256];   /* why the history could not be kept, for the front ends to say */
     struct mt_hist *search; /* the search index's connection to the same database */
     unsigned search_forks;  /* the forks counted when it was opened */
+    struct mt_search_index *search_index; /* its statements, on that connection */
     pthread_mutex_t search_lock; /* one search of this handle at a time brings it up to date */
 } mt_fs;
 

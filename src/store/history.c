@@ -111,6 +111,8 @@ struct mt_hist {
     char *seen_path;
     int seen_found;
     mt_hist_mem seen;
+    void (*on_close)(void *payload); /* see mt_hist_on_close */
+    void *on_close_payload;
 };
 
 static void seen_forget(mt_hist *h)
@@ -382,6 +384,12 @@ struct sqlite3 *mt_hist_sqlite(mt_hist *h)
     return h->db;
 }
 
+void mt_hist_on_close(mt_hist *h, void (*fn)(void *payload), void *payload)
+{
+    h->on_close = fn;
+    h->on_close_payload = payload;
+}
+
 void mt_hist_close(mt_hist *h)
 {
     mt_hist **p;
@@ -402,6 +410,8 @@ static void hist_free(mt_hist *h)
     int i;
 
     seen_forget(h);
+    if (h->on_close)
+        h->on_close(h->on_close_payload);
     for (i = 0; i < S_COUNT; i++)
         sqlite3_finalize(h->st[i]);
     sqlite3_close(h->db);

@@ -81,6 +81,11 @@ int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload);
 /* The database itself, for what keeps its own tables beside the history
  * (the search index); used under the same rules as the handle. */
 struct sqlite3 *mt_hist_sqlite(mt_hist *h);
+/* Call fn(payload) as the database closes, just before (a later call
+ * replaces it): what keeps statements prepared on it (the search index)
+ * finalizes them then, since SQLite closes no database with statements
+ * left, and a process closes what its parent left it when it opens one. */
+void mt_hist_on_close(mt_hist *h, void (*fn)(void *payload), void *payload);
 
 /* How many versions are kept. */
 int mt_hist_count(mt_hist *h, uint64_t *out);

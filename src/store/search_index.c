@@ -31,10 +31,14 @@ static const char *const SQL[Q_COUNT] = {
                    "d.path") " ORDER BY bm25(search_words), d.path LIMIT ?3",
 };
 
-typedef struct {
+struct mt_search_index {
     sqlite3 *db;
     sqlite3_stmt *st[Q_COUNT];
-} index_conn;
+};
+
+typedef mt_search_index index_conn;
+
+void (*mt_search_index_hook)(size_t written, int committed);
 
 static int db_error(sqlite3 *db, const char *what)
 {
@@ -98,8 +102,8 @@ static int write_one(index_conn *c, const todo *t, const char *words, size_t len
 
 /* Read and cut a batch into words, then write it in one short transaction:
  * from t, as many memories as BATCH_DOCS and BATCH_BYTES allow (*used). */
-static int write_batch(size_t *used, index_conn *c, const todo *t, size_t n, mt_search_read_fn read,
-                       void *payload)
+static int write_batch(size_t *used, size_t *written, index_conn *c, const todo *t, size_t n,
+                       mt_search_read_fn read, void *payload, size_t cap)
 {
     mt_buf *words = NULL, content = MT_BUF_INIT;
     int *have = NULL;
@@ -120,7 +124,7 @@ static int write_batch(size_t *used, index_conn *c, const todo *t, size_t n, mt_
          * file) is left out; the next search tries it again if it is back.
          * Anything else (no memory, an I/O error) fails the search rather
          * than answer without it. */
-        if ((rc = read(payload, &content, t[i].doc->path, MT_SEARCH_INDEX_CAP)) < 0) {
+        if ((rc = read(payload, &content, t[i].doc->path, cap)) < 0) {
             if (rc != MT_ENOTFOUND && rc != MT_EISDIR && rc != MT_ENOTDIR && rc != MT_ESYMLINK &&
                 rc != MT_EUNSUPPORTED && rc != MT_EMULTILINK)
                 goto done;
@@ -138,12 +142,20 @@ static int write_batch(size_t *used, index_conn *c, const todo *t, size_t n, mt_
         rc = db_error(c->db, "begin a transaction");
         goto done;
     }
-    for (i = 0; i < n && rc == 0; i++)
+    for (i = 0; i < n && rc == 0; i++) {
         rc = write_one(c, &t[i], have[i] ? words[i].ptr : NULL, have[i] ? words[i].len : 0);
+        if (rc == 0 && mt_search_index_hook)
+            mt_search_index_hook(*written + i + 1, 0);
+    }
     if (rc == 0 && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = db_error(c->db, "commit");
-    if (rc < 0)
+    if (rc < 0) {
         sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    } else {
+        *written += n;
+        if (mt_search_index_hook)
+            mt_search_index_hook(*written, 1);
+    }
 done:
     for (i = 0; words && i < n; i++)
         mt_buf_dispose(&words[i]);
@@ -217,16 +229,16 @@ done:
 }
 
 static int sync_docs(index_conn *c, const mt_search_doc *docs, size_t n, mt_search_read_fn read,
-                     void *payload, const char *path)
+                     void *payload, size_t cap, const char *path)
 {
     todo *t = NULL;
-    size_t k = 0, at = 0, used = 0;
+    size_t k = 0, at = 0, used = 0, written = 0;
     int rc;
 
     if ((rc = plan(&t, &k, c, docs, n, path)) < 0)
         goto done;
     for (at = 0; at < k && rc == 0; at += used)
-        rc = write_batch(&used, c, t + at, k - at, read, payload);
+        rc = write_batch(&used, &written, c, t + at, k - at, read, payload, cap);
 done:
     free(t);
     return rc;
@@ -275,31 +287,56 @@ done:
     return rc;
 }
 
-int mt_search_index_run(mt_store_hit **out, size_t *count, sqlite3 *db, const mt_search_doc *docs,
-                        size_t n, mt_search_read_fn read, void *payload, const mt_search_query *q,
-                        const char *path, size_t limit)
+int mt_search_index_open(mt_search_index **out, sqlite3 *db)
 {
-    index_conn c = {db, {NULL}};
+    mt_search_index *ix;
     size_t i;
     int rc = 0;
 
     *out = NULL;
-    *count = 0;
+    if (!(ix = calloc(1, sizeof(*ix))))
+        return mt_error_set(MT_ENOMEM, "out of memory opening the search index");
+    ix->db = db;
     if (sqlite3_exec(db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_error(db, "make its tables");
         goto done;
     }
     for (i = 0; i < Q_COUNT; i++) {
-        if (sqlite3_prepare_v2(db, SQL[i], -1, &c.st[i], NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v3(db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &ix->st[i], NULL) !=
+            SQLITE_OK) {
             rc = db_error(db, "prepare a statement");
             goto done;
         }
     }
-    if ((rc = sync_docs(&c, docs, n, read, payload, path)) == 0)
-        rc = find(out, count, &c, q, path, limit);
 done:
+    if (rc < 0)
+        mt_search_index_free(ix);
+    else
+        *out = ix;
+    return rc;
+}
+
+void mt_search_index_free(mt_search_index *ix)
+{
+    size_t i;
+
+    if (!ix)
+        return;
     for (i = 0; i < Q_COUNT; i++)
-        sqlite3_finalize(c.st[i]);
+        sqlite3_finalize(ix->st[i]);
+    free(ix);
+}
+
+int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
+                        const mt_search_doc *docs, size_t n, mt_search_read_fn read, void *payload,
+                        size_t cap, const mt_search_query *q, const char *path, size_t limit)
+{
+    int rc;
+
+    *out = NULL;
+    *count = 0;
+    if ((rc = sync_docs(ix, docs, n, read, payload, cap, path)) == 0)
+        rc = find(out, count, ix, q, path, limit);
     return rc;
 }
 

@@ -24,10 +24,10 @@ struct sqlite3;
 /* A memory as it is now. */
 typedef struct {
     char *path;
-    char stamp[96];
+    char stamp[160];
 } mt_search_doc;
 
-/* The most of one memory that is indexed: words past it are not found. */
+/* The most of one memory indexed when the query says nothing (max_size 0). */
 #define MT_SEARCH_INDEX_CAP (8 * 1024 * 1024)
 
 /* Append the content of the memory at path to out, at most `cap` bytes of
@@ -35,14 +35,33 @@ typedef struct {
  * read: it is then left out of the index. */
 typedef int (*mt_search_read_fn)(void *payload, mt_buf *out, const char *path, size_t cap);
 
+/* The index on a database connection: its tables, made on first use, and
+ * its statements, prepared once per connection and kept. */
+typedef struct mt_search_index mt_search_index;
+
+/* The index on db, which stays the caller's: free the index before closing
+ * db (SQLite closes no database with statements left). */
+int mt_search_index_open(mt_search_index **out, struct sqlite3 *db);
+void mt_search_index_free(mt_search_index *ix);
+
 /*
  * Bring the index up to docs (the memories at or beneath path, "" all,
- * sorted by path in byte order) and answer the query there. Short write
- * transactions, a batch of memories each, so the database's other users
- * (the history) never wait long.
+ * sorted by path in byte order; the words of each memory's first `cap`
+ * bytes) and answer the query there. Short write transactions, a batch of
+ * memories each, so the database's other users (the history) never wait
+ * long.
  */
-int mt_search_index_run(mt_store_hit **out, size_t *count, struct sqlite3 *db,
+int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
                         const mt_search_doc *docs, size_t n, mt_search_read_fn read, void *payload,
-                        const mt_search_query *q, const char *path, size_t limit);
+                        size_t cap, const mt_search_query *q, const char *path, size_t limit);
+
+/*
+ * For tests, NULL otherwise: called by a store's catch-up after each memory
+ * it indexed or forgot inside a transaction (committed 0) and after each
+ * transaction it committed (committed 1), `written` counting this search's
+ * memories so far. A test stops the process there, or changes the store
+ * between two transactions, to see what a search makes of it.
+ */
+extern void (*mt_search_index_hook)(size_t written, int committed);
 
 #endif

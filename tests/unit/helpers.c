@@ -6,6 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <memtool/store.h>
+
+#include "search/text.h"
+
 void mt_test_store_init(mt_test_store *ts, const mt_options *opts)
 {
     const char *tmp = getenv("TMPDIR");
@@ -65,4 +69,38 @@ char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len)
     if (len)
         *len = (size_t)n;
     return buf;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(((const mt_store_hit *)a)->path, ((const mt_store_hit *)b)->path);
+}
+
+char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_t max_size)
+{
+    mt_search_query *q = NULL;
+    mt_store_hit *hits = NULL;
+    size_t n = 0, i, len = 2;
+    char *out;
+
+    assert_int_equal(mt_search_query_parse(&q, query, strlen(query)), 0);
+    q->max_size = max_size;
+    if (st->search(st, &hits, &n, q, "", limit) < 0)
+        fail_msg("the store's search for %s: %s", query, mt_error_last()->message);
+    mt_search_query_free(q);
+    qsort(hits, n, sizeof(*hits), cmp_path);
+    for (i = 0; i < n; i++)
+        len += strlen(hits[i].path) + 1;
+    assert_non_null(out = malloc(len));
+    *out = '\0';
+    for (i = 0; i < n; i++) {
+        size_t at = strlen(out), k = strlen(hits[i].path);
+
+        memcpy(out + at, hits[i].path, k);
+        memcpy(out + at + k, "\n", 2);
+    }
+    if (n == 0)
+        memcpy(out, "-", 2);
+    mt_store_hits_free(hits, n);
+    return out;
 }

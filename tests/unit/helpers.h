@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -27,5 +28,10 @@ void mt_test_expect(mt_memory *mem, const char *json, int is_error, const char *
 
 /* The whole content of a file under the store root (malloc'd), or NULL. */
 char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
+
+/* What the store's own search finds for query beneath "" (the words of each
+ * memory's first max_size bytes): its paths sorted, one a line, or "-" for
+ * none (malloc'd). Fails the test when the search fails. */
+char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_t max_size);
 
 #endif

@@ -1,8 +1,10 @@
-/* mt_memory_search on the file store: ranking, an index that is never stale,
- * a search killed while indexing, tenants, and searches racing writers. */
+/* Search on the file store: ranking, an index that is never stale (the
+ * store's own answer, after edits made outside memtool), a search killed
+ * while indexing, statements kept, tenants, and searches racing writers. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,10 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "lib/memory.h"
+#include "store/fs.h"
+#include "store/history.h"
+#include "store/search_index.h"
 
 static void put(mt_memory *mem, const char *path, const char *text)
 {
@@ -79,14 +85,90 @@ static void fill(mt_memory *mem, int count)
     }
 }
 
+/* The child's stop in the index's catch-up: tell the parent, then wait to
+ * be killed. */
+static int stop_pipe = -1;
+static size_t stop_at;
+static int stop_committed;
+
+static void stop_here(size_t written, int committed)
+{
+    char c = 1;
+
+    if (written != stop_at || committed != stop_committed)
+        return;
+    if (write(stop_pipe, &c, 1) != 1)
+        _exit(4);
+    for (;;)
+        pause();
+}
+
+/* The memories the index of the file store at root holds, read as another
+ * process reads them: what was committed. */
+static long indexed_rows(const char *root)
+{
+    char path[600];
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", root);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM search_docs", -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    n = (long)sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A child searches, which indexes, and stops once it has written `at`
+ * memories (committed: right after a transaction's commit; else inside a
+ * transaction, between two memories); there the index holds `rows`, and the
+ * child is killed. */
+static void kill_indexing_at(const char *root, const mt_options *o, size_t at, int committed,
+                             long rows)
+{
+    int fds[2], status;
+    pid_t pid;
+    char c;
+
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        mt_memory *mem;
+        mt_search_hit *ch;
+        size_t cn;
+        mt_search_options so = {NULL, 5};
+
+        close(fds[0]);
+        stop_pipe = fds[1];
+        stop_at = at;
+        stop_committed = committed;
+        mt_search_index_hook = stop_here;
+        if (mt_memory_open(&mem, root, o) < 0)
+            _exit(3);
+        mt_memory_search(&ch, &cn, mem, "topic3", &so);
+        _exit(0); /* never stopped: the parent reads no byte */
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    assert_int_equal(indexed_rows(root), rows);
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
 static void test_killed_while_indexing(void **state)
 {
     mt_options o;
     mt_test_store ts;
     mt_search_hit *h;
     size_t n;
-    pid_t pid;
-    int status;
+    char *got;
 
     (void)state;
     mt_options_init(&o);
@@ -94,34 +176,20 @@ static void test_killed_while_indexing(void **state)
     o.history = 0;
     mt_test_store_init(&ts, &o);
     fill(ts.mem, 600);
-    /* A child starts the first search (which indexes everything) and is
-     * killed in the middle of it, at a moment no one chooses. */
-    for (int round = 0; round < 5; round++) {
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            mt_memory *mem;
-            mt_search_hit *ch;
-            size_t cn;
-            mt_search_options so = {NULL, 5};
-
-            if (mt_memory_open(&mem, ts.root, &o) < 0)
-                _exit(3);
-            mt_memory_search(&ch, &cn, mem, "topic3", &so);
-            _exit(0);
-        }
-        usleep(2000 + 7000 * round);
-        kill(pid, SIGKILL);
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-    }
-    /* Whatever was committed stays, the rest is indexed now, and the
-     * answer is the whole one. */
+    /* Killed inside its second transaction (64 memories a transaction):
+     * the first stays, the second's 6 are gone with it. */
+    kill_indexing_at(ts.root, &o, 70, 0, 64);
+    /* Killed between two transactions of the next search, which goes on
+     * from there. */
+    kill_indexing_at(ts.root, &o, 64, 1, 128);
+    /* The next search indexes the rest, and answers whole: the store's own
+     * answer, and what the library makes of it. */
+    got = mt_test_store_found(ts.mem->store, "w599", 10, o.max_file_size);
+    assert_string_equal(got, "d9/m599.md\n");
+    free(got);
+    assert_int_equal(indexed_rows(ts.root), 600);
     n = search(&h, ts.mem, "topic3", 100);
     assert_int_equal(n, 86); /* i % 7 == 3 for 86 of 0..599 */
-    mt_search_hits_free(h, n);
-    n = search(&h, ts.mem, "w599", 10);
-    assert_int_equal(n, 1);
-    assert_string_equal(h[0].path, "/memories/d9/m599.md");
     mt_search_hits_free(h, n);
     mt_test_store_free(&ts);
 }
@@ -170,6 +238,140 @@ static void test_outside_changes(void **state)
     n = search(&h, ts.mem, "beta", 10);
     assert_int_equal(n, 2);
     mt_search_hits_free(h, n);
+    mt_test_store_free(&ts);
+}
+
+/* The path of a memory of the store at root, outside memtool. */
+static void at_root(char *out, size_t size, const mt_test_store *ts, const char *rel)
+{
+    snprintf(out, size, "%s/%s", ts->root, rel);
+}
+
+/* The store itself (not the library, which reads each hit again) answers
+ * from the files as they are after changes made outside memtool: a write in
+ * place that keeps the size and puts the modification time back, a file
+ * replaced by rename (same size and time), a file deleted, a file made a
+ * directory. */
+static void test_store_sees_outside_edits(void **state)
+{
+    static const char *const files[][2] = {
+        {"a.md", "alpha bravo\n"},
+        {"b.md", "charlie echo\n"},
+        {"c.md", "golf hotel\n"},
+        {"d.md", "india juliet\n"},
+    };
+    mt_test_store ts;
+    mt_store *st;
+    mt_store_op op;
+    struct stat before, after;
+    struct timespec times[2];
+    char p[600], q[600];
+    size_t i;
+    int fd;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    mt_store_op_init(&op);
+    for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        assert_int_equal(st->create(st, &op, files[i][0], files[i][1], strlen(files[i][1])), 0);
+#define FOUND(query, want)                                                                         \
+    do {                                                                                           \
+        char *got_ = mt_test_store_found(st, query, 100, 1 << 20);                                 \
+        if (strcmp(got_, want) != 0)                                                               \
+            fail_msg("the store found for %s:\n%s\nnot\n%s", query, got_, want);                   \
+        free(got_);                                                                                \
+    } while (0)
+    FOUND("bravo", "a.md\n");
+    FOUND("echo", "b.md\n");
+    FOUND("golf", "c.md\n");
+    FOUND("juliet", "d.md\n");
+    /* Far enough from the creates that the kernel's clock gives the change
+     * times of the edits below another value. */
+    usleep(50 * 1000);
+
+    /* Written in place, the size kept, the modification time put back. */
+    at_root(p, sizeof(p), &ts, "a.md");
+    assert_int_equal(stat(p, &before), 0);
+    assert_true((fd = open(p, O_WRONLY)) >= 0);
+    assert_int_equal(pwrite(fd, "delta", 5, 6), 5);
+    close(fd);
+    times[0] = before.st_atim;
+    times[1] = before.st_mtim;
+    assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
+    assert_int_equal(stat(p, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+                after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    assert_false(after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+                 after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
+    FOUND("bravo", "-");
+    FOUND("delta", "a.md\n");
+
+    /* Replaced by rename: the same size and modification time. */
+    at_root(p, sizeof(p), &ts, "b.md");
+    snprintf(q, sizeof(q), "%s/b.new", ts.dir);
+    assert_int_equal(stat(p, &before), 0);
+    assert_true((fd = open(q, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+    assert_int_equal(write(fd, "charlie kilo\n", 13), 13);
+    close(fd);
+    times[0] = before.st_atim;
+    times[1] = before.st_mtim;
+    assert_int_equal(utimensat(AT_FDCWD, q, times, 0), 0);
+    assert_int_equal(rename(q, p), 0);
+    FOUND("echo", "-");
+    FOUND("kilo", "b.md\n");
+
+    /* Deleted. */
+    at_root(p, sizeof(p), &ts, "c.md");
+    assert_int_equal(unlink(p), 0);
+    FOUND("golf", "-");
+
+    /* Made a directory, with a memory in it that says one of its words. */
+    at_root(p, sizeof(p), &ts, "d.md");
+    assert_int_equal(unlink(p), 0);
+    assert_int_equal(mkdir(p, 0700), 0);
+    write_file(ts.root, "d.md/x.md", "india lima\n");
+    FOUND("juliet", "-");
+    FOUND("india", "d.md/x.md\n");
+#undef FOUND
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+/* The index's statements are prepared once per connection: the second
+ * search runs the first one's again. */
+static void test_statements_kept(void **state)
+{
+    mt_test_store ts;
+    mt_store *st;
+    mt_store_op op;
+    sqlite3_stmt *s;
+    sqlite3 *db;
+    int finds = 0, runs = 0;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    mt_store_op_init(&op);
+    assert_int_equal(st->create(st, &op, "a.md", "kept words", 10), 0);
+    for (int i = 0; i < 2; i++) {
+        char *got = mt_test_store_found(st, "kept", 10, 1 << 20);
+
+        assert_string_equal(got, "a.md\n");
+        free(got);
+    }
+    db = mt_hist_sqlite(((mt_fs *)st)->search);
+    for (s = sqlite3_next_stmt(db, NULL); s; s = sqlite3_next_stmt(db, s)) {
+        if (strstr(sqlite3_sql(s), "bm25(search_words)")) {
+            finds++;
+            runs = sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+        }
+    }
+    assert_int_equal(finds, 1);
+    assert_int_equal(runs, 2);
+    st->free(st);
     mt_test_store_free(&ts);
 }
 
@@ -356,7 +558,8 @@ int main(void)
         cmocka_unit_test(test_ranking),          cmocka_unit_test(test_killed_while_indexing),
         cmocka_unit_test(test_outside_changes),  cmocka_unit_test(test_big_file_no_snippet),
         cmocka_unit_test(test_tenants),          cmocka_unit_test(test_race_with_writers),
-        cmocka_unit_test(test_fresh_store_race),
+        cmocka_unit_test(test_fresh_store_race), cmocka_unit_test(test_store_sees_outside_edits),
+        cmocka_unit_test(test_statements_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
