@@ -202,22 +202,22 @@ typedef enum {
     MT_DB_VERSIONS_COUNT,     /* (tenant) -> count of versions */
     /* Search (schema 3): "in range" is path = ?2, lo ?3 < path < hi ?4, or everything
        when ?2 is "". */
-    MT_DB_SEARCH_FORGET,     /* (tenant, path, lo, hi, limit): delete at most limit search_docs
-                                in range that name no file */
-    MT_DB_SEARCH_STALE,      /* (tenant, path, lo, hi, after, limit) -> path, sha256, indexed
-                                (0/1) of the files in range after `after` whose search_docs
-                                row is missing or of another sha256, by path */
-    MT_DB_SEARCH_PUT,        /* (tenant, path, sha256, words): a new search_docs row */
-    MT_DB_SEARCH_SET,        /* (tenant, path, sha256, words): a row's new words */
-    MT_DB_SEARCH_FIND,       /* (tenant, path, lo, hi, query, limit) -> path, score (REAL,
-                                higher is better) of the rows in range matching query, best
-                                first, then by path. No neutral text: each driver that
-                                searches writes its own */
+    MT_DB_SEARCH_FORGET, /* (tenant, path, lo, hi, limit): delete at most limit search_docs
+                            in range that name no file */
+    MT_DB_SEARCH_STALE,  /* (tenant, path, lo, hi, after, limit) -> path, sha256, indexed
+                            (0/1) of the files in range after `after` whose search_docs
+                            row is missing or of another sha256, by path */
+    MT_DB_SEARCH_PUT,    /* (tenant, path, sha256, words): a new search_docs row */
+    MT_DB_SEARCH_SET,    /* (tenant, path, sha256, words): a row's new words */
+    MT_DB_SEARCH_FIND,   /* (tenant, path, lo, hi, query, limit) -> path, score (REAL,
+                            higher is better) of the rows in range matching query, best
+                            first, then by path. No neutral text: each driver that
+                            searches writes its own */
     /* A whole read in one statement, outside any transaction (see read_single). */
     MT_DB_READ_WHOLE, /* (tenant, path, whole) -> kind, size, data (NULL when size > whole
                          or the content is missing) */
     /* Re-encrypting the history. */
-    MT_DB_VERSION_RESEAL, /* (tenant, id, sha256, size): a version's content replaced */
+    MT_DB_VERSION_RESEAL,    /* (tenant, id, sha256, size): a version's content replaced */
     MT_DB_SEARCH_STALE_UPTO, /* (tenant, path, lo, hi, after, limit, cap, mark) -> path,
                                 sha256, indexed (0/1), size: MT_DB_SEARCH_STALE where
                                 the row of a file over cap bytes (only its first cap bytes
