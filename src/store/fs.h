@@ -32,6 +32,7 @@ typedef struct {
     unsigned hist_forks;    /* the forks counted when it was opened: a child opens its own */
     int hist_active;        /* a change in progress records versions (its transaction is open) */
     int hist_track;         /* one keeps only the record of memory ids (history off, encrypted) */
+    int ids_exact;          /* the database says its record of memory ids is exact */
     char hist_error[256];   /* why the history could not be kept, for the front ends to say */
     struct mt_hist *search; /* the search index's connection to the same database */
     unsigned search_forks;  /* the forks counted when it was opened */

@@ -55,6 +55,7 @@ static int hist_open(mt_fs *fs)
     /* A child of a fork leaves its parent's connection alone (closing it
      * could drop the parent's locks) and opens its own. */
     fs->hist = NULL;
+    fs->ids_exact = 0;
     if ((rc = mt_fs_hist_open_db(&fs->hist, fs)) == 0)
         fs->hist_forks = mt_fs_forks();
     return rc;
@@ -67,6 +68,8 @@ void mt_fs_hist_close(mt_fs *fs)
     fs->hist = NULL;
 }
 
+static int ids_upgrade(mt_fs *fs, mt_store_op *op);
+
 int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op)
 {
     fs->hist_active = 0;
@@ -78,6 +81,11 @@ int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op)
         return 0;
     if (hist_open(fs) < 0 || mt_hist_begin(fs->hist) < 0) {
         hist_fail(fs, op);
+        return 0;
+    }
+    if (op->track_ids && !fs->ids_exact && ids_upgrade(fs, op) < 0) {
+        hist_fail(fs, op);
+        mt_hist_rollback(fs->hist);
         return 0;
     }
     if (op->history)
@@ -345,6 +353,68 @@ static int settle_walk(mt_fs *fs, mt_store_op *op, known_list *l, int at, char *
         rel[rel_len] = '\0';
     }
     closedir(dir);
+    return rc;
+}
+
+/* A recorded memory's file, before the record is known exact: kept when
+ * its file is the one recorded, or names the memory recorded; else (the
+ * file was replaced since, by memtool with history off or from outside)
+ * its record goes, and the next change there records what the file names. */
+static int ids_check(mt_fs *fs, mt_store_op *op, const char *rel, const mt_hist_mem *m)
+{
+    char head[256], id[24];
+    const char *name;
+    struct stat sb;
+    mt_hist_fp fp;
+    ssize_t n;
+    int dirfd = -1, fd = -1, rc = 0;
+
+    if (mt_fs_open_parent(fs, &dirfd, &name, rel) < 0 ||
+        mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot read", rel) < 0)
+        goto done; /* gone, or no plain file: a change or catch-up settles it */
+    fingerprint(&fp, &sb);
+    if (m->sha256[0] && same_fp(&fp, &m->fp))
+        goto done;
+    while ((n = pread(fd, head, sizeof(head), 0)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 || !op->memory_id_of || op->memory_id_of(id, head, (size_t)n) != 1 ||
+        strcmp(id, m->id) != 0)
+        rc = mt_hist_track_drop(fs->hist, rel);
+done:
+    if (fd >= 0)
+        close(fd);
+    if (dirfd >= 0)
+        close(dirfd);
+    return rc;
+}
+
+/*
+ * Once per database, at the first change of an encrypted store: a memtool
+ * that kept the record of which memory is where only with history on left
+ * it stale wherever it replaced a file with history off. Each recorded file
+ * is checked (ids_check), then the database is marked: from then on every
+ * change keeps the record, and memory_id answers from it (before, it
+ * answers 0: unchecked rather than a false alarm).
+ */
+static int ids_upgrade(mt_fs *fs, mt_store_op *op)
+{
+    known_list l = {NULL, 0, 0};
+    size_t i;
+    int rc;
+
+    if ((rc = mt_hist_ids_exact(fs->hist)) != 0) {
+        fs->ids_exact = rc > 0;
+        return rc < 0 ? rc : 0;
+    }
+    if ((rc = mt_hist_each(fs->hist, "", collect, &l)) < 0)
+        goto done;
+    for (i = 0; i < l.n; i++)
+        if ((rc = ids_check(fs, op, l.k[i].path, &l.k[i].m)) < 0)
+            goto done;
+    /* Marked in this change's transaction: known exact once it commits. */
+    rc = mt_hist_ids_mark_exact(fs->hist);
+done:
+    known_free(&l);
     return rc;
 }
 

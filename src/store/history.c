@@ -98,7 +98,7 @@ static const char schema[] =
 /* Statements of the record of ids alone (mt_hist_track_put...), prepared at
  * their first use: most handles never need them, and an open's statements
  * are part of every one-shot command's time. */
-enum { L_PUT, L_DROP, L_MOVE, L_ELSEWHERE, L_COUNT };
+enum { L_PUT, L_DROP, L_MOVE, L_ELSEWHERE, L_LOOKUP, L_EXACT, L_MARK, L_COUNT };
 
 static const char *const lazy_sql[L_COUNT] = {
     [L_PUT] = "INSERT OR REPLACE INTO memories(path, id, sha256, size) VALUES (?1, ?2, NULL, 0)",
@@ -106,6 +106,10 @@ static const char *const lazy_sql[L_COUNT] = {
     [L_MOVE] = "UPDATE memories SET path = ?2 || substr(path, length(?1) + 1) "
                "WHERE path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0')",
     [L_ELSEWHERE] = "SELECT 1 FROM memories WHERE id = ?1 AND path <> ?2 LIMIT 1",
+    [L_LOOKUP] = "SELECT id FROM memories WHERE path = ?1 AND "
+                 "EXISTS (SELECT 1 FROM meta WHERE key = 'ids')",
+    [L_EXACT] = "SELECT 1 FROM meta WHERE key = 'ids'",
+    [L_MARK] = "INSERT OR REPLACE INTO meta VALUES ('ids', 'exact')",
 };
 
 struct mt_hist {
@@ -835,11 +839,39 @@ int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path)
     return step == SQLITE_DONE ? 0 : db_error(h, "cannot look up a memory");
 }
 
-int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path)
+int mt_hist_ids_exact(mt_hist *h)
 {
-    sqlite3_stmt *s = stmt(h, S_FIND);
+    sqlite3_stmt *s = lazy_stmt(h, L_EXACT);
     int step;
 
+    if (!s)
+        return db_error(h, "cannot read the history's settings");
+    step = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (step == SQLITE_ROW)
+        return 1;
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot read the history's settings");
+}
+
+int mt_hist_ids_mark_exact(mt_hist *h)
+{
+    sqlite3_stmt *s = lazy_stmt(h, L_MARK);
+    int step;
+
+    if (!s)
+        return db_error(h, "cannot write the history's settings");
+    step = sqlite3_step(s);
+    sqlite3_reset(s);
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot write the history's settings");
+}
+
+int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path)
+{
+    sqlite3_stmt *s = lazy_stmt(h, L_LOOKUP);
+    int step;
+
+    if (!s)
+        return db_error(h, "cannot look up a memory");
     sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
     step = sqlite3_step(s);
     if (step == SQLITE_ROW)

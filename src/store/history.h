@@ -73,8 +73,13 @@ int mt_hist_track_move(mt_hist *h, const char *from, const char *to);
 int mt_hist_track_drop(mt_hist *h, const char *path);
 /* Whether the memory `id` is recorded at a path other than path: 1 yes, 0 no. */
 int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path);
-/* The id recorded at path, outside any transaction and without the cache
- * mt_hist_find keeps within one: 1 found, 0 none, or an error. */
+/* Whether the record is known exact (1), 0 when it may be stale: kept by a
+ * memtool that did not keep it with history off (see mt_fs_hist_begin). */
+int mt_hist_ids_exact(mt_hist *h);
+int mt_hist_ids_mark_exact(mt_hist *h);
+/* The id recorded at path where the record is known exact, outside any
+ * transaction and without the cache mt_hist_find keeps within one: 1
+ * found, 0 none (or not known exact), or an error. */
 int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path);
 
 /* The memory's file looks like fp now, its content unchanged. */
