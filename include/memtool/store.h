@@ -320,12 +320,14 @@ struct mt_store {
      * be NULL. The encryption layer checks a file's header against it, so
      * that a memory's ciphertext put at another memory's path is detected.
      * The SQL stores record every memory. The file store records them in its
-     * history database, with history on and, for an encrypted store (see
-     * mt_store_op.track_ids), off: 0 for a file put at a path outside
-     * memtool until a change or a catch-up there records it, and for one
-     * written with history off by a memtool that did not keep ids yet until
-     * memtool creates, edits or rekeys it, or a change with history on
-     * records it.
+     * history database, kept by every change with history on and, for an
+     * encrypted store (mt_store_op.track_ids), off. It answers 0 for a file
+     * put at a path outside memtool until a change or a catch-up there
+     * records it; for one written with history off by a memtool that did not
+     * keep the record then, until memtool creates, edits or rekeys it or a
+     * change with history on records it; and everywhere until the first
+     * change an id-keeping memtool makes to the store, which checks the
+     * record an older one left (see SECURITY.md, "Swapped files").
      */
     int (*memory_id)(mt_store *st, char out[24], const char *path);
 };
