@@ -109,6 +109,21 @@ typedef struct {
      * (touch, idle), so expiry sees it as idle as before. 0: an edit is an
      * access, as ever. A store that predates it ignores it. */
     int keep_access; /* in */
+    /* Encryption at rest, too: set by the encryption layer on every change it
+     * passes down (a store that always keeps memory ids, as the SQL stores
+     * do, may ignore both). With track_ids, a store whose record of which
+     * memory is at each path (see `memory_id`) is kept only with its history,
+     * as the file store's is, keeps that record exact with history off too,
+     * in the same step as the change and without recording versions: a
+     * create records op->memory_id at its path, a rename moves the record, a
+     * remove drops it. memory_id_of reads the memory id that a file's
+     * content names (1 with out filled, 0 when it names none), unverified: a
+     * store records a file it meets without a record of it (written before
+     * ids were kept, or put there outside memtool) as that memory, unless its
+     * record has that memory at another path (a copy: then a new memory,
+     * which fails the layer's check). */
+    int track_ids;                                                   /* in */
+    int (*memory_id_of)(char out[24], const char *data, size_t len); /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -315,12 +330,21 @@ struct mt_store {
                   const char *path, size_t limit);
 
     /*
-     * Since version 5: the id of the memory at path, as the store records it ("mem_" and 16
-     * hex digits): 1 with out filled, 0 when the store keeps no id for it
-     * (a file store with history off, or a file not yet recorded), or an
-     * error (MT_ENOTFOUND: nothing there). May be NULL. The encryption layer
-     * checks a file's header against it, so that a memory's ciphertext put
-     * at another memory's path is detected.
+     * Since version 5: the id of the memory at path, as the store records it
+     * ("mem_" and 16 hex digits): 1 with out filled, 0 when the store has no
+     * record of the memory there, or an error (MT_ENOTFOUND: nothing there).
+     * A read: it changes nothing (it never catches up outside changes). May
+     * be NULL. The encryption layer checks a file's header against it, so
+     * that a memory's ciphertext put at another memory's path is detected.
+     * The SQL stores record every memory. The file store records them in its
+     * history database, kept by every change with history on and, for an
+     * encrypted store (mt_store_op.track_ids), off. It answers 0 for a file
+     * put at a path outside memtool until a change or a catch-up there
+     * records it; for one written with history off by a memtool that did not
+     * keep the record then, until memtool creates, edits or rekeys it or a
+     * change with history on records it; and everywhere until the first
+     * change an id-keeping memtool makes to the store, which checks the
+     * record an older one left (see SECURITY.md, "Swapped files").
      */
     int (*memory_id)(mt_store *st, char out[24], const char *path);
 

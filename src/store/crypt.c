@@ -260,6 +260,19 @@ static checked *checked_slot(mt_crypt *c, const char *rel)
     return &c->checked[hash % CHECKED_SLOTS];
 }
 
+/* A remove or rename changes which memory the store records where: a file
+ * checked before may now be at a path recorded for another memory. */
+static void checked_forget(mt_crypt *c)
+{
+    pthread_mutex_lock(&c->checked_lock);
+    memset(c->checked, 0, sizeof(c->checked));
+    pthread_mutex_unlock(&c->checked_lock);
+}
+
+/* check_memory's answer when the record names another memory (its message
+ * is set, as MT_ECRYPT's): open_current looks once more. */
+#define MT_ESWAPPED (-1000)
+
 /* The store's own record of which memory is at rel, against the header. */
 static int check_memory(mt_crypt *c, const mt_crypt_header *h, const char *rel)
 {
@@ -289,11 +302,12 @@ static int check_memory(mt_crypt *c, const mt_crypt_header *h, const char *rel)
         }
         return 0;
     }
-    return mt_error_set(MT_ECRYPT,
-                        "%s%s failed its integrity check: it holds the content of memory %s, but "
-                        "the store has memory %s there (files were swapped or copied outside "
-                        "memtool); it is not shown",
-                        SHOWN(rel), h->memory_id, id);
+    mt_error_set(MT_ECRYPT,
+                 "%s%s failed its integrity check: it holds the content of memory %s, but "
+                 "the store has memory %s there (files were swapped or copied outside "
+                 "memtool); it is not shown",
+                 SHOWN(rel), h->memory_id, id);
+    return MT_ESWAPPED;
 }
 
 static int open_current(mt_crypt *c, char **plain, size_t *plain_len, const char *rel)
@@ -301,18 +315,25 @@ static int open_current(mt_crypt *c, char **plain, size_t *plain_len, const char
     mt_crypt_header h;
     char *sealed;
     size_t len;
-    int rc;
+    int rc, tries;
 
-    if ((rc = read_sealed(c, &sealed, &len, rel)) < 0)
-        return rc;
-    if ((rc = unseal(plain, plain_len, &h, c, sealed, len, rel)) == 0 &&
-        (rc = check_memory(c, &h, rel)) < 0) {
-        sodium_memzero(*plain, *plain_len);
-        free(*plain);
-        *plain = NULL;
+    /* The file is read, then the record asked: a rename and a create at rel
+     * in between (by memtool) make them disagree, and a second read sees
+     * the new file. */
+    for (tries = 0; tries < 2; tries++) {
+        if ((rc = read_sealed(c, &sealed, &len, rel)) < 0)
+            return rc;
+        if ((rc = unseal(plain, plain_len, &h, c, sealed, len, rel)) == 0 &&
+            (rc = check_memory(c, &h, rel)) < 0) {
+            sodium_memzero(*plain, *plain_len);
+            free(*plain);
+            *plain = NULL;
+        }
+        free(sealed);
+        if (rc != MT_ESWAPPED)
+            break;
     }
-    free(sealed);
-    return rc;
+    return rc == MT_ESWAPPED ? MT_ECRYPT : rc;
 }
 
 static void sha256_hex(char out[65], const void *data, size_t len)
@@ -355,11 +376,38 @@ static int c_read(mt_store *st, uint64_t *size, const char *path, size_t whole, 
     return rc < 0 ? rc : 0;
 }
 
-/* Run an inner change with the overhead told and the plaintext precondition
- * taken off (the layer checks it, or gives the inner store the ciphertext's). */
+/* The memory a sealed file names, from its header alone (not verified):
+ * what the inner store records for a file it meets without a record. */
+static int header_memory_id(char out[24], const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+
+    if (len < MT_CRYPT_HEADER + MT_CRYPT_TAG || memcmp(p, MAGIC, 4) != 0 ||
+        p[4] != MT_CRYPT_FORMAT || memcmp(p + 32, "mem_", 4) != 0)
+        return 0;
+    for (i = 4; i < MT_CRYPT_MEMID; i++)
+        if (!((p[32 + i] >= '0' && p[32 + i] <= '9') || (p[32 + i] >= 'a' && p[32 + i] <= 'f')))
+            return 0;
+    memcpy(out, p + 32, MT_CRYPT_MEMID);
+    out[MT_CRYPT_MEMID] = '\0';
+    return 1;
+}
+
+/* Every change the inner store is given: the overhead told, the ids of
+ * memories kept even with history off (check_memory reads them). */
+static void inner_op(mt_store_op *op)
+{
+    op->file_overhead = MT_CRYPT_OVERHEAD;
+    op->track_ids = 1;
+    op->memory_id_of = header_memory_id;
+}
+
+/* Run an inner change with inner_op and the plaintext precondition taken
+ * off (the layer checks it, or gives the inner store the ciphertext's). */
 #define INNER_OP(op, inner_expect)                                                                 \
     const char *saved_expect_ = (op)->expect_sha256;                                               \
-    (op)->file_overhead = MT_CRYPT_OVERHEAD;                                                       \
+    inner_op(op);                                                                                  \
     (op)->expect_sha256 = (inner_expect)
 #define INNER_DONE(op) (op)->expect_sha256 = saved_expect_
 
@@ -544,6 +592,8 @@ static int c_remove(mt_store *st, mt_store_op *op, const char *path)
         rc = c->inner->remove(c->inner, op, path);
         INNER_DONE(op);
     }
+    if (rc == 0)
+        checked_forget(c);
     if (rc == MT_ECONFLICT)
         conflict_now(c, op, path);
     return rc;
@@ -570,6 +620,8 @@ static int c_rename(mt_store *st, mt_store_op *op, const char *from, const char 
         rc = c->inner->rename(c->inner, op, from, to);
         INNER_DONE(op);
     }
+    if (rc == 0)
+        checked_forget(c);
     if (rc == MT_ECONFLICT)
         conflict_now(c, op, op->culprit ? to : from);
     return rc;
@@ -733,7 +785,7 @@ static int c_catch_up(mt_store *st, mt_store_op *op, const char *path)
 {
     mt_crypt *c = (mt_crypt *)st;
 
-    op->file_overhead = MT_CRYPT_OVERHEAD;
+    inner_op(op);
     return c->inner->catch_up(c->inner, op, path);
 }
 

@@ -326,10 +326,12 @@ static void fs_free(mt_store *st)
         return;
     mt_fs_hist_close(fs);
     mt_fs_search_close(fs);
+    mt_fs_ids_close(fs);
     close(fs->root_fd);
     mt_fs_state_close(fs);
     pthread_mutex_destroy(&fs->lock);
     pthread_mutex_destroy(&fs->search_lock);
+    pthread_mutex_destroy(&fs->ids_lock);
     free(fs);
 }
 
@@ -418,6 +420,14 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
         rc = mt_error_set(MT_ENOMEM, "cannot make a lock for %s", root);
         goto done;
     }
+    if (pthread_mutex_init(&fs->ids_lock, NULL) != 0) {
+        pthread_mutex_destroy(&fs->search_lock);
+        pthread_mutex_destroy(&fs->lock);
+        free(fs);
+        fs = NULL;
+        rc = mt_error_set(MT_ENOMEM, "cannot make a lock for %s", root);
+        goto done;
+    }
     fs->state_fd = -1;
     fs_boot_id(fs->boot_id);
     fs->base.version = MT_STORE_VERSION;
@@ -441,6 +451,7 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.version_count = mt_fs_version_count;
     fs->base.search = mt_fs_search;
     fs->base.version_reseal = mt_fs_version_reseal;
+    fs->base.memory_id = mt_fs_memory_id;
     fs->root_fd = fd;
     fs->durability = durability;
     fd = -1;

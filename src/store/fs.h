@@ -31,11 +31,16 @@ typedef struct {
     struct mt_hist *hist;   /* the history database, opened at the first change that records */
     unsigned hist_forks;    /* the forks counted when it was opened: a child opens its own */
     int hist_active;        /* a change in progress records versions (its transaction is open) */
+    int hist_track;         /* one keeps only the record of memory ids (history off, encrypted) */
+    int ids_exact;          /* the database says its record of memory ids is exact */
     char hist_error[256];   /* why the history could not be kept, for the front ends to say */
     struct mt_hist *search; /* the search index's connection to the same database */
     unsigned search_forks;  /* the forks counted when it was opened */
     struct mt_search_index *search_index; /* its statements, on that connection */
     pthread_mutex_t search_lock; /* one search of this handle at a time brings it up to date */
+    struct mt_hist *ids;         /* memory_id's connection to the same database, for reading */
+    unsigned ids_forks;          /* the forks counted when it was opened */
+    pthread_mutex_t ids_lock;    /* one lookup of this handle at a time */
 } mt_fs;
 
 /* The store's own directory, beside the memories: the lock and the usage
@@ -87,7 +92,10 @@ unsigned mt_fs_forks(void);
  * does: first what was changed outside memtool at the paths it touches
  * (settle), then its own versions, and mt_fs_end commits them all. A
  * history that cannot be kept never stops a change: op->history_error says
- * why, and the next change tries again.
+ * why, and the next change tries again. With history off and op->track_ids
+ * set (an encrypted store), the transaction keeps only the record of which
+ * memory is at each path: mt_fs_hist_record and mt_fs_hist_tree update it,
+ * nothing is settled and no version is made.
  */
 int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op);
 void mt_fs_hist_end(mt_fs *fs, mt_store_op *op);
@@ -115,6 +123,10 @@ int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id);
 int mt_fs_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload);
 int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel);
 int mt_fs_version_count(mt_store *st, uint64_t *out);
+/* The memory the history database records at rel (a read: no catching up,
+ * and no database made where there is none). */
+int mt_fs_memory_id(mt_store *st, char out[24], const char *rel);
+void mt_fs_ids_close(mt_fs *fs);
 
 /*
  * Expiry (fs_access.c). A file's last access is the newest of its atime and

@@ -55,6 +55,7 @@ static int hist_open(mt_fs *fs)
     /* A child of a fork leaves its parent's connection alone (closing it
      * could drop the parent's locks) and opens its own. */
     fs->hist = NULL;
+    fs->ids_exact = 0;
     if ((rc = mt_fs_hist_open_db(&fs->hist, fs)) == 0)
         fs->hist_forks = mt_fs_forks();
     return rc;
@@ -67,23 +68,42 @@ void mt_fs_hist_close(mt_fs *fs)
     fs->hist = NULL;
 }
 
+static int ids_upgrade(mt_fs *fs, mt_store_op *op);
+
 int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op)
 {
     fs->hist_active = 0;
+    fs->hist_track = 0;
     op->version = 0;
     op->history_error = NULL;
-    if (!op->history)
+    /* A plain store with history off never touches the database. */
+    if (!op->history && !op->track_ids)
         return 0;
     if (hist_open(fs) < 0 || mt_hist_begin(fs->hist) < 0) {
         hist_fail(fs, op);
         return 0;
     }
-    fs->hist_active = 1;
+    if (op->track_ids && !fs->ids_exact && ids_upgrade(fs, op) < 0) {
+        hist_fail(fs, op);
+        mt_hist_rollback(fs->hist);
+        return 0;
+    }
+    if (op->history)
+        fs->hist_active = 1;
+    else
+        fs->hist_track = 1;
     return 1;
 }
 
 void mt_fs_hist_end(mt_fs *fs, mt_store_op *op)
 {
+    if (fs->hist_track) {
+        /* The record of ids alone: no versions, so none to prune. */
+        fs->hist_track = 0;
+        if (mt_hist_commit(fs->hist, NULL) < 0)
+            hist_fail(fs, op);
+        return;
+    }
     if (!fs->hist_active)
         return;
     fs->hist_active = 0;
@@ -114,8 +134,40 @@ static int hist_drop(mt_fs *fs, mt_store_op *op)
     hist_fail(fs, op);
     mt_hist_rollback(fs->hist);
     fs->hist_active = 0;
+    fs->hist_track = 0;
     op->version = 0;
     return 0;
+}
+
+/* The memory a file found without a record is: the one its content names
+ * (an encrypted store's header), unless the record has that memory at
+ * another path, which makes this file a copy; NULL for a new memory. */
+static int named_memory(const char **out, char id[24], mt_fs *fs, mt_store_op *op, const char *rel,
+                        const char *data, size_t len)
+{
+    int rc;
+
+    *out = NULL;
+    if (!op->memory_id_of || op->memory_id_of(id, data, len) != 1)
+        return 0;
+    if ((rc = mt_hist_id_elsewhere(fs->hist, id, rel)) < 0)
+        return rc;
+    if (rc == 0)
+        *out = id;
+    return 0;
+}
+
+/* A recorded memory whose file is gone: deleted, by "external". One
+ * recorded only by which memory it is (sha256 "", see history.h) just goes
+ * from the record: there is no content of it to make a version of. */
+static int settle_gone(mt_fs *fs, const char *rel, const mt_hist_mem *m)
+{
+    mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, m->id, EXTERNAL, NULL, 0, NULL};
+    int64_t id;
+
+    if (!m->sha256[0])
+        return mt_hist_track_drop(fs->hist, rel);
+    return mt_hist_record(fs->hist, &id, &e);
 }
 
 /* Record what the file holds now when it is not what was recorded. */
@@ -125,7 +177,8 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
 {
     struct stat sb;
     mt_hist_fp fp;
-    char *read = NULL;
+    char *read = NULL, named_id[24];
+    const char *named = NULL;
     char sha[65];
     int64_t id;
     int rc = 0, fd = -1;
@@ -135,15 +188,11 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
     } else if (dirfd < 0 || fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
                !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
         /* Nothing (a memory can only be a plain file) where one was recorded. */
-        if (!found)
-            return 0;
-        {
-            mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, m->id, EXTERNAL, NULL, 0, NULL};
-            return mt_hist_record(fs->hist, &id, &e);
-        }
+        return found ? settle_gone(fs, rel, m) : 0;
     }
     fingerprint(&fp, &sb);
-    if (found && same_fp(&fp, &m->fp))
+    /* A memory recorded without its content (history was off) is read. */
+    if (found && m->sha256[0] && same_fp(&fp, &m->fp))
         return 0;
     if (!data) {
         /* Bounded like any edit: a file over the size limit is not read. */
@@ -159,11 +208,16 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
         fingerprint(&fp, &sb);
     }
     mt_hist_sha256(sha, data, len);
+    if (!found && (rc = named_memory(&named, named_id, fs, op, rel, data, len)) < 0)
+        goto done;
     {
-        mt_hist_event e = {found ? MT_VERSION_MODIFIED : MT_VERSION_CREATED,
+        /* The memory recorded at the path stays the one there, whatever
+         * its file holds now: a file swapped in from elsewhere keeps
+         * failing the encryption layer's check. */
+        mt_hist_event e = {found && m->sha256[0] ? MT_VERSION_MODIFIED : MT_VERSION_CREATED,
                            rel,
                            NULL,
-                           found ? m->id : NULL,
+                           found ? m->id : named,
                            EXTERNAL,
                            data,
                            len,
@@ -176,6 +230,7 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
         else
             rc = mt_hist_refresh(fs->hist, rel, &fp);
     }
+done:
     free(read);
     return rc;
 }
@@ -301,12 +356,73 @@ static int settle_walk(mt_fs *fs, mt_store_op *op, known_list *l, int at, char *
     return rc;
 }
 
+/* A recorded memory's file, before the record is known exact: kept when
+ * its file is the one recorded, or names the memory recorded; else (the
+ * file was replaced since, by memtool with history off or from outside)
+ * its record goes, and the next change there records what the file names. */
+static int ids_check(mt_fs *fs, mt_store_op *op, const char *rel, const mt_hist_mem *m)
+{
+    char head[256], id[24];
+    const char *name;
+    struct stat sb;
+    mt_hist_fp fp;
+    ssize_t n;
+    int dirfd = -1, fd = -1, rc = 0;
+
+    if (mt_fs_open_parent(fs, &dirfd, &name, rel) < 0 ||
+        mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot read", rel) < 0)
+        goto done; /* gone, or no plain file: a change or catch-up settles it */
+    fingerprint(&fp, &sb);
+    if (m->sha256[0] && same_fp(&fp, &m->fp))
+        goto done;
+    while ((n = pread(fd, head, sizeof(head), 0)) < 0 && errno == EINTR)
+        ;
+    if (n < 0 || !op->memory_id_of || op->memory_id_of(id, head, (size_t)n) != 1 ||
+        strcmp(id, m->id) != 0)
+        rc = mt_hist_track_drop(fs->hist, rel);
+done:
+    if (fd >= 0)
+        close(fd);
+    if (dirfd >= 0)
+        close(dirfd);
+    return rc;
+}
+
+/*
+ * Once per database, at the first change of an encrypted store: a memtool
+ * that kept the record of which memory is where only with history on left
+ * it stale wherever it replaced a file with history off. Each recorded file
+ * is checked (ids_check), then the database is marked: from then on every
+ * change keeps the record, and memory_id answers from it (before, it
+ * answers 0: unchecked rather than a false alarm).
+ */
+static int ids_upgrade(mt_fs *fs, mt_store_op *op)
+{
+    known_list l = {NULL, 0, 0};
+    size_t i;
+    int rc;
+
+    if ((rc = mt_hist_ids_exact(fs->hist)) != 0) {
+        fs->ids_exact = rc > 0;
+        return rc < 0 ? rc : 0;
+    }
+    if ((rc = mt_hist_each(fs->hist, "", collect, &l)) < 0)
+        goto done;
+    for (i = 0; i < l.n; i++)
+        if ((rc = ids_check(fs, op, l.k[i].path, &l.k[i].m)) < 0)
+            goto done;
+    /* Marked in this change's transaction: known exact once it commits. */
+    rc = mt_hist_ids_mark_exact(fs->hist);
+done:
+    known_free(&l);
+    return rc;
+}
+
 int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel)
 {
     known_list l = {NULL, 0, 0};
     char path[4096];
     size_t i;
-    int64_t id;
     int fd = -1, rc;
 
     if (!fs->hist_active)
@@ -336,8 +452,7 @@ int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel)
                              k ? &k->m : NULL);
             close(dirfd);
         } else if (k) {
-            mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, k->m.id, EXTERNAL, NULL, 0, NULL};
-            rc = mt_hist_record(fs->hist, &id, &e);
+            rc = settle_gone(fs, rel, &k->m);
         }
         if (rc < 0)
             goto done;
@@ -346,16 +461,37 @@ int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel)
     for (i = 0; i < l.n; i++) {
         if (l.k[i].seen)
             continue;
-        {
-            mt_hist_event e = {MT_VERSION_DELETED, l.k[i].path, NULL, l.k[i].m.id,
-                               EXTERNAL,           NULL,        0,    NULL};
-            if ((rc = mt_hist_record(fs->hist, &id, &e)) < 0)
-                goto done;
-        }
+        if ((rc = settle_gone(fs, l.k[i].path, &l.k[i].m)) < 0)
+            goto done;
     }
 done:
     known_free(&l);
     return rc < 0 ? hist_drop(fs, op) : 0;
+}
+
+/* The record of ids alone, for a change with history off (see fs.h). */
+static int track_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
+                        const char *previous, const char *data, size_t len)
+{
+    mt_hist_mem m;
+    const char *named;
+    char id[24];
+    int rc;
+
+    if (what == MT_VERSION_DELETED)
+        return mt_hist_track_drop(fs->hist, rel);
+    if (previous)
+        return mt_hist_track_move(fs->hist, previous, rel);
+    if (what == MT_VERSION_CREATED)
+        return op->memory_id ? mt_hist_track_put(fs->hist, rel, op->memory_id)
+                             : mt_hist_track_drop(fs->hist, rel);
+    /* An edit keeps the memory recorded there; a file without a record
+     * (written before ids were kept) gets the one its content names. */
+    if ((rc = mt_hist_find(fs->hist, &m, rel)) != 0 || !data)
+        return rc < 0 ? rc : 0;
+    if ((rc = named_memory(&named, id, fs, op, rel, data, len)) < 0 || !named)
+        return rc;
+    return mt_hist_track_put(fs->hist, rel, named);
 }
 
 int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
@@ -367,6 +503,8 @@ int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char
     mt_hist_event e = {what, rel, previous, op->memory_id, op->actor, data, len, NULL};
     int ok;
 
+    if (fs->hist_track && track_record(fs, op, what, rel, previous, data, len) < 0)
+        return hist_drop(fs, op);
     if (!fs->hist_active)
         return 0;
     if (what != MT_VERSION_DELETED) {
@@ -403,9 +541,13 @@ static int tree_one(void *payload, const char *path, const mt_hist_mem *m)
     int64_t id;
     int rc;
 
+    if (c->to)
+        snprintf(moved, sizeof(moved), "%s%s", c->to, path + strlen(c->rel));
+    /* Recorded without content (history was off): the record alone follows. */
+    if (!m->sha256[0])
+        return c->to ? mt_hist_track_move(c->fs->hist, path, moved)
+                     : mt_hist_track_drop(c->fs->hist, path);
     if (c->to) {
-        size_t n = strlen(c->rel);
-        snprintf(moved, sizeof(moved), "%s%s", c->to, path + n);
         e.op = MT_VERSION_MODIFIED;
         e.path = moved;
         e.previous = path;
@@ -425,6 +567,10 @@ int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to)
     size_t i;
     int rc;
 
+    if (fs->hist_track) {
+        rc = to ? mt_hist_track_move(fs->hist, rel, to) : mt_hist_track_drop(fs->hist, rel);
+        return rc < 0 ? hist_drop(fs, op) : 0;
+    }
     if (!fs->hist_active)
         return 0;
     /* Collected first: renaming rows while SQLite walks them would revisit them. */
@@ -514,6 +660,7 @@ int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id)
 
     /* Under the store's lock, but in a transaction of its own. */
     locked.history = 0;
+    locked.track_ids = 0;
     if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
         return rc;
     if ((rc = hist_open(fs)) == 0)
@@ -566,5 +713,50 @@ int mt_fs_version_count(mt_store *st, uint64_t *out)
     pthread_mutex_lock(&fs->lock);
     rc = mt_hist_count(fs->hist, out);
     pthread_mutex_unlock(&fs->lock);
+    return rc;
+}
+
+void mt_fs_ids_close(mt_fs *fs)
+{
+    if (fs->ids && fs->ids_forks == mt_fs_forks())
+        mt_hist_close(fs->ids);
+    fs->ids = NULL;
+}
+
+int mt_fs_memory_id(mt_store *st, char out[24], const char *rel)
+{
+    mt_fs *fs = (mt_fs *)st;
+    struct stat sb;
+    int fd, rc;
+
+    fd = mt_fs_openat(fs->root_fd, rel, O_PATH, 0);
+    if (fd < 0)
+        return mt_fs_error(-fd, "cannot look at", rel);
+    rc = fstat(fd, &sb) < 0 ? mt_fs_error(errno, "cannot look at", rel) : 0;
+    close(fd);
+    if (rc < 0)
+        return rc;
+    if (S_ISDIR(sb.st_mode))
+        return mt_fs_error(EISDIR, "cannot look at", rel);
+    /* Its own connection, so that a lookup never waits for a change (which
+     * holds the history's under the store's lock), and none made where
+     * nothing was ever recorded: no database, no record. */
+    pthread_mutex_lock(&fs->ids_lock);
+    if (!fs->ids || fs->ids_forks != mt_fs_forks()) {
+        fs->ids = NULL;
+        fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/" HISTORY_DB, O_PATH, 0);
+        if (fd == -ENOENT) {
+            rc = 0;
+            goto done;
+        }
+        if (fd >= 0)
+            close(fd);
+        if ((rc = mt_fs_hist_open_db(&fs->ids, fs)) < 0)
+            goto done;
+        fs->ids_forks = mt_fs_forks();
+    }
+    rc = mt_hist_lookup_id(fs->ids, out, rel);
+done:
+    pthread_mutex_unlock(&fs->ids_lock);
     return rc;
 }

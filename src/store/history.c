@@ -96,11 +96,29 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
     "INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
 
+/* Statements of the record of ids alone (mt_hist_track_put...), prepared at
+ * their first use: most handles never need them, and an open's statements
+ * are part of every one-shot command's time. */
+enum { L_PUT, L_DROP, L_MOVE, L_ELSEWHERE, L_LOOKUP, L_EXACT, L_MARK, L_COUNT };
+
+static const char *const lazy_sql[L_COUNT] = {
+    [L_PUT] = "INSERT OR REPLACE INTO memories(path, id, sha256, size) VALUES (?1, ?2, NULL, 0)",
+    [L_DROP] = "DELETE FROM memories WHERE path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0')",
+    [L_MOVE] = "UPDATE memories SET path = ?2 || substr(path, length(?1) + 1) "
+               "WHERE path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0')",
+    [L_ELSEWHERE] = "SELECT 1 FROM memories WHERE id = ?1 AND path <> ?2 LIMIT 1",
+    [L_LOOKUP] = "SELECT id FROM memories WHERE path = ?1 AND "
+                 "EXISTS (SELECT 1 FROM meta WHERE key = 'ids')",
+    [L_EXACT] = "SELECT 1 FROM meta WHERE key = 'ids'",
+    [L_MARK] = "INSERT OR REPLACE INTO meta VALUES ('ids', 'exact')",
+};
+
 struct mt_hist {
     struct mt_hist *next; /* every open history of this process (the registry) */
     unsigned forks;       /* the forks counted when it was opened */
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
+    sqlite3_stmt *lazy[L_COUNT]; /* NULL until first used */
     int dirfd;             /* the directory the path names: SQLite opens its log by it later */
     int dropped;           /* this transaction removed content: truncate the log at commit */
     int truncate_due;      /* a truncation readers kept from finishing: tried at each commit */
@@ -414,6 +432,8 @@ static void hist_free(mt_hist *h)
         h->on_close(h->on_close_payload);
     for (i = 0; i < S_COUNT; i++)
         sqlite3_finalize(h->st[i]);
+    for (i = 0; i < L_COUNT; i++)
+        sqlite3_finalize(h->lazy[i]);
     sqlite3_close(h->db);
     if (h->dirfd >= 0)
         close(h->dirfd);
@@ -430,6 +450,9 @@ static void reset_all(mt_hist *h)
 
     for (i = 0; i < S_COUNT; i++)
         sqlite3_reset(h->st[i]);
+    for (i = 0; i < L_COUNT; i++)
+        if (h->lazy[i])
+            sqlite3_reset(h->lazy[i]);
 }
 
 int mt_hist_begin(mt_hist *h)
@@ -657,6 +680,13 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         snprintf(id, sizeof(id), "%s", e->memory_id);
     } else if ((found = mt_hist_find(h, &was, e->previous ? e->previous : e->path)) < 0) {
         return found;
+    } else if (found && !was.sha256[0] && !e->data) {
+        /* Recorded only as which memory is there (a change with history
+         * off): no content of it to refer to, so no version; the record
+         * follows the change. */
+        if (e->op == MT_VERSION_DELETED)
+            return mt_hist_track_drop(h, e->path);
+        return e->previous ? mt_hist_track_move(h, e->previous, e->path) : 0;
     } else if (found) {
         memcpy(id, was.id, sizeof(id));
         memcpy(sha, was.sha256, sizeof(sha));
@@ -733,6 +763,117 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         seen_set(h, e->path, e->op != MT_VERSION_DELETED, &now);
     }
     return 0;
+}
+
+static sqlite3_stmt *lazy_stmt(mt_hist *h, int which)
+{
+    if (!h->lazy[which]) {
+        if (sqlite3_prepare_v3(h->db, lazy_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
+                               &h->lazy[which], NULL) != SQLITE_OK)
+            return NULL;
+    } else {
+        sqlite3_reset(h->lazy[which]);
+        sqlite3_clear_bindings(h->lazy[which]);
+    }
+    return h->lazy[which];
+}
+
+/* Run a statement of the record of ids on one or two paths. */
+static int track_run(mt_hist *h, int which, const char *a, const char *b)
+{
+    sqlite3_stmt *s;
+    int step;
+
+    seen_forget(h);
+    if (!(s = lazy_stmt(h, which)))
+        return db_error(h, "cannot record which memory is where");
+    sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+    if (b)
+        sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
+    step = sqlite3_step(s);
+    sqlite3_reset(s);
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot record which memory is where");
+}
+
+int mt_hist_track_put(mt_hist *h, const char *path, const char *id)
+{
+    return track_run(h, L_PUT, path, id);
+}
+
+int mt_hist_track_drop(mt_hist *h, const char *path)
+{
+    return track_run(h, L_DROP, path, NULL);
+}
+
+int mt_hist_track_move(mt_hist *h, const char *from, const char *to)
+{
+    int rc;
+
+    /* A record left at the destination (what was there went outside
+     * memtool) would collide with what moves in. */
+    if ((rc = track_run(h, L_DROP, to, NULL)) < 0)
+        return rc;
+    return track_run(h, L_MOVE, from, to);
+}
+
+int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path)
+{
+    sqlite3_stmt *s = lazy_stmt(h, L_ELSEWHERE);
+    int step;
+
+    if (!s)
+        return db_error(h, "cannot look up a memory");
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+    step = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (step == SQLITE_ROW)
+        return 1;
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot look up a memory");
+}
+
+int mt_hist_ids_exact(mt_hist *h)
+{
+    sqlite3_stmt *s = lazy_stmt(h, L_EXACT);
+    int step;
+
+    if (!s)
+        return db_error(h, "cannot read the history's settings");
+    step = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (step == SQLITE_ROW)
+        return 1;
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot read the history's settings");
+}
+
+int mt_hist_ids_mark_exact(mt_hist *h)
+{
+    sqlite3_stmt *s = lazy_stmt(h, L_MARK);
+    int step;
+
+    if (!s)
+        return db_error(h, "cannot write the history's settings");
+    step = sqlite3_step(s);
+    sqlite3_reset(s);
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot write the history's settings");
+}
+
+int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path)
+{
+    sqlite3_stmt *s = lazy_stmt(h, L_LOOKUP);
+    int step;
+
+    if (!s)
+        return db_error(h, "cannot look up a memory");
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    step = sqlite3_step(s);
+    if (step == SQLITE_ROW)
+        snprintf(out, 24, "%s", (const char *)sqlite3_column_text(s, 0));
+    /* Reset at once: a statement left on a row holds a read transaction. */
+    sqlite3_reset(s);
+    if (step == SQLITE_ROW)
+        return 1;
+    return step == SQLITE_DONE ? 0 : db_error(h, "cannot look up a memory");
 }
 
 int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)

@@ -58,6 +58,30 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path);
 /* Append a version (and keep the content, the memory's row); *out_id its id. */
 int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e);
 
+/*
+ * The record of which memory is at which path alone, without versions: kept
+ * by an encrypted store's changes with history off (the encryption layer
+ * checks each file against it). A memory recorded so has no content in the
+ * history (its sha256 is ""), so the first change that records versions
+ * there reads its file.
+ */
+/* The memory `id` is at path now (replacing what was recorded there). */
+int mt_hist_track_put(mt_hist *h, const char *path, const char *id);
+/* What is recorded at or beneath `from` is at `to` now (and nothing else there). */
+int mt_hist_track_move(mt_hist *h, const char *from, const char *to);
+/* Nothing is at or beneath path any more. */
+int mt_hist_track_drop(mt_hist *h, const char *path);
+/* Whether the memory `id` is recorded at a path other than path: 1 yes, 0 no. */
+int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path);
+/* Whether the record is known exact (1), 0 when it may be stale: kept by a
+ * memtool that did not keep it with history off (see mt_fs_hist_begin). */
+int mt_hist_ids_exact(mt_hist *h);
+int mt_hist_ids_mark_exact(mt_hist *h);
+/* The id recorded at path where the record is known exact, outside any
+ * transaction and without the cache mt_hist_find keeps within one: 1
+ * found, 0 none (or not known exact), or an error. */
+int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path);
+
 /* The memory's file looks like fp now, its content unchanged. */
 int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp);
 
