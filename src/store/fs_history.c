@@ -678,6 +678,7 @@ int mt_fs_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb c
 
     /* As a redaction: under the store's lock, in a transaction of its own. */
     locked.history = 0;
+    locked.track_ids = 0;
     if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
         return rc;
     if ((rc = hist_open(fs)) == 0)
