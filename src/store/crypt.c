@@ -450,7 +450,34 @@ typedef struct {
     mt_crypt_key *rekey; /* a rekey: seal with this key, content unchanged */
     int unchanged;       /* the new content was the old: the file was handed back as it was */
     int sealed;          /* a rekey sealed it with the new key */
+    const char *memory;  /* the memory the store has at rel, or NULL when it keeps none */
 } edit_args;
+
+/* Before an edit, the memory the store has at rel: the file the edit reads
+ * must hold that memory's content, as a view's must (check_memory). Asked
+ * before the edit, not in its callback, which a SQL store runs inside its
+ * own transaction. 1 with out filled, 0 when the store keeps none. */
+static int memory_at(mt_crypt *c, char out[24], const char *rel)
+{
+    int rc;
+
+    if (!c->inner->memory_id)
+        return 0;
+    rc = c->inner->memory_id(c->inner, out, rel);
+    return rc == MT_ENOTFOUND ? 0 : rc; /* the edit says so in its own words */
+}
+
+/* The content the edit read is another memory's: files were swapped. */
+static int edit_swapped(const edit_args *a, const mt_crypt_header *h)
+{
+    if (!a->memory || strcmp(a->memory, h->memory_id) == 0)
+        return 0;
+    return mt_error_set(MT_ECRYPT,
+                        "%s%s failed its integrity check: it holds the content of memory %s, "
+                        "but the store has memory %s there (files were swapped or copied outside "
+                        "memtool, or it was replaced meanwhile); it was not changed",
+                        SHOWN(a->rel), h->memory_id, a->memory);
+}
 
 static int dup_sealed(char **out, size_t *out_len, const char *data, size_t len)
 {
@@ -484,6 +511,8 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
     }
     if ((rc = unseal(&plain, &plen, &h, a->c, data, len, a->rel)) < 0)
         return rc;
+    if ((rc = edit_swapped(a, &h)) < 0)
+        goto done;
     if (a->expect) {
         char sha[65];
         sha256_hex(sha, plain, plen);
@@ -525,9 +554,13 @@ done:
 static int c_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload)
 {
     mt_crypt *c = (mt_crypt *)st;
-    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0, 0};
+    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0, 0, NULL};
+    char memory[24];
     int rc;
 
+    if ((rc = memory_at(c, memory, path)) < 0)
+        return rc;
+    a.memory = rc == 1 ? memory : NULL;
     INNER_OP(op, NULL);
     rc = c->inner->edit(c->inner, op, path, edit_sealed, &a);
     INNER_DONE(op);
@@ -1244,7 +1277,8 @@ static int rekey_file(rekey_run *r, const char *rel)
 {
     mt_crypt *c = r->c;
     mt_store_op *op = r->op;
-    edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0};
+    edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0, NULL};
+    char memory[24];
     const unsigned char *material;
     head_read h = {{0}, 0};
     mt_crypt_header hd;
@@ -1256,6 +1290,9 @@ static int rekey_file(rekey_run *r, const char *rel)
         header_read(&hd, h.head, h.len, rel) == 0 &&
         mt_crypt_key_reader(&material, r->new_key, &hd) == 1)
         return 0;
+    if ((rc = memory_at(c, memory, rel)) < 0)
+        return rc;
+    a.memory = rc == 1 ? memory : NULL;
     {
         int keep = op->keep_access;
         INNER_OP(op, NULL);
@@ -1310,7 +1347,7 @@ static int rekey_version(rekey_run *r, const mt_version *v)
     mt_crypt *c = r->c;
     size_t n = (v->path ? strlen(v->path) : 0) + 64;
     char *rel = NULL;
-    edit_args a = {c, r->op, NULL, NULL, NULL, NULL, r->new_key, 0, 0};
+    edit_args a = {c, r->op, NULL, NULL, NULL, NULL, r->new_key, 0, 0, NULL};
     int rc;
 
     if (v->redacted || !v->content_sha256[0])

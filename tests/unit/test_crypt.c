@@ -241,6 +241,15 @@ static void test_swap_detected(void **state)
     expect_error_with(m, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}",
                       "/memories/a.md failed its integrity check: it holds the content of memory");
     expect_error_with(m, "{\"command\":\"view\",\"path\":\"/memories/b.md\"}", "were swapped");
+    /* Nor is the other memory's content edited in its place. */
+    expect_error_with(m,
+                      "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                      "\"bbbb\",\"new_str\":\"cccc\"}",
+                      "/memories/a.md failed its integrity check");
+    expect_error_with(m,
+                      "{\"command\":\"insert\",\"path\":\"/memories/b.md\",\"insert_line\":0,"
+                      "\"insert_text\":\"x\"}",
+                      "it was not changed");
     mt_memory_free(m);
     mt_crypt_key_free(k);
     scratch_free(&s);

@@ -179,10 +179,17 @@ static void test_swap_history_on(void **state)
     catch_up(m);
     view_swapped(m, "a.md", "bravo");
     view_swapped(m, "b.md", "alpha");
-    /* An edit settles the file first (recorded as changed by "external",
-     * still memory a's path). */
-    run(m, "{\"command\":\"insert\",\"path\":\"/memories/a.md\",\"insert_line\":0,"
-           "\"insert_text\":\"more\"}");
+    /* An edit neither changes the other memory's content in its place nor
+     * shows it; the file stays as the swap left it. */
+    {
+        int err = 0;
+        char *t = mt_test_call(m, &err,
+                               "{\"command\":\"insert\",\"path\":\"/memories/a.md\","
+                               "\"insert_line\":0,\"insert_text\":\"more\"}");
+        if (!err || !strstr(t, "/memories/a.md " SWAPPED) || strstr(t, "bravo"))
+            fail_msg("insert into a swapped file gave: %s", t);
+        free(t);
+    }
     mt_memory_free(m);
     m = open_enc(&s, 1);
     view_swapped(m, "a.md", "bravo");
