@@ -205,6 +205,15 @@ typedef struct {
 MT_EXTERN(int) mt_memory_crypt_status(mt_crypt_status *out, mt_memory *mem);
 MT_EXTERN(void) mt_crypt_status_dispose(mt_crypt_status *status);
 
+/* Each memory of an encrypted store with the key its file is encrypted with,
+ * in byte order of paths: path is a request path ("/memories/a.md"), key_id
+ * 16 hex digits, or "" for a file with no encryption header (written outside
+ * memtool). A non-zero return from cb stops the walk: a negative one is
+ * returned as it is, a positive one as MT_ESTOPPED. */
+typedef int (*mt_crypt_file_cb)(void *payload, const char *path, const char *key_id,
+                                int passphrase);
+MT_EXTERN(int) mt_memory_crypt_each(mt_memory *mem, mt_crypt_file_cb cb, void *payload);
+
 /*
  * Re-encrypt everything not yet encrypted with new_key: every memory's
  * file, then every version the history keeps (of deleted memories too).

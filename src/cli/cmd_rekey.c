@@ -11,7 +11,7 @@
 
 static const char help[] =
     "usage: memtool --encrypt --key-file OLD [options] rekey --new-key-file PATH [--json]\n"
-    "       memtool --encrypt --key-file KEY [options] rekey --status [--json]\n\n"
+    "       memtool --encrypt --key-file KEY [options] rekey --status [--memories] [--json]\n\n"
     "Re-encrypt every memory of an encrypted store, and every version its history\n"
     "keeps, with the key in PATH (memtool key new makes one); the key of --key-file\n"
     "(or MEMTOOL_PASSPHRASE, and --old-key-file) must read them. Each file is one\n"
@@ -24,6 +24,8 @@ static const char help[] =
     "Options:\n"
     "  --new-key-file PATH  the key to re-encrypt with\n"
     "  --status             list the key ids in use, with their files, bytes and versions\n"
+    "  --memories           with --status: each memory and the key id it is encrypted\n"
+    "                       with, a line each (with --json, a JSON object each)\n"
     "  --json               one JSON object at the end\n\n"
     "Exit status: 0 done; 1 something could not be re-encrypted (each named, with why)\n"
     "or --status found content without encryption; 2 a usage error, a key or store\n"
@@ -91,6 +93,37 @@ static int status_out(mt_memory *mem, int json)
     return s.plain || s.versions_plain ? MT_EXIT_TOOL : MT_EXIT_OK;
 }
 
+/* One line (or JSON object) per memory: the key its file is encrypted with. */
+static int memory_line(void *payload, const char *path, const char *key_id, int passphrase)
+{
+    const int *json = payload;
+
+    if (*json) {
+        json_t *o = json_pack("{s:s, s:s?, s:b}", "path", path, "key_id", key_id[0] ? key_id : NULL,
+                              "passphrase", passphrase);
+        if (!o || json_dumpf(o, stdout, JSON_COMPACT) < 0) {
+            json_decref(o);
+            fputs("memtool rekey: out of memory writing the list\n", stderr);
+            return MT_ENOMEM;
+        }
+        json_decref(o);
+        fputc('\n', stdout);
+    } else {
+        printf("%s  %s%s\n", key_id[0] ? key_id : "unencrypted     ", path,
+               passphrase ? "  (passphrase)" : "");
+    }
+    return 0;
+}
+
+static int memories_out(mt_memory *mem, int json)
+{
+    int rc = mt_memory_crypt_each(mem, memory_line, &json);
+
+    if (rc == MT_ENOMEM)
+        return MT_EXIT_TOOL; /* said where it happened */
+    return rc < 0 ? mt_cli_fail("rekey") : MT_EXIT_OK;
+}
+
 /* The outcome, as one JSON object. */
 static void result_json(const mt_rekey_result *r, const char *id, int stopped)
 {
@@ -123,6 +156,7 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     static const struct option longopts[] = {
         {"new-key-file", required_argument, NULL, 'n'},
         {"status", no_argument, NULL, 's'},
+        {"memories", no_argument, NULL, 'm'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -134,7 +168,7 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     progress p = {0};
     mt_rekey_result result;
     char id[17];
-    int c, rc, json = 0, status_only = 0, failed, status;
+    int c, rc, json = 0, status_only = 0, memories = 0, failed, status;
 
     memset(&result, 0, sizeof(result));
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -144,6 +178,9 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
             break;
         case 's':
             status_only = 1;
+            break;
+        case 'm':
+            memories = 1;
             break;
         case 'j':
             json = 1;
@@ -158,6 +195,8 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     }
     if (optind < argc)
         return mt_cli_usage_error("rekey", "takes no arguments; see memtool rekey --help");
+    if (memories && !status_only)
+        return mt_cli_usage_error("rekey", "--memories goes with --status");
     if (!status_only && !new_file)
         return mt_cli_usage_error("rekey", "--new-key-file PATH (or --status) is needed");
     if (!cli->encrypt)
@@ -182,7 +221,7 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
         goto done;
     }
     if (status_only) {
-        status = status_out(mem, json);
+        status = memories ? memories_out(mem, json) : status_out(mem, json);
         goto done;
     }
     p.tty = isatty(STDERR_FILENO) && !json;

@@ -245,6 +245,33 @@ int mt_memory_open_url_encrypted(mt_memory **out, const char *url, const mt_opti
     return open_store(out, NULL, url, opts, key);
 }
 
+typedef struct {
+    mt_crypt_file_cb cb;
+    void *payload;
+} crypt_each;
+
+static int crypt_each_file(void *payload, const char *path, const char *key_id, int passphrase)
+{
+    crypt_each *e = payload;
+    char *request = NULL;
+    int rc;
+
+    if ((rc = mt_memory_request_path(&request, path)) < 0)
+        return rc;
+    rc = e->cb(e->payload, request, key_id, passphrase);
+    free(request);
+    return rc;
+}
+
+int mt_memory_crypt_each(mt_memory *m, mt_crypt_file_cb cb, void *payload)
+{
+    crypt_each e = {cb, payload};
+
+    if (!m || !cb)
+        return mt_error_set(MT_EINVAL, "mt_memory_crypt_each needs a handle and a callback");
+    return mt_store_crypt_each(m->store, crypt_each_file, &e);
+}
+
 int mt_memory_crypt_status(mt_crypt_status *out, mt_memory *m)
 {
     if (!out || !m)

@@ -1157,6 +1157,43 @@ done:
     return rc;
 }
 
+int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    path_list l = {NULL, 0, 0};
+    size_t i;
+    int rc;
+
+    if (!mt_store_is_crypt(st))
+        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
+    if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
+        goto done;
+    for (i = 0; i < l.n; i++) {
+        head_read h = {{0}, 0};
+        mt_crypt_header hd;
+        uint64_t size;
+        char id[17] = "";
+
+        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
+            if (rc == MT_ENOTFOUND) {
+                rc = 0;
+                continue; /* removed meanwhile */
+            }
+            goto done;
+        }
+        if (header_read(&hd, h.head, h.len < size ? sizeof(h.head) : h.len, l.paths[i]) == 0)
+            mt_crypt_hex(id, hd.key_id, MT_CRYPT_ID);
+        if ((rc = cb(payload, l.paths[i], id, id[0] && hd.kdf == MT_CRYPT_KDF_PASS)) != 0) {
+            if (rc > 0)
+                rc = mt_error_set(MT_ESTOPPED, "stopped");
+            goto done;
+        }
+    }
+done:
+    paths_free(&l);
+    return rc;
+}
+
 void mt_crypt_status_dispose(mt_crypt_status *status)
 {
     if (!status)

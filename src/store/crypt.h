@@ -57,6 +57,8 @@ int mt_crypt_key_is_passphrase(const mt_crypt_key *key);
 
 /* The crypt store's own operations, for the handle (lib/memory.c). */
 int mt_store_crypt_status(mt_store *st, mt_crypt_status *out);
+/* Each file's key (see mt_memory_crypt_each), with store paths. */
+int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload);
 int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
                          mt_rekey_cb cb, void *payload);
 /* Whether st is an encryption layer. */
