@@ -440,6 +440,7 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.idle = mt_fs_idle;
     fs->base.version_count = mt_fs_version_count;
     fs->base.search = mt_fs_search;
+    fs->base.import = mt_fs_import;
     fs->root_fd = fd;
     fs->durability = durability;
     fd = -1;
