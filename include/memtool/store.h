@@ -357,8 +357,8 @@ struct mt_store {
      *
      * MT_EEXISTS (or MT_ENOTDIR, a file on the way): the current file's path
      * is taken; MT_ELIMIT with op's refusal filled; MT_EINVAL: op->history is
-     * off, or in is no memory (no versions, a redacted newest, a path
-     * missing, a bad id). Nothing is changed on any failure. The file store
+     * off, or in is no memory (no versions, a live memory's newest redacted,
+     * a path missing, a bad id). Nothing is changed on any failure. The file store
      * makes the file and commits its history under its lock, one after the
      * other: a crash between them leaves a file its history has not
      * recorded, which the next import of that memory takes as its own when

@@ -14,7 +14,8 @@
 
 static const char help[] =
     "usage: memtool [options] migrate --to URL [--from URL] [--from-tenant NAME]\n"
-    "                                 [--to-tenant NAME] [--no-history] [--json]\n\n"
+    "                                 [--to-tenant NAME] [--no-history]\n"
+    "                                 [--from-plain | --to-plain] [--json]\n\n"
     "Copy every memory of one store into another (file:DIR, sqlite:PATH, postgresql://...),\n"
     "each checked by SHA-256 at the destination. Where both keep history, each memory comes\n"
     "with all its versions (operation, paths, actor, time, SHA-256, size, redaction) and its\n"
@@ -23,7 +24,9 @@ static const char help[] =
     "id it holds, or a path it holds with the same content, counts as done; other content is\n"
     "a conflict, listed and left as it is. Interrupted (Ctrl-C), it stops between two\n"
     "memories; run it again to finish. The destination's limits hold. Empty directories are\n"
-    "counted, not made.\n\n"
+    "counted, not made. With --encrypt both stores are encrypted with its key (versions of\n"
+    "the source under --old-key-file arrive under the new key); --from-plain or --to-plain\n"
+    "leaves one side plain, every version sealed or opened on its way.\n\n"
     "Options:\n"
     "  --from URL          the store to copy (default: the one --store or --root names)\n"
     "  --to URL            the store to copy into\n"
@@ -31,6 +34,8 @@ static const char help[] =
     "  --to-tenant NAME    the destination's tenant (default: --tenant)\n"
     "  --no-history        copy each memory's current content only: at the destination each\n"
     "                      is one new version by the actor, and deleted memories stay behind\n"
+    "  --from-plain        with --encrypt: the source is not encrypted (encrypt a store)\n"
+    "  --to-plain          with --encrypt: the destination is not encrypted (decrypt one)\n"
     "  --json              one JSON object at the end: the counts, and every conflict,\n"
     "                      failure and skipped path with why\n\n"
     "Exit status: 0 every memory is at the destination; 1 some conflict or failure (each\n"
@@ -144,12 +149,21 @@ static int on_event(void *payload, const mt_migrate_event *e)
     return interrupted;
 }
 
-static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant)
+static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant,
+                      int plain)
 {
     mt_options o = cli->opts;
 
     o.tenant = tenant;
-    /* Both stores with the options' encryption, if any. */
+    if (plain) {
+        /* This side without encryption: the other is sealed with --encrypt's key. */
+        if ((url ? mt_memory_open_url(out, url, &o) : mt_memory_open(out, cli->root, &o)) < 0) {
+            fprintf(stderr, "memtool migrate: %s\n", mt_error_last()->message);
+            return MT_EXIT_USAGE;
+        }
+        return 0;
+    }
+    /* With the options' encryption, if any. */
     if (mt_cli_open_store(out, cli, url, &o, "migrate") < 0)
         return MT_EXIT_USAGE;
     return 0;
@@ -163,6 +177,8 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         {"from-tenant", required_argument, NULL, 'F'},
         {"to-tenant", required_argument, NULL, 'T'},
         {"no-history", no_argument, NULL, 'H'},
+        {"from-plain", no_argument, NULL, 'P'},
+        {"to-plain", no_argument, NULL, 'Q'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -174,7 +190,7 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     mt_migrate_stats s;
     progress p;
     struct sigaction sa, old;
-    int c, rc, status;
+    int c, rc, status, from_plain = 0, to_plain = 0;
 
     memset(&p, 0, sizeof(p));
     memset(&mo, 0, sizeof(mo));
@@ -197,6 +213,12 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         case 'H':
             mo.no_history = 1;
             break;
+        case 'P':
+            from_plain = 1;
+            break;
+        case 'Q':
+            to_plain = 1;
+            break;
         case 'j':
             p.json = 1;
             break;
@@ -213,9 +235,17 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
                                   "takes no arguments: name the stores with --from and --to");
     if (!to)
         return mt_cli_usage_error("migrate", "--to URL is needed: the store to copy into");
-    if ((status = open_store(&src, cli, from, from_tenant)) != 0)
+    if ((from_plain || to_plain) && !cli->encrypt)
+        return mt_cli_usage_error("migrate",
+                                  "--%s-plain is for a migration with --encrypt: "
+                                  "without it both stores are plain",
+                                  from_plain ? "from" : "to");
+    if (from_plain && to_plain)
+        return mt_cli_usage_error("migrate", "--from-plain and --to-plain together leave "
+                                             "--encrypt nothing: give one, or leave --encrypt out");
+    if ((status = open_store(&src, cli, from, from_tenant, from_plain)) != 0)
         return status;
-    if ((status = open_store(&dst, cli, to, to_tenant)) != 0)
+    if ((status = open_store(&dst, cli, to, to_tenant, to_plain)) != 0)
         goto done;
     p.tty = isatty(STDERR_FILENO) && !p.json;
     p.start = now_s();
