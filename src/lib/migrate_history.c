@@ -289,6 +289,12 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* An event told: 1, or the error that stops the run. */
+static int told(int rc)
+{
+    return rc < 0 ? rc : 1;
+}
+
 /* The memory's id is at the destination already: it arrived before. */
 static int arrived(mt_migration *g, const mt_mig_subject *s, const char *rel, const char *sha)
 {
@@ -327,24 +333,130 @@ static int check_copy(mt_migration *g, const mt_mig_subject *s, const char *id, 
     return 1;
 }
 
+/* A content the history has not recorded (the memory changed while its
+ * history was off, or moved) becomes a version by "external" at the end of
+ * the list, as the source itself would record it at its next change. */
+static int add_gap(mt_version **v, size_t *n, const char *id, const char *rel, const char *sha,
+                   size_t len)
+{
+    const mt_version *newest = &(*v)[*n - 1];
+    mt_version *grown, *gap;
+
+    if (newest->operation != MT_VERSION_DELETED && strcmp(newest->content_sha256, sha) == 0 &&
+        same_text(newest->path, rel))
+        return 0;
+    if (!(grown = realloc(*v, (*n + 1) * sizeof(**v))))
+        return mt_error_set(MT_ENOMEM, "out of memory copying a memory");
+    *v = grown;
+    newest = &grown[*n - 1];
+    gap = &grown[(*n)++];
+    memset(gap, 0, sizeof(*gap));
+    snprintf(gap->memory_id, sizeof(gap->memory_id), "%s", id);
+    gap->operation =
+        newest->operation == MT_VERSION_DELETED ? MT_VERSION_CREATED : MT_VERSION_MODIFIED;
+    gap->path = strdup(rel);
+    if (gap->operation == MT_VERSION_MODIFIED && newest->path && strcmp(newest->path, rel) != 0)
+        gap->previous_path = strdup(newest->path);
+    gap->actor = strdup("external");
+    gap->created_at = now_ms();
+    memcpy(gap->content_sha256, sha, 65);
+    gap->content_size = len;
+    if (!gap->path || !gap->actor ||
+        (newest->path && gap->operation == MT_VERSION_MODIFIED && strcmp(newest->path, rel) != 0 &&
+         !gap->previous_path))
+        return mt_error_set(MT_ENOMEM, "out of memory copying a memory");
+    return 0;
+}
+
+/* Whether the destination keeps any version of memory id. */
+static int present_at(int *present, mt_memory *to, const char *id)
+{
+    mt_version *one = NULL;
+    size_t got = 0;
+    mt_log_query q;
+    int rc;
+
+    memset(&q, 0, sizeof(q));
+    q.memory_id = id;
+    q.limit = 1;
+    if ((rc = to->store->versions(to->store, &one, &got, &q)) < 0)
+        return rc;
+    mt_versions_free(one, got);
+    *present = got > 0;
+    return 0;
+}
+
+/* The reply's words without their "Error: ". */
+static const char *words(const mt_reply *r)
+{
+    return r->text.ptr + (strncmp(r->text.ptr, "Error: ", 7) == 0 ? 7 : 0);
+}
+
+/* The current content is a write at the destination like a create's:
+ * checked for secrets and against the file-size limit, in its words.
+ * 0 to go on, 1 when settled (a failure told), 2 when only a create can
+ * write it (redacted), or an error. */
+static int write_checks(mt_migration *g, const mt_mig_subject *s, const char *data, size_t len)
+{
+    mt_str path = {g->path.ptr, g->path.len};
+    mt_guard gd;
+    mt_reply r;
+    int rc;
+
+    memset(&r, 0, sizeof(r));
+    if ((rc = mt_guard_content(&gd, g->to, data, len)) < 0)
+        return rc;
+    if (gd.rejected) {
+        rc = mt_guard_reject(&r, path, &gd.found);
+        rc = rc < 0 ? rc : told(mt_mig_fail(g, s, "", words(&r)));
+    } else if (gd.found.count) {
+        rc = 2;
+    } else if ((rc = mt_limits_check(&r, g->to, path, len)) > 0) {
+        rc = told(mt_mig_fail(g, s, "", words(&r)));
+    }
+    mt_guard_dispose(&gd);
+    mt_buf_dispose(&r.text);
+    return rc;
+}
+
+/* The outcome of the store's import: 1 when the memory is in, to be
+ * checked; 0 when an event settled it (told), or the error that stops. */
+static int imported(mt_migration *g, const mt_mig_subject *s, const char *rel, const char *sha,
+                    const mt_store_op *op, const mt_store_import *in, int rc)
+{
+    mt_str path = {g->path.ptr, g->path.len};
+    char why[256];
+    mt_reply r;
+
+    if (rc == 0)
+        return in->present ? arrived(g, s, rel, sha) : 1;
+    snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+    if ((rc == MT_EEXISTS || rc == MT_ENOTDIR) && rel) {
+        /* Made by someone else meanwhile: that is what is there now. */
+        if ((rc = mt_mig_settled(g, s, rel, sha)) != 0)
+            return rc < 0 ? rc : 0;
+    } else if (rc == MT_ELIMIT) {
+        memset(&r, 0, sizeof(r));
+        if ((rc = mt_reply_limit(&r, op, path, NULL)) == 0)
+            rc = mt_mig_fail(g, s, "", words(&r));
+        mt_buf_dispose(&r.text);
+        return rc;
+    }
+    return mt_mig_fail(g, s, "", why);
+}
+
 int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,
                        const mt_mig_memory *m)
 {
-    mt_version *v = NULL, *grown;
-    size_t n = 0, recorded;
+    mt_version *v = NULL;
+    size_t n = 0, len = 0;
     char *data = NULL, sha[65] = "", there[65];
-    size_t len = 0;
     content_source src;
     mt_store_import in;
     mt_store_op op;
-    mt_guard gd;
-    mt_reply r;
-    mt_str path = {g->path.ptr, g->path.len};
     const char *why;
-    int rc;
+    int present = 0, rc;
 
-    memset(&gd, 0, sizeof(gd));
-    memset(&r, 0, sizeof(r));
     if ((rc = all_versions(&v, &n, g->from->store, m->id)) < 0) {
         rc = mt_mig_fail(g, s, "its history could not be read: ", mt_error_last()->message);
         goto done;
@@ -354,13 +466,13 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
             rc = mt_mig_copy_file(g, s, rel);
         goto done;
     }
-    recorded = n;
     if ((why = bad_versions(v, n))) {
         rc = mt_mig_fail(g, s, "", why);
         goto done;
     }
+    src.from = g->from;
+    src.recorded = n;
     if (rel) {
-        const mt_version *newest = &v[n - 1];
         if (mt_memory_read(&data, &len, g->from, g->path.ptr) < 0) {
             rc = mt_error_last()->code == MT_ENOTFOUND
                      ? 0 /* deleted since the walk: not the source's any more */
@@ -368,89 +480,25 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
             goto done;
         }
         mt_mig_sha256(sha, data, len);
-        /* A content the history has not recorded (the memory changed while
-         * its history was off) becomes a version by "external", as the
-         * source itself would record it at its next change. */
-        if (newest->operation == MT_VERSION_DELETED || strcmp(newest->content_sha256, sha) != 0 ||
-            !same_text(newest->path, rel)) {
-            mt_version *gap;
-            if (!(grown = realloc(v, (n + 1) * sizeof(*v)))) {
-                rc = mt_error_set(MT_ENOMEM, "out of memory copying a memory");
-                goto done;
-            }
-            v = grown;
-            gap = &v[n];
-            memset(gap, 0, sizeof(*gap));
-            memcpy(gap->memory_id, m->id, sizeof(gap->memory_id));
-            gap->operation =
-                v[n - 1].operation == MT_VERSION_DELETED ? MT_VERSION_CREATED : MT_VERSION_MODIFIED;
-            gap->path = strdup(rel);
-            gap->previous_path = gap->operation == MT_VERSION_MODIFIED && v[n - 1].path &&
-                                         strcmp(v[n - 1].path, rel) != 0
-                                     ? strdup(v[n - 1].path)
-                                     : NULL;
-            gap->actor = strdup("external");
-            gap->created_at = now_ms();
-            memcpy(gap->content_sha256, sha, sizeof(sha));
-            gap->content_size = len;
-            n++;
-            if (!gap->path || !gap->actor) {
-                rc = mt_error_set(MT_ENOMEM, "out of memory copying a memory");
-                goto done;
-            }
-        }
+        if ((rc = add_gap(&v, &n, m->id, rel, sha, len)) < 0)
+            goto done;
     }
     /* Arrived before (a stopped run's): done. */
-    {
-        mt_log_query q;
-        mt_version *one = NULL;
-        size_t got = 0;
-        memset(&q, 0, sizeof(q));
-        q.memory_id = m->id;
-        q.limit = 1;
-        if ((rc = g->to->store->versions(g->to->store, &one, &got, &q)) < 0) {
-            rc = mt_mig_fail(g, s, "", mt_error_last()->message);
-            goto done;
-        }
-        mt_versions_free(one, got);
-        if (got) {
-            rc = arrived(g, s, rel, sha);
-            goto done;
-        }
+    if ((rc = present_at(&present, g->to, m->id)) < 0) {
+        rc = mt_mig_fail(g, s, "", mt_error_last()->message);
+        goto done;
     }
-    if (rel) {
-        if ((rc = mt_mig_settled(g, s, rel, sha)) != 0) {
-            rc = rc > 0 ? 0 : rc;
-            goto done;
-        }
-        /* The current content is a write at the destination like a create's:
-         * checked for secrets and against the file-size limit, in its words. */
-        if ((rc = mt_guard_content(&gd, g->to, data, len)) < 0)
-            goto done;
-        if (gd.rejected) {
-            if ((rc = mt_guard_reject(&r, path, &gd.found)) < 0)
-                goto done;
-            rc = mt_mig_fail(g, s, "",
-                             r.text.ptr + (strncmp(r.text.ptr, "Error: ", 7) == 0 ? 7 : 0));
-            goto done;
-        }
-        if (gd.found.count) {
-            /* To be redacted: only a create can, so the memory comes without
-             * its history, as with --no-history. */
-            rc = mt_mig_copy_file(g, s, rel);
-            goto done;
-        }
-        if ((rc = mt_limits_check(&r, g->to, path, len)) != 0) {
-            rc = rc < 0
-                     ? rc
-                     : mt_mig_fail(g, s, "",
-                                   r.text.ptr + (strncmp(r.text.ptr, "Error: ", 7) == 0 ? 7 : 0));
-            goto done;
-        }
+    if (present) {
+        rc = arrived(g, s, rel, sha);
+        goto done;
     }
-    src.from = g->from;
+    if (rel &&
+        ((rc = mt_mig_settled(g, s, rel, sha)) != 0 || (rc = write_checks(g, s, data, len)) != 0)) {
+        /* To be redacted: only a create can, so it comes without its history. */
+        rc = rc == 2 ? mt_mig_copy_file(g, s, rel) : rc > 0 ? 0 : rc;
+        goto done;
+    }
     src.v = v;
-    src.recorded = recorded;
     src.current = data;
     src.current_len = len;
     memset(&in, 0, sizeof(in));
@@ -462,31 +510,8 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
     mt_memory_op(&op, g->to);
     rc = g->to->store->import(g->to->store, &op, &in);
     mt_memory_note(g->to, &op);
-    if (rc == 0 && in.present) {
-        rc = arrived(g, s, rel, sha);
+    if ((rc = imported(g, s, rel, sha, &op, &in, rc)) <= 0)
         goto done;
-    }
-    if (rc == MT_EEXISTS || rc == MT_ENOTDIR) {
-        /* Made by someone else meanwhile: that is what is there now. */
-        char why_there[256];
-        snprintf(why_there, sizeof(why_there), "%s", mt_error_last()->message);
-        if (rel && (rc = mt_mig_settled(g, s, rel, sha)) != 0) {
-            rc = rc > 0 ? 0 : rc;
-            goto done;
-        }
-        rc = mt_mig_fail(g, s, "", why_there);
-        goto done;
-    }
-    if (rc == MT_ELIMIT) {
-        if ((rc = mt_reply_limit(&r, &op, path, NULL)) < 0)
-            goto done;
-        rc = mt_mig_fail(g, s, "", r.text.ptr + (strncmp(r.text.ptr, "Error: ", 7) == 0 ? 7 : 0));
-        goto done;
-    }
-    if (rc < 0) {
-        rc = mt_mig_fail(g, s, "", mt_error_last()->message);
-        goto done;
-    }
     g->stats->versions_copied += in.made;
     if (rel && mt_memory_sha256(there, g->to, g->path.ptr) < 0) {
         rc = mt_mig_fail(g, s, "copied, but could not be read back: ", mt_error_last()->message);
@@ -500,8 +525,6 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
         goto done;
     rc = mt_mig_emit(g, MT_MIGRATE_COPIED, s, NULL);
 done:
-    mt_guard_dispose(&gd);
-    mt_buf_dispose(&r.text);
     mt_versions_free(v, n);
     if (data) {
         sodium_memzero(data, len);

@@ -65,21 +65,21 @@ static void call_ok(mt_memory *m, const char *actor, const char *json)
     free(text);
 }
 
-/* The version of the memory at path (newest first, n-th) with operation op. */
+/* The newest version with operation op of the memory at (or last at) path. */
 static int64_t version_of(mt_memory *m, const char *path, mt_version_op op)
 {
     mt_version *v = NULL;
-    size_t n = 0, i;
+    size_t n = 0;
     mt_log_query q;
     int64_t id = 0;
 
     memset(&q, 0, sizeof(q));
     q.path = path;
     q.operation = op;
-    q.limit = 1000;
+    q.limit = 1;
     assert_int_equal(mt_memory_log(&v, &n, m, &q), 0);
-    for (i = 0; i < n && !id; i++)
-        id = v[i].id;
+    if (n)
+        id = v[0].id;
     mt_versions_free(v, n);
     assert_true(id > 0);
     return id;
@@ -432,6 +432,81 @@ static void test_no_history(void **state)
     }
 }
 
+/* The destination's limits hold: a memory over them fails whole, named in
+ * a create's words, and the rest go on. */
+typedef struct {
+    unsigned failed;
+} failures;
+
+static int fail_cb(void *payload, const mt_migrate_event *e)
+{
+    failures *f = payload;
+
+    if (e->kind == MT_MIGRATE_FAILED) {
+        if (strncmp(e->message, "Cannot create /memories/", 24) != 0 ||
+            !strstr(e->message, ": the store holds 2 files, the max files limit is 2"))
+            fail_msg("%s: %s", e->path, e->message);
+        f->failed++;
+    }
+    return 0;
+}
+
+static size_t count_of(const mt_version *v, size_t n, const char *id)
+{
+    size_t i, c = 0;
+
+    for (i = 0; i < n; i++)
+        c += strcmp(v[i].memory_id, id) == 0;
+    return c;
+}
+
+static void test_limits_hold(void **state)
+{
+    size_t j;
+    (void)state;
+
+    for (j = 0; j < MT_TEST_NSTORES; j++) {
+        store src, dst;
+        mt_migrate_stats st;
+        failures f = {0};
+        mt_version *v = NULL, *sv = NULL;
+        size_t n = 0, sn = 0, i, memories = 0;
+        mt_options o;
+
+        store_open(&src, 0, "alice");
+        fill(src.mem);
+        /* The destination allows two files. */
+        mt_options_init(&o);
+        o.max_files = 2;
+        o.history_keep = 0;
+        o.history_days = 0;
+        snprintf(dst.dir, sizeof(dst.dir), "%s/memtool-mig-XXXXXX",
+                 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        assert_non_null(mkdtemp(dst.dir));
+        dst.kind = j;
+        assert_int_equal(mt_test_stores[j].open(&dst.mem, dst.dir, &o), 0);
+        assert_int_equal(mt_memory_migrate(&st, src.mem, dst.mem, fail_cb, &f), 0);
+        assert_int_equal(st.failed, 4);
+        assert_int_equal(f.failed, 4);
+        assert_int_equal(st.copied, 3); /* two files and the deleted memory */
+        /* No memory arrived in part: each one there has all its versions. */
+        all_versions(&v, &n, dst.mem);
+        all_versions(&sv, &sn, src.mem);
+        assert_int_equal(n, st.versions_copied);
+        for (i = 0; i < n; i++) {
+            if (i + 1 < n && strcmp(v[i].memory_id, v[i + 1].memory_id) == 0)
+                continue;
+            assert_int_equal(count_of(v, n, v[i].memory_id), count_of(sv, sn, v[i].memory_id));
+            memories++;
+        }
+        assert_int_equal(memories, 3);
+        mt_versions_free(v, n);
+        mt_versions_free(sv, sn);
+        store_close(&src);
+        store_close(&dst);
+    }
+}
+
 /* The store's import itself: whole or nothing, once. */
 typedef struct {
     const char *const *content;
@@ -632,6 +707,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_pair),
         cmocka_unit_test(test_no_history),
+        cmocka_unit_test(test_limits_hold),
         cmocka_unit_test(test_import_whole_or_nothing),
         cmocka_unit_test(test_import_takes_unrecorded_file),
     };
