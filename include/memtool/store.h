@@ -353,14 +353,16 @@ struct mt_store {
      * whose id the store holds already changes nothing and sets in->present,
      * which is how a stopped migration, run again, skips what arrived. The
      * caps of op (history_keep, history_days) do not apply to the versions
-     * brought in; the memory's next change applies them.
+     * brought in; the store's later changes apply them as to any version.
+     * The encryption layer seals each content on its way in, the memory's
+     * id in its header.
      *
      * MT_EEXISTS (or MT_ENOTDIR, a file on the way): the current file's path
      * is taken; MT_ELIMIT with op's refusal filled; MT_EINVAL: op->history is
      * off, or in is no memory (no versions, a live memory's newest redacted,
-     * a path missing, a bad id). Nothing is changed on any failure. The file store
-     * makes the file and commits its history under its lock, one after the
-     * other: a crash between them leaves a file its history has not
+     * a path missing, a bad id). Nothing is changed on any failure. The file
+     * store makes the file and commits its history under its lock, one after
+     * the other: a crash between them leaves a file its history has not
      * recorded, which the next import of that memory takes as its own when
      * it holds the newest version's content.
      */

@@ -432,6 +432,35 @@ static void test_no_history(void **state)
     }
 }
 
+/* A history longer than a page of the store's versions (1,000) arrives whole. */
+static void test_long_history(void **state)
+{
+    store src, dst;
+    mt_migrate_stats st;
+    stopper sp = {0, 0};
+    char json[200];
+    int i;
+    (void)state;
+
+    store_open(&src, 0, "alice");
+    store_open(&dst, MT_TEST_NSTORES - 1, "migrate");
+    call_ok(src.mem, "alice",
+            "{\"command\":\"create\",\"path\":\"/memories/long.md\",\"file_text\":\"n0\"}");
+    for (i = 1; i <= 1050; i++) {
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"str_replace\",\"path\":\"/memories/long.md\",\"old_str\":"
+                 "\"n%d\",\"new_str\":\"n%d\"}",
+                 i - 1, i);
+        call_ok(src.mem, i % 2 ? "bob" : "alice", json);
+    }
+    assert_int_equal(mt_memory_migrate(&st, src.mem, dst.mem, stop_cb, &sp), 0);
+    assert_int_equal(st.versions, 1051);
+    assert_int_equal(st.versions_copied, 1051);
+    assert_same_history(src.mem, dst.mem, "long");
+    store_close(&src);
+    store_close(&dst);
+}
+
 /* The destination's limits hold: a memory over them fails whole, named in
  * a create's words, and the rest go on. */
 typedef struct {
@@ -708,6 +737,7 @@ int main(void)
         cmocka_unit_test(test_every_pair),
         cmocka_unit_test(test_no_history),
         cmocka_unit_test(test_limits_hold),
+        cmocka_unit_test(test_long_history),
         cmocka_unit_test(test_import_whole_or_nothing),
         cmocka_unit_test(test_import_takes_unrecorded_file),
     };
