@@ -384,46 +384,77 @@ MT_EXTERN(int) mt_memory_set_actor(mt_memory *mem, const char *actor);
 
 /*
  * Migration: every memory of one store copied into another (any stores:
- * file, SQLite, PostgreSQL), each checked by SHA-256 at the destination.
- * Nothing at the destination is ever replaced: a path it already holds with
- * the same content counts as done (so a migration that was stopped finishes
- * when run again), with other content as a conflict, left as it is. The
- * copies are changes at the destination like any other: its limits hold and,
- * with its history on, each is a version by the destination's actor. The
- * source's history is not copied. Directories come with the files in them;
- * an empty one is counted, not made.
+ * file, SQLite, PostgreSQL, each encrypted or not), each checked by SHA-256
+ * at the destination. Nothing at the destination is ever replaced: a path it
+ * already holds with the same content counts as done, with other content as
+ * a conflict, left as it is.
+ *
+ * Where both stores keep history (the destination's store has `import`,
+ * memtool/store.h, and neither handle has history off), each memory comes
+ * with its whole history: every version with its operation, paths, actor,
+ * time, SHA-256, size and redaction, under its own memory id (version ids
+ * are the destination's own), in one transaction with its current file; a
+ * memory deleted in the source comes too (its versions only), so it can be
+ * restored at the destination. A memory whose id the destination holds
+ * already arrived before: that is how a migration that was stopped finishes
+ * when run again. Each version's content is checked by SHA-256 on its way
+ * and sealed for the destination when it is encrypted. Otherwise (or with
+ * no_history) each memory's current content is copied as a create: a new
+ * version by the destination's actor. Directories come with the files in
+ * them; an empty one is counted, not made.
  */
 typedef enum {
-    MT_MIGRATE_PLAN = 1, /* the source was walked: files and bytes are known */
-    MT_MIGRATE_COPIED,   /* path copied, and its SHA-256 checked at the destination */
-    MT_MIGRATE_SAME,     /* path already at the destination with the same content */
+    MT_MIGRATE_PLAN = 1, /* the source was walked: files, bytes (and versions) are known */
+    MT_MIGRATE_COPIED,   /* copied, and checked by SHA-256 at the destination */
+    MT_MIGRATE_SAME,     /* already at the destination (the same content, or the memory's id) */
     MT_MIGRATE_CONFLICT, /* the destination holds something else there: left as it is */
     MT_MIGRATE_SKIPPED,  /* not a memory (a link, a FIFO, a name no path can be) */
     MT_MIGRATE_FAILED    /* could not be copied (a limit, a read error): message says why */
 } mt_migrate_event_kind;
 
 typedef struct {
-    uint64_t files, bytes;           /* in the source, from the walk */
-    uint64_t done_files, done_bytes; /* handled so far, whatever the outcome */
-    uint64_t copied, same, conflicts, skipped, failed;
+    uint64_t files, bytes;                             /* in the source, from the walk */
+    uint64_t done_files, done_bytes;                   /* handled so far, whatever the outcome */
+    uint64_t copied, same, conflicts, skipped, failed; /* memories (deleted ones too) */
     uint64_t empty_dirs; /* directories with no file beneath: not made */
+    /* The history (all 0 when it is not copied): */
+    int history;              /* each memory comes with its versions */
+    uint64_t deleted;         /* memories deleted in the source, copied for their versions */
+    uint64_t versions;        /* versions of the memories to copy */
+    uint64_t done_deleted;    /* deleted memories handled so far */
+    uint64_t done_versions;   /* versions handled so far, whatever the outcome */
+    uint64_t versions_copied; /* versions this run recorded at the destination */
 } mt_migrate_stats;
 
 typedef struct {
     mt_migrate_event_kind kind;
-    const char *path;    /* a request path ("/memories/a.md"); NULL for PLAN */
+    const char *path;    /* a request path ("/memories/a.md"; a deleted memory's last); NULL
+                            for PLAN */
     uint64_t size;       /* the file's bytes */
-    const char *message; /* CONFLICT, SKIPPED, FAILED: why; else NULL */
+    const char *message; /* CONFLICT, SKIPPED, FAILED: why; PLAN: why the history is not
+                            copied (NULL: it is, or no_history asked so) */
     const mt_migrate_stats *stats;
+    int deleted;       /* a memory deleted in the source: its versions only */
+    uint64_t versions; /* the memory's versions (0 without history) */
 } mt_migrate_event;
 
 /* Called for every event; return 0 to go on, anything else to stop between
- * two files (mt_memory_migrate then returns MT_ESTOPPED). */
+ * two memories (mt_memory_migrate then returns MT_ESTOPPED). */
 typedef int (*mt_migrate_cb)(void *payload, const mt_migrate_event *e);
 
-/* Copy every memory of `from` into `to`. Returns 0 when every file was
- * handled (conflicts and failures are in *out and were each reported to
- * cb), or an error that stopped it (the source could not be walked). */
+typedef struct {
+    int no_history; /* copy only each memory's current content, as a create */
+} mt_migrate_options;
+
+/* Copy every memory of `from` into `to` (opts may be NULL: with history).
+ * Returns 0 when every memory was handled (conflicts and failures are in
+ * *out and were each reported to cb), or an error that stopped it (the
+ * source could not be walked, or its history read). */
+MT_EXTERN(int)
+mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to,
+                       const mt_migrate_options *opts, mt_migrate_cb cb, void *payload);
+
+/* mt_memory_migrate_with with no options. */
 MT_EXTERN(int)
 mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_migrate_cb cb,
                   void *payload);

@@ -204,6 +204,30 @@ MT_EXTERN(void) mt_store_hits_free(mt_store_hit *hits, size_t count);
 typedef int (*mt_idle_cb)(void *payload, const char *path, uint64_t size, int64_t last_access_ms,
                           int64_t modified_ms);
 
+/*
+ * Since version 6: one memory brought in from another store with its whole
+ * history (see `import`). content gives version `index`'s content: set *out
+ * (malloc'd; the store frees it) and *len and return 0, or a negative code
+ * to fail the import with it (nothing is changed).
+ */
+typedef int (*mt_import_content_cb)(void *payload, char **out, size_t *len, size_t index);
+
+typedef struct {
+    /* in */
+    const char *memory_id; /* the memory's id ("mem_" and 16 hex digits): kept */
+    /* Its versions, oldest first: operation, path (a store path; NULL only when
+     * redacted), previous_path, actor, created_at, content_sha256 ("" for a
+     * deletion, a redacted version, or content whose SHA-256 the caller leaves
+     * to the store), content_size and redacted. id and memory_id are ignored. */
+    const mt_version *versions;
+    size_t count;
+    mt_import_content_cb content;
+    void *payload;
+    /* out */
+    int present;   /* the store already held a memory of this id: nothing was changed */
+    uint64_t made; /* versions recorded */
+} mt_store_import;
+
 /* Version 2 made the store responsible for the limits and for the locking
  * that keeps changes linearizable; a version 1 store could do neither across
  * processes, so mt_memory_new refuses it (MT_EINVAL) rather than run unsafe.
@@ -215,8 +239,10 @@ typedef int (*mt_idle_cb)(void *payload, const char *path, uint64_t size, int64_
  * Version 5 added expiry: `touch`, `idle`, `version_count` and
  * mt_store_op.idle_before_ms (a version 4 store works without it: expiry
  * and the touch of a view fail with MT_ENOSYS, which a view ignores),
- * and `search` (NULL in a store without it: a search fails with MT_ENOSYS). */
-#define MT_STORE_VERSION 5
+ * and `search` (NULL in a store without it: a search fails with MT_ENOSYS).
+ * Version 6 added `import` (a version 5 store, or one whose import is NULL,
+ * is migrated into without history: each memory arrives as one new version). */
+#define MT_STORE_VERSION 6
 
 /* Version 5 also added what the encryption layer needs: `memory_id`,
  * mt_store_op's file_overhead and the `files` counts of listings; an older
@@ -367,6 +393,41 @@ struct mt_store {
      * version's content is never replaced).
      */
     int (*version_reseal)(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload);
+
+    /*
+     * Since version 6, optional (NULL: a migration into this store copies
+     * each memory's current content only, as a new version; so does one
+     * from or into a handle with history off): bring in one memory of
+     * another store with its whole history (mt_store_import), in ONE
+     * transaction. Every version is recorded with the store's own version
+     * ids and everything else as given (times, actors, paths, sizes; a
+     * redacted version stays redacted, without content); when the newest is
+     * no deletion, the memory's current file is made at its path with its
+     * content, under op's limits as a create is. A deleted memory (newest a
+     * deletion) brings its versions only, so a restore works here.
+     *
+     * Content comes from in->content for each version that has any (not a
+     * deletion, not redacted); the store may skip asking for a
+     * content_sha256 it keeps already (contents are kept once per SHA-256),
+     * and fails with MT_EIO when what it is given has not the SHA-256 and
+     * size the version names. A memory arrives whole or not at all: one
+     * whose id the store holds already changes nothing and sets in->present,
+     * which is how a stopped migration, run again, skips what arrived. The
+     * caps of op (history_keep, history_days) do not apply to the versions
+     * brought in; the store's later changes apply them as to any version.
+     * The encryption layer seals each content on its way in, the memory's
+     * id in its header.
+     *
+     * MT_EEXISTS (or MT_ENOTDIR, a file on the way): the current file's path
+     * is taken; MT_ELIMIT with op's refusal filled; MT_EINVAL: op->history is
+     * off, or in is no memory (no versions, a live memory's newest redacted,
+     * a path missing, a bad id). Nothing is changed on any failure. The file
+     * store makes the file and commits its history under its lock, one after
+     * the other: a crash between them leaves a file its history has not
+     * recorded, which the next import of that memory takes as its own when
+     * it holds the newest version's content.
+     */
+    int (*import)(mt_store *st, mt_store_op *op, mt_store_import *in);
 };
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);

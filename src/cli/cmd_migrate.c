@@ -14,19 +14,28 @@
 
 static const char help[] =
     "usage: memtool [options] migrate --to URL [--from URL] [--from-tenant NAME]\n"
-    "                                 [--to-tenant NAME] [--json]\n\n"
+    "                                 [--to-tenant NAME] [--no-history]\n"
+    "                                 [--from-plain | --to-plain] [--json]\n\n"
     "Copy every memory of one store into another (file:DIR, sqlite:PATH, postgresql://...),\n"
-    "each checked by SHA-256 at the destination. Nothing there is ever replaced: a path it\n"
-    "already holds with the same content counts as done, with other content as a conflict,\n"
-    "listed and left as it is. Interrupted (Ctrl-C), it stops between two files; run it\n"
-    "again to finish. The destination's limits hold, and with its history on each copy is a\n"
-    "version of its own; the source's history stays in the source. Empty directories are\n"
-    "counted, not made.\n\n"
+    "each checked by SHA-256 at the destination. Where both keep history, each memory comes\n"
+    "with all its versions (operation, paths, actor, time, SHA-256, size, redaction) and its\n"
+    "id, in one transaction with its file, and memories deleted in the source come too (their\n"
+    "versions), so they can be restored there. Nothing there is ever replaced: a memory whose\n"
+    "id it holds, or a path it holds with the same content, counts as done; other content is\n"
+    "a conflict, listed and left as it is. Interrupted (Ctrl-C), it stops between two\n"
+    "memories; run it again to finish. The destination's limits hold. Empty directories are\n"
+    "counted, not made. With --encrypt both stores are encrypted with its key (versions of\n"
+    "the source under --old-key-file arrive under the new key); --from-plain or --to-plain\n"
+    "leaves one side plain, every version sealed or opened on its way.\n\n"
     "Options:\n"
     "  --from URL          the store to copy (default: the one --store or --root names)\n"
     "  --to URL            the store to copy into\n"
     "  --from-tenant NAME  the source's tenant (default: --tenant)\n"
     "  --to-tenant NAME    the destination's tenant (default: --tenant)\n"
+    "  --no-history        copy each memory's current content only: at the destination each\n"
+    "                      is one new version by the actor, and deleted memories stay behind\n"
+    "  --from-plain        with --encrypt: the source is not encrypted (encrypt a store)\n"
+    "  --to-plain          with --encrypt: the destination is not encrypted (decrypt one)\n"
     "  --json              one JSON object at the end: the counts, and every conflict,\n"
     "                      failure and skipped path with why\n\n"
     "Exit status: 0 every memory is at the destination; 1 some conflict or failure (each\n"
@@ -70,28 +79,37 @@ static void human_bytes(char *out, size_t size, uint64_t n)
  * now and then otherwise (a log should not hold one line per file). */
 static void draw(progress *p, const mt_migrate_stats *s, int final)
 {
-    char done[16], total[16];
+    char done[16], total[16], versions[64] = "", deleted[64] = "";
     double t = now_s(), rate;
+    uint64_t all = s->files + s->deleted, handled = s->done_files + s->done_deleted;
     unsigned width = 24, filled;
     char bar[32];
 
     if (!final && t - p->last_draw < (p->tty ? 0.1 : 5.0))
         return;
     p->last_draw = t;
-    rate = t > p->start ? (double)s->done_files / (t - p->start) : 0;
+    rate = t > p->start ? (double)handled / (t - p->start) : 0;
     human_bytes(done, sizeof(done), s->done_bytes);
     human_bytes(total, sizeof(total), s->bytes);
+    if (s->history) {
+        snprintf(versions, sizeof(versions), ", %llu/%llu versions",
+                 (unsigned long long)s->done_versions, (unsigned long long)s->versions);
+        if (s->deleted)
+            snprintf(deleted, sizeof(deleted), ", %llu/%llu deleted",
+                     (unsigned long long)s->done_deleted, (unsigned long long)s->deleted);
+    }
     if (p->tty) {
-        filled = s->files ? (unsigned)(width * s->done_files / s->files) : width;
+        filled = all ? (unsigned)(width * handled / all) : width;
         memset(bar, '#', filled);
         memset(bar + filled, '.', width - filled);
         bar[width] = '\0';
-        fprintf(stderr, "\rmigrate [%s] %llu/%llu files, %s/%s, %.0f files/s\033[K%s", bar,
-                (unsigned long long)s->done_files, (unsigned long long)s->files, done, total, rate,
-                final ? "\n" : "");
+        fprintf(stderr, "\rmigrate [%s] %llu/%llu files%s%s, %s/%s, %.0f memories/s\033[K%s", bar,
+                (unsigned long long)s->done_files, (unsigned long long)s->files, deleted, versions,
+                done, total, rate, final ? "\n" : "");
     } else {
-        fprintf(stderr, "migrate: %llu/%llu files, %s/%s, %.0f files/s\n",
-                (unsigned long long)s->done_files, (unsigned long long)s->files, done, total, rate);
+        fprintf(stderr, "migrate: %llu/%llu files%s%s, %s/%s, %.0f memories/s\n",
+                (unsigned long long)s->done_files, (unsigned long long)s->files, deleted, versions,
+                done, total, rate);
     }
 }
 
@@ -110,6 +128,11 @@ static int on_event(void *payload, const mt_migrate_event *e)
     case MT_MIGRATE_SKIPPED:
         what = "skipped";
         break;
+    case MT_MIGRATE_PLAN:
+        /* Why the history stays behind, said once (the JSON has "history"). */
+        if (e->message && !p->json)
+            fprintf(stderr, "migrate: without history: %s\n", e->message);
+        break;
     default:
         break;
     }
@@ -126,12 +149,21 @@ static int on_event(void *payload, const mt_migrate_event *e)
     return interrupted;
 }
 
-static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant)
+static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant,
+                      int plain)
 {
     mt_options o = cli->opts;
 
     o.tenant = tenant;
-    /* Both stores with the options' encryption, if any. */
+    if (plain) {
+        /* This side without encryption: the other is sealed with --encrypt's key. */
+        if ((url ? mt_memory_open_url(out, url, &o) : mt_memory_open(out, cli->root, &o)) < 0) {
+            fprintf(stderr, "memtool migrate: %s\n", mt_error_last()->message);
+            return MT_EXIT_USAGE;
+        }
+        return 0;
+    }
+    /* With the options' encryption, if any. */
     if (mt_cli_open_store(out, cli, url, &o, "migrate") < 0)
         return MT_EXIT_USAGE;
     return 0;
@@ -144,6 +176,9 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         {"to", required_argument, NULL, 't'},
         {"from-tenant", required_argument, NULL, 'F'},
         {"to-tenant", required_argument, NULL, 'T'},
+        {"no-history", no_argument, NULL, 'H'},
+        {"from-plain", no_argument, NULL, 'P'},
+        {"to-plain", no_argument, NULL, 'Q'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -151,12 +186,14 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     const char *from = cli->store, *to = NULL;
     const char *from_tenant = cli->opts.tenant, *to_tenant = cli->opts.tenant;
     mt_memory *src = NULL, *dst = NULL;
+    mt_migrate_options mo;
     mt_migrate_stats s;
     progress p;
     struct sigaction sa, old;
-    int c, rc, status;
+    int c, rc, status, from_plain = 0, to_plain = 0;
 
     memset(&p, 0, sizeof(p));
+    memset(&mo, 0, sizeof(mo));
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
@@ -172,6 +209,15 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
                                           c == 'F' ? "from-tenant" : "to-tenant",
                                           mt_error_last()->message);
             *(c == 'F' ? &from_tenant : &to_tenant) = optarg;
+            break;
+        case 'H':
+            mo.no_history = 1;
+            break;
+        case 'P':
+            from_plain = 1;
+            break;
+        case 'Q':
+            to_plain = 1;
             break;
         case 'j':
             p.json = 1;
@@ -189,9 +235,17 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
                                   "takes no arguments: name the stores with --from and --to");
     if (!to)
         return mt_cli_usage_error("migrate", "--to URL is needed: the store to copy into");
-    if ((status = open_store(&src, cli, from, from_tenant)) != 0)
+    if ((from_plain || to_plain) && !cli->encrypt)
+        return mt_cli_usage_error("migrate",
+                                  "--%s-plain is for a migration with --encrypt: "
+                                  "without it both stores are plain",
+                                  from_plain ? "from" : "to");
+    if (from_plain && to_plain)
+        return mt_cli_usage_error("migrate", "--from-plain and --to-plain together leave "
+                                             "--encrypt nothing: give one, or leave --encrypt out");
+    if ((status = open_store(&src, cli, from, from_tenant, from_plain)) != 0)
         return status;
-    if ((status = open_store(&dst, cli, to, to_tenant)) != 0)
+    if ((status = open_store(&dst, cli, to, to_tenant, to_plain)) != 0)
         goto done;
     p.tty = isatty(STDERR_FILENO) && !p.json;
     p.start = now_s();
@@ -203,7 +257,7 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
-    rc = mt_memory_migrate(&s, src, dst, on_event, &p);
+    rc = mt_memory_migrate_with(&s, src, dst, &mo, on_event, &p);
     sigaction(SIGINT, &old, NULL);
     if (!p.json)
         draw(&p, &s, 1);
@@ -213,22 +267,28 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         goto done;
     }
     if (p.json) {
-        json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:O}", "files",
-                              (json_int_t)s.files, "bytes", (json_int_t)s.bytes, "copied",
-                              (json_int_t)s.copied, "same", (json_int_t)s.same, "conflicts",
-                              (json_int_t)s.conflicts, "failed", (json_int_t)s.failed, "skipped",
-                              (json_int_t)s.skipped, "empty_dirs", (json_int_t)s.empty_dirs,
-                              "stopped", rc == MT_ESTOPPED, "problems", p.problems);
+        json_t *o = json_pack(
+            "{s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:O}", "files",
+            (json_int_t)s.files, "bytes", (json_int_t)s.bytes, "history", s.history, "deleted",
+            (json_int_t)s.deleted, "versions", (json_int_t)s.versions, "copied",
+            (json_int_t)s.copied, "versions_copied", (json_int_t)s.versions_copied, "same",
+            (json_int_t)s.same, "conflicts", (json_int_t)s.conflicts, "failed",
+            (json_int_t)s.failed, "skipped", (json_int_t)s.skipped, "empty_dirs",
+            (json_int_t)s.empty_dirs, "stopped", rc == MT_ESTOPPED, "problems", p.problems);
         if (o) {
             json_dumpf(o, stdout, JSON_COMPACT);
             fputc('\n', stdout);
             json_decref(o);
         }
     } else {
+        char versions[64] = "";
+        if (s.history)
+            snprintf(versions, sizeof(versions), " (%llu versions)",
+                     (unsigned long long)s.versions_copied);
         fprintf(stderr,
-                "migrate: %llu copied, %llu already there, %llu conflicts, %llu failed, %llu "
+                "migrate: %llu copied%s, %llu already there, %llu conflicts, %llu failed, %llu "
                 "skipped, %llu empty directories not made%s\n",
-                (unsigned long long)s.copied, (unsigned long long)s.same,
+                (unsigned long long)s.copied, versions, (unsigned long long)s.same,
                 (unsigned long long)s.conflicts, (unsigned long long)s.failed,
                 (unsigned long long)s.skipped, (unsigned long long)s.empty_dirs,
                 rc == MT_ESTOPPED ? "; stopped: run it again to finish" : "");

@@ -1,24 +1,26 @@
 /*
  * Migration: every memory of one store into another. The source is walked
- * first (so the total is known and shown), then each file is copied with the
- * destination's own create, the one the model's create uses: the same
- * limits, the same refusal words, a version of its own. Nothing at the
- * destination is replaced, which is also what makes a stopped migration safe
- * to run again: what is already there with the same content is done.
+ * first (so the total is known and shown), and its history read for the
+ * memories in it, the deleted ones too; then each memory is copied: with its
+ * history through the destination's import, one transaction a memory
+ * (migrate_history.c), or as the model's create would make it, with the
+ * same limits and refusal words and a version of its own. Nothing at the
+ * destination is replaced, which is also what makes a stopped migration
+ * safe to run again: a memory whose id the destination holds, or a path it
+ * holds with the same content, is done.
  */
+#include "migrate.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
-#include "memory.h"
-
-#define ROOT "/memories/"
-
 typedef struct {
     char *path; /* store path */
     mt_node_type type;
     uint64_t size;
+    mt_mig_memory *memory; /* with history: the memory it is, or NULL */
 } node;
 
 typedef struct {
@@ -42,6 +44,7 @@ static int collect(void *payload, const char *path, mt_node_type type, uint64_t 
         return mt_error_set(MT_ENOMEM, "out of memory walking the source");
     l->v[l->n].type = type;
     l->v[l->n].size = size;
+    l->v[l->n].memory = NULL;
     l->n++;
     return 0;
 }
@@ -96,7 +99,7 @@ static int count_empty_dirs(uint64_t *out, const node_list *l)
     return 0;
 }
 
-static void sha256_hex(char out[65], const char *data, size_t len)
+void mt_mig_sha256(char out[65], const char *data, size_t len)
 {
     unsigned char md[crypto_hash_sha256_BYTES];
 
@@ -104,16 +107,8 @@ static void sha256_hex(char out[65], const char *data, size_t len)
     sodium_bin2hex(out, 65, md, sizeof(md));
 }
 
-typedef struct {
-    mt_memory *from, *to;
-    mt_migrate_cb cb;
-    void *payload;
-    mt_migrate_stats *stats;
-    mt_buf path;    /* the request path of the file at hand */
-    mt_buf message; /* why, for conflicts and failures */
-} migration;
-
-static int emit(migration *g, mt_migrate_event_kind kind, const node *f, const char *why)
+int mt_mig_emit(mt_migration *g, mt_migrate_event_kind kind, const mt_mig_subject *s,
+                const char *why)
 {
     mt_migrate_event e;
 
@@ -136,55 +131,60 @@ static int emit(migration *g, mt_migrate_event_kind kind, const node *f, const c
     case MT_MIGRATE_PLAN:
         break;
     }
-    if (f && kind != MT_MIGRATE_SKIPPED) {
+    if (s && s->deleted) {
+        g->stats->done_deleted++;
+    } else if (s && kind != MT_MIGRATE_SKIPPED) {
         g->stats->done_files++;
-        g->stats->done_bytes += f->size;
+        g->stats->done_bytes += s->size;
     }
+    if (s)
+        g->stats->done_versions += s->versions;
     memset(&e, 0, sizeof(e));
     e.kind = kind;
-    e.path = f ? g->path.ptr : NULL;
-    e.size = f ? f->size : 0;
+    e.path = s ? g->path.ptr : NULL;
+    e.size = s ? s->size : 0;
     e.message = why;
     e.stats = g->stats;
+    e.deleted = s ? s->deleted : 0;
+    e.versions = s ? s->versions : 0;
     if (g->cb && g->cb(g->payload, &e) != 0)
         return mt_error_set(MT_ESTOPPED, "the migration was stopped; run it again to finish");
     return 0;
 }
 
-/* A failure: why is prefix followed by detail. */
-static int fail(migration *g, const node *f, const char *prefix, const char *detail)
+int mt_mig_fail(mt_migration *g, const mt_mig_subject *s, const char *prefix, const char *detail)
 {
     mt_buf_truncate(&g->message, 0);
     if (mt_buf_puts(&g->message, prefix) < 0 || mt_buf_puts(&g->message, detail) < 0)
         return mt_error_set(MT_ENOMEM, "out of memory");
-    return emit(g, MT_MIGRATE_FAILED, f, g->message.ptr);
+    return mt_mig_emit(g, MT_MIGRATE_FAILED, s, g->message.ptr);
 }
 
-/* What the destination holds at the file's path: 0 nothing (go ahead), or
- * the event that settles it (same, conflict), already emitted: 1. */
-static int settled(migration *g, const node *f, const char *sha)
+/* An event emitted: 1, or the error that stops the run. */
+static int told(int rc)
+{
+    return rc < 0 ? rc : 1;
+}
+
+int mt_mig_settled(mt_migration *g, const mt_mig_subject *s, const char *rel, const char *sha)
 {
     char there[65];
     mt_node_type type;
     uint64_t size;
-    int rc = g->to->store->stat(g->to->store, &type, &size, f->path);
+    int rc = g->to->store->stat(g->to->store, &type, &size, rel);
 
     if (rc == MT_ENOTFOUND)
         return 0;
     if (rc == MT_ENOTDIR)
-        return (rc = emit(g, MT_MIGRATE_CONFLICT, f,
-                          "a parent of it is a file at the destination")) < 0
-                   ? rc
-                   : 1;
+        return told(
+            mt_mig_emit(g, MT_MIGRATE_CONFLICT, s, "a parent of it is a file at the destination"));
     if (rc < 0)
-        return (rc = fail(g, f, "", mt_error_last()->message)) < 0 ? rc : 1;
+        return told(mt_mig_fail(g, s, "", mt_error_last()->message));
     if (type == MT_NODE_DIR)
-        return (rc = emit(g, MT_MIGRATE_CONFLICT, f, "it is a directory at the destination")) < 0
-                   ? rc
-                   : 1;
+        return told(mt_mig_emit(g, MT_MIGRATE_CONFLICT, s, "it is a directory at the destination"));
     if (type == MT_NODE_FILE && mt_memory_sha256(there, g->to, g->path.ptr) == 0 &&
         strcmp(there, sha) == 0)
-        return (rc = emit(g, MT_MIGRATE_SAME, f, NULL)) < 0 ? rc : 1;
+        return told(mt_mig_emit(g, MT_MIGRATE_SAME, s, NULL));
     mt_buf_truncate(&g->message, 0);
     if (type == MT_NODE_FILE)
         rc = mt_buf_printf(&g->message,
@@ -194,10 +194,10 @@ static int settled(migration *g, const node *f, const char *sha)
         rc = mt_buf_puts(&g->message, "the destination holds something that is not a file there");
     if (rc < 0)
         return mt_error_set(MT_ENOMEM, "out of memory");
-    return (rc = emit(g, MT_MIGRATE_CONFLICT, f, g->message.ptr)) < 0 ? rc : 1;
+    return told(mt_mig_emit(g, MT_MIGRATE_CONFLICT, s, g->message.ptr));
 }
 
-static int copy_file(migration *g, const node *f)
+int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel)
 {
     char sha[65], there[65];
     char *data = NULL;
@@ -210,10 +210,10 @@ static int copy_file(migration *g, const node *f)
     if (mt_memory_read(&data, &len, g->from, g->path.ptr) < 0) {
         if (mt_error_last()->code == MT_ENOTFOUND)
             return 0; /* deleted since the walk: not the source's any more */
-        return fail(g, f, "", mt_error_last()->message);
+        return mt_mig_fail(g, s, "", mt_error_last()->message);
     }
-    sha256_hex(sha, data, len);
-    if ((rc = settled(g, f, sha)) != 0) {
+    mt_mig_sha256(sha, data, len);
+    if ((rc = mt_mig_settled(g, s, rel, sha)) != 0) {
         rc = rc > 0 ? 0 : rc;
         goto done;
     }
@@ -221,41 +221,69 @@ static int copy_file(migration *g, const node *f)
     path.len = g->path.len;
     r.command = "create";
     /* The model's own create: the destination's limits and words. */
-    if ((rc = mt_op_create(&r, g->to, path, f->path, (mt_str){data, len})) < 0)
+    if ((rc = mt_op_create(&r, g->to, path, rel, (mt_str){data, len})) < 0)
         goto done;
     if (r.is_error) {
         /* Made by someone else meanwhile: that is what is there now. */
-        if ((rc = settled(g, f, sha)) != 0) {
+        if ((rc = mt_mig_settled(g, s, rel, sha)) != 0) {
             rc = rc > 0 ? 0 : rc;
             goto done;
         }
-        rc = fail(g, f, "", r.text.ptr + (strncmp(r.text.ptr, "Error: ", 7) == 0 ? 7 : 0));
+        rc = mt_mig_fail(g, s, "", r.text.ptr + (strncmp(r.text.ptr, "Error: ", 7) == 0 ? 7 : 0));
         goto done;
     }
     if (mt_memory_sha256(there, g->to, g->path.ptr) < 0) {
-        rc = fail(g, f, "copied, but could not be read back: ", mt_error_last()->message);
+        rc = mt_mig_fail(g, s, "copied, but could not be read back: ", mt_error_last()->message);
         goto done;
     }
     if (strcmp(there, sha) != 0) {
-        rc = fail(g, f, "copied, but the destination holds other content: sha256 ", there);
+        rc = mt_mig_fail(g, s, "copied, but the destination holds other content: sha256 ", there);
         goto done;
     }
-    rc = emit(g, MT_MIGRATE_COPIED, f, NULL);
+    rc = mt_mig_emit(g, MT_MIGRATE_COPIED, s, NULL);
 done:
     mt_buf_dispose(&r.text);
     free(data);
     return rc;
 }
 
-int mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_migrate_cb cb,
-                      void *payload)
+/* Why the history is not copied: NULL when it is, "" when the caller asked. */
+static const char *history_off(const mt_memory *from, const mt_memory *to,
+                               const mt_migrate_options *opts)
+{
+    if (opts && opts->no_history)
+        return "";
+    if (from->store->version < 3 || !from->store->versions || !from->store->version_content)
+        return "the source store keeps no history";
+    if (!from->op.history)
+        return "history is off for the source";
+    if (to->store->version < 6 || !to->store->import)
+        return "the destination store cannot take a memory's history";
+    if (!to->op.history)
+        return "history is off for the destination";
+    return NULL;
+}
+
+static int set_path(mt_migration *g, const char *rel)
+{
+    mt_buf_truncate(&g->path, 0);
+    if (mt_buf_puts(&g->path, MT_MIGRATE_ROOT) < 0 || mt_buf_puts(&g->path, rel) < 0)
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    return 0;
+}
+
+int mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to,
+                           const mt_migrate_options *opts, mt_migrate_cb cb, void *payload)
 {
     node_list l = {NULL, 0, 0};
-    migration g;
+    mt_mig_memories mems;
+    mt_migration g;
     mt_migrate_stats stats;
+    const char *off;
     size_t i;
     int rc;
 
+    memset(&mems, 0, sizeof(mems));
     if (!out || !from || !to)
         return mt_error_set(MT_EINVAL, "mt_memory_migrate needs stats, a source and a destination");
     memset(out, 0, sizeof(*out));
@@ -266,14 +294,48 @@ int mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_
                                        "interface version 4 is needed)");
     if (sodium_init() < 0)
         return mt_error_set(MT_ERROR, "libsodium failed to start");
+    off = history_off(from, to, opts);
+    /* The history first: bringing it up to date records what was changed
+     * outside memtool, which the walk then sees as it is. */
+    if (!off && (rc = mt_mig_scan(&mems, from)) < 0) {
+        char why[256];
+        snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+        rc = mt_error_set(rc,
+                          "the source's history could not be read (%s): fix it, or migrate "
+                          "without it (--no-history)",
+                          why);
+        goto done;
+    }
     if ((rc = from->store->walk(from->store, "", collect, &l)) < 0)
         goto done;
+    stats.history = !off;
     for (i = 0; i < l.n; i++) {
-        if (l.v[i].type == MT_NODE_FILE) {
-            stats.files++;
-            stats.bytes += l.v[i].size;
+        node *f = &l.v[i];
+        if (f->type != MT_NODE_FILE)
+            continue;
+        stats.files++;
+        stats.bytes += f->size;
+        if (off)
+            continue;
+        /* The memory a file is: by its newest version's path, or by the id
+         * the store keeps for it (moved while history was off). */
+        if (!(f->memory = mt_mig_by_path(&mems, f->path)) && from->store->memory_id) {
+            char id[24];
+            if (from->store->memory_id(from->store, id, f->path) == 1)
+                f->memory = mt_mig_by_id(&mems, id);
+        }
+        if (f->memory && f->memory->matched)
+            f->memory = NULL; /* one file a memory */
+        if (f->memory) {
+            f->memory->matched = 1;
+            stats.versions += f->memory->versions;
         }
     }
+    for (i = 0; i < mems.n; i++)
+        if (!mems.v[i].matched && mems.v[i].newest_op == MT_VERSION_DELETED) {
+            stats.deleted++;
+            stats.versions += mems.v[i].versions;
+        }
     if ((rc = count_empty_dirs(&stats.empty_dirs, &l)) < 0)
         goto done;
     g.from = from;
@@ -281,27 +343,48 @@ int mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_
     g.cb = cb;
     g.payload = payload;
     g.stats = &stats;
-    if ((rc = emit(&g, MT_MIGRATE_PLAN, NULL, NULL)) < 0)
+    if ((rc = mt_mig_emit(&g, MT_MIGRATE_PLAN, NULL, off && *off ? off : NULL)) < 0)
         goto done;
     for (i = 0; i < l.n && rc == 0; i++) {
         const node *f = &l.v[i];
+        mt_mig_subject s = {f->size, 0, f->memory ? f->memory->versions : 0};
         if (f->type == MT_NODE_DIR)
             continue;
-        mt_buf_truncate(&g.path, 0);
-        if (mt_buf_puts(&g.path, ROOT) < 0 || mt_buf_puts(&g.path, f->path) < 0) {
-            rc = mt_error_set(MT_ENOMEM, "out of memory");
+        if ((rc = set_path(&g, f->path)) < 0)
             break;
-        }
         if (f->type == MT_NODE_OTHER)
-            rc = emit(&g, MT_MIGRATE_SKIPPED, f,
-                      "not a file or a directory, or a name no path can be: not copied");
+            rc = mt_mig_emit(&g, MT_MIGRATE_SKIPPED, &s,
+                             "not a file or a directory, or a name no path can be: not copied");
+        else if (f->memory)
+            rc = mt_mig_copy_memory(&g, &s, f->path, f->memory);
         else
-            rc = copy_file(&g, f);
+            rc = mt_mig_copy_file(&g, &s, f->path);
+    }
+    /* The memories deleted in the source: their versions, so they can be restored. */
+    for (i = 0; i < mems.n && rc == 0; i++) {
+        const mt_mig_memory *m = &mems.v[i];
+        mt_mig_subject s = {0, 1, m->versions};
+        if (m->matched || m->newest_op != MT_VERSION_DELETED)
+            continue;
+        mt_buf_truncate(&g.path, 0);
+        if ((rc = m->newest_path ? set_path(&g, m->newest_path)
+                  : mt_buf_printf(&g.path, "(memory %s)", m->id) < 0
+                      ? mt_error_set(MT_ENOMEM, "out of memory")
+                      : 0) < 0)
+            break;
+        rc = mt_mig_copy_memory(&g, &s, NULL, m);
     }
 done:
     *out = stats;
     mt_buf_dispose(&g.path);
     mt_buf_dispose(&g.message);
+    mt_mig_memories_free(&mems);
     list_free(&l);
     return rc;
+}
+
+int mt_memory_migrate(mt_migrate_stats *out, mt_memory *from, mt_memory *to, mt_migrate_cb cb,
+                      void *payload)
+{
+    return mt_memory_migrate_with(out, from, to, NULL, cb, payload);
 }

@@ -22,6 +22,7 @@
 
 #include "crypt.h"
 #include "crypt_search.h"
+#include "crypt_import.h"
 #include "history.h"
 
 /* The largest file opened: content is authenticated whole, so it is read
@@ -900,6 +901,22 @@ static int c_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_se
     return mt_crypt_search(out, count, c->inner, search_open, c, q, path, limit);
 }
 
+mt_store *mt_crypt_inner(mt_store *st)
+{
+    return ((mt_crypt *)st)->inner;
+}
+
+int mt_crypt_seal_for(mt_store *st, char **out, size_t *out_len, const char *memory_id,
+                      uint64_t generation, const char *plain, size_t len)
+{
+    mt_crypt_header h;
+
+    memset(&h, 0, sizeof(h));
+    snprintf(h.memory_id, sizeof(h.memory_id), "%s", memory_id);
+    h.generation = generation;
+    return seal(out, out_len, ((mt_crypt *)st)->key, &h, NULL, plain, len);
+}
+
 int mt_store_is_crypt(const mt_store *st)
 {
     return st && st->stat == c_stat;
@@ -948,6 +965,7 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.touch = inner->touch ? c_touch : NULL;
     c->base.idle = inner->idle ? c_idle : NULL;
     c->base.version_count = inner->version_count ? c_version_count : NULL;
+    c->base.import = inner->version >= 6 && inner->import ? mt_crypt_import : NULL;
     c->base.search = c_search;
     /* Above the layer a version's content is never replaced: only the
      * layer's own rekey reseals the inner store's versions. */

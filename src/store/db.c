@@ -369,6 +369,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.memory_id = mt_db_memory_id;
     db->base.version_reseal = mt_db_version_reseal;
     db->base.search = drv->search_query ? mt_db_search : NULL;
+    db->base.import = mt_db_import;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
     for (tries = 0; tries < MT_DB_RETRIES; tries++)

@@ -77,6 +77,12 @@ int mt_db_path_error(int code, const char *what, const char *rel);
 int mt_db_quota(mt_db_txn *t, const char *rel, int64_t bytes, int64_t files, int64_t dirs);
 void mt_db_account(mt_db_txn *t, int64_t bytes, int64_t files, int64_t dirs);
 
+/* Make the missing directories of path, from offset `first` (of
+ * mt_db_parents) to its parent; a file's node (db_tree.c). */
+int mt_db_make_parents(mt_db_txn *t, const char *path, size_t first);
+int mt_db_put_file(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
+                   uint64_t size);
+
 /* Content rows: one more reference (the row made with data when new), one
  * fewer (the row deleted with its last). */
 int mt_db_content_ref(mt_db_txn *t, const char *sha, const char *data, size_t len);
@@ -126,5 +132,6 @@ int mt_db_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload);
 int mt_db_version_count(mt_store *st, uint64_t *out);
 int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                  const char *path, size_t limit);
+int mt_db_import(mt_store *st, mt_store_op *op, mt_store_import *in);
 
 #endif

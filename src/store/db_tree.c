@@ -104,7 +104,7 @@ static int lookup(mt_db *db, mt_db_node *n, const char *path, const char *what)
 }
 
 /* Make the missing directories of path, from offset `first` to its parent. */
-static int make_parents(mt_db_txn *t, const char *path, size_t first)
+int mt_db_make_parents(mt_db_txn *t, const char *path, size_t first)
 {
     const char *slash = strrchr(path, '/');
     size_t len = slash ? (size_t)(slash - path) : 0, i;
@@ -317,8 +317,8 @@ typedef struct {
     size_t len;
 } create_args;
 
-static int put_file(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
-                    uint64_t size)
+int mt_db_put_file(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
+                   uint64_t size)
 {
     mt_db_value a[6] = {mt_db_text(t->db->tenant), mt_db_text(path), mt_db_int(MT_NODE_FILE),
                         mt_db_text(memory_id),     mt_db_text(sha),  mt_db_int((int64_t)size)};
@@ -359,7 +359,7 @@ static int create_in(mt_db_txn *t, void *arg)
     }
     if ((rc = mt_db_quota(t, a->path, (int64_t)a->len, 1, missing)) < 0)
         return rc;
-    if (missing && (rc = make_parents(t, a->path, first)) < 0)
+    if (missing && (rc = mt_db_make_parents(t, a->path, first)) < 0)
         return rc;
     mt_hist_sha256(sha, a->data, a->len);
     if (t->op->memory_id)
@@ -367,7 +367,7 @@ static int create_in(mt_db_txn *t, void *arg)
     else
         mt_hist_new_memory_id(id);
     if ((rc = mt_db_content_ref(t, sha, a->data, a->len)) < 0 ||
-        (rc = put_file(t, a->path, id, sha, a->len)) < 0 ||
+        (rc = mt_db_put_file(t, a->path, id, sha, a->len)) < 0 ||
         (rc = mt_db_accessed_now(t, a->path, 1)) < 0)
         return rc;
     mt_db_account(t, (int64_t)a->len, 1, missing);
@@ -731,7 +731,7 @@ static int rename_in(mt_db_txn *t, void *arg)
         rc = mt_db_path_error(MT_EIO, "cannot rename to", a->to);
         goto done;
     }
-    if (missing && (rc = make_parents(t, a->to, first)) < 0)
+    if (missing && (rc = mt_db_make_parents(t, a->to, first)) < 0)
         goto done;
     mt_db_account(t, 0, 0, missing);
     {

@@ -255,6 +255,12 @@ void mt_fs_clean_temp(int dirfd, const char *name, int locked);
 int mt_fs_count_tree(mt_store_usage *out, int dirfd, int clean);
 
 int mt_fs_create(mt_store *st, mt_store_op *op, const char *path, const char *data, size_t len);
+/* The create inside a change already begun (mt_fs_begin): its versions are
+ * recorded only while the history is active. */
+int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, const char *data,
+                     size_t len);
+/* Import (fs_import.c): a memory of another store with its history. */
+int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in);
 int mt_fs_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload);
 int mt_fs_remove(mt_store *st, mt_store_op *op, const char *path);
 int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);

@@ -332,20 +332,17 @@ static void fs_drop_temp(mt_fs_txn *t, int dirfd, const char *top)
         close(fd);
 }
 
-static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const char *data,
-                            size_t len)
+int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, const char *data,
+                     size_t len)
 {
     int fds[MT_STORE_MAX_DEPTH];
     fs_parents p = {-1, NULL, 0, 0, NULL};
     char top[64];
-    mt_fs_txn t;
     int fd = -1, rc;
 
-    if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
-        return rc;
     if ((rc = fs_find_parents(&p, fs, rel, "cannot create")) < 0)
         goto done;
-    if ((rc = mt_fs_quota(&t, op, rel, (int64_t)len, 1, p.count)) < 0)
+    if ((rc = mt_fs_quota(t, op, rel, (int64_t)len, 1, p.count)) < 0)
         goto done;
     mt_fs_hist_settle(fs, op, p.missing ? -1 : p.fd, p.name, rel, NULL, NULL, 0);
     if (!p.missing) {
@@ -354,7 +351,7 @@ static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const c
             rc = mt_fs_error(EEXIST, "cannot create", rel);
         } else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel)) == 0 ||
                    rc == MT_ENOTDURABLE) {
-            mt_fs_account(&t, (int64_t)len, 1, 0);
+            mt_fs_account(t, (int64_t)len, 1, 0);
             mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, -1, p.fd, p.name);
         }
         goto done;
@@ -386,7 +383,7 @@ static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const c
             goto cleanup;
         }
     }
-    mt_fs_account(&t, (int64_t)len, 1, p.count);
+    mt_fs_account(t, (int64_t)len, 1, p.count);
     mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, fd, -1, NULL);
     if (fs->durability == MT_DURABILITY_FULL)
         rc = mt_fs_sync_done(p.fd, rel);
@@ -398,11 +395,23 @@ cleanup:
     if (fd >= 0)
         close(fd);
     fd = -1;
-    fs_drop_temp(&t, p.fd, top);
+    fs_drop_temp(t, p.fd, top);
 done:
     if (fd >= 0)
         close(fd);
     fs_parents_close(&p);
+    return rc;
+}
+
+static int fs_create_locked(mt_fs *fs, mt_store_op *op, const char *rel, const char *data,
+                            size_t len)
+{
+    mt_fs_txn t;
+    int rc;
+
+    if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
+        return rc;
+    rc = mt_fs_create_txn(fs, &t, op, rel, data, len);
     mt_fs_end(fs, &t);
     return rc;
 }

@@ -1,0 +1,66 @@
+/* Migration's parts (migrate.c runs it; migrate_history.c brings histories). */
+#ifndef MT_LIB_MIGRATE_H
+#define MT_LIB_MIGRATE_H
+
+#include "memory.h"
+
+#define MT_MIGRATE_ROOT "/memories/"
+
+/* A memory of the source's history, as its newest version shows it. */
+typedef struct {
+    char id[24];
+    mt_version_op newest_op;
+    char *newest_path; /* store path; NULL when redacted */
+    uint64_t versions;
+    int matched; /* a file of the walk is this memory */
+} mt_mig_memory;
+
+typedef struct {
+    mt_mig_memory *v;
+    size_t n, cap;
+    size_t *slot; /* ids hashed: an index + 1, 0 for none */
+    size_t nslot;
+    mt_mig_memory **live; /* the live ones, by newest_path */
+    size_t nlive;
+} mt_mig_memories;
+
+/* Bring the source's history up to date and read every memory in it. */
+int mt_mig_scan(mt_mig_memories *out, mt_memory *from);
+mt_mig_memory *mt_mig_by_path(const mt_mig_memories *t, const char *path);
+mt_mig_memory *mt_mig_by_id(const mt_mig_memories *t, const char *id);
+void mt_mig_memories_free(mt_mig_memories *t);
+
+typedef struct {
+    mt_memory *from, *to;
+    mt_migrate_cb cb;
+    void *payload;
+    mt_migrate_stats *stats;
+    mt_buf path;    /* the request path of the memory at hand */
+    mt_buf message; /* why, for conflicts and failures */
+} mt_migration;
+
+/* What happened to the memory at hand (g->path): counted, and told. A
+ * deleted memory counts apart from the files; `versions` are its versions,
+ * handled whatever the outcome. */
+typedef struct {
+    uint64_t size;
+    int deleted;
+    uint64_t versions;
+} mt_mig_subject;
+
+int mt_mig_emit(mt_migration *g, mt_migrate_event_kind kind, const mt_mig_subject *s,
+                const char *why);
+/* A failure: why is prefix followed by detail. */
+int mt_mig_fail(mt_migration *g, const mt_mig_subject *s, const char *prefix, const char *detail);
+/* What the destination holds at store path rel: 0 nothing, or 1 when the
+ * event that settles it (same, conflict) was emitted. */
+int mt_mig_settled(mt_migration *g, const mt_mig_subject *s, const char *rel, const char *sha);
+/* The file at rel copied as a create (no history). */
+int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel);
+/* Memory m with its history: at rel (a walked file), or deleted (rel NULL). */
+int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,
+                       const mt_mig_memory *m);
+
+void mt_mig_sha256(char out[65], const char *data, size_t len);
+
+#endif
