@@ -1,7 +1,6 @@
 /* memtool migrate --to URL [--from URL]: every memory of one store into another. */
 #include <getopt.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static const char help[] =
     "usage: memtool [options] migrate --to URL [--from URL] [--from-tenant NAME]\n"
@@ -40,14 +40,6 @@ static const char help[] =
     "                      failure and skipped path with why\n\n"
     "Exit status: 0 every memory is at the destination; 1 some conflict or failure (each\n"
     "named); 2 a usage error or a store that cannot be opened; 130 interrupted.\n";
-
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
 
 typedef struct {
     int tty, json;
@@ -82,7 +74,6 @@ static void draw(progress *p, const mt_migrate_stats *s, int final)
     char done[16], total[16], versions[64] = "", deleted[64] = "";
     double t = now_s(), rate;
     uint64_t all = s->files + s->deleted, handled = s->done_files + s->done_deleted;
-    unsigned width = 24, filled;
     char bar[32];
 
     if (!final && t - p->last_draw < (p->tty ? 0.1 : 5.0))
@@ -99,10 +90,7 @@ static void draw(progress *p, const mt_migrate_stats *s, int final)
                      (unsigned long long)s->done_deleted, (unsigned long long)s->deleted);
     }
     if (p->tty) {
-        filled = all ? (unsigned)(width * handled / all) : width;
-        memset(bar, '#', filled);
-        memset(bar + filled, '.', width - filled);
-        bar[width] = '\0';
+        mt_cli_bar(bar, sizeof(bar), 24, handled, all);
         fprintf(stderr, "\rmigrate [%s] %llu/%llu files%s%s, %s/%s, %.0f memories/s\033[K%s", bar,
                 (unsigned long long)s->done_files, (unsigned long long)s->files, deleted, versions,
                 done, total, rate, final ? "\n" : "");
@@ -140,13 +128,12 @@ static int on_event(void *payload, const mt_migrate_event *e)
         json_array_append_new(p->problems, json_pack("{s:s, s:s, s:s}", "path", e->path, "outcome",
                                                      what, "reason", e->message));
     } else if (what) {
-        if (p->tty)
-            fputs("\r\033[K", stderr);
+        mt_cli_progress_clear(p->tty);
         fprintf(stderr, "migrate: %s: %s: %s\n", what, e->path, e->message);
     }
     if (!p->json)
         draw(p, e->stats, 0);
-    return interrupted;
+    return mt_cli_stop_asked();
 }
 
 static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant,
@@ -189,7 +176,7 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     mt_migrate_options mo;
     mt_migrate_stats s;
     progress p;
-    struct sigaction sa, old;
+    mt_cli_stop stop;
     int c, rc, status, from_plain = 0, to_plain = 0;
 
     memset(&p, 0, sizeof(p));
@@ -253,12 +240,9 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         status = mt_cli_usage_error("migrate", "out of memory");
         goto done;
     }
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    mt_cli_stop_catch(&stop);
     rc = mt_memory_migrate_with(&s, src, dst, &mo, on_event, &p);
-    sigaction(SIGINT, &old, NULL);
+    mt_cli_stop_release(&stop);
     if (!p.json)
         draw(&p, &s, 1);
     if (rc < 0 && rc != MT_ESTOPPED) {
