@@ -651,40 +651,44 @@ int mt_fs_version_content(mt_store *st, char **out, size_t *len, int64_t id)
     return rc;
 }
 
-int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id)
+/* What changes one version (a redaction, a re-encryption): made under the
+ * store's lock, but in a transaction of its own, not a change's. */
+typedef struct {
+    int64_t id;
+    mt_edit_cb cb; /* a re-encryption's; NULL: a redaction */
+    void *payload;
+} version_change;
+
+static int change_version(mt_fs *fs, mt_store_op *op, const version_change *v)
 {
-    mt_fs *fs = (mt_fs *)st;
     mt_store_op locked = *op;
     mt_fs_txn t;
     int rc;
 
-    /* Under the store's lock, but in a transaction of its own. */
     locked.history = 0;
     locked.track_ids = 0;
     if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
         return rc;
     if ((rc = hist_open(fs)) == 0)
-        rc = mt_hist_redact(fs->hist, id);
+        rc = v->cb ? mt_hist_reseal(fs->hist, v->id, v->cb, v->payload)
+                   : mt_hist_redact(fs->hist, v->id);
     mt_fs_end(fs, &t);
     return rc;
 }
 
+int mt_fs_redact(mt_store *st, mt_store_op *op, int64_t id)
+{
+    version_change v = {id, NULL, NULL};
+
+    return change_version((mt_fs *)st, op, &v);
+}
+
 int mt_fs_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload)
 {
-    mt_fs *fs = (mt_fs *)st;
-    mt_store_op locked = *op;
-    mt_fs_txn t;
-    int rc;
+    version_change v = {id, cb, payload};
 
-    /* As a redaction: under the store's lock, in a transaction of its own. */
-    locked.history = 0;
-    locked.track_ids = 0;
-    if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
-        return rc;
-    if ((rc = hist_open(fs)) == 0)
-        rc = mt_hist_reseal(fs->hist, id, cb, payload);
-    mt_fs_end(fs, &t);
-    return rc;
+    return cb ? change_version((mt_fs *)st, op, &v)
+              : mt_error_set(MT_EINVAL, "a re-encryption needs a callback");
 }
 
 int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel)
