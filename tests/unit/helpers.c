@@ -104,3 +104,32 @@ char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_
     mt_store_hits_free(hits, n);
     return out;
 }
+
+void mt_test_keys_init(mt_test_keys *s, const char *name)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(s->dir, sizeof(s->dir), "%s/memtool-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->key, sizeof(s->key), "%s/key", s->dir);
+    snprintf(s->key2, sizeof(s->key2), "%s/key2", s->dir);
+    assert_int_equal(mt_crypt_key_generate_file(s->key), 0);
+    assert_int_equal(mt_crypt_key_generate_file(s->key2), 0);
+}
+
+void mt_test_keys_free(mt_test_keys *s)
+{
+    char cmd[300];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+mt_crypt_key *mt_test_key_load(const char *path)
+{
+    mt_crypt_key *k = NULL;
+
+    if (mt_crypt_key_load_file(&k, path) < 0)
+        fail_msg("%s", mt_error_last()->message);
+    return k;
+}

@@ -34,4 +34,17 @@ char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
  * none (malloc'd). Fails the test when the search fails. */
 char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_t max_size);
 
+/* A scratch directory holding two new key files, key and key2; free with
+ * mt_test_keys_free (which removes the directory). */
+typedef struct {
+    char dir[256];
+    char key[300], key2[300];
+} mt_test_keys;
+
+void mt_test_keys_init(mt_test_keys *s, const char *name);
+void mt_test_keys_free(mt_test_keys *s);
+
+/* The key in a key file; fails the test when it cannot be read. */
+mt_crypt_key *mt_test_key_load(const char *path);
+
 #endif

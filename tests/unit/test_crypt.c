@@ -13,40 +13,8 @@
 
 #include "store/crypt.h"
 
-typedef struct {
-    char dir[256];
-    char key[300], key2[300];
-} scratch;
-
-static void scratch_init(scratch *s)
-{
-    snprintf(s->dir, sizeof(s->dir), "/tmp/memtool-crypt-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
-    snprintf(s->key, sizeof(s->key), "%s/key", s->dir);
-    snprintf(s->key2, sizeof(s->key2), "%s/key2", s->dir);
-    assert_int_equal(mt_crypt_key_generate_file(s->key), 0);
-    assert_int_equal(mt_crypt_key_generate_file(s->key2), 0);
-}
-
-static void scratch_free(scratch *s)
-{
-    char cmd[300];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-static mt_crypt_key *key_of(const char *path)
-{
-    mt_crypt_key *k = NULL;
-
-    if (mt_crypt_key_load_file(&k, path) < 0)
-        fail_msg("%s", mt_error_last()->message);
-    return k;
-}
-
-/* A file store (sqlite 0) or SQLite store (1) in the scratch directory, with key. */
-static mt_memory *open_store(const scratch *s, int sqlite, mt_crypt_key *key,
+/* A file store (sqlite 0) or SQLite store (1) in the mt_test_keys directory, with key. */
+static mt_memory *open_store(const mt_test_keys *s, int sqlite, mt_crypt_key *key,
                              const mt_options *opts)
 {
     char url[600];
@@ -95,7 +63,7 @@ static char *get_bytes(const char *path, size_t *len)
 
 static void test_round_trip_and_wrong_key(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *k, *k2;
     mt_memory *m;
     char path[400], *data;
@@ -104,9 +72,9 @@ static void test_round_trip_and_wrong_key(void **state)
 
     (void)state;
     for (sqlite = 0; sqlite < 2; sqlite++) {
-        scratch_init(&s);
-        k = key_of(s.key);
-        k2 = key_of(s.key2);
+        mt_test_keys_init(&s, "crypt");
+        k = mt_test_key_load(s.key);
+        k2 = mt_test_key_load(s.key2);
         m = open_store(&s, sqlite, k, NULL);
         mt_test_expect(
             m, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"secret\\n\"}",
@@ -144,7 +112,7 @@ static void test_round_trip_and_wrong_key(void **state)
         mt_memory_free(m);
         mt_crypt_key_free(k);
         mt_crypt_key_free(k2);
-        scratch_free(&s);
+        mt_test_keys_free(&s);
     }
 }
 
@@ -164,15 +132,15 @@ static void test_tampering(void **state)
     /* A byte of the header (key id, memory id, generation, nonce), of the
      * ciphertext and of the tag. */
     static const long offsets[] = {9, 40, 55, 70, MT_CRYPT_HEADER + 1, -1};
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *k;
     mt_memory *m;
     char path[400], *b, *orig;
     size_t i, len;
 
     (void)state;
-    scratch_init(&s);
-    k = key_of(s.key);
+    mt_test_keys_init(&s, "crypt");
+    k = mt_test_key_load(s.key);
     m = open_store(&s, 0, k, NULL);
     mt_test_expect(
         m, "{\"command\":\"create\",\"path\":\"/memories/t.md\",\"file_text\":\"tamper me\"}", 0,
@@ -205,22 +173,22 @@ static void test_tampering(void **state)
     free(orig);
     mt_memory_free(m);
     mt_crypt_key_free(k);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 /* Two memories' contents exchanged in the SQLite store's rows: the store
  * records which memory is at each path, the header says whose it is. */
 static void test_swap_detected(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *k;
     mt_memory *m;
     sqlite3 *db;
     char path[400];
 
     (void)state;
-    scratch_init(&s);
-    k = key_of(s.key);
+    mt_test_keys_init(&s, "crypt");
+    k = mt_test_key_load(s.key);
     m = open_store(&s, 1, k, NULL);
     mt_test_expect(m, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"aaaa\"}",
                    0, "File created successfully at: /memories/a.md");
@@ -252,13 +220,13 @@ static void test_swap_detected(void **state)
                       "it was not changed");
     mt_memory_free(m);
     mt_crypt_key_free(k);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 /* Sizes, limits and history as without encryption, to the byte. */
 static void test_exact_sizes_and_limits(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *k;
     mt_memory *plain, *enc;
     mt_options o;
@@ -286,8 +254,8 @@ static void test_exact_sizes_and_limits(void **state)
     };
 
     (void)state;
-    scratch_init(&s);
-    k = key_of(s.key);
+    mt_test_keys_init(&s, "crypt");
+    k = mt_test_key_load(s.key);
     mt_options_init(&o);
     o.max_store_size = 20;
     o.max_file_size = 10;
@@ -322,7 +290,7 @@ static void test_exact_sizes_and_limits(void **state)
         mt_memory_free(enc);
     }
     mt_crypt_key_free(k);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 static int stop_after_two(void *payload, const mt_rekey_event *e)
@@ -333,7 +301,7 @@ static int stop_after_two(void *payload, const mt_rekey_event *e)
 
 static void test_rekey_resumed(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *k, *k2, *both;
     mt_memory *m;
     mt_crypt_status st;
@@ -343,9 +311,9 @@ static void test_rekey_resumed(void **state)
     int i;
 
     (void)state;
-    scratch_init(&s);
-    k = key_of(s.key);
-    k2 = key_of(s.key2);
+    mt_test_keys_init(&s, "crypt");
+    k = mt_test_key_load(s.key);
+    k2 = mt_test_key_load(s.key2);
     mt_crypt_key_id(id2, k2);
     m = open_store(&s, 0, k, NULL);
     for (i = 0; i < 5; i++) {
@@ -360,7 +328,7 @@ static void test_rekey_resumed(void **state)
     mt_rekey_result_dispose(&r);
     mt_memory_free(m);
     /* The old key alone reads three; the status says so. */
-    both = key_of(s.key);
+    both = mt_test_key_load(s.key);
     assert_int_equal(mt_crypt_key_accept(both, k2), 0);
     m = open_store(&s, 0, both, NULL);
     assert_int_equal(mt_memory_crypt_status(&st, m), 0);
@@ -393,17 +361,17 @@ static void test_rekey_resumed(void **state)
     mt_crypt_key_free(k);
     mt_crypt_key_free(k2);
     mt_crypt_key_free(both);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 static void test_key_files(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *k = NULL;
     char path[400];
 
     (void)state;
-    scratch_init(&s);
+    mt_test_keys_init(&s, "crypt");
     assert_int_equal(chmod(s.key, 0640), 0);
     assert_int_equal(mt_crypt_key_load_file(&k, s.key), MT_EINVAL);
     assert_non_null(strstr(mt_error_last()->message, "may be read by others"));
@@ -419,19 +387,19 @@ static void test_key_files(void **state)
     assert_int_equal(mt_crypt_key_load_file(&k, path), MT_EINVAL);
     snprintf(path, sizeof(path), "%s/missing", s.dir);
     assert_int_equal(mt_crypt_key_load_file(&k, path), MT_ENOTFOUND);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 static void test_passphrase(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *p1, *p2, *wrong;
     mt_memory *m;
     char *data;
     size_t len;
 
     (void)state;
-    scratch_init(&s);
+    mt_test_keys_init(&s, "crypt");
     assert_int_equal(mt_crypt_key_from_passphrase(&p1, "correct horse battery", 21), 0);
     m = open_store(&s, 1, p1, NULL);
     mt_test_expect(m, "{\"command\":\"create\",\"path\":\"/memories/p.md\",\"file_text\":\"pass\"}",
@@ -453,14 +421,14 @@ static void test_passphrase(void **state)
     assert_int_equal(mt_crypt_key_from_passphrase(&wrong, "short", 5), MT_EINVAL);
     mt_crypt_key_free(p1);
     mt_crypt_key_free(p2);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 /* From a passphrase to a key file: every version too, so the key file
  * alone reads the whole history after. */
 static void test_rekey_from_passphrase(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_crypt_key *p, *k;
     mt_memory *m;
     mt_rekey_result r;
@@ -469,9 +437,9 @@ static void test_rekey_from_passphrase(void **state)
     char *data;
 
     (void)state;
-    scratch_init(&s);
+    mt_test_keys_init(&s, "crypt");
     assert_int_equal(mt_crypt_key_from_passphrase(&p, "correct horse battery", 21), 0);
-    k = key_of(s.key);
+    k = mt_test_key_load(s.key);
     m = open_store(&s, 1, p, NULL);
     mt_test_expect(m, "{\"command\":\"create\",\"path\":\"/memories/p.md\",\"file_text\":\"one\"}",
                    0, "File created successfully at: /memories/p.md");
@@ -494,7 +462,7 @@ static void test_rekey_from_passphrase(void **state)
     mt_memory_free(m);
     mt_crypt_key_free(p);
     mt_crypt_key_free(k);
-    scratch_free(&s);
+    mt_test_keys_free(&s);
 }
 
 int main(void)

@@ -12,45 +12,13 @@
 #include "helpers.h"
 #include <memtool/store.h>
 
-typedef struct {
-    char dir[256];
-    char key[300], key2[300];
-} scratch;
-
-static void scratch_init(scratch *s)
-{
-    snprintf(s->dir, sizeof(s->dir), "/tmp/memtool-csearch-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
-    snprintf(s->key, sizeof(s->key), "%s/key", s->dir);
-    snprintf(s->key2, sizeof(s->key2), "%s/key2", s->dir);
-    assert_int_equal(mt_crypt_key_generate_file(s->key), 0);
-    assert_int_equal(mt_crypt_key_generate_file(s->key2), 0);
-}
-
-static void scratch_free(scratch *s)
-{
-    char cmd[300];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-static mt_crypt_key *key_of(const char *path)
-{
-    mt_crypt_key *k = NULL;
-
-    if (mt_crypt_key_load_file(&k, path) < 0)
-        fail_msg("%s", mt_error_last()->message);
-    return k;
-}
-
-/* A file store (sqlite 0) or SQLite store (1) in the scratch directory,
+/* A file store (sqlite 0) or SQLite store (1) in the mt_test_keys directory,
  * encrypted with the key file at key_path (NULL: not encrypted). */
-static mt_memory *open_store(const scratch *s, int sqlite, const char *key_path)
+static mt_memory *open_store(const mt_test_keys *s, int sqlite, const char *key_path)
 {
     char url[600];
     mt_memory *m = NULL;
-    mt_crypt_key *k = key_path ? key_of(key_path) : NULL;
+    mt_crypt_key *k = key_path ? mt_test_key_load(key_path) : NULL;
     int rc;
 
     snprintf(url, sizeof(url), sqlite ? "sqlite:%s/store.db" : "file:%s/fs", s->dir);
@@ -144,13 +112,13 @@ static void expect_set(mt_memory *m, const char *query, const char *want)
  * directory only; at most limit. */
 static void test_hits_and_order(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_memory *m;
     int sqlite;
 
     (void)state;
     for (sqlite = 0; sqlite < 2; sqlite++) {
-        scratch_init(&s);
+        mt_test_keys_init(&s, "csearch");
         m = open_store(&s, sqlite, s.key);
         create(m, "once.md", "the cache is mentioned here once among many other words");
         create(m, "five.md", "cache cache cache\\ncache and cache again");
@@ -171,20 +139,20 @@ static void test_hits_and_order(void **state)
         create(m, "tie/c.md", "cache cache cache cache cache cache cache cache");
         expect(m, "cache", "/memories/tie", 1, "/memories/tie/c.md\n");
         mt_memory_free(m);
-        scratch_free(&s);
+        mt_test_keys_free(&s);
     }
 }
 
 /* Phrases, prefixes, folding and CJK pairs, as the indexed stores match them. */
 static void test_query_forms(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_memory *m;
     int sqlite;
 
     (void)state;
     for (sqlite = 0; sqlite < 2; sqlite++) {
-        scratch_init(&s);
+        mt_test_keys_init(&s, "csearch");
         m = open_store(&s, sqlite, s.key);
         create(m, "ops/deploy.md", "The deploy script runs nightly.\\nDeploy it after a restore.");
         create(m, "notes.md", "Deployment is rare.");
@@ -210,7 +178,7 @@ static void test_query_forms(void **state)
         expect(m, "テキスト検索", NULL, 0, "-");
         expect(m, "検索", "/memories/ops", 0, "-");
         mt_memory_free(m);
-        scratch_free(&s);
+        mt_test_keys_free(&s);
     }
 }
 
@@ -218,7 +186,7 @@ static void test_query_forms(void **state)
  * skipped; a search beneath a directory without it is not troubled. */
 static void test_unreadable_file(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_memory *m;
     mt_search_hit *h = NULL;
     mt_search_options so = {NULL, 10};
@@ -228,7 +196,7 @@ static void test_unreadable_file(void **state)
 
     (void)state;
     for (sqlite = 0; sqlite < 2; sqlite++) {
-        scratch_init(&s);
+        mt_test_keys_init(&s, "csearch");
         m = open_store(&s, sqlite, s.key2);
         create(m, "theirs/other.md", "a cache under another key");
         mt_memory_free(m);
@@ -260,7 +228,7 @@ static void test_unreadable_file(void **state)
                 fail_msg("the error: %s", msg);
         }
         mt_memory_free(m);
-        scratch_free(&s);
+        mt_test_keys_free(&s);
     }
 }
 
@@ -282,14 +250,14 @@ static int on_disk(const char *dir, const char *word)
  * there, inside a database file too. */
 static void test_nothing_written(void **state)
 {
-    scratch s;
+    mt_test_keys s;
     mt_memory *m;
     int sqlite, encrypted;
 
     (void)state;
     for (sqlite = 0; sqlite < 2; sqlite++) {
         for (encrypted = 1; encrypted >= 0; encrypted--) {
-            scratch_init(&s);
+            mt_test_keys_init(&s, "csearch");
             m = open_store(&s, sqlite, encrypted ? s.key : NULL);
             create(m, "notes/a.md", "The Zebraquartz plan\\nand a Xylophonic marker");
             create(m, "notes/b.md", "nothing to see");
@@ -301,7 +269,7 @@ static void test_nothing_written(void **state)
             /* The index, when there is one, holds the words folded. */
             assert_int_equal(on_disk(s.dir, "zebraquartz"), !encrypted);
             assert_int_equal(on_disk(s.dir, "xylophonic"), !encrypted);
-            scratch_free(&s);
+            mt_test_keys_free(&s);
         }
     }
 }
