@@ -51,11 +51,7 @@ int mt_crypt_import(mt_store *st, mt_store_op *op, mt_store_import *in)
     size_t i;
     int rc;
 
-    if (in) {
-        in->present = 0;
-        in->made = 0;
-    }
-    if ((rc = mt_import_check(in)) < 0)
+    if ((rc = mt_import_start(op, in)) < 0)
         return rc;
     if (!(v = malloc(in->count * sizeof(*v))))
         return mt_error_set(MT_ENOMEM, "out of memory importing a memory");

@@ -160,14 +160,8 @@ int mt_db_import(mt_store *st, mt_store_op *op, mt_store_import *in)
     import_args a = {in, 0};
     int rc;
 
-    if (in) {
-        in->present = 0;
-        in->made = 0;
-    }
-    if ((rc = mt_import_check(in)) < 0)
+    if ((rc = mt_import_start(op, in)) < 0)
         return rc;
-    if (!op->history)
-        return mt_error_set(MT_EINVAL, "an import records versions: history must be on");
     a.live = mt_import_live(in);
     /* The versions brought in are kept whole: the caps apply at the next change. */
     op->history_keep = 0;

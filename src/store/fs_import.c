@@ -147,14 +147,8 @@ int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in)
     mt_fs_txn t;
     int live, held = 0, made = 0, unsynced = 0, rc;
 
-    if (in) {
-        in->present = 0;
-        in->made = 0;
-    }
-    if ((rc = mt_import_check(in)) < 0)
+    if ((rc = mt_import_start(op, in)) < 0)
         return rc;
-    if (!op->history)
-        return mt_error_set(MT_EINVAL, "an import records versions: history must be on");
     live = mt_import_live(in);
     rel = in->versions[in->count - 1].path;
     /* The versions brought in are kept whole: the caps apply at the next change. */

@@ -29,6 +29,21 @@ int mt_import_live(const mt_store_import *in)
     return in->versions[in->count - 1].operation != MT_VERSION_DELETED;
 }
 
+int mt_import_start(const mt_store_op *op, mt_store_import *in)
+{
+    int rc;
+
+    if (in) {
+        in->present = 0;
+        in->made = 0;
+    }
+    if ((rc = mt_import_check(in)) < 0)
+        return rc;
+    if (!op->history)
+        return mt_error_set(MT_EINVAL, "an import records versions: history must be on");
+    return 0;
+}
+
 int mt_import_check(const mt_store_import *in)
 {
     size_t i;

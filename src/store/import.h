@@ -15,6 +15,10 @@
  * newest not redacted. MT_EINVAL says which. */
 int mt_import_check(const mt_store_import *in);
 
+/* The start of a store's import: in's outcome fields cleared, in checked
+ * (mt_import_check), and op's history on (an import records versions). */
+int mt_import_start(const mt_store_op *op, mt_store_import *in);
+
 /* Whether the memory is live once imported (its newest version no deletion). */
 int mt_import_live(const mt_store_import *in);
 
