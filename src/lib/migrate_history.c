@@ -145,13 +145,13 @@ int mt_mig_scan(mt_mig_memories *t, mt_memory *from)
         if (got < PAGE)
             break;
     }
-    if (t->n && !(t->live = malloc(t->n * sizeof(*t->live))))
+    if (t->n && !(t->live = malloc(t->n * sizeof(mt_mig_memory *))))
         return mt_error_set(MT_ENOMEM, "out of memory reading the source's history");
     for (i = 0; i < t->n; i++)
         if (t->v[i].newest_op != MT_VERSION_DELETED && t->v[i].newest_path)
             t->live[t->nlive++] = &t->v[i];
     if (t->nlive)
-        qsort(t->live, t->nlive, sizeof(*t->live), by_path_order);
+        qsort(t->live, t->nlive, sizeof(mt_mig_memory *), by_path_order);
     return 0;
 }
 
