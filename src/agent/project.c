@@ -6,9 +6,9 @@
 
 #include <jansson.h>
 #include <memtool/store.h>
-#include <sodium.h>
 
 #include "lib/buf.h"
+#include "lib/sha256.h"
 #include "lib/memory.h"
 #include "lib/text.h"
 #include "lib/utf8.h"
@@ -217,12 +217,7 @@ void mt_project_turn_end(mt_project_session *p, int cut, int taken_back)
 /* The hex SHA-256 of data. */
 static void sha256_hex(char out[65], const char *data, size_t len)
 {
-    unsigned char md[crypto_hash_sha256_BYTES];
-    size_t i;
-
-    crypto_hash_sha256(md, (const unsigned char *)data, len);
-    for (i = 0; i < sizeof(md); i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    mt_sha256_hex(out, data, len);
 }
 
 /* One tool input through the library: 0, or the result's text as the error. */

@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "memory.h"
 #include "path.h"
+#include "sha256.h"
 
 #define ROOT "/memories"
 
@@ -401,24 +400,17 @@ done:
     return rc;
 }
 
-typedef struct {
-    crypto_hash_sha256_state st;
-} sha_state;
-
 static int sha_cb(void *payload, const char *data, size_t len, uint64_t off, int last)
 {
-    sha_state *s = payload;
-
     (void)off;
     (void)last;
-    crypto_hash_sha256_update(&s->st, (const unsigned char *)data, len);
+    mt_sha256_update(payload, data, len);
     return 0;
 }
 
 int mt_memory_sha256(char out[65], mt_memory *m, const char *path)
 {
-    sha_state s;
-    unsigned char md[crypto_hash_sha256_BYTES];
+    mt_sha256 s;
     uint64_t size;
     char *rel = NULL;
     int rc;
@@ -428,16 +420,14 @@ int mt_memory_sha256(char out[65], mt_memory *m, const char *path)
     *out = '\0';
     if ((rc = mt_memory_rel(&rel, path)) < 0)
         return rc;
-    if (sodium_init() < 0) {
-        rc = mt_error_set(MT_ERROR, "libsodium failed to start");
-        goto done;
+    mt_sha256_init(&s);
+    if ((rc = m->store->read(m->store, &size, rel, MT_STORE_PIECE, sha_cb, &s)) < 0) {
+        char ignored[65];
+
+        (void)mt_sha256_final_hex(ignored, &s); /* frees it; the read's error is the one */
+    } else {
+        rc = mt_sha256_final_hex(out, &s);
     }
-    crypto_hash_sha256_init(&s.st);
-    if ((rc = m->store->read(m->store, &size, rel, MT_STORE_PIECE, sha_cb, &s)) < 0)
-        goto done;
-    crypto_hash_sha256_final(&s.st, md);
-    sodium_bin2hex(out, 65, md, sizeof(md));
-done:
     free(rel);
     return rc;
 }

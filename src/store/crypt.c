@@ -24,6 +24,7 @@
 #include "crypt_search.h"
 #include "crypt_import.h"
 #include "history.h"
+#include "lib/sha256.h"
 
 /* The largest file opened: content is authenticated whole, so it is read
  * whole; memory stays bounded whatever a file put there from outside holds. */
@@ -339,10 +340,7 @@ static int open_current(mt_crypt *c, char **plain, size_t *plain_len, const char
 
 static void sha256_hex(char out[65], const void *data, size_t len)
 {
-    unsigned char d[crypto_hash_sha256_BYTES];
-
-    crypto_hash_sha256(d, data, len);
-    mt_crypt_hex(out, d, sizeof(d));
+    mt_sha256_hex(out, data, len);
 }
 
 static int c_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path)

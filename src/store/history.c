@@ -13,6 +13,7 @@
  * that truncates the log, so no frame holding the old pages stays in it.
  */
 #include "history.h"
+#include "lib/sha256.h"
 #include "sqlite_wal.h"
 
 #include <errno.h>
@@ -235,10 +236,7 @@ static int64_t now_ms(void)
 
 void mt_hist_sha256(char out[65], const char *data, size_t len)
 {
-    unsigned char md[crypto_hash_sha256_BYTES];
-
-    crypto_hash_sha256(md, (const unsigned char *)data, len);
-    sodium_bin2hex(out, 65, md, sizeof(md));
+    mt_sha256_hex(out, data, len);
 }
 
 /* The schema the database says it has; 0 when it has none yet. */

@@ -1,5 +1,6 @@
 /* The checks every store's import shares (import.h). */
 #include "import.h"
+#include "lib/sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,6 @@ int mt_import_check(const mt_store_import *in)
 int mt_import_fetch(char **data, size_t *len, char sha[65], const mt_store_import *in, size_t i)
 {
     const mt_version *v = &in->versions[i];
-    unsigned char md[crypto_hash_sha256_BYTES];
     int rc;
 
     *data = NULL;
@@ -94,8 +94,7 @@ int mt_import_fetch(char **data, size_t *len, char sha[65], const mt_store_impor
     }
     if (!*data && !(*data = calloc(1, 1)))
         return mt_error_set(MT_ENOMEM, "out of memory importing a memory");
-    crypto_hash_sha256(md, (const unsigned char *)*data, *len);
-    sodium_bin2hex(sha, 65, md, sizeof(md));
+    mt_sha256_hex(sha, *data, *len);
     if (v->content_sha256[0] &&
         (strcmp(sha, v->content_sha256) != 0 || (uint64_t)*len != v->content_size)) {
         sodium_memzero(*data, *len);

@@ -1,0 +1,80 @@
+/* SHA-256 (src/lib/sha256.c): the published test vectors, the same digest in one step and in
+ * pieces of every size, and the same digest as libsodium's code, which it falls back to. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "lib/sha256.h"
+
+static void expect_hex(const char *data, size_t len, const char *want)
+{
+    char got[65];
+
+    mt_sha256_hex(got, data, len);
+    assert_string_equal(got, want);
+}
+
+/* FIPS 180-2's examples, and the digest of no bytes (a NULL pointer with it too). */
+static void test_vectors(void **state)
+{
+    static const char abc448[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    char *million = malloc(1000000);
+
+    (void)state;
+    expect_hex("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect_hex(NULL, 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect_hex("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect_hex(abc448, sizeof(abc448) - 1,
+               "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    assert_non_null(million);
+    memset(million, 'a', 1000000);
+    expect_hex(million, 1000000,
+               "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    free(million);
+}
+
+/* Every length around the 64-byte block, fed in pieces of every size from 1 to 70, gives the
+ * one-step digest, and that is libsodium's digest of the same bytes. */
+static void test_pieces_and_libsodium(void **state)
+{
+    enum { MAX = 300 };
+    unsigned char data[MAX], md[crypto_hash_sha256_BYTES];
+    char one[65], pieces[65], sodium[65];
+    size_t len, step, off;
+
+    (void)state;
+    randombytes_buf(data, sizeof(data));
+    for (len = 0; len <= MAX; len++) {
+        mt_sha256_hex(one, data, len);
+        crypto_hash_sha256(md, data, len);
+        sodium_bin2hex(sodium, sizeof(sodium), md, sizeof(md));
+        assert_string_equal(one, sodium);
+        for (step = 1; step <= 70; step += (len < 130 ? 1 : 23)) {
+            mt_sha256 s;
+
+            mt_sha256_init(&s);
+            for (off = 0; off < len; off += step)
+                mt_sha256_update(&s, data + off, len - off < step ? len - off : step);
+            assert_int_equal(mt_sha256_final_hex(pieces, &s), 0);
+            assert_string_equal(pieces, one);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vectors),
+        cmocka_unit_test(test_pieces_and_libsodium),
+    };
+
+    if (sodium_init() < 0)
+        return 1;
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
