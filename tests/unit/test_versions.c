@@ -52,12 +52,13 @@ static size_t log_of(mt_memory *mem, mt_version **v, const char *path, size_t li
 /* Whether needle occurs in any file of the store's reserved directory. */
 static int in_history_files(const mt_test_store *ts, const char *needle)
 {
-    static const char *const names[] = {"history.db", "history.db-wal", "history.db-shm"};
+    static const char *const names[] = {"history.db", "history.db-wal", "history.db-shm",
+                                        "history.log"};
     char path[512];
     size_t i;
     int found = 0;
 
-    for (i = 0; i < 3 && !found; i++) {
+    for (i = 0; i < sizeof(names) / sizeof(names[0]) && !found; i++) {
         FILE *f;
         char *data;
         long size;
