@@ -604,8 +604,7 @@ static int log_open(mt_hist *h, int create, int check)
                             strerror(errno));
     if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
         close(fd);
-        return mt_error_set(MT_EIO, "history's log %s is not a plain file; move it away",
-                            LOG_NAME);
+        return mt_error_set(MT_EIO, "history's log %s is not a plain file; move it away", LOG_NAME);
     }
     h->logfd = fd;
     return 1;
@@ -796,7 +795,6 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
     return rc;
 }
 
-
 /* Put one version into the database, in the open transaction. */
 static int apply_rec(mt_hist *h, const mt_hist_rec *r)
 {
@@ -896,8 +894,7 @@ static int log_apply(mt_hist *h)
 
     if ((rc = log_size(h, &size, 1)) < 0 || size == 0)
         return rc;
-    if ((rc = max_id(h, &c.max)) < 0 ||
-        (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) < 0)
+    if ((rc = max_id(h, &c.max)) < 0 || (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) < 0)
         return rc;
     h->log_loaded = 1;
     return prune_days(h, c.days);
