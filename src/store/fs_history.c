@@ -4,9 +4,10 @@
  * no request path can reach it.
  *
  * Versions are recorded under the store's lock, after the change is on
- * disk and before the lock goes, so they follow the changes' serial order. A
- * change killed between its rename and its commit leaves a file the history
- * has not seen; so does a person with an editor. Before a change touches a
+ * disk and before the lock goes, so they follow the changes' serial order (a
+ * plain store's as one append to the history's log, history.h). A change
+ * killed between its rename and its record leaves a file the history has
+ * not seen; so does a person with an editor. Before a change touches a
  * path it settles it: a file whose inode, size or times differ from what was
  * recorded is read, and if its content differs too, that content becomes a
  * version by "external". Reads settle nothing: a view stays a read.

@@ -11,6 +11,14 @@
  * not left in a free page or the log: secure_delete overwrites freed pages
  * with zeros, and the transaction that removed content ends with a checkpoint
  * that truncates the log, so no frame holding the old pages stays in it.
+ *
+ * A plain store's changes do not write the database: their versions are
+ * appended to the history's own log (hist_log.h) and loaded in batches, one
+ * transaction for many versions (a transaction's begin and commit were
+ * about as much as the write of a memory at durability none). Every
+ * transaction loads the log first, so versions keep the changes' order and
+ * whatever reads or prunes the database sees them all; a redaction, which
+ * is one, leaves the log truncated.
  */
 #include "history.h"
 #include "hist_log.h"
