@@ -19,6 +19,8 @@
 #define HASH     16
 #define NO_STR   0xffffffffu
 #define BODY_MAX 0x7fffffffu
+/* A log up to this size is read whole; a bigger one record by record. */
+#define WHOLE_MAX (4u * 1024 * 1024)
 
 static void put32(unsigned char *p, uint32_t v)
 {
@@ -208,11 +210,29 @@ static size_t one(mt_hist_rec *r, unsigned char *buf, size_t n)
     return HEAD + (size_t)body;
 }
 
+/* The whole records at the start of buf (len bytes, written into: see
+ * decode), each to cb; *used is where they end. */
+static int each_in(unsigned char *buf, size_t len, size_t *used, mt_hist_rec_cb cb, void *payload)
+{
+    size_t off = 0, n;
+    int rc = 0;
+
+    while (rc == 0 && off < len) {
+        mt_hist_rec r;
+        if (!(n = one(&r, buf + off, len - off)))
+            break;
+        rc = cb(payload, &r);
+        off += n;
+    }
+    *used = off;
+    return rc;
+}
+
 int mt_hist_rec_each(const char *buf, size_t len, mt_hist_rec_cb cb, void *payload)
 {
     unsigned char *copy;
-    size_t off = 0, used;
-    int rc = 0;
+    size_t used;
+    int rc;
 
     if (!len)
         return 0;
@@ -220,16 +240,10 @@ int mt_hist_rec_each(const char *buf, size_t len, mt_hist_rec_cb cb, void *paylo
     if (!(copy = malloc(len)))
         return mt_error_set(MT_ENOMEM, "out of memory reading the history's log");
     memcpy(copy, buf, len);
-    while (rc == 0 && off < len) {
-        mt_hist_rec r;
-        if (!(used = one(&r, copy + off, len - off))) {
-            rc = mt_error_set(MT_EIO, "history's log: a record of this change does not read back");
-            break;
-        }
-        rc = cb(payload, &r);
-        off += used;
-    }
+    rc = each_in(copy, len, &used, cb, payload);
     free(copy);
+    if (rc == 0 && used != len)
+        rc = mt_error_set(MT_EIO, "history's log: a record of this change does not read back");
     return rc;
 }
 
@@ -261,6 +275,17 @@ int mt_hist_log_each(int fd, uint64_t *end, mt_hist_rec_cb cb, void *payload)
     if (fstat(fd, &sb) < 0)
         return mt_error_set(MT_EIO, "cannot read the history's log: %s", strerror(errno));
     size = (uint64_t)sb.st_size;
+    /* The usual log (a batch of small records) in one read. */
+    if (size <= WHOLE_MAX) {
+        size_t used = 0;
+        if (!(buf = malloc(size ? (size_t)size : 1)))
+            return mt_error_set(MT_ENOMEM, "out of memory reading the history's log");
+        if ((rc = read_at(fd, buf, (size_t)size, 0)) > 0)
+            rc = each_in(buf, (size_t)size, &used, cb, payload);
+        free(buf);
+        *end = used;
+        return rc < 0 ? rc : 0;
+    }
     while (size - off >= HEAD) {
         mt_hist_rec r;
         uint32_t body;

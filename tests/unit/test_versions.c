@@ -492,7 +492,8 @@ static int in_log(const mt_test_store *ts, const char *needle)
 
 /* In a child: open the store, run the inputs, and die by SIGKILL before any
  * close, leaving its versions in the log. */
-static void changes_then_killed(const mt_test_store *ts, const char *const *inputs, size_t n)
+static void changes_then_killed_with(const mt_test_store *ts, const mt_options *o,
+                                     const char *const *inputs, size_t n)
 {
     int status;
     pid_t pid = fork();
@@ -501,7 +502,7 @@ static void changes_then_killed(const mt_test_store *ts, const char *const *inpu
     if (pid == 0) {
         mt_memory *mem;
         size_t i;
-        if (mt_memory_open(&mem, ts->root, NULL) < 0)
+        if (mt_memory_open(&mem, ts->root, o) < 0)
             _exit(3);
         for (i = 0; i < n; i++) {
             mt_result r;
@@ -514,6 +515,11 @@ static void changes_then_killed(const mt_test_store *ts, const char *const *inpu
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+static void changes_then_killed(const mt_test_store *ts, const char *const *inputs, size_t n)
+{
+    changes_then_killed_with(ts, NULL, inputs, n);
 }
 
 static const char *const three_changes[] = {
@@ -724,6 +730,58 @@ static void test_log_redact_pending(void **state)
     mt_test_store_free(&ts);
 }
 
+/* Records bigger than a log read whole (4 MiB) are read one by one. */
+static void test_log_big_records(void **state)
+{
+    enum { BIG = 5 * 1024 * 1024 };
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char *json[2], *text;
+    size_t n, i;
+    int k;
+    (void)state;
+
+    mt_options_init(&o);
+    o.max_file_size = 2 * BIG;
+    mt_test_store_init(&ts, &o);
+    text = malloc(BIG + 1);
+    assert_non_null(text);
+    for (i = 0; i < BIG; i++)
+        text[i] = (char)('a' + i % 19);
+    text[BIG] = '\0';
+    memcpy(text, "FIRST", 5);
+    for (k = 0; k < 2; k++) {
+        json[k] = malloc(BIG + 256);
+        assert_non_null(json[k]);
+    }
+    snprintf(json[0], BIG + 256,
+             "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"%s\"}", text);
+    snprintf(json[1], BIG + 256,
+             "{\"command\":\"str_replace\",\"path\":\"/memories/b.md\",\"old_str\":\"FIRST\","
+             "\"new_str\":\"OTHER\"}");
+    /* The second change loads the first's record; the second's stays. */
+    changes_then_killed_with(&ts, &o, (const char *const *)json, 2);
+    assert_true(log_size(&ts) > BIG);
+    n = log_of(ts.mem, &v, "/memories/b.md", 10);
+    assert_int_equal(n, 2);
+    for (i = 0; i < n; i++) {
+        char *data;
+        size_t len;
+        memcpy(text, i == 0 ? "OTHER" : "FIRST", 5);
+        assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[i].id), 0);
+        assert_int_equal(len, BIG);
+        assert_memory_equal(data, text, BIG);
+        free(data);
+    }
+    assert_int_equal(log_size(&ts), 0);
+    mt_versions_free(v, n);
+    for (k = 0; k < 2; k++)
+        free(json[k]);
+    free(text);
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -737,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_log_torn_record),
         cmocka_unit_test(test_log_processes_in_order),
         cmocka_unit_test(test_log_redact_pending),
+        cmocka_unit_test(test_log_big_records),
     };
     if (sodium_init() < 0)
         return 1;
