@@ -180,6 +180,7 @@ struct over {
     uint64_t hash;
     char *path;
     int found;
+    int has_fp; /* m.fp was recorded (a load writes it, or NULLs) */
     mt_hist_mem m;
 };
 
@@ -538,7 +539,7 @@ static struct over *over_find(mt_hist *h, const char *path)
     return NULL;
 }
 
-static int over_set(mt_hist *h, const char *path, int found, const mt_hist_mem *m)
+static int over_set(mt_hist *h, const char *path, int found, const mt_hist_mem *m, int has_fp)
 {
     struct over *o = over_find(h, path);
 
@@ -558,6 +559,7 @@ static int over_set(mt_hist *h, const char *path, int found, const mt_hist_mem *
         h->over_n++;
     }
     o->found = found;
+    o->has_fp = has_fp;
     if (found)
         o->m = *m;
     else
@@ -803,10 +805,76 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
     return rc;
 }
 
-/* Put one version into the database, in the open transaction. */
-static int apply_rec(mt_hist *h, const mt_hist_rec *r)
+typedef struct {
+    mt_hist *h;
+    int64_t max; /* the newest version in the database: older records are in it already */
+    uint32_t days;
+    int batch;       /* a load of the log: see apply_rec */
+    char (*ids)[24]; /* the memories whose caps are checked at the batch's end */
+    uint32_t *keeps; /* and those caps */
+    size_t n_ids, cap_ids;
+} apply_ctx;
+
+/* A memory to prune once the batch is in (once, however many of its
+ * versions the batch holds). */
+static int prune_later(apply_ctx *c, const char *id, uint32_t keep)
+{
+    size_t i;
+
+    for (i = c->n_ids; i-- > 0;)
+        if (strcmp(c->ids[i], id) == 0) {
+            c->keeps[i] = keep;
+            return 0;
+        }
+    if (c->n_ids == c->cap_ids) {
+        size_t cap = c->cap_ids ? c->cap_ids * 2 : 64;
+        char(*ids)[24] = realloc(c->ids, cap * sizeof(*ids));
+        uint32_t *keeps;
+        if (!ids)
+            return mt_error_set(MT_ENOMEM, "out of memory loading the history's log");
+        c->ids = ids;
+        if (!(keeps = realloc(c->keeps, cap * sizeof(*keeps))))
+            return mt_error_set(MT_ENOMEM, "out of memory loading the history's log");
+        c->keeps = keeps;
+        c->cap_ids = cap;
+    }
+    snprintf(c->ids[c->n_ids], 24, "%s", id);
+    c->keeps[c->n_ids++] = keep;
+    return 0;
+}
+
+static int memory_put(mt_hist *h, const char *path, const mt_hist_mem *m, int has_fp)
+{
+    sqlite3_stmt *s = stmt(h, S_MEMORY_PUT);
+
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, m->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, m->sha256, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, (int64_t)m->size);
+    if (has_fp) {
+        sqlite3_bind_int64(s, 5, (int64_t)m->fp.ino);
+        sqlite3_bind_int64(s, 6, m->fp.mtime_ns);
+        sqlite3_bind_int64(s, 7, m->fp.ctime_ns);
+    }
+    return sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot record a memory");
+}
+
+static int memory_gone(mt_hist *h, const char *path)
+{
+    sqlite3_stmt *s = stmt(h, S_MEMORY_GONE);
+
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    return sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot record a memory");
+}
+
+/* Put one version into the database, in the open transaction. In a
+ * batch (c->batch) the live memories' rows are only noted, in the overlay,
+ * and written as the batch ends (batch_end): a memory made, edited and
+ * deleted within one batch costs its row nothing. */
+static int apply_rec(mt_hist *h, const mt_hist_rec *r, apply_ctx *c)
 {
     sqlite3_stmt *s;
+    int rc;
 
     seen_forget(h);
     if (r->op != MT_VERSION_DELETED) {
@@ -838,28 +906,45 @@ static int apply_rec(mt_hist *h, const mt_hist_rec *r)
         return db_error(h, "cannot record a version");
     /* The live memories: where each is and how its file looks. */
     if (r->op == MT_VERSION_DELETED || r->previous) {
-        s = stmt(h, S_MEMORY_GONE);
-        sqlite3_bind_text(s, 1, r->previous ? r->previous : r->path, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            return db_error(h, "cannot record a memory");
+        const char *gone = r->previous ? r->previous : r->path;
+        if ((rc = c && c->batch ? over_set(h, gone, 0, NULL, 0) : memory_gone(h, gone)) < 0)
+            return rc;
     }
     if (r->op != MT_VERSION_DELETED) {
-        s = stmt(h, S_MEMORY_PUT);
-        sqlite3_bind_text(s, 1, r->path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 2, r->memory_id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 3, r->sha256, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 4, (int64_t)r->size);
+        mt_hist_mem m;
+        memset(&m, 0, sizeof(m));
+        snprintf(m.id, sizeof(m.id), "%s", r->memory_id);
+        snprintf(m.sha256, sizeof(m.sha256), "%s", r->sha256);
+        m.size = m.fp.size = r->size;
         if (r->has_fp) {
-            sqlite3_bind_int64(s, 5, (int64_t)r->fp.ino);
-            sqlite3_bind_int64(s, 6, r->fp.mtime_ns);
-            sqlite3_bind_int64(s, 7, r->fp.ctime_ns);
+            m.fp.ino = r->fp.ino;
+            m.fp.mtime_ns = r->fp.mtime_ns;
+            m.fp.ctime_ns = r->fp.ctime_ns;
         }
-        if (sqlite3_step(s) != SQLITE_DONE)
-            return db_error(h, "cannot record a memory");
+        if ((rc = c && c->batch ? over_set(h, r->path, 1, &m, r->has_fp)
+                                : memory_put(h, r->path, &m, r->has_fp)) < 0)
+            return rc;
         if (r->keep)
-            return prune_memory(h, r->memory_id, r->keep);
+            return c && c->batch ? prune_later(c, r->memory_id, r->keep)
+                                 : prune_memory(h, r->memory_id, r->keep);
     }
     return 0;
+}
+
+/* The end of a batch: the live memories' rows as the batch left them, then
+ * the caps. The overlay is empty again. */
+static int batch_end(mt_hist *h, apply_ctx *c)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < h->over_n; i++)
+        rc = h->over[i].found ? memory_put(h, h->over[i].path, &h->over[i].m, h->over[i].has_fp)
+                              : memory_gone(h, h->over[i].path);
+    over_clear(h);
+    for (i = 0; rc == 0 && i < c->n_ids; i++)
+        rc = prune_memory(h, c->ids[i], c->keeps[i]);
+    return rc;
 }
 
 static int max_id(mt_hist *h, int64_t *out)
@@ -871,12 +956,6 @@ static int max_id(mt_hist *h, int64_t *out)
     sqlite3_reset(s);
     return step == SQLITE_ROW ? 0 : db_error(h, "cannot read the newest version");
 }
-
-typedef struct {
-    mt_hist *h;
-    int64_t max; /* the newest version in the database: older records are in it already */
-    uint32_t days;
-} apply_ctx;
 
 static int apply_cb(void *payload, const mt_hist_rec *r)
 {
@@ -890,22 +969,33 @@ static int apply_cb(void *payload, const mt_hist_rec *r)
     c->max = r->id;
     if (r->days)
         c->days = r->days;
-    return apply_rec(c->h, r);
+    return apply_rec(c->h, r, c);
 }
 
 /* Load the log into the open transaction; it is emptied once that commits. */
 static int log_apply(mt_hist *h)
 {
-    apply_ctx c = {h, 0, 0};
+    apply_ctx c;
     uint64_t size, end;
     int rc;
 
     if ((rc = log_size(h, &size, 1)) < 0 || size == 0)
         return rc;
-    if ((rc = max_id(h, &c.max)) < 0 || (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) < 0)
-        return rc;
-    h->log_loaded = 1;
-    return prune_days(h, c.days);
+    memset(&c, 0, sizeof(c));
+    c.h = h;
+    c.batch = 1;
+    /* The overlay notes the batch's live memories (a change's overlay is
+     * no use once the log is loaded). */
+    over_clear(h);
+    if ((rc = max_id(h, &c.max)) == 0 &&
+        (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) == 0 && (rc = batch_end(h, &c)) == 0)
+        rc = prune_days(h, c.days);
+    over_clear(h);
+    free(c.ids);
+    free(c.keeps);
+    if (rc == 0)
+        h->log_loaded = 1;
+    return rc;
 }
 
 /* After the commit of a transaction that loaded the log. A log that cannot
@@ -973,9 +1063,11 @@ int mt_hist_begin_logged(mt_hist *h, unsigned keep, unsigned days)
  * into a transaction, and the change goes on in it. */
 static int escalate(mt_hist *h)
 {
-    apply_ctx c = {h, 0, 0};
+    apply_ctx c;
     int rc;
 
+    memset(&c, 0, sizeof(c));
+    c.h = h;
     if (h->mode != H_LOGGED)
         return 0;
     h->mode = H_IDLE;
@@ -1188,7 +1280,7 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         h->change_recs++;
         *out_id = r.id;
     } else {
-        if ((rc = apply_rec(h, &r)) < 0)
+        if ((rc = apply_rec(h, &r, NULL)) < 0)
             return rc;
         *out_id = sqlite3_last_insert_rowid(h->db);
     }
@@ -1206,8 +1298,8 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
     }
     if (h->mode == H_LOGGED &&
         (((e->op == MT_VERSION_DELETED || e->previous) &&
-          (rc = over_set(h, e->previous ? e->previous : e->path, 0, NULL)) < 0) ||
-         (e->op != MT_VERSION_DELETED && (rc = over_set(h, e->path, 1, &now)) < 0)))
+          (rc = over_set(h, e->previous ? e->previous : e->path, 0, NULL, 0)) < 0) ||
+         (e->op != MT_VERSION_DELETED && (rc = over_set(h, e->path, 1, &now, r.has_fp)) < 0)))
         return rc;
     seen_set(h, e->path, e->op != MT_VERSION_DELETED, &now);
     return 0;
