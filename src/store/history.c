@@ -809,39 +809,8 @@ typedef struct {
     mt_hist *h;
     int64_t max; /* the newest version in the database: older records are in it already */
     uint32_t days;
-    int batch;       /* a load of the log: see apply_rec */
-    char (*ids)[24]; /* the memories whose caps are checked at the batch's end */
-    uint32_t *keeps; /* and those caps */
-    size_t n_ids, cap_ids;
+    int batch; /* a load of the log: see apply_rec */
 } apply_ctx;
-
-/* A memory to prune once the batch is in (once, however many of its
- * versions the batch holds). */
-static int prune_later(apply_ctx *c, const char *id, uint32_t keep)
-{
-    size_t i;
-
-    for (i = c->n_ids; i-- > 0;)
-        if (strcmp(c->ids[i], id) == 0) {
-            c->keeps[i] = keep;
-            return 0;
-        }
-    if (c->n_ids == c->cap_ids) {
-        size_t cap = c->cap_ids ? c->cap_ids * 2 : 64;
-        char(*ids)[24] = realloc(c->ids, cap * sizeof(*ids));
-        uint32_t *keeps;
-        if (!ids)
-            return mt_error_set(MT_ENOMEM, "out of memory loading the history's log");
-        c->ids = ids;
-        if (!(keeps = realloc(c->keeps, cap * sizeof(*keeps))))
-            return mt_error_set(MT_ENOMEM, "out of memory loading the history's log");
-        c->keeps = keeps;
-        c->cap_ids = cap;
-    }
-    snprintf(c->ids[c->n_ids], 24, "%s", id);
-    c->keeps[c->n_ids++] = keep;
-    return 0;
-}
 
 static int memory_put(mt_hist *h, const char *path, const mt_hist_mem *m, int has_fp)
 {
@@ -924,16 +893,17 @@ static int apply_rec(mt_hist *h, const mt_hist_rec *r, apply_ctx *c)
         if ((rc = c && c->batch ? over_set(h, r->path, 1, &m, r->has_fp)
                                 : memory_put(h, r->path, &m, r->has_fp)) < 0)
             return rc;
+        /* After each version, as a change would: a memory is pruned at
+         * the same versions whichever store keeps it. */
         if (r->keep)
-            return c && c->batch ? prune_later(c, r->memory_id, r->keep)
-                                 : prune_memory(h, r->memory_id, r->keep);
+            return prune_memory(h, r->memory_id, r->keep);
     }
     return 0;
 }
 
-/* The end of a batch: the live memories' rows as the batch left them, then
- * the caps. The overlay is empty again. */
-static int batch_end(mt_hist *h, apply_ctx *c)
+/* The end of a batch: the live memories' rows as the batch left them. The
+ * overlay is empty again. */
+static int batch_end(mt_hist *h)
 {
     size_t i;
     int rc = 0;
@@ -942,8 +912,6 @@ static int batch_end(mt_hist *h, apply_ctx *c)
         rc = h->over[i].found ? memory_put(h, h->over[i].path, &h->over[i].m, h->over[i].has_fp)
                               : memory_gone(h, h->over[i].path);
     over_clear(h);
-    for (i = 0; rc == 0 && i < c->n_ids; i++)
-        rc = prune_memory(h, c->ids[i], c->keeps[i]);
     return rc;
 }
 
@@ -988,11 +956,9 @@ static int log_apply(mt_hist *h)
      * no use once the log is loaded). */
     over_clear(h);
     if ((rc = max_id(h, &c.max)) == 0 &&
-        (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) == 0 && (rc = batch_end(h, &c)) == 0)
+        (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) == 0 && (rc = batch_end(h)) == 0)
         rc = prune_days(h, c.days);
     over_clear(h);
-    free(c.ids);
-    free(c.keeps);
     if (rc == 0)
         h->log_loaded = 1;
     return rc;
