@@ -39,7 +39,12 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#define SCHEMA_VERSION 1
+/* 2: versions may wait in history.log (hist_log.h) before they are here. A
+ * memtool that knows only 1 would not load them and would record its own
+ * versions before them, so it must refuse the database: it does, as it
+ * refuses any schema but its own. A database of schema 1 has no log yet and
+ * is marked 2 at its first open by this memtool. */
+#define SCHEMA_VERSION 2
 #define BUSY_MS        10000
 /* Prune a memory's versions only when it is this far over its cap: one
  * prune, and its checkpoint, per so many writes. */
@@ -110,7 +115,7 @@ static const char schema[] =
     "  redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS versions_memory ON versions(memory_id, id);"
     "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
-    "INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
+    "INSERT OR IGNORE INTO meta VALUES ('schema', '2');";
 
 /* Statements of the record of ids alone (mt_hist_track_put...), prepared at
  * their first use: most handles never need them, and an open's statements
@@ -414,6 +419,16 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
         if (version == 0) {
             if (sqlite3_exec(h->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
                 rc = mt_error_set(MT_EIO, "history database: cannot set it up: %s",
+                                  msg ? msg : sqlite3_errmsg(h->db));
+                goto done;
+            }
+            version = schema_version(h->db);
+        }
+        if (version == 1) {
+            if (sqlite3_exec(h->db,
+                             "UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1'",
+                             NULL, NULL, &msg) != SQLITE_OK) {
+                rc = mt_error_set(MT_EIO, "history database: cannot mark it schema 2: %s",
                                   msg ? msg : sqlite3_errmsg(h->db));
                 goto done;
             }

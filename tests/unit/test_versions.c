@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <sodium.h>
+#include <sqlite3.h>
 
 #include "helpers.h"
 
@@ -782,6 +783,73 @@ static void test_log_big_records(void **state)
     mt_test_store_free(&ts);
 }
 
+/* The history's schema in its meta table, read or set through SQLite. */
+static void schema_set(const mt_test_store *ts, const char *value)
+{
+    char path[512], sql[128];
+    sqlite3 *db = NULL;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts->root);
+    snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%s' WHERE key = 'schema'", value);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static int schema_get(const mt_test_store *ts)
+{
+    char path[512];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *s = NULL;
+    int version = -1;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts->root);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema'", -1, &s, NULL),
+        SQLITE_OK);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return version;
+}
+
+/* A history of schema 1 (from before versions could wait in its log) is
+ * marked 2 when this memtool opens it, so that a memtool that knows only 1,
+ * which would not load the log, refuses it from then on; a newer schema is
+ * refused here with the same error. */
+static void test_schema_marked(void **state)
+{
+    mt_test_store ts;
+    mt_version *v = NULL;
+    size_t n;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    call_ok(ts.mem,
+            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 1);
+    mt_versions_free(v, n);
+    mt_memory_free(ts.mem);
+    assert_int_equal(schema_get(&ts), 2);
+    schema_set(&ts, "1");
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                    "\"one\",\"new_str\":\"two\"}");
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 2);
+    mt_versions_free(v, n);
+    mt_memory_free(ts.mem);
+    assert_int_equal(schema_get(&ts), 2);
+    schema_set(&ts, "3");
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
+    assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
+    assert_non_null(strstr(mt_error_last()->message, "schema 3, and this memtool knows 2"));
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -796,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_log_processes_in_order),
         cmocka_unit_test(test_log_redact_pending),
         cmocka_unit_test(test_log_big_records),
+        cmocka_unit_test(test_schema_marked),
     };
     if (sodium_init() < 0)
         return 1;
