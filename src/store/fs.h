@@ -142,6 +142,10 @@ void mt_fs_access_now(int dirfd, const char *name);
 int mt_fs_touch(mt_store *st, int64_t *recorded, const char *rel, int64_t now_ms);
 int mt_fs_idle(mt_store *st, const char *rel, mt_idle_cb cb, void *payload);
 
+/* The history log's slot in the state file's mapping (history.h,
+ * mt_hist_log_attach): valid while the store's lock is held. */
+volatile uint64_t *mt_fs_log_slot(mt_fs *fs);
+
 /* Unmap and close the state file (when the store is freed). */
 void mt_fs_state_close(mt_fs *fs);
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int64_t mt_fs_last_access(const struct stat *sb)
@@ -27,8 +28,9 @@ void mt_fs_access_now(int dirfd, const char *name)
 {
     struct timespec ts[2];
 
-    ts[0].tv_sec = 0;
-    ts[0].tv_nsec = UTIME_NOW;
+    /* The clock itself, not UTIME_NOW: the kernel's file times come from a
+     * coarse clock, up to a tick behind the time a caller read just before. */
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
     ts[1].tv_sec = 0;
     ts[1].tv_nsec = UTIME_OMIT;
     /* Best effort: a rename that could not mark its file is still a rename;

@@ -4,9 +4,10 @@
  * no request path can reach it.
  *
  * Versions are recorded under the store's lock, after the change is on
- * disk and before the lock goes, so they follow the changes' serial order. A
- * change killed between its rename and its commit leaves a file the history
- * has not seen; so does a person with an editor. Before a change touches a
+ * disk and before the lock goes, so they follow the changes' serial order (a
+ * plain store's as one append to the history's log, history.h). A change
+ * killed between its rename and its record leaves a file the history has
+ * not seen; so does a person with an editor. Before a change touches a
  * path it settles it: a file whose inode, size or times differ from what was
  * recorded is read, and if its content differs too, that content becomes a
  * version by "external". Reads settle nothing: a view stays a read.
@@ -79,7 +80,17 @@ int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op)
     /* A plain store with history off never touches the database. */
     if (!op->history && !op->track_ids)
         return 0;
-    if (hist_open(fs) < 0 || mt_hist_begin(fs->hist) < 0) {
+    if (hist_open(fs) < 0) {
+        hist_fail(fs, op);
+        return 0;
+    }
+    /* A plain store's versions go to the history's log, one append each;
+     * an encrypted store's changes keep the record of ids, which its views
+     * check files against, in the database itself. */
+    mt_hist_log_attach(fs->hist, mt_fs_log_slot(fs));
+    if ((op->history && !op->track_ids
+             ? mt_hist_begin_logged(fs->hist, op->history_keep, op->history_days)
+             : mt_hist_begin(fs->hist)) < 0) {
         hist_fail(fs, op);
         return 0;
     }
@@ -594,13 +605,48 @@ int mt_fs_hist_expect(mt_store_op *op, const char *rel, const char *data, size_t
     return mt_error_set(MT_ECONFLICT, "%s was changed by someone else", rel);
 }
 
+/* Whether the history's log holds versions not yet in the database. */
+static int log_pending(mt_fs *fs)
+{
+    struct stat sb;
+
+    return fstatat(fs->root_fd, MT_FS_RESERVED "/" MT_HIST_LOG, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+           sb.st_size > 0;
+}
+
+/* Load the history's log into the database, under the store's lock. */
+static int log_load(mt_fs *fs)
+{
+    mt_store_op op;
+    int rc;
+
+    mt_store_op_init(&op);
+    if ((rc = mt_fs_lock(fs, op.lock_timeout_ms)) < 0)
+        return rc == MT_FS_LOCK_TIMEOUT
+                   ? mt_error_set(MT_EBUSY,
+                                  "another process has held the store's lock for over %u ms, "
+                                  "and the newest versions wait for it; try again later",
+                                  op.lock_timeout_ms)
+                   : rc;
+    if ((rc = hist_open(fs)) == 0) {
+        mt_hist_log_attach(fs->hist, mt_fs_log_slot(fs));
+        rc = mt_hist_load(fs->hist);
+    }
+    mt_fs_unlock(fs);
+    return rc;
+}
+
 /* The history functions of the store interface: each takes the store's
  * lock (a read of the history settles nothing, but must not meet a
- * half-made change's versions: SQLite's own isolation sees to that). */
+ * half-made change's versions: SQLite's own isolation sees to that). A
+ * read first loads the versions the log holds: every change that returned
+ * is in what it reads. */
 static int hist_ready(mt_fs *fs)
 {
     int rc;
 
+    if (log_pending(fs))
+        return log_load(fs);
     pthread_mutex_lock(&fs->lock);
     rc = hist_open(fs);
     pthread_mutex_unlock(&fs->lock);
@@ -669,9 +715,14 @@ static int change_version(mt_fs *fs, mt_store_op *op, const version_change *v)
     locked.track_ids = 0;
     if ((rc = mt_fs_begin(fs, &t, &locked, "", 1)) < 0)
         return rc;
-    if ((rc = hist_open(fs)) == 0)
+    /* Its transaction loads the log first (mt_hist_begin), and empties it
+     * once committed: a version still in the log is redacted in the
+     * database, and its content is in neither. */
+    if ((rc = hist_open(fs)) == 0) {
+        mt_hist_log_attach(fs->hist, mt_fs_log_slot(fs));
         rc = v->cb ? mt_hist_reseal(fs->hist, v->id, v->cb, v->payload)
                    : mt_hist_redact(fs->hist, v->id);
+    }
     mt_fs_end(fs, &t);
     return rc;
 }
@@ -743,6 +794,8 @@ int mt_fs_memory_id(mt_store *st, char out[24], const char *rel)
         return rc;
     if (S_ISDIR(sb.st_mode))
         return mt_fs_error(EISDIR, "cannot look at", rel);
+    if (log_pending(fs) && (rc = log_load(fs)) < 0)
+        return rc;
     /* Its own connection, so that a lookup never waits for a change (which
      * holds the history's under the store's lock), and none made where
      * nothing was ever recorded: no database, no record. */

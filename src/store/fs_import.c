@@ -161,6 +161,9 @@ int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in)
                           in->memory_id, op->history_error ? op->history_error : "unknown");
         goto end;
     }
+    /* The import writes the database itself: the change goes on in a transaction. */
+    if ((rc = mt_hist_solid(fs->hist)) < 0)
+        goto end;
     if ((rc = mt_hist_import_present(fs->hist, in->memory_id)) != 0) {
         in->present = rc > 0;
         rc = rc > 0 ? 0 : rc;

@@ -196,6 +196,15 @@ static int state_current(mt_fs *fs)
            there.st_dev == fs->state_dev && there.st_ino == fs->state_ino;
 }
 
+/* Past the counter's record, in the same shared page: a memtool that does
+ * not know it leaves it alone (it writes only the record). */
+#define LOG_SLOT 512
+
+volatile uint64_t *mt_fs_log_slot(mt_fs *fs)
+{
+    return (volatile uint64_t *)((char *)fs->state_map + LOG_SLOT);
+}
+
 void mt_fs_state_close(mt_fs *fs)
 {
     state_close(fs);

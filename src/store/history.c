@@ -11,8 +11,17 @@
  * not left in a free page or the log: secure_delete overwrites freed pages
  * with zeros, and the transaction that removed content ends with a checkpoint
  * that truncates the log, so no frame holding the old pages stays in it.
+ *
+ * A plain store's changes do not write the database: their versions are
+ * appended to the history's own log (hist_log.h) and loaded in batches, one
+ * transaction for many versions (a transaction's begin and commit were
+ * about as much as the write of a memory at durability none). Every
+ * transaction loads the log first, so versions keep the changes' order and
+ * whatever reads or prunes the database sees them all; a redaction, which
+ * is one, leaves the log truncated.
  */
 #include "history.h"
+#include "hist_log.h"
 #include "lib/sha256.h"
 #include "sqlite_wal.h"
 
@@ -31,12 +40,22 @@
 #include <sodium.h>
 #include <sqlite3.h>
 
-#define SCHEMA_VERSION 1
+/* 2: versions may wait in history.log (hist_log.h) before they are here. A
+ * memtool that knows only 1 would not load them and would record its own
+ * versions before them, so it must refuse the database: it does, as it
+ * refuses any schema but its own. A database of schema 1 has no log yet and
+ * is marked 2 at its first open by this memtool. */
+#define SCHEMA_VERSION 2
 #define BUSY_MS        10000
 /* Prune a memory's versions only when it is this far over its cap: one
  * prune, and its checkpoint, per so many writes. */
 #define PRUNE_SLACK(keep) ((keep) / 10 + 1)
 #define MS_PER_DAY        86400000LL
+/* The log of versions is loaded into the database at the first change that
+ * finds this many records in it, or this many bytes. */
+#define LOG_BATCH       256
+#define LOG_BATCH_BYTES (1024 * 1024)
+#define LOG_NAME        MT_HIST_LOG
 
 enum {
     S_FIND,
@@ -49,6 +68,7 @@ enum {
     S_MEMORY_GONE,
     S_NTH_NEWEST,
     S_PRUNE,
+    S_MAX_ID,
     S_BEGIN,
     S_COMMIT,
     S_COUNT
@@ -68,14 +88,15 @@ static const char *const sql[S_COUNT] = {
     [S_CONTENT_REF] = "UPDATE contents SET refs = refs + 1 WHERE sha256 = ?1",
     [S_CONTENT_UNREF] = "UPDATE contents SET refs = refs - 1 WHERE sha256 = ?1",
     [S_CONTENT_DROP] = "DELETE FROM contents WHERE sha256 = ?1 AND refs <= 0",
-    [S_VERSION_PUT] = "INSERT INTO versions(memory_id, op, path, previous_path, actor, at, sha256, "
-                      "size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_VERSION_PUT] = "INSERT INTO versions(id, memory_id, op, path, previous_path, actor, at, "
+                      "sha256, size) VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_MEMORY_PUT] = "INSERT OR REPLACE INTO memories(path, id, sha256, size, ino, mtime_ns, "
                      "ctime_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_MEMORY_GONE] = "DELETE FROM memories WHERE path = ?1",
     [S_NTH_NEWEST] =
         "SELECT id FROM versions WHERE memory_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2",
     [S_PRUNE] = "DELETE FROM versions WHERE memory_id = ?1 AND id <= ?2 RETURNING sha256",
+    [S_MAX_ID] = "SELECT coalesce(max(id), 0) FROM versions",
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
 };
@@ -95,7 +116,7 @@ static const char schema[] =
     "  redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS versions_memory ON versions(memory_id, id);"
     "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
-    "INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
+    "INSERT OR IGNORE INTO meta VALUES ('schema', '2');";
 
 /* Statements of the record of ids alone (mt_hist_track_put...), prepared at
  * their first use: most handles never need them, and an open's statements
@@ -132,6 +153,41 @@ struct mt_hist {
     mt_hist_mem seen;
     void (*on_close)(void *payload); /* see mt_hist_on_close */
     void *on_close_payload;
+    /*
+     * The log of versions not yet loaded (hist_log.h), for the handle a
+     * store's changes use (mt_hist_log_attach). A change in `logged` mode
+     * appends its versions to the log at commit, in one write; the
+     * database then lags the log, and `over` holds what this handle's
+     * appends made of each path they touched since the log was last
+     * loaded. That is all the log holds while the store's shared slot
+     * names this handle (`owner` == `token`): any other process that
+     * appends or loads writes its own token there, and this handle loads
+     * the log again before its next append.
+     */
+    volatile uint64_t *owner; /* the slot, in the store's shared state */
+    uint64_t token;           /* this handle's (random, never 0) */
+    int logfd;                /* the log, opened at its first use; -1 before */
+    int mode;                 /* H_IDLE, H_LOGGED or H_SQL: what the change in progress is */
+    int synced;               /* over and next_id are right (the log is this handle's appends) */
+    int log_loaded;           /* this transaction loaded the log: empty it once committed */
+    int64_t next_id;          /* the id of the next version appended */
+    uint64_t log_end;         /* the log's size after this handle's last append */
+    unsigned pending;         /* records appended since the log was last loaded */
+    unsigned change_recs;     /* records of the change in progress, in `change` */
+    mt_buf change;            /* those records, appended at commit */
+    uint32_t keep, days;      /* the change's caps, carried by its records */
+    struct over *over;        /* paths touched by appends since the last load */
+    size_t over_n, over_cap;
+};
+
+enum { H_IDLE, H_LOGGED, H_SQL };
+
+struct over {
+    uint64_t hash;
+    char *path;
+    int found;
+    int has_fp; /* m.fp was recorded (a load writes it, or NULLs) */
+    mt_hist_mem m;
 };
 
 static void seen_forget(mt_hist *h)
@@ -190,6 +246,7 @@ static void watch_forks(void)
 }
 
 static void hist_free(mt_hist *h);
+static void over_clear(mt_hist *h);
 
 /* Close what a parent left this process; called with the registry locked. */
 static void drop_inherited(void)
@@ -270,6 +327,9 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
     if (!(h = calloc(1, sizeof(*h))))
         return mt_error_set(MT_ENOMEM, "out of memory opening the history");
     h->dirfd = -1;
+    h->logfd = -1;
+    while (!h->token)
+        randombytes_buf(&h->token, sizeof(h->token));
     /* SQLite wants a path and resolves it once, at open, to the directory's
      * real path: given by the descriptor the store opened (confined), and
      * checked after the open to be that very directory. Its files must be
@@ -362,6 +422,16 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             }
             version = schema_version(h->db);
         }
+        if (version == 1) {
+            if (sqlite3_exec(h->db,
+                             "UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1'",
+                             NULL, NULL, &msg) != SQLITE_OK) {
+                rc = mt_error_set(MT_EIO, "history database: cannot mark it schema 2: %s",
+                                  msg ? msg : sqlite3_errmsg(h->db));
+                goto done;
+            }
+            version = schema_version(h->db);
+        }
         if (version != SCHEMA_VERSION) {
             rc = mt_error_set(MT_EINVAL,
                               "history database: schema %d, and this memtool knows %d: use the "
@@ -435,6 +505,11 @@ static void hist_free(mt_hist *h)
     sqlite3_close(h->db);
     if (h->dirfd >= 0)
         close(h->dirfd);
+    if (h->logfd >= 0)
+        close(h->logfd);
+    over_clear(h);
+    free(h->over);
+    mt_buf_dispose(&h->change);
     free(h);
 }
 
@@ -453,26 +528,179 @@ static void reset_all(mt_hist *h)
             sqlite3_reset(h->lazy[i]);
 }
 
-int mt_hist_begin(mt_hist *h)
+/* The paths this handle's appends touched since the log was last loaded:
+ * few (a load comes every LOG_BATCH records), so a list. */
+static uint64_t path_hash(const char *p)
+{
+    uint64_t k = 14695981039346656037ULL;
+
+    while (*p) {
+        k ^= (unsigned char)*p++;
+        k *= 1099511628211ULL;
+    }
+    return k;
+}
+
+static struct over *over_find(mt_hist *h, const char *path)
+{
+    uint64_t k = path_hash(path);
+    size_t i;
+
+    for (i = h->over_n; i-- > 0;)
+        if (h->over[i].hash == k && strcmp(h->over[i].path, path) == 0)
+            return &h->over[i];
+    return NULL;
+}
+
+static int over_set(mt_hist *h, const char *path, int found, const mt_hist_mem *m, int has_fp)
+{
+    struct over *o = over_find(h, path);
+
+    if (!o) {
+        if (h->over_n == h->over_cap) {
+            size_t cap = h->over_cap ? h->over_cap * 2 : 64;
+            struct over *p = realloc(h->over, cap * sizeof(*p));
+            if (!p)
+                return mt_error_set(MT_ENOMEM, "out of memory recording a version");
+            h->over = p;
+            h->over_cap = cap;
+        }
+        o = &h->over[h->over_n];
+        if (!(o->path = strdup(path)))
+            return mt_error_set(MT_ENOMEM, "out of memory recording a version");
+        o->hash = path_hash(path);
+        h->over_n++;
+    }
+    o->found = found;
+    o->has_fp = has_fp;
+    if (found)
+        o->m = *m;
+    else
+        memset(&o->m, 0, sizeof(o->m));
+    return 0;
+}
+
+static void over_clear(mt_hist *h)
+{
+    size_t i;
+
+    for (i = 0; i < h->over_n; i++)
+        free(h->over[i].path);
+    h->over_n = 0;
+}
+
+void mt_hist_log_attach(mt_hist *h, volatile uint64_t *owner)
+{
+    h->owner = owner;
+}
+
+static void log_close(mt_hist *h)
+{
+    if (h->logfd >= 0)
+        close(h->logfd);
+    h->logfd = -1;
+}
+
+/* The log, opened at its first use (made only to append to it), and at
+ * each load checked to be the file its name holds now. Like the database's
+ * files it must be a plain single-link file. 1 open, 0 there is none, or an
+ * error. */
+static int log_open(mt_hist *h, int create, int check)
+{
+    struct stat sb, there;
+    int fd;
+
+    if (h->logfd >= 0 && check &&
+        (fstat(h->logfd, &sb) < 0 || fstatat(h->dirfd, LOG_NAME, &there, AT_SYMLINK_NOFOLLOW) < 0 ||
+         sb.st_ino != there.st_ino || sb.st_dev != there.st_dev))
+        log_close(h);
+    if (h->logfd >= 0)
+        return 1;
+    fd = openat(h->dirfd, LOG_NAME,
+                O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+                    (create ? O_CREAT : 0),
+                0600);
+    if (fd < 0 && errno == ENOENT && !create)
+        return 0;
+    if (fd < 0)
+        return mt_error_set(MT_EIO, "history's log %s: cannot open it: %s (move it away)", LOG_NAME,
+                            strerror(errno));
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
+        close(fd);
+        return mt_error_set(MT_EIO, "history's log %s is not a plain file; move it away", LOG_NAME);
+    }
+    h->logfd = fd;
+    return 1;
+}
+
+/* The size of the log, 0 when there is none. */
+static int log_size(mt_hist *h, uint64_t *out, int check)
+{
+    struct stat sb;
+    int rc;
+
+    *out = 0;
+    if ((rc = log_open(h, 0, check)) <= 0)
+        return rc;
+    if (fstat(h->logfd, &sb) < 0)
+        return mt_error_set(MT_EIO, "history's log: %s", strerror(errno));
+    *out = (uint64_t)sb.st_size;
+    return 0;
+}
+
+static int sql_begin(mt_hist *h)
+{
+    if (sqlite3_step(stmt(h, S_BEGIN)) != SQLITE_DONE)
+        return db_error(h, "cannot begin");
+    h->mode = H_SQL;
+    return 0;
+}
+
+/* Leave no change in progress: a transaction some failure left open must
+ * not swallow the next. */
+static void begin_clean(mt_hist *h)
 {
     seen_forget(h);
     reset_all(h);
     h->dropped = 0;
-    /* A transaction some failure left open must not swallow this one. */
-    if (!sqlite3_get_autocommit(h->db))
+    if (h->mode != H_IDLE || !sqlite3_get_autocommit(h->db))
         mt_hist_rollback(h);
-    if (sqlite3_step(stmt(h, S_BEGIN)) != SQLITE_DONE)
-        return db_error(h, "cannot begin");
+    h->change.len = 0;
+    h->change_recs = 0;
+}
+
+static int log_apply(mt_hist *h);
+
+int mt_hist_begin(mt_hist *h)
+{
+    int rc;
+
+    begin_clean(h);
+    if ((rc = sql_begin(h)) < 0)
+        return rc;
+    /* The versions in the log come first: they are older than this change's. */
+    if (h->owner && (rc = log_apply(h)) < 0) {
+        mt_hist_rollback(h);
+        return rc;
+    }
     return 0;
 }
 
 void mt_hist_rollback(mt_hist *h)
 {
     seen_forget(h);
-    sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+    if (h->mode != H_LOGGED)
+        sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+    /* A logged change's records are dropped before they were appended; the
+     * overlay has them, so it goes (the log is loaded before the next
+     * append). A transaction's load of the log is undone with it. */
+    h->change.len = 0;
+    h->change_recs = 0;
+    h->log_loaded = 0;
+    h->synced = 0;
+    h->mode = H_IDLE;
 }
 
-/* A version that held this content is gone: the content goes with the last. */
 static int drop_content(mt_hist *h, const char *sha)
 {
     sqlite3_stmt *s = stmt(h, S_CONTENT_UNREF);
@@ -590,8 +818,298 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
     return rc;
 }
 
+typedef struct {
+    mt_hist *h;
+    int64_t max; /* the newest version in the database: older records are in it already */
+    uint32_t days;
+    int batch; /* a load of the log: see apply_rec */
+} apply_ctx;
+
+static int memory_put(mt_hist *h, const char *path, const mt_hist_mem *m, int has_fp)
+{
+    sqlite3_stmt *s = stmt(h, S_MEMORY_PUT);
+
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, m->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, m->sha256, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, (int64_t)m->size);
+    if (has_fp) {
+        sqlite3_bind_int64(s, 5, (int64_t)m->fp.ino);
+        sqlite3_bind_int64(s, 6, m->fp.mtime_ns);
+        sqlite3_bind_int64(s, 7, m->fp.ctime_ns);
+    }
+    return sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot record a memory");
+}
+
+static int memory_gone(mt_hist *h, const char *path)
+{
+    sqlite3_stmt *s = stmt(h, S_MEMORY_GONE);
+
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    return sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot record a memory");
+}
+
+/* Put one version into the database, in the open transaction. In a
+ * batch (c->batch) the live memories' rows are only noted, in the overlay,
+ * and written as the batch ends (batch_end): a memory made, edited and
+ * deleted within one batch costs its row nothing. */
+static int apply_rec(mt_hist *h, const mt_hist_rec *r, apply_ctx *c)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    seen_forget(h);
+    if (r->op != MT_VERSION_DELETED) {
+        if (r->data) {
+            s = stmt(h, S_CONTENT_PUT);
+            sqlite3_bind_text(s, 1, r->sha256, -1, SQLITE_STATIC);
+            sqlite3_bind_blob64(s, 2, r->len ? r->data : "", r->len, SQLITE_STATIC);
+        } else {
+            s = stmt(h, S_CONTENT_REF);
+            sqlite3_bind_text(s, 1, r->sha256, -1, SQLITE_STATIC);
+        }
+        if (sqlite3_step(s) != SQLITE_DONE)
+            return db_error(h, "cannot keep content");
+    }
+    s = stmt(h, S_VERSION_PUT);
+    sqlite3_bind_text(s, 1, r->memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, (int)r->op);
+    sqlite3_bind_text(s, 3, r->path, -1, SQLITE_STATIC);
+    if (r->previous)
+        sqlite3_bind_text(s, 4, r->previous, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, r->actor, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 6, r->at);
+    if (r->op != MT_VERSION_DELETED)
+        sqlite3_bind_text(s, 7, r->sha256, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 8, r->op == MT_VERSION_DELETED ? 0 : (int64_t)r->size);
+    if (r->id > 0)
+        sqlite3_bind_int64(s, 9, r->id);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return db_error(h, "cannot record a version");
+    /* The live memories: where each is and how its file looks. */
+    if (r->op == MT_VERSION_DELETED || r->previous) {
+        const char *gone = r->previous ? r->previous : r->path;
+        if ((rc = c && c->batch ? over_set(h, gone, 0, NULL, 0) : memory_gone(h, gone)) < 0)
+            return rc;
+    }
+    if (r->op != MT_VERSION_DELETED) {
+        mt_hist_mem m;
+        memset(&m, 0, sizeof(m));
+        snprintf(m.id, sizeof(m.id), "%s", r->memory_id);
+        snprintf(m.sha256, sizeof(m.sha256), "%s", r->sha256);
+        m.size = m.fp.size = r->size;
+        if (r->has_fp) {
+            m.fp.ino = r->fp.ino;
+            m.fp.mtime_ns = r->fp.mtime_ns;
+            m.fp.ctime_ns = r->fp.ctime_ns;
+        }
+        if ((rc = c && c->batch ? over_set(h, r->path, 1, &m, r->has_fp)
+                                : memory_put(h, r->path, &m, r->has_fp)) < 0)
+            return rc;
+        /* After each version, as a change would: a memory is pruned at
+         * the same versions whichever store keeps it. */
+        if (r->keep)
+            return prune_memory(h, r->memory_id, r->keep);
+    }
+    return 0;
+}
+
+/* The end of a batch: the live memories' rows as the batch left them. The
+ * overlay is empty again. */
+static int batch_end(mt_hist *h)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < h->over_n; i++)
+        rc = h->over[i].found ? memory_put(h, h->over[i].path, &h->over[i].m, h->over[i].has_fp)
+                              : memory_gone(h, h->over[i].path);
+    over_clear(h);
+    return rc;
+}
+
+static int max_id(mt_hist *h, int64_t *out)
+{
+    sqlite3_stmt *s = stmt(h, S_MAX_ID);
+    int step = sqlite3_step(s);
+
+    *out = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    sqlite3_reset(s);
+    return step == SQLITE_ROW ? 0 : db_error(h, "cannot read the newest version");
+}
+
+static int apply_cb(void *payload, const mt_hist_rec *r)
+{
+    apply_ctx *c = payload;
+
+    /* Loaded already: a load whose commit was made, and whose process was
+     * killed before it emptied the log (the newest version is never
+     * pruned, so the database's newest id says how far it got). */
+    if (r->id <= c->max)
+        return 0;
+    c->max = r->id;
+    if (r->days)
+        c->days = r->days;
+    return apply_rec(c->h, r, c);
+}
+
+/* Load the log into the open transaction; it is emptied once that commits. */
+static int log_apply(mt_hist *h)
+{
+    apply_ctx c;
+    uint64_t size, end;
+    int rc;
+
+    if ((rc = log_size(h, &size, 1)) < 0 || size == 0)
+        return rc;
+    memset(&c, 0, sizeof(c));
+    c.h = h;
+    c.batch = 1;
+    /* The overlay notes the batch's live memories (a change's overlay is
+     * no use once the log is loaded). */
+    over_clear(h);
+    if ((rc = max_id(h, &c.max)) == 0 &&
+        (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) == 0 && (rc = batch_end(h)) == 0)
+        rc = prune_days(h, c.days);
+    over_clear(h);
+    if (rc == 0)
+        h->log_loaded = 1;
+    return rc;
+}
+
+/* After the commit of a transaction that loaded the log. A log that cannot
+ * be emptied is loaded again, and what is in the database already skipped. */
+static void log_emptied(mt_hist *h)
+{
+    if (h->log_loaded && h->logfd >= 0 && ftruncate(h->logfd, 0) < 0)
+        h->synced = 0;
+    h->log_loaded = 0;
+}
+
+int mt_hist_load(mt_hist *h)
+{
+    uint64_t size;
+    int rc;
+
+    if (!h->owner || (rc = log_size(h, &size, 1)) < 0 || size == 0)
+        return h->owner ? rc : 0;
+    if ((rc = mt_hist_begin(h)) < 0)
+        return rc;
+    return mt_hist_commit(h, NULL);
+}
+
+/* Load the log and empty it, so that this handle's appends are all it holds. */
+static int log_sync(mt_hist *h)
+{
+    uint64_t size;
+    int rc;
+
+    h->synced = 0;
+    over_clear(h);
+    h->pending = 0;
+    if ((rc = mt_hist_load(h)) < 0 || (rc = log_open(h, 1, 1)) < 0 ||
+        (rc = log_size(h, &size, 0)) < 0)
+        return rc;
+    /* Nothing is ever appended after what a load left (a record cut short). */
+    if (size != 0)
+        return mt_error_set(MT_EIO, "history's log: cannot empty it");
+    if ((rc = max_id(h, &h->next_id)) < 0)
+        return rc;
+    h->next_id++;
+    h->log_end = 0;
+    *h->owner = h->token;
+    h->synced = 1;
+    return 0;
+}
+
+int mt_hist_begin_logged(mt_hist *h, unsigned keep, unsigned days)
+{
+    if (!h->owner)
+        return mt_hist_begin(h);
+    begin_clean(h);
+    if ((!h->synced || *h->owner != h->token || h->pending >= LOG_BATCH ||
+         h->log_end >= LOG_BATCH_BYTES) &&
+        log_sync(h) < 0)
+        return mt_hist_begin(h); /* which says what is wrong, or records all the same */
+    h->mode = H_LOGGED;
+    h->keep = keep;
+    h->days = days;
+    return 0;
+}
+
+/* A logged change that needs the database itself (a walk of the memories,
+ * the record of ids alone): the log and the change's records so far go
+ * into a transaction, and the change goes on in it. */
+static int escalate(mt_hist *h)
+{
+    apply_ctx c;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    c.h = h;
+    if (h->mode != H_LOGGED)
+        return 0;
+    h->mode = H_IDLE;
+    h->synced = 0;
+    over_clear(h);
+    seen_forget(h);
+    if ((rc = sql_begin(h)) == 0 && (rc = log_apply(h)) == 0 && (rc = max_id(h, &c.max)) == 0)
+        rc = mt_hist_rec_each(h->change.ptr, h->change.len, apply_cb, &c);
+    h->change.len = 0;
+    h->change_recs = 0;
+    return rc; /* a failure: the caller's rollback ends the transaction */
+}
+
+int mt_hist_solid(mt_hist *h)
+{
+    return escalate(h);
+}
+
+/* A logged change's records, appended in one write. */
+static int log_commit(mt_hist *h)
+{
+    size_t done = 0;
+    int rc = 0;
+
+    h->mode = H_IDLE;
+    seen_forget(h);
+    if (!h->change.len)
+        return 0;
+    if ((rc = log_open(h, 1, 0)) < 0)
+        goto fail;
+    while (done < h->change.len) {
+        ssize_t n = write(h->logfd, h->change.ptr + done, h->change.len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = mt_error_set(MT_EIO, "history's log: cannot append to it: %s",
+                              n < 0 ? strerror(errno) : "nothing written");
+            /* No part of a record stays before the next append: cut it off
+             * (and, should that fail, the next change loads the log first,
+             * which stops at it, and empties it). */
+            if (done && ftruncate(h->logfd, (off_t)h->log_end) < 0)
+                h->synced = 0;
+            goto fail;
+        }
+        done += (size_t)n;
+    }
+    h->log_end += h->change.len;
+    h->pending += h->change_recs;
+    *h->owner = h->token;
+    h->change.len = 0;
+    h->change_recs = 0;
+    return 0;
+fail:
+    h->synced = 0;
+    h->change.len = 0;
+    h->change_recs = 0;
+    return rc;
+}
+
 int mt_hist_commit(mt_hist *h, const mt_store_op *op)
 {
+    if (h->mode == H_LOGGED)
+        return log_commit(h);
     if (op && prune_days(h, op->history_days) < 0) {
         mt_hist_rollback(h);
         return mt_error_last()->code;
@@ -603,6 +1121,13 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         mt_hist_rollback(h);
         return rc;
     }
+    h->mode = H_IDLE;
+    /* Versions may have come into the database: no handle goes on from
+     * what it knew (this one included, whose next id may have moved). */
+    h->synced = 0;
+    log_emptied(h);
+    if (h->owner)
+        *h->owner = h->token;
     if (h->dropped || h->truncate_due) {
         /* The pages that held it are zeros in the database now; the log's
          * copies of them go with the log. The store's lock is held here, so
@@ -622,7 +1147,7 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
 
 int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
 {
-    sqlite3_stmt *s = stmt(h, S_FIND);
+    sqlite3_stmt *s;
     const char *text;
     int step;
 
@@ -632,6 +1157,17 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path)
             *out = h->seen;
         return h->seen_found;
     }
+    /* What this handle appended and the database does not have yet. */
+    if (h->mode == H_LOGGED) {
+        struct over *o = over_find(h, path);
+        if (o) {
+            if (o->found)
+                *out = o->m;
+            seen_set(h, path, o->found, out);
+            return o->found;
+        }
+    }
+    s = stmt(h, S_FIND);
     sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
     step = sqlite3_step(s);
     if (step == SQLITE_DONE) {
@@ -666,16 +1202,15 @@ void mt_hist_new_memory_id(char id[24])
 
 int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
 {
-    char sha[65] = "", id[24];
-    mt_hist_mem was;
-    sqlite3_stmt *s;
-    uint64_t size = 0;
-    int found = 0;
+    mt_hist_rec r;
+    mt_hist_mem was, now;
+    int found = 0, rc;
 
     *out_id = 0;
+    memset(&r, 0, sizeof(r));
     /* The memory: named, the one at the path (or the rename's source), or new. */
     if (e->memory_id) {
-        snprintf(id, sizeof(id), "%s", e->memory_id);
+        snprintf(r.memory_id, sizeof(r.memory_id), "%s", e->memory_id);
     } else if ((found = mt_hist_find(h, &was, e->previous ? e->previous : e->path)) < 0) {
         return found;
     } else if (found && !was.sha256[0] && !e->data) {
@@ -686,80 +1221,66 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
             return mt_hist_track_drop(h, e->path);
         return e->previous ? mt_hist_track_move(h, e->previous, e->path) : 0;
     } else if (found) {
-        memcpy(id, was.id, sizeof(id));
-        memcpy(sha, was.sha256, sizeof(sha));
-        size = was.size;
+        memcpy(r.memory_id, was.id, sizeof(r.memory_id));
+        memcpy(r.sha256, was.sha256, sizeof(r.sha256));
+        r.size = was.size;
     } else if (e->op == MT_VERSION_CREATED) {
-        mt_hist_new_memory_id(id);
+        mt_hist_new_memory_id(r.memory_id);
     } else {
         return 0; /* nothing known of it: nothing to record */
     }
-    if (e->op != MT_VERSION_DELETED) {
+    r.op = e->op;
+    r.path = e->path;
+    r.previous = e->previous;
+    r.actor = e->actor ? e->actor : "library";
+    r.at = now_ms();
+    if (e->op == MT_VERSION_DELETED) {
+        r.sha256[0] = '\0';
+        r.size = 0;
+    } else {
         if (e->data) {
-            mt_hist_sha256(sha, e->data, e->len);
-            size = e->len;
-            s = stmt(h, S_CONTENT_PUT);
-            sqlite3_bind_text(s, 1, sha, 64, SQLITE_STATIC);
-            sqlite3_bind_blob64(s, 2, e->data, e->len, SQLITE_STATIC);
-        } else {
-            s = stmt(h, S_CONTENT_REF);
-            sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+            mt_hist_sha256(r.sha256, e->data, e->len);
+            r.size = e->len;
+            r.data = e->data;
+            r.len = e->len;
         }
-        if (sqlite3_step(s) != SQLITE_DONE)
-            return db_error(h, "cannot keep content");
-    }
-    s = stmt(h, S_VERSION_PUT);
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_int(s, 2, (int)e->op);
-    sqlite3_bind_text(s, 3, e->path, -1, SQLITE_STATIC);
-    if (e->previous)
-        sqlite3_bind_text(s, 4, e->previous, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 5, e->actor ? e->actor : "library", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 6, now_ms());
-    if (e->op != MT_VERSION_DELETED)
-        sqlite3_bind_text(s, 7, sha, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 8, e->op == MT_VERSION_DELETED ? 0 : (int64_t)size);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        return db_error(h, "cannot record a version");
-    *out_id = sqlite3_last_insert_rowid(h->db);
-    /* The live memories: where each is and how its file looks. */
-    if (e->op == MT_VERSION_DELETED || e->previous) {
-        s = stmt(h, S_MEMORY_GONE);
-        sqlite3_bind_text(s, 1, e->previous ? e->previous : e->path, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            return db_error(h, "cannot record a memory");
-    }
-    seen_forget(h);
-    if (e->op != MT_VERSION_DELETED) {
-        s = stmt(h, S_MEMORY_PUT);
-        sqlite3_bind_text(s, 1, e->path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 3, sha, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 4, (int64_t)size);
         if (e->fp) {
-            sqlite3_bind_int64(s, 5, (int64_t)e->fp->ino);
-            sqlite3_bind_int64(s, 6, e->fp->mtime_ns);
-            sqlite3_bind_int64(s, 7, e->fp->ctime_ns);
+            r.has_fp = 1;
+            r.fp = *e->fp;
         }
-        if (sqlite3_step(s) != SQLITE_DONE)
-            return db_error(h, "cannot record a memory");
     }
-    {
-        /* What S_FIND would read back now. */
-        mt_hist_mem now;
-        memset(&now, 0, sizeof(now));
-        if (e->op != MT_VERSION_DELETED) {
-            snprintf(now.id, sizeof(now.id), "%s", id);
-            snprintf(now.sha256, sizeof(now.sha256), "%s", sha);
-            now.size = now.fp.size = size;
-            if (e->fp) {
-                now.fp.ino = e->fp->ino;
-                now.fp.mtime_ns = e->fp->mtime_ns;
-                now.fp.ctime_ns = e->fp->ctime_ns;
-            }
+    if (h->mode == H_LOGGED) {
+        r.id = h->next_id;
+        r.keep = h->keep;
+        r.days = h->days;
+        if ((rc = mt_hist_rec_encode(&h->change, &r)) < 0)
+            return rc;
+        h->next_id++;
+        h->change_recs++;
+        *out_id = r.id;
+    } else {
+        if ((rc = apply_rec(h, &r, NULL)) < 0)
+            return rc;
+        *out_id = sqlite3_last_insert_rowid(h->db);
+    }
+    /* What S_FIND would read back now. */
+    memset(&now, 0, sizeof(now));
+    if (e->op != MT_VERSION_DELETED) {
+        snprintf(now.id, sizeof(now.id), "%s", r.memory_id);
+        snprintf(now.sha256, sizeof(now.sha256), "%s", r.sha256);
+        now.size = now.fp.size = r.size;
+        if (r.has_fp) {
+            now.fp.ino = r.fp.ino;
+            now.fp.mtime_ns = r.fp.mtime_ns;
+            now.fp.ctime_ns = r.fp.ctime_ns;
         }
-        seen_set(h, e->path, e->op != MT_VERSION_DELETED, &now);
     }
+    if (h->mode == H_LOGGED &&
+        (((e->op == MT_VERSION_DELETED || e->previous) &&
+          (rc = over_set(h, e->previous ? e->previous : e->path, 0, NULL, 0)) < 0) ||
+         (e->op != MT_VERSION_DELETED && (rc = over_set(h, e->path, 1, &now, r.has_fp)) < 0)))
+        return rc;
+    seen_set(h, e->path, e->op != MT_VERSION_DELETED, &now);
     return 0;
 }
 
@@ -782,6 +1303,8 @@ static int track_run(mt_hist *h, int which, const char *a, const char *b)
     sqlite3_stmt *s;
     int step;
 
+    if ((step = escalate(h)) < 0)
+        return step;
     seen_forget(h);
     if (!(s = lazy_stmt(h, which)))
         return db_error(h, "cannot record which memory is where");
@@ -816,8 +1339,12 @@ int mt_hist_track_move(mt_hist *h, const char *from, const char *to)
 
 int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path)
 {
-    sqlite3_stmt *s = lazy_stmt(h, L_ELSEWHERE);
+    sqlite3_stmt *s;
     int step;
+
+    if ((step = escalate(h)) < 0)
+        return step;
+    s = lazy_stmt(h, L_ELSEWHERE);
 
     if (!s)
         return db_error(h, "cannot look up a memory");
@@ -832,8 +1359,12 @@ int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path)
 
 int mt_hist_ids_exact(mt_hist *h)
 {
-    sqlite3_stmt *s = lazy_stmt(h, L_EXACT);
+    sqlite3_stmt *s;
     int step;
+
+    if ((step = escalate(h)) < 0)
+        return step;
+    s = lazy_stmt(h, L_EXACT);
 
     if (!s)
         return db_error(h, "cannot read the history's settings");
@@ -846,8 +1377,12 @@ int mt_hist_ids_exact(mt_hist *h)
 
 int mt_hist_ids_mark_exact(mt_hist *h)
 {
-    sqlite3_stmt *s = lazy_stmt(h, L_MARK);
+    sqlite3_stmt *s;
     int step;
+
+    if ((step = escalate(h)) < 0)
+        return step;
+    s = lazy_stmt(h, L_MARK);
 
     if (!s)
         return db_error(h, "cannot write the history's settings");
@@ -877,8 +1412,10 @@ int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path)
 int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
 {
     sqlite3_stmt *s = NULL;
-    int rc = 0;
+    int rc;
 
+    if ((rc = escalate(h)) < 0)
+        return rc;
     seen_forget(h);
     if (sqlite3_prepare_v2(
             h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1", -1,
@@ -896,14 +1433,17 @@ int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
 
 int mt_hist_prune(mt_hist *h, const char *memory_id, unsigned keep)
 {
-    return prune_memory(h, memory_id, keep);
+    /* A logged change's records carry the cap: the load prunes. */
+    return h->mode == H_LOGGED ? 0 : prune_memory(h, memory_id, keep);
 }
 
 int mt_hist_each(mt_hist *h, const char *path, mt_hist_each_cb cb, void *payload)
 {
     sqlite3_stmt *s = NULL;
-    int rc = 0, step;
+    int rc, step;
 
+    if ((rc = escalate(h)) < 0)
+        return rc;
     if (sqlite3_prepare_v2(h->db,
                            "SELECT path, id, sha256, size, ino, mtime_ns, ctime_ns FROM memories "
                            "WHERE (?1 = '' OR path = ?1 OR "

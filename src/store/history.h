@@ -52,6 +52,30 @@ int mt_hist_begin(mt_hist *h);
 int mt_hist_commit(mt_hist *h, const mt_store_op *op);
 void mt_hist_rollback(mt_hist *h);
 
+/*
+ * The log of versions (hist_log.h), in the database's directory: a change
+ * begun with mt_hist_begin_logged records its versions there, appended at
+ * its commit in one write, and no SQLite transaction; the log is loaded
+ * into the database at the first logged change that finds it holds another
+ * handle's appends (the slot says so) or LOG_BATCH records, by
+ * mt_hist_begin (so every transaction sees every version, in order), and by
+ * mt_hist_load. All of it under the store's lock, which the slot and the
+ * log are only ever touched under. A change that needs the database itself
+ * (mt_hist_each, the record of ids, mt_hist_solid) loads the log and goes
+ * on in a transaction. Without a slot attached, the log is not used.
+ */
+#define MT_HIST_LOG "history.log"
+/* The store's shared slot (8 bytes every process that uses the store maps):
+ * which handle last appended to the log or loaded it. */
+void mt_hist_log_attach(mt_hist *h, volatile uint64_t *owner);
+/* Begin a change whose versions go to the log; keep and days its caps. */
+int mt_hist_begin_logged(mt_hist *h, unsigned keep, unsigned days);
+/* Load the log into the database and empty it (nothing to do: 0). */
+int mt_hist_load(mt_hist *h);
+/* The change in progress goes on in a transaction (for what reads or
+ * writes the database itself: the import's). */
+int mt_hist_solid(mt_hist *h);
+
 /* The live memory at path: 1 found, 0 none, or an error. */
 int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <sodium.h>
+#include <sqlite3.h>
 
 #include "helpers.h"
 
@@ -52,12 +53,13 @@ static size_t log_of(mt_memory *mem, mt_version **v, const char *path, size_t li
 /* Whether needle occurs in any file of the store's reserved directory. */
 static int in_history_files(const mt_test_store *ts, const char *needle)
 {
-    static const char *const names[] = {"history.db", "history.db-wal", "history.db-shm"};
+    static const char *const names[] = {"history.db", "history.db-wal", "history.db-shm",
+                                        "history.log"};
     char path[512];
     size_t i;
     int found = 0;
 
-    for (i = 0; i < 3 && !found; i++) {
+    for (i = 0; i < sizeof(names) / sizeof(names[0]) && !found; i++) {
         FILE *f;
         char *data;
         long size;
@@ -464,12 +466,405 @@ static void test_history_off(void **state)
     mt_test_store_free(&ts);
 }
 
+/* The size of the history's log of versions not yet loaded (-1: none). */
+static long log_size(const mt_test_store *ts)
+{
+    char path[512];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.log", ts->root);
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* Whether needle is in the log of versions not yet loaded. */
+static int in_log(const mt_test_store *ts, const char *needle)
+{
+    char path[512], buf[65536];
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.log", ts->root);
+    if (!(f = fopen(path, "rb")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    return memmem(buf, n, needle, strlen(needle)) != NULL;
+}
+
+/* In a child: open the store, run the inputs, and die by SIGKILL before any
+ * close, leaving its versions in the log. */
+static void changes_then_killed_with(const mt_test_store *ts, const mt_options *o,
+                                     const char *const *inputs, size_t n)
+{
+    int status;
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        mt_memory *mem;
+        size_t i;
+        if (mt_memory_open(&mem, ts->root, o) < 0)
+            _exit(3);
+        for (i = 0; i < n; i++) {
+            mt_result r;
+            if (mt_memory_call(&r, mem, inputs[i], strlen(inputs[i])) < 0 || r.is_error)
+                _exit(4);
+            mt_result_dispose(&r);
+        }
+        raise(SIGKILL);
+        _exit(5);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+static void changes_then_killed(const mt_test_store *ts, const char *const *inputs, size_t n)
+{
+    changes_then_killed_with(ts, NULL, inputs, n);
+}
+
+static const char *const three_changes[] = {
+    "{\"command\":\"create\",\"path\":\"/memories/k.md\",\"file_text\":\"one\\n\"}",
+    "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":\"one\","
+    "\"new_str\":\"two\"}",
+    "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":\"two\","
+    "\"new_str\":\"three\"}",
+};
+
+/* Each version's content, newest first, is want[0], want[1], ... */
+static void contents_are(mt_memory *mem, const mt_version *v, size_t n, const char *const *want)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        char *data;
+        size_t len;
+        if (mt_memory_version_content(&data, &len, mem, v[i].id) < 0)
+            fail_msg("version %lld: %s", (long long)v[i].id, mt_error_last()->message);
+        assert_int_equal(len, strlen(want[i]));
+        assert_memory_equal(data, want[i], len);
+        free(data);
+    }
+}
+
+/* A process killed after its appends, before anything loaded them, loses
+ * no version: the next reader loads them, in order, and empties the log. */
+static void test_log_kill_after_append(void **state)
+{
+    static const char *const want[] = {"three\n", "two\n", "one\n"};
+    mt_test_store ts;
+    mt_version *v = NULL;
+    size_t n;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    changes_then_killed(&ts, three_changes, 3);
+    /* The versions are in the log only. */
+    assert_true(log_size(&ts) > 0);
+    assert_true(in_log(&ts, "three\n"));
+    n = log_of(ts.mem, &v, "/memories/k.md", 10);
+    assert_int_equal(n, 3);
+    assert_int_equal(v[0].operation, MT_VERSION_MODIFIED);
+    assert_int_equal(v[2].operation, MT_VERSION_CREATED);
+    assert_true(v[0].id > v[1].id && v[1].id > v[2].id);
+    assert_string_equal(v[0].memory_id, v[2].memory_id);
+    contents_are(ts.mem, v, n, want);
+    assert_int_equal(log_size(&ts), 0);
+    mt_versions_free(v, n);
+    /* Loaded once: a second process reading finds the same three. */
+    n = log_of(ts.mem, &v, "/memories/k.md", 10);
+    assert_int_equal(n, 3);
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
+/* A record cut short (a kill in the middle of the append) or damaged is
+ * never loaded, nor anything after it; the change it belonged to is found
+ * as what the file holds, and later appends are kept. */
+static void test_log_torn_record(void **state)
+{
+    mt_test_store ts;
+    mt_version *v = NULL;
+    char path[512];
+    size_t n;
+    long size;
+    int cut;
+    (void)state;
+
+    for (cut = 0; cut < 2; cut++) {
+        mt_test_store_init(&ts, NULL);
+        changes_then_killed(&ts, three_changes, 3);
+        size = log_size(&ts);
+        assert_true(size > 40);
+        snprintf(path, sizeof(path), "%s/.memtool/history.log", ts.root);
+        if (cut) {
+            /* The last record, cut in the middle of "three". */
+            assert_int_equal(truncate(path, size - 8), 0);
+        } else {
+            /* One byte of the last record's content flipped. */
+            int fd = open(path, O_RDWR);
+            char byte;
+            assert_true(fd >= 0);
+            assert_int_equal(pread(fd, &byte, 1, size - 3), 1);
+            byte ^= 0x20;
+            assert_int_equal(pwrite(fd, &byte, 1, size - 3), 1);
+            close(fd);
+        }
+        /* The torn record is not loaded: the third change is the file's
+         * content, found by the log's catch-up as a change from outside. */
+        n = log_of(ts.mem, &v, "/memories/k.md", 10);
+        assert_int_equal(n, 3);
+        assert_string_equal(v[0].actor, "external");
+        assert_string_not_equal(v[1].actor, "external");
+        {
+            static const char *const want[] = {"three\n", "two\n", "one\n"};
+            contents_are(ts.mem, v, n, want);
+        }
+        mt_versions_free(v, n);
+        assert_int_equal(log_size(&ts), 0);
+        /* What comes after is appended to an emptied log, and kept. */
+        call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":"
+                        "\"three\",\"new_str\":\"four\"}");
+        n = log_of(ts.mem, &v, "/memories/k.md", 10);
+        assert_int_equal(n, 4);
+        assert_string_not_equal(v[0].actor, "external");
+        mt_versions_free(v, n);
+        mt_test_store_free(&ts);
+    }
+}
+
+/* Two processes taking turns append to the log in turn; the loads keep
+ * that order: one chain, each version its predecessor with one line more. */
+static void test_log_processes_in_order(void **state)
+{
+    enum { TURNS = 10 };
+    mt_test_store ts;
+    mt_version *v = NULL;
+    int to[2][2], status, p;
+    pid_t pid[2];
+    size_t n, i;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/t.md\",\"file_text\":\"\"}");
+    for (p = 0; p < 2; p++)
+        assert_int_equal(pipe(to[p]), 0);
+    for (p = 0; p < 2; p++) {
+        pid[p] = fork();
+        assert_true(pid[p] >= 0);
+        if (pid[p] == 0) {
+            mt_memory *mem;
+            char json[256], token;
+            int k;
+            if (mt_memory_open(&mem, ts.root, NULL) < 0)
+                _exit(3);
+            for (k = 0; k < TURNS; k++) {
+                mt_result r;
+                if (read(to[p][0], &token, 1) != 1)
+                    _exit(4);
+                snprintf(json, sizeof(json),
+                         "{\"command\":\"insert\",\"path\":\"/memories/t.md\",\"insert_line\":0,"
+                         "\"insert_text\":\"p%d k%d\\n\"}",
+                         p, k);
+                if (mt_memory_call(&r, mem, json, strlen(json)) < 0 || r.is_error)
+                    _exit(5);
+                mt_result_dispose(&r);
+                if (write(to[1 - p][1], "t", 1) != 1)
+                    _exit(6);
+            }
+            /* Killed: what it appended last stays in the log. */
+            raise(SIGKILL);
+            _exit(7);
+        }
+    }
+    assert_int_equal(write(to[0][1], "t", 1), 1);
+    for (p = 0; p < 2; p++)
+        assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
+    assert_true(log_size(&ts) > 0);
+    n = log_of(ts.mem, &v, "/memories/t.md", 100);
+    assert_int_equal(n, 2 * TURNS + 1);
+    for (i = 0; i + 1 < n; i++) {
+        /* Newest first: turn (n - 2 - i) / 2 of process (n - 2 - i) % 2. */
+        size_t turn = n - 2 - i;
+        char line[32], *data;
+        size_t len;
+        assert_true(v[i].id > v[i + 1].id);
+        assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[i].id), 0);
+        snprintf(line, sizeof(line), "p%zu k%zu\n", turn % 2, turn / 2);
+        assert_true(len >= strlen(line));
+        assert_memory_equal(data, line, strlen(line));
+        assert_int_equal(len, (turn + 1) * strlen(line));
+        free(data);
+    }
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
+/* A redaction of a version still in the log (its id known, nothing read
+ * since): the log is loaded and emptied first, and the content is in
+ * none of the history's files. */
+static void test_log_redact_pending(void **state)
+{
+    static const char *const inputs[] = {
+        "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"token "
+        "SECRET-77aa88bb99cc\\n\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/s.md\",\"old_str\":"
+        "\"SECRET-77aa88bb99cc\",\"new_str\":\"[removed]\"}",
+    };
+    mt_test_store ts;
+    mt_version *v = NULL;
+    size_t n;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    changes_then_killed(&ts, inputs, 2);
+    assert_true(in_log(&ts, "SECRET-77aa88bb99cc"));
+    /* Version 1 is the create: the first version of a new history. */
+    assert_int_equal(mt_memory_redact(ts.mem, 1), 0);
+    assert_false(in_history_files(&ts, "SECRET-77aa88bb99cc"));
+    assert_int_equal(log_size(&ts), 0);
+    n = log_of(ts.mem, &v, "/memories/s.md", 10);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[1].id, 1);
+    assert_true(v[1].redacted);
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
+/* Records bigger than a log read whole (4 MiB) are read one by one. */
+static void test_log_big_records(void **state)
+{
+    enum { BIG = 5 * 1024 * 1024 };
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char *json[2], *text;
+    size_t n, i;
+    int k;
+    (void)state;
+
+    mt_options_init(&o);
+    o.max_file_size = 2 * BIG;
+    mt_test_store_init(&ts, &o);
+    text = malloc(BIG + 1);
+    assert_non_null(text);
+    for (i = 0; i < BIG; i++)
+        text[i] = (char)('a' + i % 19);
+    text[BIG] = '\0';
+    memcpy(text, "FIRST", 5);
+    for (k = 0; k < 2; k++) {
+        json[k] = malloc(BIG + 256);
+        assert_non_null(json[k]);
+    }
+    snprintf(json[0], BIG + 256,
+             "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"%s\"}", text);
+    snprintf(json[1], BIG + 256,
+             "{\"command\":\"str_replace\",\"path\":\"/memories/b.md\",\"old_str\":\"FIRST\","
+             "\"new_str\":\"OTHER\"}");
+    /* The second change loads the first's record; the second's stays. */
+    changes_then_killed_with(&ts, &o, (const char *const *)json, 2);
+    assert_true(log_size(&ts) > BIG);
+    n = log_of(ts.mem, &v, "/memories/b.md", 10);
+    assert_int_equal(n, 2);
+    for (i = 0; i < n; i++) {
+        char *data;
+        size_t len;
+        memcpy(text, i == 0 ? "OTHER" : "FIRST", 5);
+        assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[i].id), 0);
+        assert_int_equal(len, BIG);
+        assert_memory_equal(data, text, BIG);
+        free(data);
+    }
+    assert_int_equal(log_size(&ts), 0);
+    mt_versions_free(v, n);
+    for (k = 0; k < 2; k++)
+        free(json[k]);
+    free(text);
+    mt_test_store_free(&ts);
+}
+
+/* The history's schema in its meta table, read or set through SQLite. */
+static void schema_set(const mt_test_store *ts, const char *value)
+{
+    char path[512], sql[128];
+    sqlite3 *db = NULL;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts->root);
+    snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%s' WHERE key = 'schema'", value);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static int schema_get(const mt_test_store *ts)
+{
+    char path[512];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *s = NULL;
+    int version = -1;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts->root);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema'", -1, &s, NULL),
+        SQLITE_OK);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return version;
+}
+
+/* A history of schema 1 (from before versions could wait in its log) is
+ * marked 2 when this memtool opens it, so that a memtool that knows only 1,
+ * which would not load the log, refuses it from then on; a newer schema is
+ * refused here with the same error. */
+static void test_schema_marked(void **state)
+{
+    mt_test_store ts;
+    mt_version *v = NULL;
+    size_t n;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    call_ok(ts.mem,
+            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 1);
+    mt_versions_free(v, n);
+    mt_memory_free(ts.mem);
+    assert_int_equal(schema_get(&ts), 2);
+    schema_set(&ts, "1");
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                    "\"one\",\"new_str\":\"two\"}");
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 2);
+    mt_versions_free(v, n);
+    mt_memory_free(ts.mem);
+    assert_int_equal(schema_get(&ts), 2);
+    schema_set(&ts, "3");
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
+    assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
+    assert_non_null(strstr(mt_error_last()->message, "schema 3, and this memtool knows 2"));
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_processes_one_chain), cmocka_unit_test(test_kill_any_moment),
-        cmocka_unit_test(test_damaged_history),     cmocka_unit_test(test_gone_from_disk),
-        cmocka_unit_test(test_history_off),         cmocka_unit_test(test_big_content),
+        cmocka_unit_test(test_processes_one_chain),
+        cmocka_unit_test(test_kill_any_moment),
+        cmocka_unit_test(test_damaged_history),
+        cmocka_unit_test(test_gone_from_disk),
+        cmocka_unit_test(test_history_off),
+        cmocka_unit_test(test_big_content),
+        cmocka_unit_test(test_log_kill_after_append),
+        cmocka_unit_test(test_log_torn_record),
+        cmocka_unit_test(test_log_processes_in_order),
+        cmocka_unit_test(test_log_redact_pending),
+        cmocka_unit_test(test_log_big_records),
+        cmocka_unit_test(test_schema_marked),
     };
     if (sodium_init() < 0)
         return 1;
