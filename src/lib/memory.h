@@ -14,8 +14,12 @@
 
 #define MT_ACTOR_MAX 128
 
-/* What a store last said of a file's last access, for a handle's views. */
-#define MT_TOUCH_SLOTS 256
+/* What a store last said of a file's last access, for a handle's views:
+ * sets of a few slots each, chosen by a hash of the path, so that paths whose
+ * hashes meet share a set instead of pushing each other out on every view. */
+#define MT_TOUCH_WAYS  4
+#define MT_TOUCH_SETS  256
+#define MT_TOUCH_SLOTS (MT_TOUCH_WAYS * MT_TOUCH_SETS)
 typedef struct {
     char *path; /* a store path, or NULL */
     uint64_t hash;
@@ -34,7 +38,7 @@ struct mt_memory {
     pthread_mutex_t warning_lock;          /* threads share the handle, the warning and the note */
     mt_secrets_allow *secrets_allow;       /* the compiled allow-list, or NULL */
     pthread_mutex_t touch_lock;            /* the views' record of last accesses (access.c) */
-    mt_touch_slot touched[MT_TOUCH_SLOTS]; /* by a hash of the path; one path a slot */
+    mt_touch_slot touched[MT_TOUCH_SLOTS]; /* MT_TOUCH_WAYS a set, one path a slot */
 };
 
 /* Record a view's access of the file at rel (access.c); never fails the view. */
