@@ -182,6 +182,10 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 /* Run a tool input whose parameters are already read (lib/input.h). */
 struct mt_input;
 int mt_memory_run_input(mt_result *res, mt_memory *m, const struct mt_input *in);
+/* The same, the result's text put in text (emptied first, kept by the
+ * caller, so a server reuses one buffer for every input). Returns 0 with
+ * *is_error set, or MT_ENOMEM (text then holds nothing to send). */
+int mt_memory_run_input_into(mt_buf *text, int *is_error, mt_memory *m, const struct mt_input *in);
 
 int mt_memory_tool_call(mt_result *res, const struct json_t **id, mt_memory *m,
                         const struct json_t *block);
