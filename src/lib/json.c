@@ -5,12 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <memtool/store.h>
 
+#include "bytes.h"
 #include "utf8.h"
 
 static _Thread_local int alloc_failed;
@@ -153,22 +151,6 @@ const char *mt_json_kind(const json_t *v)
     }
 }
 
-#if defined(__SSE2__)
-/* The offset of the first of the 16 bytes at s that a JSON string must
- * escape (below 0x20, '"' or '\\'), or 16. */
-static inline size_t first_escape16(const char *s)
-{
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i low = _mm_set1_epi8(0x1f);
-    __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low); /* v <= 0x1f */
-    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-    __m128i bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-    unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(quote, bslash)));
-
-    return mask ? (size_t)__builtin_ctz(mask) : 16;
-}
-#endif
-
 static inline int must_escape(unsigned char c)
 {
     return c < 0x20 || c == '"' || c == '\\';
@@ -185,11 +167,12 @@ static inline size_t copy_safe(char *d, const char *s, size_t n)
 
 #if defined(__SSE2__)
     while (i + 16 <= n) {
-        k = first_escape16(s + i);
-        memcpy(d + i, s + i, 16);
-        i += k;
-        if (k < 16)
-            return i;
+        unsigned mask = mt_bytes_json16(s + i);
+
+        mt_bytes_copy16(d + i, s + i);
+        if (mask)
+            return i + mt_bytes_first(mask);
+        i += 16;
     }
 #endif
     while (i + 8 <= n) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "utf8.h"
 
 #include <memtool.h>
@@ -14,6 +15,12 @@ size_t mt_text_line_count(const char *data, size_t len)
     size_t n = 0;
     const char *p = data, *end = data + len;
 
+#if defined(__SSE2__)
+    /* Lines of a memory are short: counting 16 bytes a step beats a
+     * memchr call per line. */
+    n = mt_bytes_count_eq(p, len / 16, '\n');
+    p += len / 16 * 16;
+#endif
     while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
         n++;
         p++;
