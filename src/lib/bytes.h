@@ -44,10 +44,12 @@ static inline void mt_bytes_copy16(char *d, const char *s)
     _mm_storeu_si128((__m128i *)(void *)d, mt_bytes_load16(s));
 }
 
-/* How many of the bytes in `blocks` blocks of 16 at s equal c. */
-static inline size_t mt_bytes_count_eq(const char *s, size_t blocks, char c)
+/* How many of the bytes in `blocks` blocks of 16 at s equal c; *high is
+ * nonzero when any of them is above 0x7f (not ASCII). */
+static inline size_t mt_bytes_count_eq(unsigned *high, const char *s, size_t blocks, char c)
 {
     const __m128i want = _mm_set1_epi8(c), zero = _mm_setzero_si128();
+    __m128i any = zero;
     size_t n = 0;
 
     while (blocks > 0) {
@@ -56,12 +58,16 @@ static inline size_t mt_bytes_count_eq(const char *s, size_t blocks, char c)
         __m128i acc = zero;
 
         blocks -= k;
-        for (; k > 0; k--, s += 16)
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(mt_bytes_load16(s), want));
+        for (; k > 0; k--, s += 16) {
+            __m128i v = mt_bytes_load16(s);
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, want));
+            any = _mm_or_si128(any, v);
+        }
         acc = _mm_sad_epu8(acc, zero);
         n += (size_t)_mm_cvtsi128_si32(acc) +
              (size_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
     }
+    *high = (unsigned)_mm_movemask_epi8(any);
     return n;
 }
 

@@ -164,9 +164,10 @@ static int fits_whole(size_t *need, size_t used, size_t limit, size_t len, size_
  * The numbered lines first..last of a file of n lines, from `data`, which
  * starts at line `first` and holds at least what the view limit can show
  * (the whole rest of the file, or, for a big file, enough of it).
+ * known_ascii: the caller has seen that data is all ASCII (0: not known).
  */
 static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size_t len,
-                  size_t first, size_t last, size_t n)
+                  size_t first, size_t last, size_t n, int known_ascii)
 {
     size_t line, off = 0, used, need;
     mt_text_prefix prefix;
@@ -183,7 +184,7 @@ static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size
     used = mt_utf8_width(r->text.ptr, r->text.len);
     /* A small file is checked for ASCII once, not line by line; a big one
      * line by line, so a view_range of a few lines does not scan the rest. */
-    ascii = len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len;
+    ascii = known_ascii || (len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len);
     mt_text_prefix_start(&prefix, first);
     if (ascii && fits_whole(&need, used, limit, len, first, last)) {
         if (mt_buf_grow(&r->text, need + 16) < 0)
@@ -255,7 +256,8 @@ typedef struct {
 
 static int view_whole(view_ctx *v, const char *data, size_t len)
 {
-    size_t n = mt_text_line_count(data, len), first, last;
+    int ascii; /* the whole file is, so any part of it is */
+    size_t n = mt_text_line_count_ascii(data, len, &ascii), first, last;
     int rc = check_range(v->r, v->path, v->range, n, &first, &last);
 
     v->was_whole = 1;
@@ -264,7 +266,7 @@ static int view_whole(view_ctx *v, const char *data, size_t len)
     {
         size_t off = mt_text_line_start(data, len, first);
         return render(v->r, (size_t)v->m->opts.view_limit, v->path, data + off, len - off, first,
-                      last, n);
+                      last, n, ascii);
     }
 }
 
@@ -395,7 +397,7 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         if (v.too_many)
             n = MT_MAX_LINES + 1; /* what check_range needs to say so */
         if ((rc = check_range(r, path, range, n, &first, &last)) == 0)
-            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n);
+            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n, 0);
         rc = rc < 0 ? rc : 0;
     }
 done:

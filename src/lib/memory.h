@@ -22,6 +22,7 @@
 #define MT_TOUCH_SLOTS (MT_TOUCH_WAYS * MT_TOUCH_SETS)
 typedef struct {
     char *path; /* a store path, or NULL */
+    size_t len; /* its length */
     uint64_t hash;
     int64_t recorded; /* ms since the epoch */
 } mt_touch_slot;

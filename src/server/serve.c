@@ -24,13 +24,18 @@ static int result_line(mt_buf *line, const char *text, size_t len, int is_error,
 {
     size_t mark = line->len;
 
-    if (mt_buf_grow(line, len + len / 8 + 64) < 0 ||
-        mt_buf_puts(line, "{\"type\":\"tool_result\",") < 0 ||
-        (id && (mt_buf_puts(line, "\"tool_use_id\":") < 0 ||
+    static const char head[] = "{\"type\":\"tool_result\",", id_key[] = "\"tool_use_id\":",
+                      content_key[] = "\"content\":", failed[] = ",\"is_error\":true}",
+                      ok[] = ",\"is_error\":false}";
+
+    if (mt_buf_grow(line, len + len / 8 + 64) < 0 || mt_buf_put(line, head, sizeof(head) - 1) < 0 ||
+        (id && (mt_buf_put(line, id_key, sizeof(id_key) - 1) < 0 ||
                 mt_json_put_string(line, json_string_value(id), json_string_length(id)) < 0 ||
                 mt_buf_putc(line, ',') < 0)) ||
-        mt_buf_puts(line, "\"content\":") < 0 || mt_json_put_string(line, text, len) < 0 ||
-        mt_buf_puts(line, is_error ? ",\"is_error\":true}" : ",\"is_error\":false}") < 0) {
+        mt_buf_put(line, content_key, sizeof(content_key) - 1) < 0 ||
+        mt_json_put_string(line, text, len) < 0 ||
+        (is_error ? mt_buf_put(line, failed, sizeof(failed) - 1)
+                  : mt_buf_put(line, ok, sizeof(ok) - 1)) < 0) {
         mt_buf_truncate(line, mark);
         return MT_ENOMEM;
     }

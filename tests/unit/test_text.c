@@ -29,15 +29,21 @@ static void test_line_count_blocks(void **state)
     (void)state;
     for (int round = 0; round < 5000; round++) {
         size_t len = (size_t)(round % 100), naive = 0, i;
+        int ascii = 1, got;
 
         for (i = 0; i < len; i++) {
             seed = seed * 1103515245u + 12345u;
             s[i] = (seed >> 16) % 5 ? (char)('a' + (seed >> 20) % 26) : '\n';
+            if (round % 3 == 0 && (seed >> 24) % 64 == 0)
+                s[i] = (char)0xe9; /* not ASCII, anywhere in the text */
             naive += s[i] == '\n';
+            ascii &= (unsigned char)s[i] < 0x80;
         }
         if (len > 0 && s[len - 1] != '\n')
             naive++;
         assert_int_equal(mt_text_line_count(s, len), naive);
+        assert_int_equal(mt_text_line_count_ascii(s, len, &got), naive);
+        assert_int_equal(got, ascii);
     }
     /* Long runs of newlines: far more than a byte's count per position. */
     {
