@@ -18,14 +18,21 @@ static const char help[] =
 
 static void bind_serve(mt_server_handler *h, mt_memory *mem, void *state)
 {
-    (void)state;
+    mt_serve_init(state, mem);
     h->handle = mt_serve_handler_fn;
+    h->append = mt_serve_append_fn;
     h->oversize = mt_serve_oversize;
-    h->ctx = mem;
+    h->ctx = state;
     h->fallback = MT_SERVE_FALLBACK;
 }
 
 int mt_cmd_serve(const mt_cli *cli, int argc, char **argv)
 {
-    return mt_cli_serve_stdio(cli, argc, argv, "serve", help, bind_serve, NULL);
+    mt_serve s;
+    int rc;
+
+    mt_serve_init(&s, NULL); /* bound to the handle once the store is open */
+    rc = mt_cli_serve_stdio(cli, argc, argv, "serve", help, bind_serve, &s);
+    mt_serve_dispose(&s);
+    return rc;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "memory.h"
 #include "path.h"
 #include "text.h"
@@ -97,15 +98,78 @@ static int check_range(mt_reply *r, mt_str path, const int64_t *range, size_t n,
     return 0;
 }
 
+/* Copy s up to its first '\n' (or all n bytes) to d; return how many. Blocks
+ * are stored whole before the newline is found: d has room for 16 more. */
+static inline size_t copy_line(char *d, const char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i + 16 <= n) {
+        unsigned nl = mt_bytes_eq16(s + i, '\n');
+
+        mt_bytes_copy16(d + i, s + i);
+        if (nl)
+            return i + mt_bytes_first(nl);
+        i += 16;
+    }
+    while (i < n && s[i] != '\n') {
+        d[i] = s[i];
+        i++;
+    }
+    return i;
+}
+
+/*
+ * The numbered lines first..last of ASCII text that the view has room for
+ * whole: each line's end found and its bytes copied in one pass instead of
+ * a search and two copies a line. out must have room for the lines and 16
+ * bytes more. Returns the line after the last one put, as the line by line
+ * way counts it.
+ */
+static size_t put_ascii_lines(mt_buf *out, mt_text_prefix *prefix, const char *data, size_t len,
+                              size_t first, size_t last)
+{
+    char *o = out->ptr + out->len;
+    size_t line, off = 0;
+
+    for (line = first; line <= last && off <= len; line++, mt_text_prefix_next(prefix)) {
+        size_t n;
+
+        mt_bytes_copy16(o, prefix->text); /* a prefix is at most 10 bytes here */
+        o += prefix->len;
+        n = copy_line(o, data + off, len - off);
+        o += n;
+        off += n + 1;
+    }
+    out->len = (size_t)(o - out->ptr);
+    out->ptr[out->len] = '\0';
+    return line;
+}
+
+/* Whether lines first..last of `len` bytes of ASCII show whole in what the
+ * limit leaves after `used`: even if the bytes were all line and each line
+ * had the longest prefix. The common view of a small memory. */
+static int fits_whole(size_t *need, size_t used, size_t limit, size_t len, size_t first,
+                      size_t last)
+{
+    char longest[32];
+    size_t lines = last - first + 1, plen = mt_text_line_prefix(longest, last);
+    size_t room = used < limit ? limit - used : 0;
+
+    *need = len + lines * plen;
+    return lines <= room / plen && len <= room - lines * plen;
+}
+
 /*
  * The numbered lines first..last of a file of n lines, from `data`, which
  * starts at line `first` and holds at least what the view limit can show
  * (the whole rest of the file, or, for a big file, enough of it).
+ * known_ascii: the caller has seen that data is all ASCII (0: not known).
  */
 static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size_t len,
-                  size_t first, size_t last, size_t n)
+                  size_t first, size_t last, size_t n, int known_ascii)
 {
-    size_t line, off = 0, used;
+    size_t line, off = 0, used, need;
     mt_text_prefix prefix;
     int rc, cut = 0, ascii;
 
@@ -120,36 +184,42 @@ static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size
     used = mt_utf8_width(r->text.ptr, r->text.len);
     /* A small file is checked for ASCII once, not line by line; a big one
      * line by line, so a view_range of a few lines does not scan the rest. */
-    ascii = len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len;
+    ascii = known_ascii || (len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len);
     mt_text_prefix_start(&prefix, first);
-    for (line = first; line <= last; line++, mt_text_prefix_next(&prefix)) {
-        const char *nl;
-        size_t end, room = used < limit ? limit - used : 0;
-        long w;
-
-        /* Never past what was kept: the keeping makes sure the limit stops
-         * the view first, and this keeps a mistake there from reading on. */
-        if (off > len)
-            break;
-        nl = memchr(data + off, '\n', len - off);
-        end = nl ? (size_t)(nl - data) : len;
-
-        /* Whole lines only, but a first line too long for the limit is cut
-         * inside (otherwise it could never be read at all), and it is shown
-         * even when a long path made the header alone fill the limit. */
-        if (line == first && room < prefix.len + FIRST_LINE_MIN)
-            room = prefix.len + FIRST_LINE_MIN;
-        w = put_line(&r->text, &cut, &prefix, data + off, end - off, room, line == first,
-                     ascii || mt_utf8_ascii_run(data + off, end - off) == end - off);
-        if (w < 0)
+    if (ascii && fits_whole(&need, used, limit, len, first, last)) {
+        if (mt_buf_grow(&r->text, need + 16) < 0)
             return MT_ENOMEM;
-        if (w == 0)
-            break;
-        used += (size_t)w;
-        off = end + 1;
-        if (cut) {
-            line++;
-            break;
+        line = put_ascii_lines(&r->text, &prefix, data, len, first, last);
+    } else {
+        for (line = first; line <= last; line++, mt_text_prefix_next(&prefix)) {
+            const char *nl;
+            size_t end, room = used < limit ? limit - used : 0;
+            long w;
+
+            /* Never past what was kept: the keeping makes sure the limit stops
+             * the view first, and this keeps a mistake there from reading on. */
+            if (off > len)
+                break;
+            nl = memchr(data + off, '\n', len - off);
+            end = nl ? (size_t)(nl - data) : len;
+
+            /* Whole lines only, but a first line too long for the limit is cut
+             * inside (otherwise it could never be read at all), and it is shown
+             * even when a long path made the header alone fill the limit. */
+            if (line == first && room < prefix.len + FIRST_LINE_MIN)
+                room = prefix.len + FIRST_LINE_MIN;
+            w = put_line(&r->text, &cut, &prefix, data + off, end - off, room, line == first,
+                         ascii || mt_utf8_ascii_run(data + off, end - off) == end - off);
+            if (w < 0)
+                return MT_ENOMEM;
+            if (w == 0)
+                break;
+            used += (size_t)w;
+            off = end + 1;
+            if (cut) {
+                line++;
+                break;
+            }
         }
     }
     if (line <= last || cut) {
@@ -186,7 +256,8 @@ typedef struct {
 
 static int view_whole(view_ctx *v, const char *data, size_t len)
 {
-    size_t n = mt_text_line_count(data, len), first, last;
+    int ascii; /* the whole file is, so any part of it is */
+    size_t n = mt_text_line_count_ascii(data, len, &ascii), first, last;
     int rc = check_range(v->r, v->path, v->range, n, &first, &last);
 
     v->was_whole = 1;
@@ -195,7 +266,7 @@ static int view_whole(view_ctx *v, const char *data, size_t len)
     {
         size_t off = mt_text_line_start(data, len, first);
         return render(v->r, (size_t)v->m->opts.view_limit, v->path, data + off, len - off, first,
-                      last, n);
+                      last, n, ascii);
     }
 }
 
@@ -326,7 +397,7 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         if (v.too_many)
             n = MT_MAX_LINES + 1; /* what check_range needs to say so */
         if ((rc = check_range(r, path, range, n, &first, &last)) == 0)
-            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n);
+            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n, 0);
         rc = rc < 0 ? rc : 0;
     }
 done:

@@ -317,6 +317,23 @@ int mt_memory_run_input(mt_result *res, mt_memory *m, const mt_input *in)
     return finish(res, &r, run_command(&r, m, in), m);
 }
 
+int mt_memory_run_input_into(mt_buf *text, int *is_error, mt_memory *m, const mt_input *in)
+{
+    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
+    int rc;
+
+    r.text = *text;
+    mt_buf_truncate(&r.text, 0);
+    rc = run_command(&r, m, in);
+    *text = r.text; /* grown, perhaps: the caller keeps it for the next input */
+    if (rc < 0)
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    if (m->audit_fd >= 0)
+        audit(m, &r);
+    *is_error = r.is_error;
+    return 0;
+}
+
 int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, const json_t *block)
 {
     mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};

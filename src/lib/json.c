@@ -8,6 +8,7 @@
 
 #include <memtool/store.h>
 
+#include "bytes.h"
 #include "utf8.h"
 
 static _Thread_local int alloc_failed;
@@ -150,9 +151,65 @@ const char *mt_json_kind(const json_t *v)
     }
 }
 
+static inline int must_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+/*
+ * Copy the bytes of s (n of them) up to the first that must be escaped to
+ * d, and return how many. Whole blocks are stored before the escape is
+ * found, so d must have room for n bytes even when fewer are kept.
+ */
+static inline size_t copy_safe(char *d, const char *s, size_t n)
+{
+    size_t i = 0, k;
+
+#if defined(__SSE2__)
+    while (i + 16 <= n) {
+        unsigned mask = mt_bytes_json16(s + i);
+
+        mt_bytes_copy16(d + i, s + i);
+        if (mask)
+            return i + mt_bytes_first(mask);
+        i += 16;
+    }
+#endif
+    while (i + 8 <= n) {
+        uint64_t w, mask;
+
+        memcpy(&w, s + i, 8);
+        mask = mt_json_word_escapes(w);
+        if (!mask) {
+            k = 8;
+        } else {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* Marks spill only towards later bytes, so the lowest is exact. */
+            k = (size_t)__builtin_ctzll(mask) / 8;
+#else
+            for (k = 0; k < 8 && !must_escape((unsigned char)s[i + k]); k++)
+                ;
+#endif
+        }
+        memcpy(d + i, &w, 8);
+        i += k;
+        if (k < 8)
+            return i;
+    }
+    while (i < n && !must_escape((unsigned char)s[i])) {
+        d[i] = s[i];
+        i++;
+    }
+    return i;
+}
+
 int mt_json_put_string(mt_buf *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
+    /* The two-character escapes of control bytes; the rest are \u00XX. */
+    static const char short_escape[0x20] = {
+        ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
+    };
     size_t i = 0;
     char *d, *end;
 
@@ -165,42 +222,14 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
     end = out->ptr + out->cap - 1;
     *d++ = '"';
     while (i < len) {
+        size_t k = copy_safe(d, s + i, len - i);
         unsigned char c;
 
-        while (i + 8 <= len) {
-            uint64_t w, mask;
-            size_t k;
-
-            memcpy(&w, s + i, 8);
-            mask = mt_json_word_escapes(w);
-            /* The bytes before the first one to escape go out as they are. */
-            if (!mask) {
-                k = 8;
-            } else {
-#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                /* Marks spill only towards later bytes, so the lowest is exact. */
-                k = (size_t)__builtin_ctzll(mask) / 8;
-#else
-                for (k = 0; k < 8; k++) {
-                    unsigned char b = (unsigned char)s[i + k];
-                    if (b < 0x20 || b == '"' || b == '\\')
-                        break;
-                }
-#endif
-            }
-            memcpy(d, &w, 8);
-            d += k;
-            i += k;
-            if (k < 8)
-                break;
-        }
+        d += k;
+        i += k;
         if (i == len)
             break;
         c = (unsigned char)s[i++];
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            *d++ = (char)c;
-            continue;
-        }
         /* An escape takes at most 6 bytes; keep room for the rest and the quote. */
         if ((size_t)(end - d) < 6 + (len - i) + 1) {
             out->len = (size_t)(d - out->ptr);
@@ -209,32 +238,18 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
             d = out->ptr + out->len;
             end = out->ptr + out->cap - 1;
         }
-        *d++ = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            *d++ = (char)c;
-            break;
-        case '\b':
-            *d++ = 'b';
-            break;
-        case '\f':
-            *d++ = 'f';
-            break;
-        case '\n':
-            *d++ = 'n';
-            break;
-        case '\r':
-            *d++ = 'r';
-            break;
-        case '\t':
-            *d++ = 't';
-            break;
-        default:
-            memcpy(d, "u00", 3);
-            d[3] = hex[c >> 4];
-            d[4] = hex[c & 15];
-            d += 5;
+        d[0] = '\\';
+        if (c >= 0x20) { /* '"' or '\\' */
+            d[1] = (char)c;
+            d += 2;
+        } else if (short_escape[c]) {
+            d[1] = short_escape[c];
+            d += 2;
+        } else {
+            memcpy(d + 1, "u00", 3);
+            d[4] = hex[c >> 4];
+            d[5] = hex[c & 15];
+            d += 6;
         }
     }
     *d++ = '"';

@@ -14,10 +14,15 @@
 
 #define MT_ACTOR_MAX 128
 
-/* What a store last said of a file's last access, for a handle's views. */
-#define MT_TOUCH_SLOTS 256
+/* What a store last said of a file's last access, for a handle's views:
+ * sets of a few slots each, chosen by a hash of the path, so that paths whose
+ * hashes meet share a set instead of pushing each other out on every view. */
+#define MT_TOUCH_WAYS  4
+#define MT_TOUCH_SETS  256
+#define MT_TOUCH_SLOTS (MT_TOUCH_WAYS * MT_TOUCH_SETS)
 typedef struct {
     char *path; /* a store path, or NULL */
+    size_t len; /* its length */
     uint64_t hash;
     int64_t recorded; /* ms since the epoch */
 } mt_touch_slot;
@@ -34,7 +39,7 @@ struct mt_memory {
     pthread_mutex_t warning_lock;          /* threads share the handle, the warning and the note */
     mt_secrets_allow *secrets_allow;       /* the compiled allow-list, or NULL */
     pthread_mutex_t touch_lock;            /* the views' record of last accesses (access.c) */
-    mt_touch_slot touched[MT_TOUCH_SLOTS]; /* by a hash of the path; one path a slot */
+    mt_touch_slot touched[MT_TOUCH_SLOTS]; /* MT_TOUCH_WAYS a set, one path a slot */
 };
 
 /* Record a view's access of the file at rel (access.c); never fails the view. */
@@ -178,6 +183,10 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 /* Run a tool input whose parameters are already read (lib/input.h). */
 struct mt_input;
 int mt_memory_run_input(mt_result *res, mt_memory *m, const struct mt_input *in);
+/* The same, the result's text put in text (emptied first, kept by the
+ * caller, so a server reuses one buffer for every input). Returns 0 with
+ * *is_error set, or MT_ENOMEM (text then holds nothing to send). */
+int mt_memory_run_input_into(mt_buf *text, int *is_error, mt_memory *m, const struct mt_input *in);
 
 int mt_memory_tool_call(mt_result *res, const struct json_t **id, mt_memory *m,
                         const struct json_t *block);

@@ -38,9 +38,18 @@ static int text_ok(const char *s, size_t len)
     size_t i = 0;
 
     while (i < len) {
+        unsigned char c = (unsigned char)s[i];
         uint32_t cp;
-        size_t n = mt_utf8_decode(&cp, (const unsigned char *)s + i, len - i);
+        size_t n;
 
+        /* ASCII, nearly every path, is its own code point: no decoding. */
+        if (c < 0x80) {
+            if (!code_point_ok(c))
+                return 0;
+            i++;
+            continue;
+        }
+        n = mt_utf8_decode(&cp, (const unsigned char *)s + i, len - i);
         if (n == 0 || !code_point_ok(cp))
             return 0;
         i += n;

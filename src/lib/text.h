@@ -9,6 +9,8 @@
 
 /* Lines are split at '\n'; a final '\n' ends the last line: "a\nb\n" and "a\nb" have 2. */
 size_t mt_text_line_count(const char *data, size_t len);
+/* The same, and *ascii (when not NULL) says whether every byte is ASCII. */
+size_t mt_text_line_count_ascii(const char *data, size_t len, int *ascii);
 
 /* The 1-based line on which byte `offset` lies (offset may equal len). */
 size_t mt_text_line_at(const char *data, size_t len, size_t offset);
@@ -28,7 +30,22 @@ typedef struct {
 } mt_text_prefix;
 
 void mt_text_prefix_start(mt_text_prefix *p, size_t line);
-void mt_text_prefix_next(mt_text_prefix *p);
+/* The next line's prefix when its last digit carries (mt_text_prefix_next). */
+void mt_text_prefix_carry(mt_text_prefix *p);
+
+/* The next line's prefix: in line with the view's loop, as nine lines in
+ * ten only count up their last digit. */
+static inline void mt_text_prefix_next(mt_text_prefix *p)
+{
+    char *digit = &p->text[p->len - 2]; /* the last digit, before the tab */
+
+    if (*digit >= '0' && *digit < '9') {
+        (*digit)++;
+        p->line++;
+        return;
+    }
+    mt_text_prefix_carry(p);
+}
 
 /* Append lines first..last (1-based, inclusive, last <= line count), each as
  * "\n%6zu\t%s" with invalid UTF-8 shown as U+FFFD. A line of more than

@@ -8,6 +8,8 @@
  */
 #include "utf8.h"
 
+#include "bytes.h"
+
 #include <string.h>
 
 #define MT_REPLACEMENT     "\xEF\xBF\xBD"
@@ -66,6 +68,13 @@ size_t mt_utf8_ascii_run(const char *s, size_t len)
 {
     size_t i = 0;
 
+#if defined(__SSE2__)
+    for (; i + 16 <= len; i += 16) {
+        unsigned high = mt_bytes_high16(s + i);
+        if (high)
+            return i + mt_bytes_first(high);
+    }
+#endif
     for (; i + 8 <= len; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);

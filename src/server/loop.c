@@ -62,10 +62,21 @@ static int answer(int out_fd, mt_buf *out, const mt_server_handler *h, const cha
     size_t text_len = 0;
     int rc;
 
-    if (len > max_line)
+    if (len <= max_line && h->append) {
+        size_t mark = out->len;
+
+        /* Straight into the queue: no buffer of its own, no copy. */
+        rc = h->append(out, h->ctx, line, len);
+        if (rc == MT_OK && out->len > mark && mt_buf_putc(out, '\n') < 0)
+            rc = MT_ENOMEM;
+        if (rc == MT_OK)
+            return out->len >= FLUSH_AT ? flush(out_fd, out) : MT_OK;
+        mt_buf_truncate(out, mark); /* never half an answer */
+    } else if (len > max_line) {
         rc = h->oversize(&text, &text_len, line, line ? len : 0, max_line);
-    else
+    } else {
         rc = h->handle(&text, &text_len, h->ctx, line, len);
+    }
     if (rc < 0) {
         /* Out of memory for this line: the peer still gets one answer. */
         free(text);

@@ -16,44 +16,46 @@
 #include "lib/utf8.h"
 #include "server/server.h"
 
-/* The tool_result block for a result, written straight from its text: the
- * same bytes json_dumps would give for {"type", "tool_use_id", "content",
- * "is_error"} in that order, without copying a file's worth into a json_t. */
-static int result_line(char **out, size_t *out_len, const mt_result *res, const json_t *id)
+/* The tool_result block for a result, appended to line straight from its
+ * text: the same bytes json_dumps would give for {"type", "tool_use_id",
+ * "content", "is_error"} in that order, without copying a file's worth into
+ * a json_t. On MT_ENOMEM line is as it was. */
+static int result_line(mt_buf *line, const char *text, size_t len, int is_error, const json_t *id)
 {
-    mt_buf line = MT_BUF_INIT;
+    size_t mark = line->len;
 
-    if (mt_buf_grow(&line, res->len + res->len / 8 + 64) < 0 ||
-        mt_buf_puts(&line, "{\"type\":\"tool_result\",") < 0 ||
-        (id && (mt_buf_puts(&line, "\"tool_use_id\":") < 0 ||
-                mt_json_put_string(&line, json_string_value(id), json_string_length(id)) < 0 ||
-                mt_buf_putc(&line, ',') < 0)) ||
-        mt_buf_puts(&line, "\"content\":") < 0 ||
-        mt_json_put_string(&line, res->text, res->len) < 0 ||
-        mt_buf_puts(&line, res->is_error ? ",\"is_error\":true}" : ",\"is_error\":false}") < 0) {
-        mt_buf_dispose(&line);
+    static const char head[] = "{\"type\":\"tool_result\",", id_key[] = "\"tool_use_id\":",
+                      content_key[] = "\"content\":", failed[] = ",\"is_error\":true}",
+                      ok[] = ",\"is_error\":false}";
+
+    if (mt_buf_grow(line, len + len / 8 + 64) < 0 || mt_buf_put(line, head, sizeof(head) - 1) < 0 ||
+        (id && (mt_buf_put(line, id_key, sizeof(id_key) - 1) < 0 ||
+                mt_json_put_string(line, json_string_value(id), json_string_length(id)) < 0 ||
+                mt_buf_putc(line, ',') < 0)) ||
+        mt_buf_put(line, content_key, sizeof(content_key) - 1) < 0 ||
+        mt_json_put_string(line, text, len) < 0 ||
+        (is_error ? mt_buf_put(line, failed, sizeof(failed) - 1)
+                  : mt_buf_put(line, ok, sizeof(ok) - 1)) < 0) {
+        mt_buf_truncate(line, mark);
         return MT_ENOMEM;
     }
-    *out = mt_buf_detach(&line, out_len);
     return MT_OK;
 }
 
 /* A tool_result that carries only an error text: for lines the library
  * never sees. The text may quote the parser, which may quote the line, so
  * it is made valid UTF-8 first. */
-static int error_line(char **out, size_t *out_len, const char *message, const json_t *id)
+static int error_line(mt_buf *line, const char *message, const json_t *id)
 {
     mt_buf text = MT_BUF_INIT;
-    mt_result res = {NULL, 0, 1};
     int rc;
 
-    if (mt_utf8_sanitize(&text, message, strlen(message)) < 0 ||
-        !(res.text = mt_buf_detach(&text, &res.len))) {
+    if (mt_utf8_sanitize(&text, message, strlen(message)) < 0) {
         mt_buf_dispose(&text);
         return MT_ENOMEM;
     }
-    rc = result_line(out, out_len, &res, id);
-    mt_result_dispose(&res);
+    rc = result_line(line, text.ptr ? text.ptr : "", text.len, 1, id);
+    mt_buf_dispose(&text);
     return rc;
 }
 
@@ -61,11 +63,10 @@ static int error_line(char **out, size_t *out_len, const char *message, const js
  * line begins with when one can be read, so the client is not left waiting.
  * A tool_use id is a string; an integer one would be written as "", which
  * answers no one (a whole line with one gets no tool_use_id either). */
-static int broken_line(char **out, size_t *out_len, const char *message, const char *line,
-                       size_t len)
+static int broken_line(mt_buf *line, const char *message, const char *text, size_t len)
 {
-    json_t *id = mt_json_find_id(line, len);
-    int rc = error_line(out, out_len, message, json_is_string(id) ? id : NULL);
+    json_t *id = mt_json_find_id(text, len);
+    int rc = error_line(line, message, json_is_string(id) ? id : NULL);
 
     json_decref(id);
     return rc;
@@ -110,7 +111,22 @@ static int search_call(mt_result *res, const json_t **id, mt_memory *mem, const 
     return rc < 0 ? MT_ENOMEM : 1;
 }
 
-int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
+void mt_serve_init(mt_serve *s, mt_memory *mem)
+{
+    s->mem = mem;
+    s->text = (mt_buf)MT_BUF_INIT;
+}
+
+void mt_serve_dispose(mt_serve *s)
+{
+    mt_buf_dispose(&s->text);
+}
+
+/* A result's text bigger than this is not kept for the next line: one big
+ * view must not hold its memory for as long as the server runs. */
+#define KEEP_TEXT ((size_t)1 << 20)
+
+int mt_serve_append(mt_buf *out, mt_serve *s, const char *line, size_t len)
 {
     json_error_t jerr;
     json_t *input = NULL;
@@ -118,25 +134,25 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     mt_input flat;
     mt_result res;
     char message[JSON_ERROR_TEXT_LENGTH + 128];
-    int rc;
+    int rc, is_error;
 
-    *out = NULL;
-    *out_len = 0;
     if (mt_server_is_blank(line, len))
         return MT_OK;
 
-    /* A flat tool input, the usual line, is read without a jansson tree;
-     * anything else (a tool_use block, a nested value, bad JSON) below. */
+    /* A flat tool input, the usual line, is read without a jansson tree and
+     * answered from the text buffer kept across lines; anything else (a
+     * tool_use block, a nested value, bad JSON) below. */
     if ((rc = mt_input_parse_flat(&flat, line, len)) < 0)
         return MT_ENOMEM;
     if (rc == 1 && !flat.has_type && !is_search(&flat)) {
-        rc = mt_memory_run_input(&res, mem, &flat);
+        rc = mt_memory_run_input_into(&s->text, &is_error, s->mem, &flat);
         mt_input_dispose(&flat);
-        if (rc < 0)
-            return MT_ENOMEM; /* the only way running an input fails */
-        rc = result_line(out, out_len, &res, NULL);
-        mt_result_dispose(&res);
-        return rc;
+        /* Running an input fails only for want of memory. */
+        if (rc == 0)
+            rc = result_line(out, s->text.ptr ? s->text.ptr : "", s->text.len, is_error, NULL);
+        if (s->text.cap > KEEP_TEXT)
+            mt_buf_dispose(&s->text);
+        return rc < 0 ? MT_ENOMEM : MT_OK;
     }
     mt_input_dispose(&flat);
 
@@ -149,7 +165,7 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
     if (!input) {
         snprintf(message, sizeof(message), "Error: the line is not valid JSON: %s (column %d)",
                  jerr.text, jerr.column);
-        rc = broken_line(out, out_len, message, line, len);
+        rc = broken_line(out, message, line, len);
         goto done;
     }
     if (!json_is_object(input)) {
@@ -157,42 +173,71 @@ int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *lin
                  "Error: each line must be a JSON object (a tool input or a tool_use block), "
                  "got %s",
                  mt_json_kind(input));
-        rc = error_line(out, out_len, message, NULL);
+        rc = error_line(out, message, NULL);
         goto done;
     }
 
-    if ((rc = search_call(&res, &id, mem, input)) == 0)
-        rc = mt_memory_tool_call(&res, &id, mem, input);
+    if ((rc = search_call(&res, &id, s->mem, input)) == 0)
+        rc = mt_memory_tool_call(&res, &id, s->mem, input);
     else if (rc == 1)
         rc = 0;
     if (rc == MT_ENOMEM)
         goto done;
     if (rc < 0) {
         snprintf(message, sizeof(message), "Error: %s", mt_error_last()->message);
-        rc = error_line(out, out_len, message, id);
+        rc = error_line(out, message, id);
         goto done;
     }
-    rc = result_line(out, out_len, &res, id);
+    rc = result_line(out, res.text, res.len, res.is_error, id);
     mt_result_dispose(&res);
 done:
     json_decref(input);
     return rc;
 }
 
-int mt_serve_oversize(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit)
+/* A line's answer as its own buffer, for callers without one of theirs. */
+static int detached(char **out, size_t *out_len, mt_buf *b, int rc)
 {
-    char message[160];
-
     *out = NULL;
     *out_len = 0;
+    if (rc == MT_OK && b->len > 0)
+        *out = mt_buf_detach(b, out_len);
+    mt_buf_dispose(b);
+    return rc;
+}
+
+int mt_serve_handle(char **out, size_t *out_len, mt_memory *mem, const char *line, size_t len)
+{
+    mt_serve s;
+    mt_buf b = MT_BUF_INIT;
+    int rc;
+
+    mt_serve_init(&s, mem);
+    rc = mt_serve_append(&b, &s, line, len);
+    mt_serve_dispose(&s);
+    return detached(out, out_len, &b, rc);
+}
+
+int mt_serve_oversize(char **out, size_t *out_len, const char *head, size_t head_len, size_t limit)
+{
+    mt_buf b = MT_BUF_INIT;
+    char message[160];
+
     snprintf(message, sizeof(message),
              "Error: the line is longer than the %zu-byte limit (--max-line); split the content "
              "into smaller files",
              limit);
-    return broken_line(out, out_len, message, head, head_len);
+    return detached(out, out_len, &b, broken_line(&b, message, head, head_len));
 }
 
-int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len)
+int mt_serve_handler_fn(char **out, size_t *out_len, void *s, const char *line, size_t len)
 {
-    return mt_serve_handle(out, out_len, mem, line, len);
+    mt_buf b = MT_BUF_INIT;
+
+    return detached(out, out_len, &b, mt_serve_append(&b, s, line, len));
+}
+
+int mt_serve_append_fn(mt_buf *out, void *s, const char *line, size_t len)
+{
+    return mt_serve_append(out, s, line, len);
 }

@@ -15,12 +15,31 @@
 
 #include <memtool.h>
 
+#include "lib/buf.h"
+
 /* The longest input line accepted by default. A longer line is answered
  * with an error and skipped, so one bad client line cannot exhaust memory. */
 #define MT_SERVER_MAX_LINE ((size_t)64 << 20)
 
+/* One serve connection: the handle, and a result's text kept from one line
+ * to the next so that the usual answer allocates nothing. */
+typedef struct {
+    mt_memory *mem; /* not owned */
+    mt_buf text;
+} mt_serve;
+
+void mt_serve_init(mt_serve *s, mt_memory *mem);
+void mt_serve_dispose(mt_serve *s);
+
 /*
- * serve: answer one line (without its newline). On success *out is a
+ * serve: answer one line (without its newline) by appending its compact
+ * JSON tool_result block (no newline) to out; nothing for a blank line.
+ * Returns 0, or MT_ENOMEM with out as it was.
+ */
+int mt_serve_append(mt_buf *out, mt_serve *s, const char *line, size_t len);
+
+/*
+ * serve: the same as a buffer of its own. On success *out is a
  * malloc'd compact JSON tool_result block (no newline) of *out_len bytes,
  * or NULL when the line is blank and nothing is to be sent. Returns 0, or
  * MT_ENOMEM with *out NULL.
@@ -71,9 +90,14 @@ typedef struct {
      * next wait). Never called while a line is being answered. */
     long (*between)(void *ctx);
     void *between_ctx;
+    /* Optional (NULL: handle is used for the line): the answer appended to out, which
+     * holds the answers not yet written; on MT_ENOMEM out is as it was. */
+    int (*append)(mt_buf *out, void *ctx, const char *line, size_t len);
 } mt_server_handler;
 
-int mt_serve_handler_fn(char **out, size_t *out_len, void *mem, const char *line, size_t len);
+/* ctx: an mt_serve. */
+int mt_serve_handler_fn(char **out, size_t *out_len, void *s, const char *line, size_t len);
+int mt_serve_append_fn(mt_buf *out, void *s, const char *line, size_t len);
 int mt_mcp_handler_fn(char **out, size_t *out_len, void *mcp, const char *line, size_t len);
 
 #define MT_SERVE_FALLBACK                                                                          \

@@ -230,30 +230,39 @@ int mt_fs_open_regular(int *out_fd, struct stat *sb, int dirfd, const char *name
     return mt_error_set(MT_EBUSY, "%s %s: it kept being replaced while it was opened", what, rel);
 }
 
-int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *rel)
+/* Exactly the size fstat gave into data (size + 1 bytes, NUL-terminated):
+ * a file someone keeps appending to is not chased. */
+static int read_exact(size_t *out_len, char *data, int fd, size_t size, const char *rel)
 {
     size_t len = 0;
-    char *data = malloc(size + 1);
 
-    if (!data)
-        return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
-    /* Exactly the size fstat gave: a file someone keeps appending to is not chased. */
     while (len < size) {
         ssize_t n = pread(fd, data + len, size - len, (off_t)len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            int err = errno;
-            free(data);
-            return mt_fs_error(err, "cannot read", rel);
-        }
+        if (n < 0)
+            return mt_fs_error(errno, "cannot read", rel);
         if (n == 0)
             break;
         len += (size_t)n;
     }
     data[len] = '\0';
-    *out = data;
     *out_len = len;
+    return 0;
+}
+
+int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *rel)
+{
+    char *data = malloc(size + 1);
+    int rc;
+
+    if (!data)
+        return mt_error_set(MT_ENOMEM, "out of memory reading %s", rel);
+    if ((rc = read_exact(out_len, data, fd, size, rel)) < 0) {
+        free(data);
+        return rc;
+    }
+    *out = data;
     return 0;
 }
 
@@ -292,12 +301,16 @@ done:
     return rc < 0 ? rc : 0;
 }
 
+/* Files up to this size are read onto the stack: most memories are a few
+ * KiB, and a view of one then allocates nothing to read it. */
+#define READ_ON_STACK 4096
+
 static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, mt_read_cb cb,
                    void *payload)
 {
     mt_fs *fs = (mt_fs *)st;
     struct stat sb;
-    char *data = NULL;
+    char *data = NULL, small[READ_ON_STACK + 1];
     size_t len = 0;
     int fd, rc;
 
@@ -307,6 +320,13 @@ static int fs_read(mt_store *st, uint64_t *size, const char *rel, size_t whole, 
     *size = (uint64_t)sb.st_size;
     if ((uint64_t)sb.st_size > whole) {
         rc = fs_read_pieces(fd, (uint64_t)sb.st_size, rel, cb, payload);
+    } else if ((uint64_t)sb.st_size <= READ_ON_STACK) {
+        if ((rc = read_exact(&len, small, fd, (size_t)sb.st_size, rel)) == 0) {
+            *size = len;
+            rc = cb(payload, small, len, 0, 1);
+            if (rc > 0)
+                rc = 0;
+        }
     } else if ((rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) == 0) {
         *size = len;
         rc = cb(payload, data, len, 0, 1);

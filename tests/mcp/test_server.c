@@ -109,6 +109,59 @@ static void test_serve_lines(void **state)
     json_decref(v);
 }
 
+/* One connection answering line after line reuses its text buffer: every
+ * answer is byte for byte the one a fresh connection gives, whatever the
+ * line before it left there (a long view, an error, nothing). */
+static void test_serve_reuses_buffer(void **state)
+{
+    static const char *const lines[] = {
+        "{\"command\":\"create\",\"path\":\"/memories/r/long.md\",\"file_text\":"
+        "\"one \\\"quoted\\\" line\\nsecond\\tline\\n\\u00e9t\\u00e9\\nlast\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/r/short.md\",\"file_text\":\"s\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/r/long.md\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/r/short.md\"}",
+        "{\"command\":\"view\",\"path\":\"/memories/r/none.md\"}",
+        "   ",
+        "{\"command\":\"view\",\"path\":\"/memories/r/long.md\",\"view_range\":[2,3]}",
+        "{\"command\":\"view\",\"path\":\"/memories/r\"}",
+        "{\"type\":\"tool_use\",\"id\":\"t9\",\"name\":\"memory\",\"input\":{\"command\":"
+        "\"view\",\"path\":\"/memories/r/short.md\"}}",
+        "{\"command\":\"view\",\"path\":\"/memories/r/short.md\"}",
+        "not json",
+        "{\"command\":\"view\",\"path\":\"/memories/r/short.md\"}",
+    };
+    mt_serve s;
+    mt_buf all = MT_BUF_INIT, expected = MT_BUF_INIT;
+    size_t i;
+
+    (void)state;
+    mt_serve_init(&s, mem);
+    for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        char *out = NULL;
+        size_t len = 0, before = all.len;
+
+        /* Views answered before the creates would differ: make them first. */
+        if (i < 2) {
+            assert_int_equal(mt_serve_handle(&out, &len, mem, lines[i], strlen(lines[i])), 0);
+            free(out);
+            continue;
+        }
+        assert_int_equal(mt_serve_handle(&out, &len, mem, lines[i], strlen(lines[i])), 0);
+        assert_int_equal(mt_serve_append(&all, &s, lines[i], strlen(lines[i])), 0);
+        if (out)
+            assert_int_equal(mt_buf_put(&expected, out, len), 0);
+        else
+            assert_int_equal(all.len, before); /* a blank line: nothing */
+        free(out);
+        assert_int_equal(all.len, expected.len);
+        assert_memory_equal(all.ptr, expected.ptr, all.len);
+    }
+    assert_non_null(strstr(all.ptr, "\"tool_use_id\":\"t9\""));
+    mt_buf_dispose(&all);
+    mt_buf_dispose(&expected);
+    mt_serve_dispose(&s);
+}
+
 static const char init_line[] =
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
     "\"2025-03-26\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
@@ -399,10 +452,25 @@ static int too_long(char **out, size_t *out_len, const char *head, size_t head_l
     return *out ? 0 : MT_ENOMEM;
 }
 
-/* Feed `input` through mt_server_run and return what it wrote. */
-static char *run_loop(const char *input, size_t input_len, size_t max_line)
+/* The same echo, appended to the loop's queue; a line "oom" leaves some
+ * bytes behind and fails, as an answer that ran out of memory half made. */
+static int echo_append(mt_buf *out, void *ctx, const char *line, size_t len)
 {
-    mt_server_handler h = {echo, too_long, NULL, "fallback", NULL, NULL};
+    (void)ctx;
+    if (len == 0)
+        return 0;
+    if (len == 3 && memcmp(line, "oom", 3) == 0) {
+        assert_int_equal(mt_buf_puts(out, "half an answer"), 0);
+        return MT_ENOMEM;
+    }
+    return mt_buf_printf(out, "%zu:%.*s", len, (int)(len < 20 ? len : 20), line);
+}
+
+/* Feed `input` through mt_server_run and return what it wrote. */
+static char *run_loop_with(const mt_server_handler *hp, const char *input, size_t input_len,
+                           size_t max_line)
+{
+    mt_server_handler h = *hp;
     int in[2], out[2];
     char *result = malloc(1 << 16);
     size_t got = 0;
@@ -422,6 +490,34 @@ static char *run_loop(const char *input, size_t input_len, size_t max_line)
     close(out[0]);
     result[got] = '\0';
     return result;
+}
+
+static char *run_loop(const char *input, size_t input_len, size_t max_line)
+{
+    mt_server_handler h = {echo, too_long, NULL, "fallback", NULL, NULL, NULL};
+
+    return run_loop_with(&h, input, input_len, max_line);
+}
+
+/* Answers appended straight to the queue frame as handed-back ones do, and
+ * one that fails half made is replaced whole by the fallback. */
+static void test_loop_append(void **state)
+{
+    mt_server_handler h = {echo, too_long, NULL, "fallback", NULL, NULL, echo_append};
+    char *out;
+
+    (void)state;
+    out = run_loop_with(&h, "a\n\nbb\nccc", 9, 0);
+    assert_string_equal(out, "1:a\n2:bb\n3:ccc\n");
+    free(out);
+
+    out = run_loop_with(&h, "12345\n123456\n1234567890123\nok\n", 30, 6);
+    assert_string_equal(out, "5:12345\n6:123456\nlong>6\n2:ok\n");
+    free(out);
+
+    out = run_loop_with(&h, "a\noom\nbb\n", 9, 0);
+    assert_string_equal(out, "1:a\nfallback\n2:bb\n");
+    free(out);
 }
 
 static void test_loop(void **state)
@@ -463,10 +559,11 @@ static void test_parse_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_serve_lines),     cmocka_unit_test(test_mcp_handshake),
-        cmocka_unit_test(test_mcp_modern),      cmocka_unit_test(test_mcp_faults),
-        cmocka_unit_test(test_mcp_quotes_utf8), cmocka_unit_test(test_oversize),
-        cmocka_unit_test(test_lone_surrogates), cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_serve_lines),   cmocka_unit_test(test_serve_reuses_buffer),
+        cmocka_unit_test(test_mcp_handshake), cmocka_unit_test(test_mcp_modern),
+        cmocka_unit_test(test_mcp_faults),    cmocka_unit_test(test_mcp_quotes_utf8),
+        cmocka_unit_test(test_oversize),      cmocka_unit_test(test_lone_surrogates),
+        cmocka_unit_test(test_loop),          cmocka_unit_test(test_loop_append),
         cmocka_unit_test(test_parse_size),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

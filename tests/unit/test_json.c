@@ -46,25 +46,31 @@ static void test_empty_and_escapes_only(void **state)
     same_as_jansson(escapes, sizeof(escapes) - 1);
 }
 
-/* The word-at-a-time scan: escapes at every offset within a word, at the
- * ends, and strings of every length around the 8-byte steps, appended to a
- * buffer that already holds text (so the room it reserves is tested too). */
+/* The block-at-a-time scan: escapes at every offset within a block of 8 or
+ * 16 bytes, at the ends, UTF-8 beside them, and strings of every length
+ * around the steps, appended to a buffer that already holds text (so the
+ * room it reserves is tested too). */
 static void test_escapes_at_every_alignment(void **state)
 {
-    static const char specials[] = {'"', '\\', '\n', '\t', '\x01', '\x1f', 'a', '\x7f'};
+    static const char specials[] = {'"', '\\', '\n', '\t', '\x01', '\x1f', 'a', '\x7f', ' '};
     unsigned seed = 12345;
     int round;
 
     (void)state;
-    for (round = 0; round < 4000; round++) {
-        char s[80];
-        size_t len = (size_t)(round % 70), i;
+    for (round = 0; round < 8000; round++) {
+        char s[128];
+        size_t len = (size_t)(round % 100), i;
         json_t *str;
         char *ref;
         mt_buf b = MT_BUF_INIT;
 
         for (i = 0; i < len; i++) {
             seed = seed * 1103515245u + 12345u;
+            if ((seed >> 16) % 16 == 0 && i + 1 < len) {
+                s[i++] = '\xc3'; /* e acute: bytes above 0x7f are copied as they are */
+                s[i] = '\xa9';
+                continue;
+            }
             s[i] = (seed >> 16) % 4 ? (char)('a' + (seed >> 20) % 26)
                                     : specials[(seed >> 20) % sizeof(specials)];
         }

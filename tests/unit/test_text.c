@@ -20,6 +20,45 @@ static void test_line_count(void **state)
     assert_int_equal(mt_text_line_count("a\r\nb\r\n", 6), 2);
 }
 
+/* Counted 16 bytes a step: newlines at every offset of a block, and texts
+ * of every length around the steps, agree with a count byte by byte. */
+static void test_line_count_blocks(void **state)
+{
+    unsigned seed = 777;
+    char s[100];
+    (void)state;
+    for (int round = 0; round < 5000; round++) {
+        size_t len = (size_t)(round % 100), naive = 0, i;
+        int ascii = 1, got;
+
+        for (i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            s[i] = (seed >> 16) % 5 ? (char)('a' + (seed >> 20) % 26) : '\n';
+            if (round % 3 == 0 && (seed >> 24) % 64 == 0)
+                s[i] = (char)0xe9; /* not ASCII, anywhere in the text */
+            naive += s[i] == '\n';
+            ascii &= (unsigned char)s[i] < 0x80;
+        }
+        if (len > 0 && s[len - 1] != '\n')
+            naive++;
+        assert_int_equal(mt_text_line_count(s, len), naive);
+        assert_int_equal(mt_text_line_count_ascii(s, len, &got), naive);
+        assert_int_equal(got, ascii);
+    }
+    /* Long runs of newlines: far more than a byte's count per position. */
+    {
+        size_t len = 255 * 16 * 3 + 37;
+        char *big = malloc(len);
+
+        assert_non_null(big);
+        memset(big, '\n', len);
+        assert_int_equal(mt_text_line_count(big, len), len);
+        big[len - 1] = 'x';
+        assert_int_equal(mt_text_line_count(big, len), len);
+        free(big);
+    }
+}
+
 static void test_line_at_and_start(void **state)
 {
     const char *t = "ab\ncd\n\nef";
@@ -182,10 +221,11 @@ static void test_format_count(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_count),      cmocka_unit_test(test_line_at_and_start),
-        cmocka_unit_test(test_number_lines),    cmocka_unit_test(test_line_prefix),
-        cmocka_unit_test(test_prefix_counting), cmocka_unit_test(test_format_size),
-        cmocka_unit_test(test_parse_size),      cmocka_unit_test(test_format_count),
+        cmocka_unit_test(test_line_count),        cmocka_unit_test(test_line_count_blocks),
+        cmocka_unit_test(test_line_at_and_start), cmocka_unit_test(test_number_lines),
+        cmocka_unit_test(test_line_prefix),       cmocka_unit_test(test_prefix_counting),
+        cmocka_unit_test(test_format_size),       cmocka_unit_test(test_parse_size),
+        cmocka_unit_test(test_format_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -266,6 +266,23 @@ static void test_agreement_random(void **state)
     }
 }
 
+/* The ASCII run, found 16 and 8 bytes a step: a byte above 0x7f at every
+ * offset of texts of every length around the steps. */
+static void test_ascii_run_blocks(void **state)
+{
+    char s[80];
+    (void)state;
+    for (size_t len = 0; len < sizeof(s); len++) {
+        memset(s, 'a', len);
+        assert_int_equal(mt_utf8_ascii_run(s, len), len);
+        for (size_t at = 0; at < len; at++) {
+            s[at] = (char)(0x80 + at % 0x80);
+            assert_int_equal(mt_utf8_ascii_run(s, len), at);
+            s[at] = 'a';
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_sanitize),
         cmocka_unit_test(test_sanitize_appends),
         cmocka_unit_test(test_width),
+        cmocka_unit_test(test_ascii_run_blocks),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_agreement_random),
     };

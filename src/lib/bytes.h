@@ -1,0 +1,129 @@
+/* Testing 16 bytes at a time: SSE2 where it is there (all of x86-64), a loop
+ * elsewhere. Each gives a mask with bit i set for byte s[i]; s must have 16
+ * readable bytes. */
+#ifndef MT_BYTES_H
+#define MT_BYTES_H
+
+#include <stddef.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+static inline __m128i mt_bytes_load16(const char *s)
+{
+    return _mm_loadu_si128((const __m128i *)(const void *)s);
+}
+
+/* Bytes equal to c. */
+static inline unsigned mt_bytes_eq16(const char *s, char c)
+{
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(mt_bytes_load16(s), _mm_set1_epi8(c)));
+}
+
+/* Bytes above 0x7f: not ASCII. */
+static inline unsigned mt_bytes_high16(const char *s)
+{
+    return (unsigned)_mm_movemask_epi8(mt_bytes_load16(s));
+}
+
+/* Bytes a JSON string must escape: below 0x20, '"' and '\\'. */
+static inline unsigned mt_bytes_json16(const char *s)
+{
+    __m128i v = mt_bytes_load16(s);
+    __m128i low = _mm_set1_epi8(0x1f);
+    __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low); /* v <= 0x1f */
+    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(quote, bslash)));
+}
+
+/* 16 bytes from s to d, which may overlap neither. */
+static inline void mt_bytes_copy16(char *d, const char *s)
+{
+    _mm_storeu_si128((__m128i *)(void *)d, mt_bytes_load16(s));
+}
+
+/* How many of the bytes in `blocks` blocks of 16 at s equal c; *high is
+ * nonzero when any of them is above 0x7f (not ASCII). */
+static inline size_t mt_bytes_count_eq(unsigned *high, const char *s, size_t blocks, char c)
+{
+    const __m128i want = _mm_set1_epi8(c), zero = _mm_setzero_si128();
+    __m128i any = zero;
+    size_t n = 0;
+
+    while (blocks > 0) {
+        /* Each byte of acc counts up to 255 matches before it is summed. */
+        size_t k = blocks < 255 ? blocks : 255;
+        __m128i acc = zero;
+
+        blocks -= k;
+        for (; k > 0; k--, s += 16) {
+            __m128i v = mt_bytes_load16(s);
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, want));
+            any = _mm_or_si128(any, v);
+        }
+        acc = _mm_sad_epu8(acc, zero);
+        n += (size_t)_mm_cvtsi128_si32(acc) +
+             (size_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
+    }
+    *high = (unsigned)_mm_movemask_epi8(any);
+    return n;
+}
+
+#else
+
+static inline unsigned mt_bytes_eq16(const char *s, char c)
+{
+    unsigned m = 0;
+
+    for (unsigned i = 0; i < 16; i++)
+        m |= (unsigned)(s[i] == c) << i;
+    return m;
+}
+
+static inline unsigned mt_bytes_high16(const char *s)
+{
+    unsigned m = 0;
+
+    for (unsigned i = 0; i < 16; i++)
+        m |= (unsigned)((unsigned char)s[i] >= 0x80) << i;
+    return m;
+}
+
+static inline unsigned mt_bytes_json16(const char *s)
+{
+    unsigned m = 0;
+
+    for (unsigned i = 0; i < 16; i++) {
+        unsigned char c = (unsigned char)s[i];
+        m |= (unsigned)(c < 0x20 || c == '"' || c == '\\') << i;
+    }
+    return m;
+}
+
+static inline void mt_bytes_copy16(char *d, const char *s)
+{
+    for (unsigned i = 0; i < 16; i++)
+        d[i] = s[i];
+}
+
+#endif
+
+/* The lowest set bit of a nonzero mask. */
+static inline unsigned mt_bytes_first(unsigned mask)
+{
+#if defined(__GNUC__)
+    return (unsigned)__builtin_ctz(mask);
+#else
+    unsigned i = 0;
+
+    while (!(mask & 1u)) {
+        mask >>= 1;
+        i++;
+    }
+    return i;
+#endif
+}
+
+#endif
