@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/wait.h>
@@ -999,9 +1000,27 @@ static void *search_loop(void *arg)
         } else {
             mt_search_hits_free(h, n);
         }
-        r->searches++;
+        __atomic_add_fetch(&r->searches, 1, __ATOMIC_RELEASE);
     }
     return NULL;
+}
+
+/* Each racer has finished a search (so searches ran while the writes did,
+ * however slowly the machine gives the threads their turns), waiting at
+ * most a minute. */
+static void racers_searched(search_racer *r, size_t n)
+{
+    size_t k;
+    int waited = 0;
+
+    for (k = 0; k < n; k++)
+        while (__atomic_load_n(&r[k].searches, __ATOMIC_ACQUIRE) == 0) {
+            struct timespec ms10 = {0, 10 * 1000 * 1000};
+
+            if (++waited > 6000)
+                fail_msg("a search racer finished no search in a minute");
+            nanosleep(&ms10, NULL);
+        }
 }
 
 /* Searches (on the writer's handle and on another) race creates, renames
@@ -1057,6 +1076,7 @@ static void test_search_race(void **state)
             assert_int_equal(err, 0);
             free(out);
         }
+        racers_searched(r, 2);
         for (k = 0; k < 2; k++) {
             __atomic_store_n(&r[k].stop, 1, __ATOMIC_RELEASE);
             pthread_join(t[k], NULL);
