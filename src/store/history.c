@@ -1249,6 +1249,11 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
             r.fp = *e->fp;
         }
     }
+    /* A big content goes straight into the database: through the log it
+     * would be copied into the change's buffer, written to the log, and
+     * read back and written again by the load its size calls for at once. */
+    if (h->mode == H_LOGGED && r.len >= LOG_BATCH_BYTES && (rc = escalate(h)) < 0)
+        return rc;
     if (h->mode == H_LOGGED) {
         r.id = h->next_id;
         r.keep = h->keep;
