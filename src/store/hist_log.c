@@ -165,8 +165,12 @@ static int decode(mt_hist_rec *r, unsigned char *b, size_t n)
     r->fp.mtime_ns = (int64_t)get64(b + 44);
     r->fp.ctime_ns = (int64_t)get64(b + 52);
     r->fp.size = r->size;
-    if (r->id <= 0 || (r->op != MT_VERSION_CREATED && r->op != MT_VERSION_MODIFIED &&
-                       r->op != MT_VERSION_DELETED))
+    /* One spelling per record: flags and spare bytes this memtool does not
+     * write are refused, not ignored. */
+    if (r->id <= 0 ||
+        (r->op != MT_VERSION_CREATED && r->op != MT_VERSION_MODIFIED &&
+         r->op != MT_VERSION_DELETED) ||
+        (b[17] & ~3u) || b[18] || b[19] || get32(b + 60))
         return 0;
     if (!get_str(&id, &p, end, 0) || strlen(id) >= sizeof(r->memory_id) || !*id ||
         !get_str(&sha, &p, end, 0) || strlen(sha) >= sizeof(r->sha256) ||
