@@ -34,12 +34,30 @@
 /* Each element is one statement, its text split over lines: no comma is missing.
  * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const sq_sql[MT_DB_STMT_COUNT] = {
-    /* bm25() is smaller for better matches: its negation is the score. */
+    /* bm25() is smaller for better matches: its negation is the score.
+     * The best ?6 + 1 matches of any tenant first, each joined to its row
+     * (a join is a read of a page of words): when they are every match, or
+     * all the tenant's, in range, and the ?6-th ranks strictly above the
+     * next, the answer is among them; else the whole query, which joins
+     * every match before ranking (the tie order is by path, which only the
+     * join knows). LIMIT 0 skips it without running it. */
     [MT_DB_SEARCH_FIND] =
-        "SELECT d.path, -bm25(search_words) FROM search_words JOIN search_docs d "
-        "ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND d.tenant = ?1 AND "
-        "(?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
-        "ORDER BY bm25(search_words), d.path LIMIT ?6",
+        "WITH top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words) FROM search_words "
+        "  WHERE search_words MATCH ?5 ORDER BY bm25(search_words) LIMIT ?6 + 1),"
+        " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, coalesce(d.tenant = ?1 AND "
+        "  (?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)), 0) FROM top "
+        "  LEFT JOIN search_docs d ON d.id = top.id),"
+        " fast(yes) AS MATERIALIZED (SELECT (SELECT count(*) FROM cand) <= ?6 OR "
+        "  (NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND "
+        "  (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6 - 1) < "
+        "  (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6)))"
+        "SELECT path, -s FROM (SELECT path, s FROM cand WHERE ok AND (SELECT yes FROM fast) "
+        " UNION ALL SELECT * FROM (SELECT d.path, bm25(search_words) FROM search_words "
+        "  JOIN search_docs d ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND "
+        "  d.tenant = ?1 AND (?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
+        "  ORDER BY bm25(search_words), d.path "
+        "  LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?6 END)) "
+        "ORDER BY s, path LIMIT ?6",
     [MT_DB_SEARCH_FRESH] = "SELECT 1 FROM search_fresh WHERE tenant = ?1 AND indexed = changes "
                            "AND cap = ?2",
     [MT_DB_SEARCH_FRESH_SET] =
