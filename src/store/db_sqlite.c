@@ -35,23 +35,26 @@
  * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const sq_sql[MT_DB_STMT_COUNT] = {
     /* bm25() is smaller for better matches: its negation is the score.
-     * The best ?6 + 1 matches of any tenant first, each joined to its row
-     * (a join is a read of a page of words): when they are every match, or
-     * all the tenant's, in range, and the ?6-th ranks strictly above the
-     * next, the answer is among them; else the whole query, which joins
-     * every match before ranking (the tie order is by path, which only the
-     * join knows). LIMIT 0 skips it without running it. */
+     * Searching everything of a tenant alone in the file, the best ?6 + 1
+     * matches are found first and each joined to its row (a join is a read
+     * of a page of words): when they are every match, or the ?6-th ranks
+     * strictly above the next, the answer is among them. Else (ties at the
+     * cut, a directory, other tenants) the whole query, which joins every
+     * match before ranking, ties by path; LIMIT 0 skips what is not run. */
     [MT_DB_SEARCH_FIND] =
-        "WITH top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words) FROM search_words "
-        "  WHERE search_words MATCH ?5 ORDER BY bm25(search_words) LIMIT ?6 + 1),"
-        " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, coalesce(d.tenant = ?1 AND "
-        "  (?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)), 0) FROM top "
-        "  LEFT JOIN search_docs d ON d.id = top.id),"
-        " fast(yes) AS MATERIALIZED (SELECT (SELECT count(*) FROM cand) <= ?6 OR "
-        "  (NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND "
-        "  (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6 - 1) < "
+        "WITH alone(yes) AS MATERIALIZED (SELECT ?2 = '' AND NOT EXISTS (SELECT 1 FROM "
+        "  search_docs WHERE tenant < ?1) AND NOT EXISTS (SELECT 1 FROM search_docs WHERE "
+        "  tenant > ?1)),"
+        " top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words) FROM search_words "
+        "  WHERE search_words MATCH ?5 ORDER BY bm25(search_words) "
+        "  LIMIT CASE WHEN (SELECT yes FROM alone) THEN ?6 + 1 ELSE 0 END),"
+        " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, coalesce(d.tenant = ?1, 0) "
+        "  FROM top LEFT JOIN search_docs d ON d.id = top.id),"
+        " fast(yes) AS MATERIALIZED (SELECT (SELECT yes FROM alone) AND "
+        "  NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND ((SELECT count(*) FROM cand) <= ?6 "
+        "  OR (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6 - 1) < "
         "  (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6)))"
-        "SELECT path, -s FROM (SELECT path, s FROM cand WHERE ok AND (SELECT yes FROM fast) "
+        "SELECT path, -s FROM (SELECT path, s FROM cand WHERE (SELECT yes FROM fast) "
         " UNION ALL SELECT * FROM (SELECT d.path, bm25(search_words) FROM search_words "
         "  JOIN search_docs d ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND "
         "  d.tenant = ?1 AND (?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "

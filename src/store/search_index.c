@@ -27,23 +27,23 @@ static const char *const SQL[Q_COUNT] = {
     [Q_WORDS_DEL] = "DELETE FROM search_words WHERE rowid = ?1",
     [Q_WORDS_PUT] = "INSERT INTO search_words(rowid, words) VALUES(?1, ?2)",
     [Q_DOC_DEL] = "DELETE FROM search_docs WHERE id = ?1",
-    /* The best ?3 + 1 matches first, each joined to its path: when they
-     * are every match, or all in range and the ?3-th ranks strictly above
-     * the next, the answer is among them; else the whole query, which joins
-     * every match before ranking (ties go by path, which only the join
-     * knows). LIMIT 0 skips it without running it. */
+    /* Searching everything, the best ?3 + 1 matches are found first and
+     * each joined to its path: when they are every match, or the ?3-th
+     * ranks strictly above the next, the answer is among them. Else (ties
+     * at the cut, a directory) the whole query, which joins every match
+     * before ranking, ties by path; LIMIT 0 skips what is not run. */
     [Q_FIND] = "WITH top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words)"
-               " FROM search_words WHERE search_words MATCH ?2"
-               " ORDER BY bm25(search_words) LIMIT ?3 + 1),"
-               " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s,"
-               " coalesce(" D_BENEATH ", 0)"
+               " FROM search_words WHERE search_words MATCH ?2 ORDER BY bm25(search_words)"
+               " LIMIT CASE WHEN ?1 = '' THEN ?3 + 1 ELSE 0 END),"
+               " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, d.id IS NOT NULL"
                " FROM top LEFT JOIN search_docs d ON d.id = top.id),"
-               " fast(yes) AS MATERIALIZED (SELECT (SELECT count(*) FROM cand) <= ?3 OR"
-               " (NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND"
+               " fast(yes) AS MATERIALIZED (SELECT ?1 = '' AND"
+               " NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND"
+               " ((SELECT count(*) FROM cand) <= ?3 OR"
                " (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?3 - 1) <"
                " (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?3)))"
-               " SELECT path, s FROM (SELECT path, s FROM cand WHERE ok AND"
-               " (SELECT yes FROM fast) UNION ALL SELECT * FROM (SELECT d.path,"
+               " SELECT path, s FROM (SELECT path, s FROM cand WHERE (SELECT yes FROM fast)"
+               " UNION ALL SELECT * FROM (SELECT d.path,"
                " bm25(search_words) FROM search_words JOIN search_docs d"
                " ON d.id = search_words.rowid WHERE search_words MATCH ?2 AND " D_BENEATH
                " ORDER BY bm25(search_words), d.path"
