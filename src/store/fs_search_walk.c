@@ -291,14 +291,14 @@ static int gather(mt_fs_search_files *out, mt_fs_dir_files *done)
         ndirs++;
         total += d->count;
     }
-    if (!(dirs = malloc((ndirs ? ndirs : 1) * sizeof(*dirs))) ||
+    if (!(dirs = malloc((ndirs ? ndirs : 1) * sizeof(mt_fs_dir_files *))) ||
         !(out->docs = malloc((total ? total : 1) * sizeof(*out->docs)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory searching the store");
         goto done;
     }
     for (i = 0, d = done; d; d = d->next)
         dirs[i++] = d;
-    qsort(dirs, ndirs, sizeof(*dirs), by_dir);
+    qsort(dirs, ndirs, sizeof(mt_fs_dir_files *), by_dir);
     for (i = 0; i < ndirs; i++) {
         d = dirs[i];
         for (j = 0; j < d->count; j++) {
