@@ -20,6 +20,8 @@
  *   - MT_DB_VERSION_RESEAL appended (a version's content replaced: rekey).
  *   - MT_DB_SEARCH_STALE_UPTO appended (a search indexes each file up to the
  *     handle's max file size); MT_DB_SEARCH_STALE is no longer run.
+ *   - MT_DB_SEARCH_FRESH and _FRESH_SET appended, and the optional driver
+ *     field `search_fresh` (a search skips its catch-up when nothing changed).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -222,6 +224,11 @@ typedef enum {
                                 sha256, indexed (0/1), size: MT_DB_SEARCH_STALE where
                                 the row of a file over cap bytes (only its first cap bytes
                                 indexed) holds its sha256 followed by mark */
+    /* Only for a driver with search_fresh set: */
+    MT_DB_SEARCH_FRESH,     /* (tenant, cap) -> one row when no file of the tenant changed
+                               and no search_docs row was written since a search found its
+                               whole index up to date for cap; none otherwise */
+    MT_DB_SEARCH_FRESH_SET, /* (tenant, cap): the tenant's whole index is up to date, for cap */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 
@@ -295,6 +302,12 @@ typedef struct {
      * whole-file read is then one statement: on PostgreSQL one round trip
      * instead of four (begin, node, content, commit). */
     int (*ready_single)(mt_db_conn *c);
+
+    /* Optional: the database counts the changes to each tenant's files in
+     * the transactions that make them (triggers), and runs
+     * MT_DB_SEARCH_FRESH and _FRESH_SET: a search that finds nothing changed
+     * since the index was last whole skips its check of every file. */
+    int search_fresh;
 } mt_db_driver;
 
 /*

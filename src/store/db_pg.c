@@ -1057,6 +1057,7 @@ static const mt_db_driver pg_driver = {
     /* search: tsquery and tsvector literals of memtool's own words */
     mt_search_tsquery, mt_search_tsvector,
     ready, /* a statement outside a transaction: autocommit, its own snapshot */
+    0,     /* search_fresh: no change count; each search checks every file */
 };
 
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)

@@ -65,6 +65,7 @@ typedef struct {
     int forgotten;
     unsigned passes; /* ended without an answer */
     size_t written;  /* memories indexed or forgotten, for mt_search_index_hook */
+    int left_out;    /* a file of this pass had no content row to index */
     stale_doc docs[BATCH_DOCS];
     size_t ndocs;
     mt_store_hit *hits;
@@ -116,8 +117,10 @@ static int words_row(void *payload, const mt_db_value *cols, size_t ncols)
 }
 
 /* Index one file: its words, from at most r->cap bytes of its content,
- * recorded with the SHA-256 they came from. *bytes: what it took. */
-static int index_one(mt_db *db, const search_run *r, const stale_doc *d, size_t *bytes)
+ * recorded with the SHA-256 they came from. *bytes: what it took; *left_out
+ * set when it has no content to index. */
+static int index_one(mt_db *db, const search_run *r, const stale_doc *d, size_t *bytes,
+                     int *left_out)
 {
     mt_buf words = MT_BUF_INIT, form = MT_BUF_INIT;
     const mt_buf *bound = &words;
@@ -135,8 +138,10 @@ static int index_one(mt_db *db, const search_run *r, const stale_doc *d, size_t 
     }
     /* No content row: the store was damaged outside memtool. The file is
      * left out (a view of it reports the damage), and tried at each search. */
-    if (n == 0)
+    if (n == 0) {
+        *left_out = 1;
         goto done;
+    }
     if (db->drv->search_words) {
         if ((rc = db->drv->search_words(&form, words.ptr ? words.ptr : "", words.len)) < 0)
             goto done;
@@ -211,10 +216,21 @@ static int step(mt_db *db, search_run *r)
     mt_db_value a[8] = {mt_db_text(db->tenant), mt_db_text(r->path),     mt_db_text(r->lo),
                         mt_db_text(r->hi),      mt_db_int(FORGET_BATCH), mt_db_int(BATCH_DOCS),
                         mt_db_int(r->cap),      mt_db_text(r->mark)};
+    mt_db_value fresh[2] = {mt_db_text(db->tenant), mt_db_int(r->cap)};
     int whole = r->passes >= MAX_PASSES, began = !r->forgotten && !*r->after, more;
     size_t i, bytes, total = 0;
     int64_t n;
     int rc;
+
+    /* Nothing changed since a search found the whole index up to date: it
+     * still is, here too, and this transaction sees no change come. */
+    if (began && db->drv->search_fresh) {
+        if ((n = mt_db_exec(db, MT_DB_SEARCH_FRESH, fresh, 2, NULL, NULL)) < 0)
+            return (int)n;
+        if (n > 0)
+            return (rc = find(db, r)) < 0 ? rc : 1;
+        r->left_out = 0;
+    }
 
     while (!r->forgotten) {
         if ((n = mt_db_exec(db, MT_DB_SEARCH_FORGET, a, 5, NULL, NULL)) < 0)
@@ -230,7 +246,7 @@ static int step(mt_db *db, search_run *r)
         if ((n = mt_db_exec(db, MT_DB_SEARCH_STALE_UPTO, a, 8, stale_row, r)) < 0)
             return (int)n;
         for (i = 0; i < r->ndocs && (whole || total < BATCH_BYTES); i++) {
-            if ((rc = index_one(db, r, &r->docs[i], &bytes)) < 0)
+            if ((rc = index_one(db, r, &r->docs[i], &bytes, &r->left_out)) < 0)
                 return rc;
             total += bytes;
             written(r, 1);
@@ -261,6 +277,12 @@ static int step(mt_db *db, search_run *r)
         r->passes++;
         return 0;
     }
+    /* The whole index matched the files in this transaction: said so, for
+     * the searches after it, unless a file was left out (tried again by
+     * each search, in case its content comes back). */
+    if (db->drv->search_fresh && !*r->path && !r->left_out &&
+        (n = mt_db_exec(db, MT_DB_SEARCH_FRESH_SET, fresh, 2, NULL, NULL)) < 0)
+        return (int)n;
     if ((rc = find(db, r)) < 0)
         return rc;
     return 1;

@@ -34,12 +34,38 @@
 /* Each element is one statement, its text split over lines: no comma is missing.
  * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const sq_sql[MT_DB_STMT_COUNT] = {
-    /* bm25() is smaller for better matches: its negation is the score. */
+    /* bm25() is smaller for better matches: its negation is the score.
+     * Searching everything of a tenant alone in the file, the best ?6 + 1
+     * matches are found first and each joined to its row (a join is a read
+     * of a page of words): when they are every match, or the ?6-th ranks
+     * strictly above the next, the answer is among them. Else (ties at the
+     * cut, a directory, other tenants) the whole query, which joins every
+     * match before ranking, ties by path; LIMIT 0 skips what is not run. */
     [MT_DB_SEARCH_FIND] =
-        "SELECT d.path, -bm25(search_words) FROM search_words JOIN search_docs d "
-        "ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND d.tenant = ?1 AND "
-        "(?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
-        "ORDER BY bm25(search_words), d.path LIMIT ?6",
+        "WITH alone(yes) AS MATERIALIZED (SELECT ?2 = '' AND NOT EXISTS (SELECT 1 FROM "
+        "  search_docs WHERE tenant < ?1) AND NOT EXISTS (SELECT 1 FROM search_docs WHERE "
+        "  tenant > ?1)),"
+        " top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words) FROM search_words "
+        "  WHERE search_words MATCH ?5 ORDER BY bm25(search_words) "
+        "  LIMIT CASE WHEN (SELECT yes FROM alone) THEN ?6 + 1 ELSE 0 END),"
+        " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, coalesce(d.tenant = ?1, 0) "
+        "  FROM top LEFT JOIN search_docs d ON d.id = top.id),"
+        " fast(yes) AS MATERIALIZED (SELECT (SELECT yes FROM alone) AND "
+        "  NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND ((SELECT count(*) FROM cand) <= ?6 "
+        "  OR (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6 - 1) < "
+        "  (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6)))"
+        "SELECT path, -s FROM (SELECT path, s FROM cand WHERE (SELECT yes FROM fast) "
+        " UNION ALL SELECT * FROM (SELECT d.path, bm25(search_words) FROM search_words "
+        "  JOIN search_docs d ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND "
+        "  d.tenant = ?1 AND (?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
+        "  ORDER BY bm25(search_words), d.path "
+        "  LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?6 END)) "
+        "ORDER BY s, path LIMIT ?6",
+    [MT_DB_SEARCH_FRESH] = "SELECT 1 FROM search_fresh WHERE tenant = ?1 AND indexed = changes "
+                           "AND cap = ?2",
+    [MT_DB_SEARCH_FRESH_SET] =
+        "INSERT INTO search_fresh(tenant, changes, indexed, cap) VALUES (?1, 0, 0, ?2) "
+        "ON CONFLICT(tenant) DO UPDATE SET indexed = changes, cap = excluded.cap",
 };
 /* NOLINTEND(bugprone-suspicious-missing-comma) */
 
@@ -186,6 +212,40 @@ static void cfg_free(void *p)
     "  INSERT INTO search_words(search_words, rowid, words) VALUES ('delete', old.id, old.words);" \
     "  INSERT INTO search_words(rowid, words) VALUES (new.id, new.words); END;"
 
+/*
+ * What lets a search skip its catch-up (the check of every file's SHA-256
+ * against its search_docs row, most of a search on a big store): a count of
+ * the changes to each tenant's files, kept by triggers in the transaction of
+ * each change, whoever makes it (this memtool, an older one, the sqlite3
+ * shell), and what the count was when a search last found the tenant's whole
+ * index up to date (`indexed`, for the max file size `cap` it indexed to).
+ * Any write to search_docs but that search's own forgets it. While the two
+ * are equal nothing can be stale. A tenant's row is made by its first whole
+ * catch-up; until then nothing is counted, and there is nothing to skip.
+ * Not a schema change: made when missing by any memtool that knows it, and
+ * an older one keeps it right by the triggers alone; made again (and every
+ * record forgotten, as changes may have gone uncounted) if a trigger is gone.
+ */
+#define SEARCH_FRESH_TRIGGERS 6
+static const char search_fresh_schema[] =
+    "CREATE TABLE IF NOT EXISTS search_fresh(tenant TEXT PRIMARY KEY, changes INTEGER NOT NULL,"
+    "  indexed INTEGER, cap INTEGER) WITHOUT ROWID;"
+    "CREATE TRIGGER IF NOT EXISTS search_fresh_node_put AFTER INSERT ON nodes BEGIN"
+    "  UPDATE search_fresh SET changes = changes + 1 WHERE tenant = new.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_fresh_node_gone AFTER DELETE ON nodes BEGIN"
+    "  UPDATE search_fresh SET changes = changes + 1 WHERE tenant = old.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_fresh_node_set AFTER UPDATE OF tenant, path, kind, sha256"
+    "  ON nodes BEGIN"
+    "  UPDATE search_fresh SET changes = changes + 1 WHERE tenant IN (old.tenant, new.tenant);"
+    "  END;"
+    "CREATE TRIGGER IF NOT EXISTS search_fresh_doc_put AFTER INSERT ON search_docs BEGIN"
+    "  UPDATE search_fresh SET indexed = NULL WHERE tenant = new.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_fresh_doc_gone AFTER DELETE ON search_docs BEGIN"
+    "  UPDATE search_fresh SET indexed = NULL WHERE tenant = old.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_fresh_doc_set AFTER UPDATE ON search_docs BEGIN"
+    "  UPDATE search_fresh SET indexed = NULL WHERE tenant IN (old.tenant, new.tenant); END;"
+    "UPDATE search_fresh SET indexed = NULL;";
+
 static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
@@ -232,7 +292,7 @@ static int long_row(void *p, int n, char **v, char **names)
 static int check_schema(mt_db_conn *c)
 {
     char *msg = NULL;
-    long version = 0, tables = 0;
+    long version = 0, tables = 0, triggers = 0;
     int rc = 0;
 
     sqlite3_busy_timeout(c->db, READ_BUSY_MS);
@@ -243,6 +303,7 @@ static int check_schema(mt_db_conn *c)
         goto sqlite_fail;
     if (tables == 0) {
         if (sqlite3_exec(c->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(c->db, search_fresh_schema, NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
             goto sqlite_fail;
         return 0;
@@ -266,6 +327,14 @@ static int check_schema(mt_db_conn *c)
     for (; version < MT_DB_SCHEMA_VERSION; version++)
         if (sqlite3_exec(c->db, upgrades[version], NULL, NULL, &msg) != SQLITE_OK)
             goto sqlite_fail;
+    if (sqlite3_exec(c->db,
+                     "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND "
+                     "name LIKE 'search\\_fresh\\_%' ESCAPE '\\'",
+                     long_row, &triggers, &msg) != SQLITE_OK)
+        goto sqlite_fail;
+    if (triggers != SEARCH_FRESH_TRIGGERS &&
+        sqlite3_exec(c->db, search_fresh_schema, NULL, NULL, &msg) != SQLITE_OK)
+        goto sqlite_fail;
     if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
         goto sqlite_fail;
     goto done;
@@ -576,23 +645,10 @@ static int sq_unsynced(mt_db_conn *c, int on)
 }
 
 static const mt_db_driver sqlite_driver = {
-    "SQLite",
-    NULL,
-    sq_connect,
-    sq_close,
-    sq_abandon,
-    cfg_free,
-    sq_begin_write,
-    sq_begin_read,
-    sq_commit,
-    sq_rollback,
-    sq_exec,
-    sq_scrub,
-    sq_unsynced,
+    "SQLite", NULL, sq_connect, sq_close, sq_abandon, cfg_free, sq_begin_write, sq_begin_read,
+    sq_commit, sq_rollback, sq_exec, sq_scrub, sq_unsynced,
     /* search: FTS5 MATCH over the words as they are */
-    mt_search_fts5_match,
-    NULL,
-    sq_ready_single,
+    mt_search_fts5_match, NULL, sq_ready_single, 1, /* search_fresh */
 };
 
 int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,

@@ -180,13 +180,9 @@ void mt_fs_dir_dispose(mt_dir *d);
 /* Every node beneath rel, hidden names included (fs_each.c). */
 int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload);
 
-/* The same walk, with each node's stat (NULL for MT_NODE_OTHER never looked at). */
-typedef int (*mt_fs_stat_cb)(void *payload, const char *path, mt_node_type type,
-                             const struct stat *sb);
-int mt_fs_walk_stat(mt_fs *fs, const char *rel, mt_fs_stat_cb cb, void *payload);
-
 /* Search (fs_search.c): an index beside the history, brought up to date by
- * each search from the files' inode, size and modification time. */
+ * each search from the files' inode, size, modification and change times
+ * (fs_search_walk.c). */
 int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                  const char *path, size_t limit);
 void mt_fs_search_close(mt_fs *fs);

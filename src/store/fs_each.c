@@ -17,7 +17,6 @@
 
 typedef struct {
     mt_walk_cb cb;
-    mt_fs_stat_cb stat_cb; /* instead of cb, when set */
     void *payload;
     mt_buf path;
 } each_state;
@@ -63,9 +62,7 @@ static int each_dir(each_state *s, int dirfd, unsigned depth)
             type = MT_NODE_FILE;
         else if (S_ISDIR(sb.st_mode))
             type = MT_NODE_DIR;
-        rc = s->stat_cb ? s->stat_cb(s->payload, s->path.ptr, type, &sb)
-                        : s->cb(s->payload, s->path.ptr, type,
-                                type == MT_NODE_FILE ? (uint64_t)sb.st_size : 0);
+        rc = s->cb(s->payload, s->path.ptr, type, type == MT_NODE_FILE ? (uint64_t)sb.st_size : 0);
         if (rc == 0 && type == MT_NODE_DIR) {
             int fd = mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
             /* Removed, or swapped for a link or a file, since it was looked
@@ -105,14 +102,7 @@ done:
 
 int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload)
 {
-    each_state s = {cb, NULL, payload, MT_BUF_INIT};
+    each_state s = {cb, payload, MT_BUF_INIT};
 
     return walk((mt_fs *)st, rel, &s);
-}
-
-int mt_fs_walk_stat(mt_fs *fs, const char *rel, mt_fs_stat_cb cb, void *payload)
-{
-    each_state s = {NULL, cb, payload, MT_BUF_INIT};
-
-    return walk(fs, rel, &s);
 }

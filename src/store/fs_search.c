@@ -16,46 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs_search_walk.h"
 #include "history.h"
 #include "search_index.h"
-
-typedef struct {
-    mt_search_doc *v;
-    size_t n, cap;
-    size_t indexed; /* the most of each file indexed */
-} doc_list;
-
-static int collect(void *payload, const char *path, mt_node_type type, const struct stat *sb)
-{
-    doc_list *l = payload;
-    mt_search_doc *grown;
-
-    if (type != MT_NODE_FILE)
-        return 0;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 256;
-        if (!(grown = realloc(l->v, l->cap * sizeof(*l->v))))
-            return mt_error_set(MT_ENOMEM, "out of memory searching the store");
-        l->v = grown;
-    }
-    if (!(l->v[l->n].path = strdup(path)))
-        return mt_error_set(MT_ENOMEM, "out of memory searching the store");
-    snprintf(l->v[l->n].stamp, sizeof(l->v[l->n].stamp), "%llu:%lld:%lld.%09ld:%lld.%09ld",
-             (unsigned long long)sb->st_ino, (long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
-             (long)sb->st_mtim.tv_nsec, (long long)sb->st_ctim.tv_sec, (long)sb->st_ctim.tv_nsec);
-    if ((uint64_t)sb->st_size > l->indexed) {
-        size_t len = strlen(l->v[l->n].stamp);
-
-        snprintf(l->v[l->n].stamp + len, sizeof(l->v[l->n].stamp) - len, "<%zu", l->indexed);
-    }
-    l->n++;
-    return 0;
-}
-
-static int by_path(const void *a, const void *b)
-{
-    return strcmp(((const mt_search_doc *)a)->path, ((const mt_search_doc *)b)->path);
-}
 
 typedef struct {
     mt_buf *out;
@@ -104,8 +67,8 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
 {
     mt_fs *fs = (mt_fs *)st;
     uint64_t max_size = q->max_size ? q->max_size : MT_SEARCH_INDEX_CAP;
-    doc_list l = {NULL, 0, 0, max_size < SIZE_MAX ? (size_t)max_size : SIZE_MAX};
-    size_t i;
+    size_t indexed = max_size < SIZE_MAX ? (size_t)max_size : SIZE_MAX;
+    mt_fs_search_files files = {NULL, 0, NULL};
     int rc;
 
     *out = NULL;
@@ -124,16 +87,12 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
         }
         mt_hist_on_close(fs->search, index_closing, fs->search_index);
     }
-    if ((rc = mt_fs_walk_stat(fs, path, collect, &l)) < 0)
+    if ((rc = mt_fs_search_walk(&files, fs, path, indexed)) < 0)
         goto done;
-    if (l.n)
-        qsort(l.v, l.n, sizeof(*l.v), by_path);
-    rc = mt_search_index_run(out, count, fs->search_index, l.v, l.n, read_doc, st, l.indexed, q,
-                             path, limit);
+    rc = mt_search_index_run(out, count, fs->search_index, files.docs, files.count, read_doc, st,
+                             indexed, q, path, limit);
 done:
     pthread_mutex_unlock(&fs->search_lock);
-    for (i = 0; i < l.n; i++)
-        free(l.v[i].path);
-    free(l.v);
+    mt_fs_search_files_dispose(&files);
     return rc;
 }

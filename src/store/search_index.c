@@ -16,6 +16,7 @@ static const char SCHEMA[] =
 
 /* Rows at or beneath ?1 ("" all): '/' sorts just before '0'. */
 #define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"
+#define D_BENEATH    BENEATH("d.path")
 
 enum { Q_DOCS, Q_PUT, Q_WORDS_DEL, Q_WORDS_PUT, Q_DOC_DEL, Q_FIND, Q_COUNT };
 
@@ -26,9 +27,28 @@ static const char *const SQL[Q_COUNT] = {
     [Q_WORDS_DEL] = "DELETE FROM search_words WHERE rowid = ?1",
     [Q_WORDS_PUT] = "INSERT INTO search_words(rowid, words) VALUES(?1, ?2)",
     [Q_DOC_DEL] = "DELETE FROM search_docs WHERE id = ?1",
-    [Q_FIND] = "SELECT d.path, bm25(search_words) FROM search_words JOIN search_docs d"
-               " ON d.id = search_words.rowid WHERE search_words MATCH ?2 AND " BENEATH(
-                   "d.path") " ORDER BY bm25(search_words), d.path LIMIT ?3",
+    /* Searching everything, the best ?3 + 1 matches are found first and
+     * each joined to its path: when they are every match, or the ?3-th
+     * ranks strictly above the next, the answer is among them. Else (ties
+     * at the cut, a directory) the whole query, which joins every match
+     * before ranking, ties by path; LIMIT 0 skips what is not run. */
+    [Q_FIND] = "WITH top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words)"
+               " FROM search_words WHERE search_words MATCH ?2 ORDER BY bm25(search_words)"
+               " LIMIT CASE WHEN ?1 = '' THEN ?3 + 1 ELSE 0 END),"
+               " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, d.id IS NOT NULL"
+               " FROM top LEFT JOIN search_docs d ON d.id = top.id),"
+               " fast(yes) AS MATERIALIZED (SELECT ?1 = '' AND"
+               " NOT EXISTS (SELECT 1 FROM cand WHERE NOT ok) AND"
+               " ((SELECT count(*) FROM cand) <= ?3 OR"
+               " (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?3 - 1) <"
+               " (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?3)))"
+               " SELECT path, s FROM (SELECT path, s FROM cand WHERE (SELECT yes FROM fast)"
+               " UNION ALL SELECT * FROM (SELECT d.path,"
+               " bm25(search_words) FROM search_words JOIN search_docs d"
+               " ON d.id = search_words.rowid WHERE search_words MATCH ?2 AND " D_BENEATH
+               " ORDER BY bm25(search_words), d.path"
+               " LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?3 END))"
+               " ORDER BY s, path LIMIT ?3",
 };
 
 struct mt_search_index {

@@ -2,8 +2,10 @@
  * Search on every store that searches (tests/unit/store_openers.h; tests/pg
  * adds PostgreSQL): the SQL stores' catch-up with changes coming between its
  * transactions, a search that shows as many hits as it may although some
- * vanish between the store's answer and the library's, and memories bigger
- * than a fixed cap searched whole, each handle to its own max file size.
+ * vanish between the store's answer and the library's, memories bigger
+ * than a fixed cap searched whole, each handle to its own max file size, and
+ * the best hits cut from many ranked as the whole would rank them (ties at
+ * the cut by path, beneath a directory whose matches rank below others').
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "helpers.h"
 #include "lib/memory.h"
+#include "search/text.h"
 #include "store/search_index.h"
 #include "store_openers.h"
 
@@ -394,6 +397,112 @@ static void test_big_memory_searched_whole(void **state)
     free(text);
 }
 
+/* ---- the best hits of many: ties at the cut, beneath a directory ----------------------- */
+
+/* What the store itself answers beneath path, in its order (best first). */
+static char *found_in_order(mt_store *st, const char *query, const char *path, size_t limit)
+{
+    mt_search_query *q = NULL;
+    mt_store_hit *hits = NULL;
+    size_t n = 0, i, len = 2;
+    char *out;
+
+    assert_int_equal(mt_search_query_parse(&q, query, strlen(query)), 0);
+    if (st->search(st, &hits, &n, q, path, limit) < 0)
+        fail_msg("search %s: %s", query, mt_error_last()->message);
+    mt_search_query_free(q);
+    for (i = 0; i < n; i++)
+        len += strlen(hits[i].path) + 1;
+    assert_non_null(out = calloc(1, len));
+    for (i = 0, len = 0; i < n; i++) {
+        size_t k = strlen(hits[i].path);
+
+        memcpy(out + len, hits[i].path, k);
+        out[len + k] = '\n';
+        len += k + 1;
+    }
+    mt_store_hits_free(hits, n);
+    return out;
+}
+
+static void test_best_of_many(void **state)
+{
+    mt_options o;
+    size_t i;
+
+    (void)state;
+    options(&o);
+    for (i = 0; i < MT_TEST_NSTORES; i++) {
+        one_store s;
+        mt_store *st;
+        char path[64], *got;
+        int k;
+
+        if (!searches(i))
+            continue;
+        open_one(&s, i, &o);
+        st = s.mem->store;
+#define IN_ORDER(query, beneath, limit, want)                                                      \
+    do {                                                                                           \
+        got = found_in_order(st, query, beneath, limit);                                           \
+        if (strcmp(got, want) != 0)                                                                \
+            fail_msg("%s found for %s beneath '%s':\n%s\nnot\n%s", mt_test_stores[i].name, query,  \
+                     beneath, got, want);                                                          \
+        free(got);                                                                                 \
+    } while (0)
+        /* Twelve memories alike: every score the same, the cut by path.
+         * The first six by path indexed last, so the index holds them in
+         * another order than their paths'. */
+        for (k = 0; k < 12; k++) {
+            snprintf(path, sizeof(path), "/memories/tie/t%02d.md", k);
+            put(s.mem, path, "the tie word");
+        }
+        IN_ORDER("tie", "", 20,
+                 "tie/t00.md\ntie/t01.md\ntie/t02.md\ntie/t03.md\ntie/t04.md\ntie/t05.md\n"
+                 "tie/t06.md\ntie/t07.md\ntie/t08.md\ntie/t09.md\ntie/t10.md\ntie/t11.md\n");
+        for (k = 0; k < 6; k++) {
+            snprintf(path, sizeof(path), "/memories/tie/t%02d.md", k);
+            del(s.mem, path);
+        }
+        IN_ORDER("tie", "", 20,
+                 "tie/t06.md\ntie/t07.md\ntie/t08.md\ntie/t09.md\ntie/t10.md\ntie/t11.md\n");
+        for (k = 0; k < 6; k++) {
+            snprintf(path, sizeof(path), "/memories/tie/t%02d.md", k);
+            put(s.mem, path, "the tie word");
+        }
+        /* Five mentions rank above one, whichever directory holds them. */
+        for (k = 0; k < 4; k++) {
+            snprintf(path, sizeof(path), "/memories/strong/s%d.md", k);
+            put(s.mem, path, "beam beam beam beam beam");
+            snprintf(path, sizeof(path), "/memories/weak/w%d.md", k);
+            put(s.mem, path, "one beam among other words");
+        }
+        IN_ORDER("tie", "", 5, "tie/t00.md\ntie/t01.md\ntie/t02.md\ntie/t03.md\ntie/t04.md\n");
+        IN_ORDER("tie", "", 1, "tie/t00.md\n");
+        IN_ORDER("tie", "tie", 11,
+                 "tie/t00.md\ntie/t01.md\ntie/t02.md\ntie/t03.md\ntie/t04.md\ntie/t05.md\n"
+                 "tie/t06.md\ntie/t07.md\ntie/t08.md\ntie/t09.md\ntie/t10.md\n");
+        IN_ORDER("beam", "", 5,
+                 "strong/s0.md\nstrong/s1.md\nstrong/s2.md\nstrong/s3.md\nweak/w0.md\n");
+        IN_ORDER("beam", "", 8,
+                 "strong/s0.md\nstrong/s1.md\nstrong/s2.md\nstrong/s3.md\nweak/w0.md\nweak/w1.md\n"
+                 "weak/w2.md\nweak/w3.md\n");
+        IN_ORDER("beam", "", 20,
+                 "strong/s0.md\nstrong/s1.md\nstrong/s2.md\nstrong/s3.md\nweak/w0.md\nweak/w1.md\n"
+                 "weak/w2.md\nweak/w3.md\n");
+        IN_ORDER("beam", "weak", 2, "weak/w0.md\nweak/w1.md\n");
+        IN_ORDER("beam", "strong", 2, "strong/s0.md\nstrong/s1.md\n");
+        /* One strictly best: its cut needs no tie broken. */
+        put(s.mem, "/memories/weak/w9.md", "beam beam beam beam beam beam beam");
+        IN_ORDER("beam", "", 2, "weak/w9.md\nstrong/s0.md\n");
+        IN_ORDER("beam", "weak", 2, "weak/w9.md\nweak/w0.md\n");
+        IN_ORDER("beam", "", 5,
+                 "weak/w9.md\nstrong/s0.md\nstrong/s1.md\nstrong/s2.md\nstrong/s3.md\n");
+#undef IN_ORDER
+        close_one(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_catch_up_changed_always),
         cmocka_unit_test(test_vanished_hits_replaced),
         cmocka_unit_test(test_big_memory_searched_whole),
+        cmocka_unit_test(test_best_of_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "helpers.h"
+#include "lib/memory.h"
 
 static char dir[256], db_path[300];
 
@@ -110,6 +111,28 @@ static void test_tenants(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(v[0].path, "/memories/a.md");
     mt_versions_free(v, n);
+    /* Alice's words rank above Bob's (all tenants share one index): Bob's
+     * search finds his own all the same. */
+    o.max_files = 4;
+    mt_memory_free(a);
+    mt_memory_free(b);
+    a = open_mem("alice", &o);
+    b = open_mem("bob", &o);
+    call_ok(a, "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"beam "
+               "beam beam beam\"}");
+    call_ok(b, "{\"command\":\"create\",\"path\":\"/memories/w.md\",\"file_text\":\"one "
+               "beam among other words\"}");
+    {
+        /* The store's own answer: the library would ask again for a hit it
+         * cannot read. */
+        char *got = mt_test_store_found(a->store, "beam", 1, 0);
+
+        assert_string_equal(got, "s.md\n");
+        free(got);
+        got = mt_test_store_found(b->store, "beam", 1, 0);
+        assert_string_equal(got, "w.md\n");
+        free(got);
+    }
     mt_memory_free(a);
     mt_memory_free(b);
     /* A bad tenant name is refused. */

@@ -1,0 +1,276 @@
+/* The files a search of the filesystem store brings its index up to, found
+ * on helper threads: the same files as the store's own walk, in byte order
+ * of their paths, with the stamps earlier versions wrote (an index they
+ * made is not indexed again), an edit in place seen deep in the tree, and a
+ * helper's error failing the walk. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "store/fs.h"
+#include "store/fs_search_walk.h"
+
+/* More directories than a walk takes before its helpers start. */
+#define DIRS 24
+
+static void write_at(const char *root, const char *rel, const char *text)
+{
+    char p[2048];
+    FILE *f;
+
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    assert_non_null(f = fopen(p, "w"));
+    fputs(text, f);
+    fclose(f);
+}
+
+static void mkdir_at(const char *root, const char *rel)
+{
+    char p[2048];
+
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    assert_int_equal(mkdir(p, 0700), 0);
+}
+
+/* Files and directories whose names sort around each other ('-' and '.'
+ * before '/'), hidden names, temporaries, a link and a FIFO, and enough
+ * directories that helpers take part. */
+static void make_tree(const char *root)
+{
+    char rel[256], p[1024];
+    int i, j;
+
+    assert_int_equal(mkdir(root, 0700), 0);
+    write_at(root, "a.md", "root a\n");
+    write_at(root, "a-b.md", "root a-b\n");
+    write_at(root, "z.md", "root z\n");
+    mkdir_at(root, "a");
+    write_at(root, "a/b.md", "in a\n");
+    mkdir_at(root, "a-b");
+    write_at(root, "a-b/c.md", "in a-b\n");
+    mkdir_at(root, "a.b");
+    write_at(root, "a.b/d.md", "in a.b\n");
+    mkdir_at(root, ".hidden");
+    write_at(root, ".hidden/h.md", "hidden\n");
+    write_at(root, ".mt-tmp.123.4.5\\", "a temporary\n");
+    snprintf(p, sizeof(p), "%s/link.md", root);
+    assert_int_equal(symlink("a.md", p), 0);
+    snprintf(p, sizeof(p), "%s/fifo.md", root);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    for (i = 0; i < DIRS; i++) {
+        snprintf(rel, sizeof(rel), "d%02d", i);
+        mkdir_at(root, rel);
+        for (j = 0; j < 5; j++) {
+            snprintf(rel, sizeof(rel), "d%02d/m%d.md", i, j);
+            write_at(root, rel, "a memory of some words\n");
+        }
+        snprintf(rel, sizeof(rel), "d%02d/sub", i);
+        mkdir_at(root, rel);
+        snprintf(rel, sizeof(rel), "d%02d/sub/x.md", i);
+        write_at(root, rel, "nested words\n");
+        snprintf(rel, sizeof(rel), "d%02d/sub.md", i);
+        write_at(root, rel, "beside sub\n");
+    }
+}
+
+typedef struct {
+    const char *root;
+    size_t indexed;
+    mt_search_doc *v;
+    size_t n;
+} serial;
+
+/* The stamp as earlier versions wrote it. */
+static int serial_file(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    serial *s = payload;
+    char p[1024];
+    struct stat sb;
+    size_t len;
+
+    (void)size;
+    if (type != MT_NODE_FILE)
+        return 0;
+    assert_non_null(s->v = realloc(s->v, (s->n + 1) * sizeof(*s->v)));
+    assert_non_null(s->v[s->n].path = strdup(path));
+    snprintf(p, sizeof(p), "%s/%s", s->root, path);
+    assert_int_equal(lstat(p, &sb), 0);
+    snprintf(s->v[s->n].stamp, sizeof(s->v[s->n].stamp), "%llu:%lld:%lld.%09ld:%lld.%09ld",
+             (unsigned long long)sb.st_ino, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+             (long)sb.st_mtim.tv_nsec, (long long)sb.st_ctim.tv_sec, (long)sb.st_ctim.tv_nsec);
+    if ((uint64_t)sb.st_size > s->indexed) {
+        len = strlen(s->v[s->n].stamp);
+        snprintf(s->v[s->n].stamp + len, sizeof(s->v[s->n].stamp) - len, "<%zu", s->indexed);
+    }
+    s->n++;
+    return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const mt_search_doc *)a)->path, ((const mt_search_doc *)b)->path);
+}
+
+static void same_as_serial(mt_store *st, const char *root, const char *rel, size_t indexed)
+{
+    serial s = {root, indexed, NULL, 0};
+    mt_fs_search_files f;
+    size_t i;
+
+    assert_int_equal(mt_fs_walk(st, rel, serial_file, &s), 0);
+    qsort(s.v, s.n, sizeof(*s.v), by_path);
+    assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, rel, indexed), 0);
+    assert_int_equal(f.count, s.n);
+    for (i = 0; i < s.n; i++) {
+        assert_string_equal(f.docs[i].path, s.v[i].path);
+        assert_string_equal(f.docs[i].stamp, s.v[i].stamp);
+        free(s.v[i].path);
+    }
+    free(s.v);
+    mt_fs_search_files_dispose(&f);
+}
+
+static void test_walk_matches_store_walk(void **state)
+{
+    mt_test_store ts;
+    mt_store *st;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    same_as_serial(st, ts.root, "", 1 << 20);
+    same_as_serial(st, ts.root, "", 10); /* some files over the limit indexed */
+    same_as_serial(st, ts.root, "d07", 1 << 20);
+    same_as_serial(st, ts.root, "a-b", 1 << 20);
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+/* Written in place deep in a tree walked by helpers, the size kept and the
+ * modification time put back (so no directory's time changes either): the
+ * stamp differs, and a search finds the new words. */
+static void test_edit_in_place_deep(void **state)
+{
+    mt_test_store ts;
+    mt_store *st;
+    mt_fs_search_files f;
+    struct stat before, after, dir_before, dir_after;
+    struct timespec times[2];
+    char p[1024], d[1024], old_stamp[160];
+    size_t i;
+    int fd, seen = 0;
+    char *got;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    got = mt_test_store_found(st, "nested", 100, 1 << 20);
+    assert_int_equal(strlen(got), (size_t)DIRS * strlen("d00/sub/x.md\n"));
+    free(got);
+    assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, "", 1 << 20), 0);
+    for (i = 0; i < f.count; i++)
+        if (strcmp(f.docs[i].path, "d17/sub/x.md") == 0)
+            snprintf(old_stamp, sizeof(old_stamp), "%s", f.docs[i].stamp), seen = 1;
+    assert_true(seen);
+    mt_fs_search_files_dispose(&f);
+    usleep(50 * 1000); /* another change time from the kernel's clock */
+
+    snprintf(p, sizeof(p), "%s/d17/sub/x.md", ts.root);
+    snprintf(d, sizeof(d), "%s/d17/sub", ts.root);
+    assert_int_equal(stat(p, &before), 0);
+    assert_int_equal(stat(d, &dir_before), 0);
+    assert_true((fd = open(p, O_WRONLY)) >= 0);
+    assert_int_equal(pwrite(fd, "tucked", 6, 0), 6);
+    close(fd);
+    times[0] = before.st_atim;
+    times[1] = before.st_mtim;
+    assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
+    assert_int_equal(stat(p, &after), 0);
+    assert_int_equal(stat(d, &dir_after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+                after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    assert_true(dir_after.st_mtim.tv_sec == dir_before.st_mtim.tv_sec &&
+                dir_after.st_mtim.tv_nsec == dir_before.st_mtim.tv_nsec);
+
+    assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, "", 1 << 20), 0);
+    for (i = 0; i < f.count; i++)
+        if (strcmp(f.docs[i].path, "d17/sub/x.md") == 0)
+            assert_string_not_equal(f.docs[i].stamp, old_stamp);
+    mt_fs_search_files_dispose(&f);
+    got = mt_test_store_found(st, "tucked", 100, 1 << 20);
+    assert_string_equal(got, "d17/sub/x.md\n");
+    free(got);
+    got = mt_test_store_found(st, "nested", 100, 1 << 20);
+    assert_int_equal(strlen(got), (size_t)(DIRS - 1) * strlen("d00/sub/x.md\n"));
+    free(got);
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+/* A directory too deep, met by whichever thread walks it, fails the walk
+ * with the reason; the store's own walk says the same. */
+static void test_too_deep_fails(void **state)
+{
+    mt_test_store ts;
+    mt_store *st;
+    mt_fs_search_files f;
+    char rel[640];
+    size_t len = 0;
+    int i;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    len = (size_t)snprintf(rel, sizeof(rel), "d03/sub");
+    for (i = 0; i < MT_WALK_MAX_DEPTH + 1; i++) {
+        assert_true(len + 3 < sizeof(rel));
+        len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/n");
+        mkdir_at(ts.root, rel);
+    }
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, "", 1 << 20), MT_ELIMIT);
+    assert_non_null(strstr(mt_error_last()->message, "nested more than"));
+    assert_null(f.docs);
+    assert_int_equal(f.count, 0);
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+static void test_missing_path_fails(void **state)
+{
+    mt_test_store ts;
+    mt_store *st;
+    mt_fs_search_files f;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    assert_true(mt_fs_search_walk(&f, (mt_fs *)st, "nowhere", 1 << 20) < 0);
+    assert_non_null(strstr(mt_error_last()->message, "nowhere"));
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_walk_matches_store_walk),
+        cmocka_unit_test(test_edit_in_place_deep),
+        cmocka_unit_test(test_too_deep_fails),
+        cmocka_unit_test(test_missing_path_fails),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
