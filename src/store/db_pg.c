@@ -76,7 +76,11 @@
 
 #include "db.h"
 #include "db_pg.h"
+#include "pq_load.h"
 #include "search/text.h"
+
+/* libpq (pq_load.h): set by cfg_new, which every way into this store passes. */
+static const mt_pq_fns *pq;
 
 /* Type oids of the columns memtool's statements return (pg_type.dat). */
 #define OID_BOOL    16
@@ -231,11 +235,11 @@ static void clean_message(char *out, size_t size, const char *msg, const char *c
     if (!conninfo)
         return;
     {
-        PQconninfoOption *opts = PQconninfoParse(conninfo, NULL), *o;
+        PQconninfoOption *opts = pq->PQconninfoParse(conninfo, NULL), *o;
         for (o = opts; o && o->keyword; o++)
             if (!strcmp(o->keyword, "password") && o->val)
                 blank_out(out, o->val, strlen(o->val));
-        PQconninfoFree(opts);
+        pq->PQconninfoFree(opts);
     }
     if ((s = strstr(conninfo, "://")) != NULL) {
         const char *user = s + 3;
@@ -280,8 +284,8 @@ static const char *reason_of(const char *line)
 
 static void set_where(mt_db_conn *c)
 {
-    const char *host = PQhost(c->pg), *port = PQport(c->pg), *db = PQdb(c->pg);
-    const char *user = PQuser(c->pg);
+    const char *host = pq->PQhost(c->pg), *port = pq->PQport(c->pg), *db = pq->PQdb(c->pg);
+    const char *user = pq->PQuser(c->pg);
 
     snprintf(c->where, sizeof(c->where), "%s@%s:%s/%s", user ? user : "?", host ? host : "?",
              port ? port : "?", db ? db : "?");
@@ -291,9 +295,9 @@ static void set_where(mt_db_conn *c)
 static int connect_error(mt_db_conn *c)
 {
     char line[1024], name[128] = "";
-    const char *why, *user = PQuser(c->pg), *db = PQdb(c->pg), *q;
+    const char *why, *user = pq->PQuser(c->pg), *db = pq->PQdb(c->pg), *q;
 
-    clean_message(line, sizeof(line), PQerrorMessage(c->pg), c->conninfo);
+    clean_message(line, sizeof(line), pq->PQerrorMessage(c->pg), c->conninfo);
     why = reason_of(line);
     /* Options libpq checks only when connecting (a port, an sslmode). */
     if (!strstr(line, "connection to server") && strstr(why, "invalid "))
@@ -344,7 +348,7 @@ static int connect_error(mt_db_conn *c)
 
 static int lost(const char *state, PGconn *pg)
 {
-    if (PQstatus(pg) == CONNECTION_BAD)
+    if (pq->PQstatus(pg) == CONNECTION_BAD)
         return 1;
     if (!state)
         return 0;
@@ -359,12 +363,12 @@ static int lost(const char *state, PGconn *pg)
  */
 static int pg_fail(mt_db_conn *c, PGresult *res, const char *what, unsigned lock_ms)
 {
-    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-    const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    const char *state = res ? pq->PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *primary = res ? pq->PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     char msg[1024];
     int rc;
 
-    clean_message(msg, sizeof(msg), primary ? primary : PQerrorMessage(c->pg), c->conninfo);
+    clean_message(msg, sizeof(msg), primary ? primary : pq->PQerrorMessage(c->pg), c->conninfo);
     if (lost(state, c->pg)) {
         c->broken = 1;
         rc = mt_error_set(MT_EIO,
@@ -381,7 +385,7 @@ static int pg_fail(mt_db_conn *c, PGresult *res, const char *what, unsigned lock
                           "was changed, try again later",
                           lock_ms);
     } else if (state && !strcmp(state, "42501")) {
-        const char *user = PQuser(c->pg);
+        const char *user = pq->PQuser(c->pg);
         rc = mt_error_set(MT_EIO,
                           "role \"%s\" may not use memtool's tables at %s (%s): have their owner "
                           "run " GRANTS_FMT,
@@ -393,7 +397,7 @@ static int pg_fail(mt_db_conn *c, PGresult *res, const char *what, unsigned lock
         rc = mt_error_set(MT_EIO, "PostgreSQL store at %s: %s: %s%s%s%s", c->where, what, msg,
                           state ? " (SQLSTATE " : "", state ? state : "", state ? ")" : "");
     }
-    PQclear(res);
+    pq->PQclear(res);
     return rc;
 }
 
@@ -405,13 +409,13 @@ static int run(mt_db_conn *c, const char *sql, ExecStatusType want, PGresult **k
     PGresult *res;
 
     trip();
-    res = PQexec(c->pg, sql);
-    if (!res || PQresultStatus(res) != want)
+    res = pq->PQexec(c->pg, sql);
+    if (!res || pq->PQresultStatus(res) != want)
         return pg_fail(c, res, what, lock_ms);
     if (keep)
         *keep = res;
     else
-        PQclear(res);
+        pq->PQclear(res);
     return 0;
 }
 
@@ -430,9 +434,9 @@ static int schema_version(mt_db_conn *c, PGresult *res, long *version)
     const char *v;
     char *end;
 
-    if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+    if (pq->PQntuples(res) != 1 || pq->PQgetisnull(res, 0, 0))
         goto bad;
-    v = PQgetvalue(res, 0, 0);
+    v = pq->PQgetvalue(res, 0, 0);
     errno = 0;
     *version = strtol(v, &end, 10);
     if (errno || end == v || *end || *version < 1)
@@ -480,17 +484,17 @@ static int schema_settle(mt_db_conn *c, int upgrade)
                   "'meta')",
                   PGRES_TUPLES_OK, &res, "checking the schema", 0)) < 0)
         goto done;
-    if (PQntuples(res) == 1 && !strcmp(PQgetvalue(res, 0, 0), "f")) {
-        PQclear(res);
+    if (pq->PQntuples(res) == 1 && !strcmp(pq->PQgetvalue(res, 0, 0), "f")) {
+        pq->PQclear(res);
         res = NULL;
         trip();
-        res = PQexec(c->pg, schema_v1);
-        if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
-            const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        res = pq->PQexec(c->pg, schema_v1);
+        if (!res || pq->PQresultStatus(res) != PGRES_COMMAND_OK) {
+            const char *state = res ? pq->PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
             if (state && !strcmp(state, "42501")) {
-                const char *user = PQuser(c->pg);
-                const char *db = PQdb(c->pg);
-                PQclear(res);
+                const char *user = pq->PQuser(c->pg);
+                const char *db = pq->PQdb(c->pg);
+                pq->PQclear(res);
                 res = NULL;
                 rc = mt_error_set(MT_EINVAL,
                                   "the database \"%s\" at %s has no memtool schema and role "
@@ -504,11 +508,11 @@ static int schema_settle(mt_db_conn *c, int upgrade)
             }
             goto done;
         }
-        PQclear(res);
+        pq->PQclear(res);
         res = NULL;
         goto made;
     }
-    PQclear(res);
+    pq->PQclear(res);
     res = NULL;
     if ((rc = run(c, "SELECT value FROM memtool.meta WHERE key = 'schema'", PGRES_TUPLES_OK, &res,
                   "reading the schema version", 0)) < 0 ||
@@ -546,10 +550,10 @@ steps:
     }
     rc = run(c, "COMMIT", PGRES_COMMAND_OK, NULL, "creating the schema", 0);
 done:
-    PQclear(res);
-    if (rc < 0 && !c->broken && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+    pq->PQclear(res);
+    if (rc < 0 && !c->broken && pq->PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
         trip();
-        PQclear(PQexec(c->pg, "ROLLBACK"));
+        pq->PQclear(pq->PQexec(c->pg, "ROLLBACK"));
     }
     return rc;
 }
@@ -559,7 +563,7 @@ done:
 static void conn_drop(mt_db_conn *c)
 {
     if (c->pg)
-        PQfinish(c->pg);
+        pq->PQfinish(c->pg);
     c->pg = NULL;
     memset(c->prepared, 0, sizeof(c->prepared));
 }
@@ -580,25 +584,25 @@ static int conn_start(mt_db_conn *c)
 
     conn_drop(c);
     c->broken = 0;
-    if (!(opts = PQconninfoParse(c->conninfo, &err))) {
+    if (!(opts = pq->PQconninfoParse(c->conninfo, &err))) {
         char line[512];
         clean_message(line, sizeof(line), err ? err : "out of memory", c->conninfo);
-        PQfreemem(err);
+        pq->PQfreemem(err);
         return mt_error_set(MT_EINVAL,
                             "the PostgreSQL connection string is not valid (%s): give a URL "
                             "such as postgresql://user@host:5432/database, or key=value pairs "
                             "such as \"host=... dbname=...\"",
                             line);
     }
-    PQconninfoFree(opts);
-    if (!(c->pg = PQconnectdbParams(keys, vals, 1)))
+    pq->PQconninfoFree(opts);
+    if (!(c->pg = pq->PQconnectdbParams(keys, vals, 1)))
         return mt_error_set(MT_ENOMEM, "out of memory connecting to PostgreSQL");
     set_where(c);
-    if (PQstatus(c->pg) != CONNECTION_OK)
+    if (pq->PQstatus(c->pg) != CONNECTION_OK)
         return connect_error(c);
     /* Paths are UTF-8 bytes and compare as bytes: a database in another
      * encoding would change them or refuse some. */
-    enc = PQparameterStatus(c->pg, "server_encoding");
+    enc = pq->PQparameterStatus(c->pg, "server_encoding");
     if (!enc || (strcmp(enc, "UTF8") && strcmp(enc, "SQL_ASCII")))
         return mt_error_set(MT_EINVAL,
                             "the database at %s is in encoding %s: memtool needs UTF8; create "
@@ -622,7 +626,7 @@ static int conn_open(mt_db_conn *c)
 
     if ((rc = conn_start(c)) < 0)
         goto fail;
-    if (!(tenant = PQescapeLiteral(c->pg, c->tenant, strlen(c->tenant)))) {
+    if (!(tenant = pq->PQescapeLiteral(c->pg, c->tenant, strlen(c->tenant)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory connecting to PostgreSQL");
         goto fail;
     }
@@ -641,15 +645,15 @@ static int conn_open(mt_db_conn *c)
         const char *state;
 
         trip();
-        res = PQexec(c->pg, sql);
-        if (res && PQresultStatus(res) == PGRES_TUPLES_OK)
+        res = pq->PQexec(c->pg, sql);
+        if (res && pq->PQresultStatus(res) == PGRES_TUPLES_OK)
             break;
-        state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        state = res ? pq->PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
         /* No schema (42P01: no table meta; 3F000: no schema memtool): make it
          * once, then set the session up again (the failed string's SET and
          * set_config were rolled back with it). */
         if (state && (!strcmp(state, "42P01") || !strcmp(state, "3F000")) && !made) {
-            PQclear(res);
+            pq->PQclear(res);
             res = NULL;
             if ((rc = schema_settle(c, 0)) < 0)
                 goto fail;
@@ -662,13 +666,13 @@ static int conn_open(mt_db_conn *c)
     }
     if ((rc = schema_version(c, res, &version)) < 0 || (rc = version_check(c, version)) < 0)
         goto fail;
-    PQclear(res);
-    PQfreemem(tenant);
+    pq->PQclear(res);
+    pq->PQfreemem(tenant);
     free(sql);
     return 0;
 fail:
-    PQclear(res);
-    PQfreemem(tenant);
+    pq->PQclear(res);
+    pq->PQfreemem(tenant);
     free(sql);
     conn_drop(c);
     return rc;
@@ -731,7 +735,7 @@ static void pg_abandon(mt_db_conn *c)
 
     if (!c)
         return;
-    if (c->pg && (fd = PQsocket(c->pg)) >= 0) {
+    if (c->pg && (fd = pq->PQsocket(c->pg)) >= 0) {
         nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (nul < 0 || dup2(nul, fd) < 0) {
             /* Nothing safe to free it with: leave libpq's memory be. */
@@ -758,9 +762,9 @@ static void cfg_free(void *p)
 /* Before a transaction: connected, and not inside one. */
 static int ready(mt_db_conn *c)
 {
-    if (c->broken || !c->pg || PQstatus(c->pg) != CONNECTION_OK)
+    if (c->broken || !c->pg || pq->PQstatus(c->pg) != CONNECTION_OK)
         return conn_open(c);
-    if (PQtransactionStatus(c->pg) != PQTRANS_IDLE)
+    if (pq->PQtransactionStatus(c->pg) != PQTRANS_IDLE)
         return run(c, "ROLLBACK", PGRES_COMMAND_OK, NULL, "ending an unfinished transaction", 0);
     return 0;
 }
@@ -784,9 +788,9 @@ static int pg_begin_write(mt_db_conn *c, const char *tenant, unsigned lock_timeo
              c->unsynced ? " SET LOCAL synchronous_commit = off;" : "",
              lock_timeout_ms ? "" : " NOWAIT");
     if ((rc = run(c, sql, PGRES_TUPLES_OK, NULL, "beginning a change", lock_timeout_ms)) < 0) {
-        if (!c->broken && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+        if (!c->broken && pq->PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
             trip();
-            PQclear(PQexec(c->pg, "ROLLBACK"));
+            pq->PQclear(pq->PQexec(c->pg, "ROLLBACK"));
         }
         return rc;
     }
@@ -809,17 +813,18 @@ static int pg_commit(mt_db_conn *c)
     int rc;
 
     trip();
-    res = PQexec(c->pg, "COMMIT");
-    if (res && PQresultStatus(res) == PGRES_COMMAND_OK && !strcmp(PQcmdStatus(res), "COMMIT")) {
-        PQclear(res);
+    res = pq->PQexec(c->pg, "COMMIT");
+    if (res && pq->PQresultStatus(res) == PGRES_COMMAND_OK &&
+        !strcmp(pq->PQcmdStatus(res), "COMMIT")) {
+        pq->PQclear(res);
         return 0;
     }
-    if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
-        const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    if (!res || pq->PQresultStatus(res) != PGRES_COMMAND_OK) {
+        const char *state = res ? pq->PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
         if (lost(state, c->pg)) {
             /* The COMMIT may have reached the server before the connection went. */
             c->broken = 1;
-            PQclear(res);
+            pq->PQclear(res);
             return mt_error_set(MT_EIO,
                                 "the connection to the PostgreSQL server at %s was lost while "
                                 "committing: the change may or may not have been made; view "
@@ -829,7 +834,7 @@ static int pg_commit(mt_db_conn *c)
         return pg_fail(c, res, "committing", 0);
     }
     /* COMMIT of a failed transaction answers ROLLBACK. */
-    PQclear(res);
+    pq->PQclear(res);
     rc = mt_error_set(MT_EIO, "PostgreSQL store at %s: the change was rolled back by the server",
                       c->where);
     return rc;
@@ -839,13 +844,13 @@ static void pg_rollback(mt_db_conn *c)
 {
     PGresult *res;
 
-    if (c->broken || !c->pg || PQtransactionStatus(c->pg) == PQTRANS_IDLE)
+    if (c->broken || !c->pg || pq->PQtransactionStatus(c->pg) == PQTRANS_IDLE)
         return;
     trip();
-    res = PQexec(c->pg, "ROLLBACK");
-    if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
+    res = pq->PQexec(c->pg, "ROLLBACK");
+    if (!res || pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         c->broken = 1; /* the next begin connects again */
-    PQclear(res);
+    pq->PQclear(res);
 }
 
 /* ---- statements ----------------------------------------------------------------------- */
@@ -882,11 +887,11 @@ static int prepare(mt_db_conn *c, mt_db_stmt id)
     trip();
     /* The server infers the parameters' types from the text (the neutral
      * texts CAST where it could not). */
-    res = PQprepare(c->pg, name, text, 0, NULL);
+    res = pq->PQprepare(c->pg, name, text, 0, NULL);
     free(text);
-    if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
+    if (!res || pq->PQresultStatus(res) != PGRES_COMMAND_OK)
         return pg_fail(c, res, "preparing a statement", 0);
-    PQclear(res);
+    pq->PQclear(res);
     c->prepared[id] = 1;
     return 0;
 }
@@ -904,15 +909,15 @@ static uint64_t be(const unsigned char *p, int n)
 /* One column of a binary-format result. */
 static int column(mt_db_conn *c, mt_db_value *v, const PGresult *res, int row, int col)
 {
-    const unsigned char *p = (const unsigned char *)PQgetvalue(res, row, col);
-    int len = PQgetlength(res, row, col);
+    const unsigned char *p = (const unsigned char *)pq->PQgetvalue(res, row, col);
+    int len = pq->PQgetlength(res, row, col);
 
     memset(v, 0, sizeof(*v));
-    if (PQgetisnull(res, row, col)) {
+    if (pq->PQgetisnull(res, row, col)) {
         v->type = MT_DB_NULL;
         return 0;
     }
-    switch (PQftype(res, col)) {
+    switch (pq->PQftype(res, col)) {
     case OID_INT8:
     case OID_INT4:
     case OID_INT2:
@@ -957,7 +962,7 @@ static int column(mt_db_conn *c, mt_db_value *v, const PGresult *res, int row, i
     return mt_error_set(MT_EIO,
                         "PostgreSQL store at %s: a column of type %u, which memtool does "
                         "not read: is the schema memtool's?",
-                        c->where, (unsigned)PQftype(res, col));
+                        c->where, (unsigned)pq->PQftype(res, col));
 }
 
 static int64_t pg_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, size_t nargs,
@@ -1010,14 +1015,14 @@ static int64_t pg_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, si
     }
     snprintf(name, sizeof(name), "mt%d", (int)id);
     trip();
-    res = PQexecPrepared(c->pg, name, (int)nargs, values, lengths, formats, 1);
+    res = pq->PQexecPrepared(c->pg, name, (int)nargs, values, lengths, formats, 1);
     if (!res)
         return pg_fail(c, NULL, "running a statement", 0);
-    switch (PQresultStatus(res)) {
+    switch (pq->PQresultStatus(res)) {
     case PGRES_COMMAND_OK: {
-        const char *n = PQcmdTuples(res);
+        const char *n = pq->PQcmdTuples(res);
         rows = *n ? strtoll(n, NULL, 10) : 0;
-        PQclear(res);
+        pq->PQclear(res);
         return rows;
     }
     case PGRES_TUPLES_OK:
@@ -1025,10 +1030,10 @@ static int64_t pg_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, si
     default:
         return pg_fail(c, res, "running a statement", 0);
     }
-    ncols = PQnfields(res);
-    ntuples = PQntuples(res);
+    ncols = pq->PQnfields(res);
+    ntuples = pq->PQntuples(res);
     if (ncols > MAX_COLS) {
-        PQclear(res);
+        pq->PQclear(res);
         return mt_error_set(MT_EINVAL, "a statement with too many columns");
     }
     for (r = 0; r < ntuples; r++) {
@@ -1040,7 +1045,7 @@ static int64_t pg_exec(mt_db_conn *c, mt_db_stmt id, const mt_db_value *args, si
             break;
     }
 done:
-    PQclear(res);
+    pq->PQclear(res);
     return rc < 0 ? rc : rows;
 }
 
@@ -1063,10 +1068,13 @@ static const mt_db_driver pg_driver = {
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)
 {
     pg_cfg *cfg;
+    int rc;
 
     *out = NULL;
     if (!conninfo)
         return mt_error_set(MT_EINVAL, "%s needs a connection string (a postgresql:// URL)", fn);
+    if ((rc = mt_pq_load(&pq)) < 0)
+        return rc;
     if (!(cfg = calloc(1, sizeof(*cfg))) || !(cfg->conninfo = strdup(conninfo))) {
         free(cfg);
         return mt_error_set(MT_ENOMEM, "out of memory opening the store");
