@@ -421,13 +421,8 @@ int mt_memory_sha256(char out[65], mt_memory *m, const char *path)
     if ((rc = mt_memory_rel(&rel, path)) < 0)
         return rc;
     mt_sha256_init(&s);
-    if ((rc = m->store->read(m->store, &size, rel, MT_STORE_PIECE, sha_cb, &s)) < 0) {
-        char ignored[65];
-
-        (void)mt_sha256_final_hex(ignored, &s); /* frees it; the read's error is the one */
-    } else {
-        rc = mt_sha256_final_hex(out, &s);
-    }
+    if ((rc = m->store->read(m->store, &size, rel, MT_STORE_PIECE, sha_cb, &s)) >= 0)
+        mt_sha256_final_hex(out, &s);
     free(rel);
     return rc;
 }

@@ -1,10 +1,28 @@
 #include "lib/sha256.h"
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
-#include <memtool/store.h>
+#include <openssl/sha.h>
+
+/* Where libcrypto starts to pay for its loading (sha256.h). */
+#define ACCEL_MIN (1024 * 1024)
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static __typeof__(SHA256) *accel;
+
+static void load(void)
+{
+    void *lib = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib ? dlsym(lib, "SHA256") : NULL;
+
+    /* dlsym hands back a void *; the cast to a function pointer is what
+     * POSIX requires to work, done through memcpy so ISO C has nothing to
+     * object to. */
+    if (sym)
+        memcpy(&accel, &sym, sizeof(accel));
+}
 
 static void to_hex(char out[65], const unsigned char md[32])
 {
@@ -20,13 +38,17 @@ static void to_hex(char out[65], const unsigned char md[32])
 
 void mt_sha256_digest(unsigned char md[32], const void *data, size_t len)
 {
-    /* libsodium's hash wants a valid pointer even for no bytes; so may libcrypto. */
+    /* Both codes want a valid pointer even for no bytes. */
     static const unsigned char none[1];
 
     if (!data)
         data = none;
-    if (!SHA256(data, len, md))
-        crypto_hash_sha256(md, data, len);
+    if (len >= ACCEL_MIN) {
+        pthread_once(&load_once, load);
+        if (accel && accel(data, len, md))
+            return;
+    }
+    crypto_hash_sha256(md, data, len);
 }
 
 void mt_sha256_hex(char out[65], const void *data, size_t len)
@@ -37,51 +59,27 @@ void mt_sha256_hex(char out[65], const void *data, size_t len)
     to_hex(out, md);
 }
 
+int mt_sha256_accelerated(void)
+{
+    pthread_once(&load_once, load);
+    return accel != NULL;
+}
+
 void mt_sha256_init(mt_sha256 *s)
 {
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-
-    if (ctx && !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-        EVP_MD_CTX_free(ctx);
-        ctx = NULL;
-    }
-    s->evp = ctx;
-    s->failed = 0;
-    if (!ctx)
-        crypto_hash_sha256_init(&s->fallback);
+    crypto_hash_sha256_init(&s->st);
 }
 
 void mt_sha256_update(mt_sha256 *s, const void *data, size_t len)
 {
-    if (!len)
-        return;
-    /* The bytes pass only once, so a digest that fails half way cannot switch to the other
-     * code: it is reported by final instead. */
-    if (s->evp) {
-        if (!EVP_DigestUpdate(s->evp, data, len))
-            s->failed = 1;
-    } else
-        crypto_hash_sha256_update(&s->fallback, data, len);
+    if (len)
+        crypto_hash_sha256_update(&s->st, data, len);
 }
 
-int mt_sha256_final_hex(char out[65], mt_sha256 *s)
+void mt_sha256_final_hex(char out[65], mt_sha256 *s)
 {
     unsigned char md[32];
-    unsigned int n = 0;
-    int failed = s->failed;
 
-    out[0] = '\0';
-    if (s->evp) {
-        if (!EVP_DigestFinal_ex(s->evp, md, &n) || n != sizeof(md))
-            failed = 1;
-        EVP_MD_CTX_free(s->evp);
-        s->evp = NULL;
-    } else {
-        crypto_hash_sha256_final(&s->fallback, md);
-    }
-    if (failed)
-        return mt_error_set(MT_ERROR, "libcrypto failed to compute a SHA-256; check its "
-                                      "configuration (OPENSSL_CONF)");
+    crypto_hash_sha256_final(&s->st, md);
     to_hex(out, md);
-    return 0;
 }

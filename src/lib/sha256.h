@@ -1,29 +1,35 @@
 /* SHA-256, the hash that names every memory's content and every version's.
  *
- * Every write hashes what it writes, so this is on the path of every change and the whole cost
- * of hashing a big file: OpenSSL's libcrypto uses the CPU's SHA instructions where it has them
- * (5-6x libsodium's portable code on 100 MB here). When libcrypto cannot give a digest (a broken
- * provider configuration), libsodium's code gives the same one, so hashing never fails. */
+ * Every write hashes what it writes, so this is the whole cost of hashing a
+ * big file: for 1 MiB and more, OpenSSL's libcrypto, which uses the CPU's SHA
+ * instructions where it has them (5-6x libsodium's portable code on 100 MB
+ * here), loaded at its first use; below that, and wherever libcrypto cannot
+ * be loaded, libsodium's code. Loading libcrypto costs a process start about
+ * what libsodium takes to hash a few hundred kilobytes, and most processes
+ * (every view, every small write) never need it. Both give the same digest,
+ * and hashing never fails. */
 #ifndef MT_SHA256_H
 #define MT_SHA256_H
 
 #include <sodium.h>
 #include <stddef.h>
 
+/* A digest fed piece by piece (libsodium's code: the pieces' total is not
+ * known in advance). */
 typedef struct {
-    void *evp; /* an EVP_MD_CTX, or NULL when libsodium's state is used instead */
-    crypto_hash_sha256_state fallback;
-    int failed;
+    crypto_hash_sha256_state st;
 } mt_sha256;
 
 void mt_sha256_init(mt_sha256 *s);
 void mt_sha256_update(mt_sha256 *s, const void *data, size_t len);
-/* The digest as 64 lowercase hex digits and a NUL, or MT_ERROR when libcrypto failed after
- * init chose it (out is then ""); frees what init took either way. */
-int mt_sha256_final_hex(char out[65], mt_sha256 *s);
+/* The digest as 64 lowercase hex digits and a NUL. */
+void mt_sha256_final_hex(char out[65], mt_sha256 *s);
 
-/* The binary digest of data in one step. */
+/* The digest of data in one step. */
 void mt_sha256_digest(unsigned char md[32], const void *data, size_t len);
 void mt_sha256_hex(char out[65], const void *data, size_t len);
+
+/* Whether hashes of 1 MiB and more come from libcrypto (it loaded). */
+int mt_sha256_accelerated(void);
 
 #endif
