@@ -7,24 +7,14 @@
 
 #include <memtool/store.h>
 
+#include "lib/dl.h"
+
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static mt_curl_fns fns;
 static int load_rc;
 static char load_error[256];
 
-/* dlsym hands back a void *; the cast to a function pointer is what POSIX
- * requires to work, done through memcpy so ISO C has nothing to object to. */
-static int resolve(void *lib, const char *name, void *slot, size_t size)
-{
-    void *sym = dlsym(lib, name);
-
-    if (!sym)
-        return -1;
-    memcpy(slot, &sym, size);
-    return 0;
-}
-
-#define RESOLVE(lib, field, name) resolve(lib, name, &fns.field, sizeof(fns.field))
+#define RESOLVE(lib, field, name) mt_dl_resolve(lib, name, &fns.field, sizeof(fns.field))
 
 static void load(void)
 {

@@ -6,6 +6,8 @@
 
 #include <openssl/sha.h>
 
+#include "lib/dl.h"
+
 /* Where libcrypto starts to pay for its loading (sha256.h). */
 #define ACCEL_MIN (1024 * 1024)
 
@@ -15,13 +17,9 @@ static __typeof__(SHA256) *accel;
 static void load(void)
 {
     void *lib = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-    void *sym = lib ? dlsym(lib, "SHA256") : NULL;
 
-    /* dlsym hands back a void *; the cast to a function pointer is what
-     * POSIX requires to work, done through memcpy so ISO C has nothing to
-     * object to. */
-    if (sym)
-        memcpy(&accel, &sym, sizeof(accel));
+    if (lib && mt_dl_resolve(lib, "SHA256", &accel, sizeof(accel)) < 0)
+        accel = NULL;
 }
 
 static void to_hex(char out[65], const unsigned char md[32])

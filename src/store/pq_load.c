@@ -7,22 +7,12 @@
 
 #include <memtool/store.h>
 
+#include "lib/dl.h"
+
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static mt_pq_fns fns;
 static int load_rc;
 static char load_error[300];
-
-/* dlsym hands back a void *; the cast to a function pointer is what POSIX
- * requires to work, done through memcpy so ISO C has nothing to object to. */
-static int resolve(void *lib, const char *name, void *slot, size_t size)
-{
-    void *sym = dlsym(lib, name);
-
-    if (!sym)
-        return -1;
-    memcpy(slot, &sym, size);
-    return 0;
-}
 
 static void load(void)
 {
@@ -39,7 +29,7 @@ static void load(void)
         return;
     }
 #define MT_PQ_RESOLVE(name)                                                                        \
-    if (resolve(lib, #name, &fns.name, sizeof(fns.name)) < 0) {                                    \
+    if (mt_dl_resolve(lib, #name, &fns.name, sizeof(fns.name)) < 0) {                              \
         snprintf(load_error, sizeof(load_error),                                                   \
                  "libpq.so.5 lacks %s, which memtool needs; install Debian's libpq5 package",      \
                  #name);                                                                           \

@@ -105,12 +105,25 @@ char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_
     return out;
 }
 
-void mt_test_keys_init(mt_test_keys *s, const char *name)
+void mt_test_scratch_make(char *dir, size_t size, const char *name)
 {
     const char *tmp = getenv("TMPDIR");
 
-    snprintf(s->dir, sizeof(s->dir), "%s/memtool-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
-    assert_non_null(mkdtemp(s->dir));
+    snprintf(dir, size, "%s/memtool-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+    assert_non_null(mkdtemp(dir));
+}
+
+int mt_test_scratch_remove(const char *dir)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+void mt_test_keys_init(mt_test_keys *s, const char *name)
+{
+    mt_test_scratch_make(s->dir, sizeof(s->dir), name);
     snprintf(s->key, sizeof(s->key), "%s/key", s->dir);
     snprintf(s->key2, sizeof(s->key2), "%s/key2", s->dir);
     assert_int_equal(mt_crypt_key_generate_file(s->key), 0);
@@ -119,10 +132,7 @@ void mt_test_keys_init(mt_test_keys *s, const char *name)
 
 void mt_test_keys_free(mt_test_keys *s)
 {
-    char cmd[300];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mt_test_scratch_remove(s->dir), 0);
 }
 
 mt_crypt_key *mt_test_key_load(const char *path)

@@ -34,6 +34,11 @@ char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
  * none (malloc'd). Fails the test when the search fails. */
 char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_t max_size);
 
+/* A new scratch directory $TMPDIR/memtool-NAME-XXXXXX (dir holds at least
+ * 256 bytes), and its removal with everything in it (0, or -1). */
+void mt_test_scratch_make(char *dir, size_t size, const char *name);
+int mt_test_scratch_remove(const char *dir);
+
 /* A scratch directory holding two new key files, key and key2; free with
  * mt_test_keys_free (which removes the directory). */
 typedef struct {

@@ -23,22 +23,16 @@ static char dir[256], db_path[300];
 
 static int setup(void **state)
 {
-    const char *tmp = getenv("TMPDIR");
-
     (void)state;
-    snprintf(dir, sizeof(dir), "%s/memtool-sqlite-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(dir));
+    mt_test_scratch_make(dir, sizeof(dir), "sqlite");
     snprintf(db_path, sizeof(db_path), "%s/store.sqlite", dir);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    char cmd[600];
-
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return mt_test_scratch_remove(dir);
 }
 
 static mt_memory *open_mem(const char *tenant, const mt_options *opts)
