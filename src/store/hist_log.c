@@ -14,7 +14,9 @@
 
 #include <memtool.h>
 
-#define MAGIC    "MTVL"
+/* The record's first four bytes: bytes, not a string (no NUL is written). */
+static const unsigned char magic[4] = {'M', 'T', 'V', 'L'};
+
 #define HEAD     24 /* magic, the body's length, the hash */
 #define HASH     16
 #define NO_STR   0xffffffffu
@@ -72,8 +74,9 @@ static unsigned char *put_str(unsigned char *p, const char *s)
     size_t n = s ? strlen(s) : 0;
 
     put32(p, s ? (uint32_t)n : NO_STR);
+    /* Length-prefixed: the NUL stays behind on purpose. */
     if (n)
-        memcpy(p + 4, s, n);
+        memcpy(p + 4, s, n); // NOLINT(bugprone-not-null-terminated-result)
     return p + 4 + n;
 }
 
@@ -89,7 +92,7 @@ int mt_hist_rec_encode(mt_buf *out, const mt_hist_rec *r)
     if (mt_buf_grow(out, HEAD + body) < 0)
         return MT_ENOMEM;
     start = (unsigned char *)out->ptr + out->len;
-    memcpy(start, MAGIC, 4);
+    memcpy(start, magic, sizeof(magic));
     put32(start + 4, (uint32_t)body);
     p = start + HEAD;
     put64(p, (uint64_t)r->id);
@@ -203,7 +206,7 @@ static size_t one(mt_hist_rec *r, unsigned char *buf, size_t n)
     unsigned char hash[HASH];
     uint32_t body;
 
-    if (n < HEAD || memcmp(buf, MAGIC, 4) != 0)
+    if (n < HEAD || memcmp(buf, magic, sizeof(magic)) != 0)
         return 0;
     body = get32(buf + 4);
     if (body > BODY_MAX || body > n - HEAD)
@@ -299,7 +302,7 @@ int mt_hist_log_each(int fd, uint64_t *end, mt_hist_rec_cb cb, void *payload)
             break;
         body = get32(head + 4);
         /* Read no more than the file holds: memory stays bounded by it. */
-        if (memcmp(head, MAGIC, 4) != 0 || body > BODY_MAX || body > size - off - HEAD)
+        if (memcmp(head, magic, sizeof(magic)) != 0 || body > BODY_MAX || body > size - off - HEAD)
             break;
         if (!(buf = malloc(HEAD + (size_t)body))) {
             rc = mt_error_set(MT_ENOMEM, "out of memory reading the history's log");
