@@ -1342,58 +1342,44 @@ int mt_hist_track_move(mt_hist *h, const char *from, const char *to)
     return track_run(h, L_MOVE, from, to);
 }
 
-int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path)
+/* One step of a lazy statement on the database itself (a logged change
+ * goes into a transaction first), with up to two text parameters: 1 on a
+ * row, 0 when done, or the error, saying what it could not do. */
+static int lazy_step(mt_hist *h, int which, const char *a, const char *b, const char *what)
 {
     sqlite3_stmt *s;
     int step;
 
     if ((step = escalate(h)) < 0)
         return step;
-    s = lazy_stmt(h, L_ELSEWHERE);
-
-    if (!s)
-        return db_error(h, "cannot look up a memory");
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+    if (!(s = lazy_stmt(h, which)))
+        return db_error(h, what);
+    if (a)
+        sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+    if (b)
+        sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
     step = sqlite3_step(s);
     sqlite3_reset(s);
     if (step == SQLITE_ROW)
         return 1;
-    return step == SQLITE_DONE ? 0 : db_error(h, "cannot look up a memory");
+    return step == SQLITE_DONE ? 0 : db_error(h, what);
+}
+
+int mt_hist_id_elsewhere(mt_hist *h, const char *id, const char *path)
+{
+    return lazy_step(h, L_ELSEWHERE, id, path, "cannot look up a memory");
 }
 
 int mt_hist_ids_exact(mt_hist *h)
 {
-    sqlite3_stmt *s;
-    int step;
-
-    if ((step = escalate(h)) < 0)
-        return step;
-    s = lazy_stmt(h, L_EXACT);
-
-    if (!s)
-        return db_error(h, "cannot read the history's settings");
-    step = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (step == SQLITE_ROW)
-        return 1;
-    return step == SQLITE_DONE ? 0 : db_error(h, "cannot read the history's settings");
+    return lazy_step(h, L_EXACT, NULL, NULL, "cannot read the history's settings");
 }
 
 int mt_hist_ids_mark_exact(mt_hist *h)
 {
-    sqlite3_stmt *s;
-    int step;
+    int rc = lazy_step(h, L_MARK, NULL, NULL, "cannot write the history's settings");
 
-    if ((step = escalate(h)) < 0)
-        return step;
-    s = lazy_stmt(h, L_MARK);
-
-    if (!s)
-        return db_error(h, "cannot write the history's settings");
-    step = sqlite3_step(s);
-    sqlite3_reset(s);
-    return step == SQLITE_DONE ? 0 : db_error(h, "cannot write the history's settings");
+    return rc < 0 ? rc : 0;
 }
 
 int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path)
