@@ -58,6 +58,7 @@ static int status_out(mt_memory *mem, int json)
 {
     mt_crypt_status s;
     size_t i;
+    int rc;
 
     if (mt_memory_crypt_status(&s, mem) < 0)
         return mt_cli_fail("rekey");
@@ -89,8 +90,9 @@ static int status_out(mt_memory *mem, int json)
         if (!s.files && !s.versions)
             printf("no memories\n");
     }
+    rc = s.plain || s.versions_plain ? MT_EXIT_TOOL : MT_EXIT_OK;
     mt_crypt_status_dispose(&s);
-    return s.plain || s.versions_plain ? MT_EXIT_TOOL : MT_EXIT_OK;
+    return rc;
 }
 
 /* One line (or JSON object) per memory: the key its file is encrypted with. */
