@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "lib/text.h"
 
 static const char help[] =
     "usage: memtool [options] migrate --to URL [--from URL] [--from-tenant NAME]\n"
@@ -55,23 +56,11 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void human_bytes(char *out, size_t size, uint64_t n)
-{
-    if (n < 1024)
-        snprintf(out, size, "%lluB", (unsigned long long)n);
-    else if (n < 1024 * 1024)
-        snprintf(out, size, "%.1fK", (double)n / 1024);
-    else if (n < (uint64_t)1024 * 1024 * 1024)
-        snprintf(out, size, "%.1fM", (double)n / (1024 * 1024));
-    else
-        snprintf(out, size, "%.1fG", (double)n / (1024.0 * 1024 * 1024));
-}
-
 /* One line of progress: a bar redrawn in place on a terminal, a plain line
  * now and then otherwise (a log should not hold one line per file). */
 static void draw(progress *p, const mt_migrate_stats *s, int final)
 {
-    char done[16], total[16], versions[64] = "", deleted[64] = "";
+    char done[32], total[32], versions[64] = "", deleted[64] = "";
     double t = now_s(), rate;
     uint64_t all = s->files + s->deleted, handled = s->done_files + s->done_deleted;
     char bar[32];
@@ -80,8 +69,8 @@ static void draw(progress *p, const mt_migrate_stats *s, int final)
         return;
     p->last_draw = t;
     rate = t > p->start ? (double)handled / (t - p->start) : 0;
-    human_bytes(done, sizeof(done), s->done_bytes);
-    human_bytes(total, sizeof(total), s->bytes);
+    mt_text_format_size(done, s->done_bytes);
+    mt_text_format_size(total, s->bytes);
     if (s->history) {
         snprintf(versions, sizeof(versions), ", %llu/%llu versions",
                  (unsigned long long)s->done_versions, (unsigned long long)s->versions);

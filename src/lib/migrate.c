@@ -10,6 +10,7 @@
  * holds with the same content, is done.
  */
 #include "migrate.h"
+#include "sha256.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,14 +98,6 @@ static int count_empty_dirs(uint64_t *out, const node_list *l)
     free(has_file);
     *out = empty;
     return 0;
-}
-
-void mt_mig_sha256(char out[65], const char *data, size_t len)
-{
-    unsigned char md[crypto_hash_sha256_BYTES];
-
-    crypto_hash_sha256(md, (const unsigned char *)data, len);
-    sodium_bin2hex(out, 65, md, sizeof(md));
 }
 
 int mt_mig_emit(mt_migration *g, mt_migrate_event_kind kind, const mt_mig_subject *s,
@@ -212,7 +205,7 @@ int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel)
             return 0; /* deleted since the walk: not the source's any more */
         return mt_mig_fail(g, s, "", mt_error_last()->message);
     }
-    mt_mig_sha256(sha, data, len);
+    mt_sha256_hex(sha, data, len);
     if ((rc = mt_mig_settled(g, s, rel, sha)) != 0) {
         rc = rc > 0 ? 0 : rc;
         goto done;

@@ -61,6 +61,5 @@ int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel);
 int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,
                        const mt_mig_memory *m);
 
-void mt_mig_sha256(char out[65], const char *data, size_t len);
 
 #endif

@@ -7,6 +7,7 @@
  * of the memory are read back and must be the source's, all but their ids.
  */
 #include "migrate.h"
+#include "sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,7 +480,7 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
                      : mt_mig_fail(g, s, "", mt_error_last()->message);
             goto done;
         }
-        mt_mig_sha256(sha, data, len);
+        mt_sha256_hex(sha, data, len);
         if ((rc = add_gap(&v, &n, m->id, rel, sha, len)) < 0)
             goto done;
     }
