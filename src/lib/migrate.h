@@ -61,5 +61,4 @@ int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel);
 int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,
                        const mt_mig_memory *m);
 
-
 #endif

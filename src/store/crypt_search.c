@@ -87,9 +87,12 @@ static int scan_one(void *payload, const char *path, mt_node_type type, uint64_t
             return 0;
         return file_error(rc);
     }
-    /* The indexed stores index no more of a memory than this. */
-    rc = mt_search_scan_text(&doc, r->q, plain,
-                             len < MT_SEARCH_INDEX_CAP ? len : MT_SEARCH_INDEX_CAP);
+    /* The indexed stores index no more of a memory than the query's max
+     * size (their own default without one). */
+    {
+        uint64_t cap = r->q->max_size ? r->q->max_size : MT_SEARCH_INDEX_CAP;
+        rc = mt_search_scan_text(&doc, r->q, plain, (uint64_t)len < cap ? len : (size_t)cap);
+    }
     sodium_memzero(plain, len);
     free(plain);
     if (rc < 0)
