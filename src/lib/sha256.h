@@ -1,7 +1,7 @@
 /* SHA-256, the hash that names every memory's content and every version's.
  *
  * Every write hashes what it writes, so this is the whole cost of hashing a
- * big file: for 1 MiB and more, OpenSSL's libcrypto, which uses the CPU's SHA
+ * big file: one-step hashes of 1 MiB and more use OpenSSL's libcrypto, which uses the CPU's SHA
  * instructions where it has them (5-6x libsodium's portable code on 100 MB
  * here), loaded at its first use; below that, and wherever libcrypto cannot
  * be loaded, libsodium's code. Loading libcrypto costs a process start about
