@@ -650,6 +650,14 @@ static int log_size(mt_hist *h, uint64_t *out, int check)
 
 static int sql_begin(mt_hist *h)
 {
+    /* Claimed before anything is written (under the store's lock): a
+     * transaction may give new versions the next ids, and a handle that
+     * still thought itself in step after a kill between this commit and a
+     * later claim would append under the same ids. */
+    if (h->owner) {
+        *h->owner = h->token;
+        h->synced = 0;
+    }
     if (sqlite3_step(stmt(h, S_BEGIN)) != SQLITE_DONE)
         return db_error(h, "cannot begin");
     h->mode = H_SQL;
@@ -979,11 +987,17 @@ static int log_apply(mt_hist *h)
 
 /* After the commit of a transaction that loaded the log. A log that cannot
  * be emptied is loaded again, and what is in the database already skipped. */
-static void log_emptied(mt_hist *h)
+/* -1 (errno set) when the loaded log could not be emptied. */
+static int log_emptied(mt_hist *h)
 {
-    if (h->log_loaded && h->logfd >= 0 && ftruncate(h->logfd, 0) < 0)
+    int rc = 0;
+
+    if (h->log_loaded && h->logfd >= 0 && ftruncate(h->logfd, 0) < 0) {
         h->synced = 0;
+        rc = -1;
+    }
     h->log_loaded = 0;
+    return rc;
 }
 
 int mt_hist_load(mt_hist *h)
@@ -1108,6 +1122,8 @@ fail:
 
 int mt_hist_commit(mt_hist *h, const mt_store_op *op)
 {
+    int kept = 0;
+
     if (h->mode == H_LOGGED)
         return log_commit(h);
     if (op && prune_days(h, op->history_days) < 0) {
@@ -1125,7 +1141,9 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
     /* Versions may have come into the database: no handle goes on from
      * what it knew (this one included, whose next id may have moved). */
     h->synced = 0;
-    log_emptied(h);
+    /* A redaction or a prune whose log keeps what it erased says so. */
+    if (log_emptied(h) < 0 && h->dropped)
+        kept = errno;
     if (h->owner)
         *h->owner = h->token;
     if (h->dropped || h->truncate_due) {
@@ -1142,6 +1160,11 @@ int mt_hist_commit(mt_hist *h, const mt_store_op *op)
         sqlite3_busy_timeout(h->db, BUSY_MS);
         h->dropped = 0;
     }
+    if (kept)
+        return mt_error_set(MT_EIO,
+                            "history: content was erased from the database, but the history's "
+                            "log could not be emptied (%s); run the command again to empty it",
+                            strerror(kept));
     return 0;
 }
 
