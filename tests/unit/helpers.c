@@ -88,7 +88,8 @@ char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_
     if (st->search(st, &hits, &n, q, "", limit) < 0)
         fail_msg("the store's search for %s: %s", query, mt_error_last()->message);
     mt_search_query_free(q);
-    qsort(hits, n, sizeof(*hits), cmp_path);
+    if (n)
+        qsort(hits, n, sizeof(*hits), cmp_path);
     for (i = 0; i < n; i++)
         len += strlen(hits[i].path) + 1;
     assert_non_null(out = malloc(len));
