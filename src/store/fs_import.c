@@ -106,7 +106,7 @@ static int record_versions(mt_fs *fs, mt_store_import *in, int live, char **data
         if (mt_import_has_content(v)) {
             /* Content kept already is not asked for, but the current file's is. */
             if (!current && v->content_sha256[0] &&
-                (rc = mt_hist_import_ref(fs->hist, v->content_sha256)) != 0) {
+                (rc = mt_hist_content_ref(fs->hist, v->content_sha256)) != 0) {
                 if (rc < 0)
                     return rc;
                 memcpy(got, v->content_sha256, sizeof(got));
@@ -115,7 +115,7 @@ static int record_versions(mt_fs *fs, mt_store_import *in, int live, char **data
                 size_t n;
                 if ((rc = mt_import_fetch(&d, &n, got, in, i)) < 0)
                     return rc;
-                rc = mt_hist_import_put(fs->hist, got, d, n);
+                rc = mt_hist_content_keep(fs->hist, got, d, n);
                 size = n;
                 if (current && rc == 0) {
                     *data = d;
@@ -143,7 +143,6 @@ int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in)
     const char *rel;
     char *data = NULL, sha[65] = "", there[65] = "";
     size_t len = 0;
-    mt_hist_fp fp;
     mt_fs_txn t;
     int live, held = 0, made = 0, unsynced = 0, rc;
 
@@ -192,9 +191,14 @@ int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in)
             made = 1;
         }
         {
-            int look = file_look(fs, &fp, rel);
-            if (look < 0 ||
-                (look = mt_hist_import_live(fs->hist, rel, in->memory_id, sha, len, &fp)) < 0) {
+            mt_hist_mem m;
+            int look;
+            memset(&m, 0, sizeof(m));
+            look = file_look(fs, &m.fp, rel);
+            snprintf(m.id, sizeof(m.id), "%s", in->memory_id);
+            memcpy(m.sha256, sha, sizeof(m.sha256));
+            m.size = len;
+            if (look < 0 || (look = mt_hist_memory_set(fs->hist, rel, &m)) < 0) {
                 rc = look;
                 goto end;
             }

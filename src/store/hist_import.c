@@ -1,7 +1,8 @@
 /*
  * A memory brought into a history database whole (hist_import.h). The rows
  * are those mt_hist_record writes, but with the time, actor, paths and
- * redaction of the version given rather than of a change made now.
+ * redaction of the version given rather than of a change made now; its
+ * content and the live memory's row are kept as history.c keeps them.
  */
 #include "hist_import.h"
 
@@ -44,41 +45,6 @@ int mt_hist_import_present(mt_hist *h, const char *memory_id)
     return step == SQLITE_ROW;
 }
 
-int mt_hist_import_ref(mt_hist *h, const char *sha)
-{
-    sqlite3 *db = mt_hist_sqlite(h);
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = prepare(&s, db, "UPDATE contents SET refs = refs + 1 WHERE sha256 = ?1",
-                      "cannot keep content")) < 0)
-        return rc;
-    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        return db_fail(db, s, "cannot keep content");
-    sqlite3_finalize(s);
-    return sqlite3_changes(db) > 0;
-}
-
-int mt_hist_import_put(mt_hist *h, const char *sha, const char *data, size_t len)
-{
-    sqlite3 *db = mt_hist_sqlite(h);
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = prepare(&s, db,
-                      "INSERT INTO contents(sha256, refs, data) VALUES (?1, 1, ?2) "
-                      "ON CONFLICT(sha256) DO UPDATE SET refs = refs + 1",
-                      "cannot keep content")) < 0)
-        return rc;
-    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
-    sqlite3_bind_blob64(s, 2, data, len, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        return db_fail(db, s, "cannot keep content");
-    sqlite3_finalize(s);
-    return 0;
-}
-
 int mt_hist_import_version(mt_hist *h, int64_t *out_id, const char *memory_id, const mt_version *v,
                            const char *sha, uint64_t size)
 {
@@ -109,30 +75,5 @@ int mt_hist_import_version(mt_hist *h, int64_t *out_id, const char *memory_id, c
         return db_fail(db, s, "cannot record a version");
     sqlite3_finalize(s);
     *out_id = sqlite3_last_insert_rowid(db);
-    return 0;
-}
-
-int mt_hist_import_live(mt_hist *h, const char *path, const char *memory_id, const char *sha,
-                        uint64_t size, const mt_hist_fp *fp)
-{
-    sqlite3 *db = mt_hist_sqlite(h);
-    sqlite3_stmt *s;
-    int rc;
-
-    if ((rc = prepare(&s, db,
-                      "INSERT OR REPLACE INTO memories(path, id, sha256, size, ino, mtime_ns, "
-                      "ctime_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                      "cannot record a memory")) < 0)
-        return rc;
-    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, memory_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, sha, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 4, (int64_t)size);
-    sqlite3_bind_int64(s, 5, (int64_t)fp->ino);
-    sqlite3_bind_int64(s, 6, fp->mtime_ns);
-    sqlite3_bind_int64(s, 7, fp->ctime_ns);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        return db_fail(db, s, "cannot record a memory");
-    sqlite3_finalize(s);
     return 0;
 }

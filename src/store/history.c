@@ -43,9 +43,13 @@
 /* 2: versions may wait in history.log (hist_log.h) before they are here. A
  * memtool that knows only 1 would not load them and would record its own
  * versions before them, so it must refuse the database: it does, as it
- * refuses any schema but its own. A database of schema 1 has no log yet and
- * is marked 2 at its first open by this memtool. */
-#define SCHEMA_VERSION 2
+ * refuses any schema but its own.
+ * 3: a content's count of references is a row of content_refs, no longer a
+ * column of its contents row (whose change rewrote all of the content). A
+ * memtool that knows only 2 would not keep the counts there, so it refuses
+ * the database as it refuses any schema but its own. A database of schema 1
+ * or 2 is brought to 3 at its first open by this memtool (upgrade_schema). */
+#define SCHEMA_VERSION 3
 #define BUSY_MS        10000
 /* Prune a memory's versions only when it is this far over its cap: one
  * prune, and its checkpoint, per so many writes. */
@@ -61,7 +65,9 @@ enum {
     S_FIND,
     S_CONTENT_PUT,
     S_CONTENT_REF,
+    S_REFS_NEW,
     S_CONTENT_UNREF,
+    S_REFS_DROP,
     S_CONTENT_DROP,
     S_VERSION_PUT,
     S_MEMORY_PUT,
@@ -76,18 +82,26 @@ enum {
 
 /*
  * A write touches as few pages as it can, since each page is a frame in the
- * log: a version (its row and two indexes), its content's row, and the
- * memory's row. Contents are counted (refs: the versions that hold them)
- * rather than looked up through an index of versions by SHA-256; memories
- * are the live ones only, keyed by path, the key every change looks up.
+ * log: a version (its row and two indexes), its content's count, and the
+ * memory's row. Contents are counted (content_refs: the versions that hold
+ * them) rather than looked up through an index of versions by SHA-256, and
+ * the count is a row of its own: a content's row is written once, when it
+ * is first kept (a change of a column of a row rewrites the whole row, a
+ * big content's overflow pages and all). Memories are the live ones only,
+ * keyed by path, the key every change looks up.
  */
 static const char *const sql[S_COUNT] = {
     [S_FIND] = "SELECT id, sha256, size, ino, mtime_ns, ctime_ns FROM memories WHERE path = ?1",
-    [S_CONTENT_PUT] = "INSERT INTO contents(sha256, refs, data) VALUES (?1, 1, ?2) "
-                      "ON CONFLICT(sha256) DO UPDATE SET refs = refs + 1",
-    [S_CONTENT_REF] = "UPDATE contents SET refs = refs + 1 WHERE sha256 = ?1",
-    [S_CONTENT_UNREF] = "UPDATE contents SET refs = refs - 1 WHERE sha256 = ?1",
-    [S_CONTENT_DROP] = "DELETE FROM contents WHERE sha256 = ?1 AND refs <= 0",
+    /* A content row left by a damaged count is the same bytes (its key is their SHA-256). */
+    [S_CONTENT_PUT] = "INSERT INTO contents(sha256, data) VALUES (?1, ?2) "
+                      "ON CONFLICT(sha256) DO NOTHING",
+    [S_CONTENT_REF] = "UPDATE content_refs SET refs = refs + 1 WHERE sha256 = ?1",
+    [S_REFS_NEW] = "INSERT INTO content_refs(sha256, refs) VALUES (?1, 1)",
+    [S_CONTENT_UNREF] = "UPDATE content_refs SET refs = refs - 1 WHERE sha256 = ?1",
+    [S_REFS_DROP] = "DELETE FROM content_refs WHERE sha256 = ?1 AND refs <= 0",
+    /* Content without a count is no version's. */
+    [S_CONTENT_DROP] = "DELETE FROM contents WHERE sha256 = ?1 AND "
+                       "NOT EXISTS (SELECT 1 FROM content_refs WHERE sha256 = ?1)",
     [S_VERSION_PUT] = "INSERT INTO versions(id, memory_id, op, path, previous_path, actor, at, "
                       "sha256, size) VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_MEMORY_PUT] = "INSERT OR REPLACE INTO memories(path, id, sha256, size, ino, mtime_ns, "
@@ -106,8 +120,10 @@ static const char *const sql[S_COUNT] = {
  * prunes keep each memory's newest) and a new id is the largest plus one. */
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS contents(sha256 TEXT PRIMARY KEY, refs INTEGER NOT NULL, "
-    "  data BLOB NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS contents(sha256 TEXT PRIMARY KEY, data BLOB NOT NULL) "
+    "  WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS content_refs(sha256 TEXT PRIMARY KEY, refs INTEGER NOT NULL) "
+    "  WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS memories(path TEXT PRIMARY KEY, id TEXT NOT NULL, sha256 TEXT, "
     "  size INTEGER NOT NULL, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS versions(id INTEGER PRIMARY KEY, "
@@ -116,7 +132,7 @@ static const char schema[] =
     "  redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS versions_memory ON versions(memory_id, id);"
     "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
-    "INSERT OR IGNORE INTO meta VALUES ('schema', '2');";
+    "INSERT OR IGNORE INTO meta VALUES ('schema', '3');";
 
 /* Statements of the record of ids alone (mt_hist_track_put...), prepared at
  * their first use: most handles never need them, and an open's statements
@@ -310,6 +326,45 @@ static int schema_version(sqlite3 *db)
     return version;
 }
 
+/*
+ * Schema 1 or 2 to 3, in one transaction: each content's count moves from
+ * its row to content_refs, and the column goes (which rewrites every
+ * content once, here rather than at each later change of a count). Schema
+ * 1 differs from 2 only in having no log yet. The version is read again
+ * under the write lock: another process opening the database at the same
+ * time may have upgraded it already, and then there is nothing to do.
+ */
+static int upgrade_schema(sqlite3 *db, int *version)
+{
+    char *msg = NULL;
+    int rc = 0;
+
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
+        goto fail;
+    *version = schema_version(db);
+    if ((*version == 1 || *version == 2) &&
+        sqlite3_exec(db,
+                     "CREATE TABLE content_refs(sha256 TEXT PRIMARY KEY, refs INTEGER NOT NULL) "
+                     "  WITHOUT ROWID;"
+                     "INSERT INTO content_refs(sha256, refs) SELECT sha256, refs FROM contents;"
+                     "ALTER TABLE contents DROP COLUMN refs;"
+                     "UPDATE meta SET value = '3' WHERE key = 'schema';",
+                     NULL, NULL, &msg) != SQLITE_OK)
+        goto fail;
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+        goto fail;
+    *version = schema_version(db);
+    return 0;
+fail:
+    rc = mt_error_set(sqlite3_errcode(db) == SQLITE_BUSY ? MT_EBUSY : MT_EIO,
+                      "history database: cannot upgrade it from schema %d to %d: %s", *version,
+                      SCHEMA_VERSION, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    if (!sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability)
 {
     char path[64];
@@ -422,16 +477,8 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             }
             version = schema_version(h->db);
         }
-        if (version == 1) {
-            if (sqlite3_exec(h->db,
-                             "UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1'",
-                             NULL, NULL, &msg) != SQLITE_OK) {
-                rc = mt_error_set(MT_EIO, "history database: cannot mark it schema 2: %s",
-                                  msg ? msg : sqlite3_errmsg(h->db));
-                goto done;
-            }
-            version = schema_version(h->db);
-        }
+        if ((version == 1 || version == 2) && (rc = upgrade_schema(h->db, &version)) < 0)
+            goto done;
         if (version != SCHEMA_VERSION) {
             rc = mt_error_set(MT_EINVAL,
                               "history database: schema %d, and this memtool knows %d: use the "
@@ -709,20 +756,47 @@ void mt_hist_rollback(mt_hist *h)
     h->mode = H_IDLE;
 }
 
-static int drop_content(mt_hist *h, const char *sha)
+/* Step a statement of one SHA-256 that returns no rows; -1 on failure. */
+static int step_sha(mt_hist *h, int which, const char *sha)
 {
-    sqlite3_stmt *s = stmt(h, S_CONTENT_UNREF);
+    sqlite3_stmt *s = stmt(h, which);
 
     sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        return db_error(h, "cannot drop content");
-    s = stmt(h, S_CONTENT_DROP);
-    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE)
+    return sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+}
+
+/* One reference fewer to a content; the content goes with its last. */
+static int drop_content(mt_hist *h, const char *sha)
+{
+    if (step_sha(h, S_CONTENT_UNREF, sha) < 0 || step_sha(h, S_REFS_DROP, sha) < 0 ||
+        step_sha(h, S_CONTENT_DROP, sha) < 0)
         return db_error(h, "cannot drop content");
     if (sqlite3_changes(h->db) > 0)
         h->dropped = 1;
     return 0;
+}
+
+int mt_hist_content_ref(mt_hist *h, const char *sha)
+{
+    if (step_sha(h, S_CONTENT_REF, sha) < 0)
+        return db_error(h, "cannot keep content");
+    return sqlite3_changes(h->db) > 0;
+}
+
+int mt_hist_content_keep(mt_hist *h, const char *sha, const char *data, size_t len)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    /* Kept already: only its count changes, never its row. */
+    if ((rc = mt_hist_content_ref(h, sha)) != 0)
+        return rc < 0 ? rc : 0;
+    if (step_sha(h, S_REFS_NEW, sha) < 0)
+        return db_error(h, "cannot keep content");
+    s = stmt(h, S_CONTENT_PUT);
+    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_blob64(s, 2, len ? data : "", len, SQLITE_STATIC);
+    return sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot keep content");
 }
 
 /* Run a DELETE ... RETURNING sha256 and drop each content it freed. Its
@@ -849,6 +923,19 @@ static int memory_put(mt_hist *h, const char *path, const mt_hist_mem *m, int ha
     return sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot record a memory");
 }
 
+int mt_hist_memory_set(mt_hist *h, const char *path, const mt_hist_mem *m)
+{
+    int rc = memory_put(h, path, m, 1);
+
+    /* What S_FIND reads back now (a find earlier in the transaction may
+     * have cached the path as it was). */
+    if (rc == 0)
+        seen_set(h, path, 1, m);
+    else
+        seen_forget(h);
+    return rc;
+}
+
 static int memory_gone(mt_hist *h, const char *path)
 {
     sqlite3_stmt *s = stmt(h, S_MEMORY_GONE);
@@ -867,18 +954,10 @@ static int apply_rec(mt_hist *h, const mt_hist_rec *r, apply_ctx *c)
     int rc;
 
     seen_forget(h);
-    if (r->op != MT_VERSION_DELETED) {
-        if (r->data) {
-            s = stmt(h, S_CONTENT_PUT);
-            sqlite3_bind_text(s, 1, r->sha256, -1, SQLITE_STATIC);
-            sqlite3_bind_blob64(s, 2, r->len ? r->data : "", r->len, SQLITE_STATIC);
-        } else {
-            s = stmt(h, S_CONTENT_REF);
-            sqlite3_bind_text(s, 1, r->sha256, -1, SQLITE_STATIC);
-        }
-        if (sqlite3_step(s) != SQLITE_DONE)
-            return db_error(h, "cannot keep content");
-    }
+    if (r->op != MT_VERSION_DELETED &&
+        (rc = r->data ? mt_hist_content_keep(h, r->sha256, r->data, r->len)
+                      : mt_hist_content_ref(h, r->sha256)) < 0)
+        return rc;
     s = stmt(h, S_VERSION_PUT);
     sqlite3_bind_text(s, 1, r->memory_id, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 2, (int)r->op);
@@ -1830,15 +1909,8 @@ int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload)
                           id);
         goto fail;
     }
-    {
-        sqlite3_stmt *put = stmt(h, S_CONTENT_PUT);
-        sqlite3_bind_text(put, 1, sha, 64, SQLITE_STATIC);
-        sqlite3_bind_blob64(put, 2, out, out_len, SQLITE_STATIC);
-        if (sqlite3_step(put) != SQLITE_DONE) {
-            rc = db_error(h, "cannot keep content");
-            goto fail;
-        }
-    }
+    if ((rc = mt_hist_content_keep(h, sha, out, out_len)) < 0)
+        goto fail;
     if (sqlite3_prepare_v2(h->db, "UPDATE versions SET sha256 = ?2, size = ?3 WHERE id = ?1", -1,
                            &s, NULL) != SQLITE_OK) {
         rc = db_error(h, "cannot replace a version's content");

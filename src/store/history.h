@@ -83,6 +83,21 @@ int mt_hist_find(mt_hist *h, mt_hist_mem *out, const char *path);
 int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e);
 
 /*
+ * Content kept once per SHA-256 and counted: each version that holds it is
+ * one reference, and the content goes with its last. Within a transaction
+ * (mt_hist_begin, or a logged change made solid).
+ */
+/* One more reference to the content of sha: 1 when it is kept, 0 when it
+ * is not (nothing changes then). */
+int mt_hist_content_ref(mt_hist *h, const char *sha);
+/* Keep data as the content of sha: one reference more (the data is written
+ * only when it is not kept already). */
+int mt_hist_content_keep(mt_hist *h, const char *sha, const char *data, size_t len);
+/* The live memory at path is m (its id, content and how its file looks,
+ * m->fp), replacing what was recorded there. */
+int mt_hist_memory_set(mt_hist *h, const char *path, const mt_hist_mem *m);
+
+/*
  * The record of which memory is at which path alone, without versions: kept
  * by an encrypted store's changes with history off (the encryption layer
  * checks each file against it). A memory recorded so has no content in the

@@ -858,6 +858,47 @@ static void test_log_big_records(void **state)
     mt_test_store_free(&ts);
 }
 
+static sqlite3 *hist_db(const mt_test_store *ts)
+{
+    char path[512];
+    sqlite3 *db = NULL;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts->root);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
+    return db;
+}
+
+static void sql_ok(sqlite3 *db, const char *sql)
+{
+    char *msg = NULL;
+
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+}
+
+/* The history's content table as schemas 1 and 2 had it (each content's
+ * count in its row), marked schema `version`. */
+static void old_layout(const mt_test_store *ts, const char *version)
+{
+    char sql[1024];
+    sqlite3 *db = hist_db(ts);
+
+    snprintf(sql, sizeof(sql),
+             "BEGIN;"
+             "CREATE TABLE old(sha256 TEXT PRIMARY KEY, refs INTEGER NOT NULL, "
+             "  data BLOB NOT NULL) WITHOUT ROWID;"
+             "INSERT INTO old SELECT c.sha256, r.refs, c.data FROM contents c "
+             "  JOIN content_refs r USING (sha256);"
+             "DROP TABLE contents; DROP TABLE content_refs;"
+             "ALTER TABLE old RENAME TO contents;"
+             "UPDATE meta SET value = '%s' WHERE key = 'schema';"
+             "COMMIT;",
+             version);
+    sql_ok(db, sql);
+    sqlite3_close(db);
+}
+
 /* The history's schema in its meta table, read or set through SQLite. */
 static void schema_set(const mt_test_store *ts, const char *value)
 {
@@ -891,9 +932,9 @@ static int schema_get(const mt_test_store *ts)
 }
 
 /* A history of schema 1 (from before versions could wait in its log) is
- * marked 2 when this memtool opens it, so that a memtool that knows only 1,
- * which would not load the log, refuses it from then on; a newer schema is
- * refused here with the same error. */
+ * brought to 3 when this memtool opens it, so that a memtool that knows only
+ * 1, which would not load the log, refuses it from then on; a newer schema
+ * is refused here with the same error. */
 static void test_schema_marked(void **state)
 {
     mt_test_store ts;
@@ -908,8 +949,8 @@ static void test_schema_marked(void **state)
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
-    assert_int_equal(schema_get(&ts), 2);
-    schema_set(&ts, "1");
+    assert_int_equal(schema_get(&ts), 3);
+    old_layout(&ts, "1");
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
                     "\"one\",\"new_str\":\"two\"}");
@@ -917,11 +958,285 @@ static void test_schema_marked(void **state)
     assert_int_equal(n, 2);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
-    assert_int_equal(schema_get(&ts), 2);
-    schema_set(&ts, "3");
+    assert_int_equal(schema_get(&ts), 3);
+    schema_set(&ts, "4");
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
-    assert_non_null(strstr(mt_error_last()->message, "schema 3, and this memtool knows 2"));
+    assert_non_null(strstr(mt_error_last()->message, "schema 4, and this memtool knows 3"));
+    mt_test_store_free(&ts);
+}
+
+/* The first column of the first row of sql, ?1 bound to text (-1: no row). */
+static long sql_long(sqlite3 *db, const char *sql, const char *text)
+{
+    sqlite3_stmt *s = NULL;
+    long v = -1;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    if (text)
+        sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* The count content_refs holds for text's content (-1: none). */
+static long refs_of(sqlite3 *db, const char *text)
+{
+    char sha[65];
+
+    sha_hex(sha, text, strlen(text));
+    return sql_long(db, "SELECT refs FROM content_refs WHERE sha256 = ?1", sha);
+}
+
+/* Whether the contents table holds text's content. */
+static int kept(sqlite3 *db, const char *text)
+{
+    char sha[65];
+
+    sha_hex(sha, text, strlen(text));
+    return sql_long(db, "SELECT count(*) FROM contents WHERE sha256 = ?1", sha) == 1;
+}
+
+/* A version recorded by schema 2's statements, which kept a content and its
+ * count in one row. */
+static void schema2_put(sqlite3 *db, int64_t id, const char *memory_id, int op, const char *path,
+                        const char *text)
+{
+    sqlite3_stmt *s = NULL;
+    char sha[65];
+
+    if (text) {
+        sha_hex(sha, text, strlen(text));
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "INSERT INTO contents(sha256, refs, data) VALUES "
+                                            "(?1, 1, ?2) ON CONFLICT(sha256) DO UPDATE SET "
+                                            "refs = refs + 1",
+                                            -1, &s, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+        sqlite3_bind_blob(s, 2, text, (int)strlen(text), SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+        sqlite3_finalize(s);
+    }
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO versions(id, memory_id, op, path, "
+                                        "previous_path, actor, at, sha256, size) VALUES (?9, ?1, "
+                                        "?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, op);
+    sqlite3_bind_text(s, 3, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, "library", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 6, (int64_t)time(NULL) * 1000);
+    if (text)
+        sqlite3_bind_text(s, 7, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 8, text ? (int64_t)strlen(text) : 0);
+    sqlite3_bind_int64(s, 9, id);
+    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+}
+
+/*
+ * A history of schema 2 kept each content's count in the content's row.
+ * Opened by this memtool (by several processes at once), it is schema 3 with
+ * every count, content and version kept; a redaction and a prune then free
+ * exactly the contents whose last version goes.
+ */
+static void test_schema_upgrade(void **state)
+{
+    enum { OPENERS = 4 };
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char path_b[256];
+    int go[2], i, status;
+    pid_t pids[OPENERS];
+    sqlite3 *db;
+    size_t n;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    /* One, two, one again: "one\n" is held by two versions of a.md. */
+    call_ok(ts.mem,
+            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                    "\"one\",\"new_str\":\"two\"}");
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                    "\"two\",\"new_str\":\"one\"}");
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 3);
+    mt_versions_free(v, n);
+    mt_memory_free(ts.mem);
+    ts.mem = NULL;
+    assert_true(log_size(&ts) <= 0);
+
+    /* Schema 2's table, then versions added by schema 2's own statements:
+     * b.md made with "one\n" (its third reference) and deleted. */
+    old_layout(&ts, "2");
+    db = hist_db(&ts);
+    {
+        sqlite3_stmt *s = NULL;
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT replace(path, 'a.md', 'b.md') FROM versions "
+                                            "WHERE id = 1",
+                                            -1, &s, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        snprintf(path_b, sizeof(path_b), "%s", (const char *)sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+    }
+    schema2_put(db, 4, "mem_00000000000000bb", MT_VERSION_CREATED, path_b, "one\n");
+    schema2_put(db, 5, "mem_00000000000000bb", MT_VERSION_DELETED, path_b, NULL);
+    assert_int_equal(sql_long(db,
+                              "SELECT refs FROM contents WHERE sha256 = "
+                              "(SELECT sha256 FROM versions WHERE id = 1)",
+                              NULL),
+                     3);
+    sqlite3_close(db);
+    assert_int_equal(schema_get(&ts), 2);
+
+    /* Several processes open it at once: one upgrades, the others find it done. */
+    assert_int_equal(pipe(go), 0);
+    for (i = 0; i < OPENERS; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            mt_memory *mem = NULL;
+            mt_version *cv = NULL;
+            size_t cn = 0;
+            char c;
+            int bad;
+            close(go[1]);
+            bad = read(go[0], &c, 1) != 0 || mt_memory_open(&mem, ts.root, NULL) < 0;
+            bad = bad || mt_memory_log(&cv, &cn, mem, NULL) < 0 || cn != 5;
+            if (!bad)
+                mt_versions_free(cv, cn);
+            _exit(bad);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* all start */
+    for (i = 0; i < OPENERS; i++) {
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(schema_get(&ts), 3);
+    db = hist_db(&ts);
+    assert_int_equal(
+        sql_long(db, "SELECT count(*) FROM pragma_table_info('contents') WHERE name = 'refs'",
+                 NULL),
+        0);
+    assert_int_equal(refs_of(db, "one\n"), 3);
+    assert_int_equal(refs_of(db, "two\n"), 1);
+    assert_int_equal(sql_long(db, "SELECT count(*) FROM versions", NULL), 5);
+
+    mt_options_init(&o);
+    o.history_keep = 1;
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, &o), 0);
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 3);
+    {
+        static const char *const want[] = {"one\n", "two\n", "one\n"};
+        contents_are(ts.mem, v, n, want);
+    }
+    /* "two" has one version: redacted, it is gone. */
+    assert_int_equal(mt_memory_redact(ts.mem, v[1].id), 0);
+    mt_versions_free(v, n);
+    assert_false(kept(db, "two\n"));
+    assert_int_equal(refs_of(db, "two\n"), -1);
+    assert_true(kept(db, "one\n"));
+    /* A change with a cap of one version prunes a.md's two of "one":
+     * b.md's still holds it. */
+    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                    "\"one\",\"new_str\":\"three\"}");
+    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    assert_int_equal(n, 1);
+    mt_versions_free(v, n);
+    assert_int_equal(refs_of(db, "one\n"), 1);
+    assert_true(kept(db, "one\n"));
+    /* Its last version redacted, it goes too. */
+    assert_int_equal(mt_memory_redact(ts.mem, 4), 0);
+    assert_false(kept(db, "one\n"));
+    assert_int_equal(refs_of(db, "one\n"), -1);
+    assert_int_equal(refs_of(db, "three\n"), 1);
+    assert_int_equal(sql_long(db, "SELECT count(*) FROM contents", NULL), 1);
+    assert_int_equal(sql_long(db, "SELECT count(*) FROM content_refs", NULL), 1);
+    sqlite3_close(db);
+    mt_test_store_free(&ts);
+}
+
+/* The size of a file of the store's reserved directory (0: none). */
+static long reserved_size(const mt_test_store *ts, const char *name)
+{
+    char path[512];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/.memtool/%s", ts->root, name);
+    return stat(path, &sb) == 0 ? (long)sb.st_size : 0;
+}
+
+/* A content the history holds already, recorded again (an edit undone),
+ * costs a count, not a copy: the database and its log grow by a few pages,
+ * nothing near the content's size. */
+static void test_recurring_content(void **state)
+{
+    enum { BIG = 8 * 1024 * 1024 };
+    static const char *const edits[] = {
+        "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":\"FIRST\","
+        "\"new_str\":\"OTHER\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":\"OTHER\","
+        "\"new_str\":\"FIRST\"}",
+    };
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    char *json, *text, *data;
+    long wal, db;
+    size_t n, i, len;
+    (void)state;
+
+    mt_options_init(&o);
+    o.max_file_size = 2 * BIG;
+    mt_test_store_init(&ts, &o);
+    text = malloc(BIG + 1);
+    json = malloc(BIG + 256);
+    assert_non_null(text);
+    assert_non_null(json);
+    for (i = 0; i < BIG; i++)
+        text[i] = (char)('a' + i % 19);
+    memcpy(text, "FIRST", 5);
+    text[BIG] = '\0';
+    snprintf(json, BIG + 256,
+             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
+    call_ok(ts.mem, json);
+    call_ok(ts.mem, edits[0]);
+    /* The last close leaves the database's log empty. */
+    mt_memory_free(ts.mem);
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, &o), 0);
+    assert_int_equal(reserved_size(&ts, "history.db-wal"), 0);
+    db = reserved_size(&ts, "history.db");
+    /* The first content again. */
+    call_ok(ts.mem, edits[1]);
+    wal = reserved_size(&ts, "history.db-wal");
+    if (wal >= BIG / 16)
+        fail_msg("recording a content kept already wrote %ld bytes of log", wal);
+    n = log_of(ts.mem, &v, "/memories/big.md", 10);
+    assert_int_equal(n, 3);
+    assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[0].id), 0);
+    assert_int_equal(len, BIG);
+    assert_memory_equal(data, text, BIG);
+    free(data);
+    mt_versions_free(v, n);
+    mt_memory_free(ts.mem);
+    ts.mem = NULL;
+    if (reserved_size(&ts, "history.db") - db >= BIG / 16)
+        fail_msg("the database grew by %ld bytes", reserved_size(&ts, "history.db") - db);
+    free(json);
+    free(text);
     mt_test_store_free(&ts);
 }
 
@@ -941,6 +1256,8 @@ int main(void)
         cmocka_unit_test(test_log_big_records),
         cmocka_unit_test(test_log_reader_big),
         cmocka_unit_test(test_schema_marked),
+        cmocka_unit_test(test_schema_upgrade),
+        cmocka_unit_test(test_recurring_content),
     };
     if (sodium_init() < 0)
         return 1;
