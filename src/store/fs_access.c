@@ -5,7 +5,10 @@
  * recorded time is more than a grain old; it is never synced. Setting the
  * atime changes the ctime, which the history's fingerprint includes: the
  * next change of a touched file re-reads and hashes it once, finds the
- * content the same and records no version (fs_history.c, settle_file).
+ * content the same and records no version (fs_history.c, settle_file), and
+ * goes on through the history's log all the same (mt_hist_refresh). The
+ * ctime stays in the fingerprint: it is what shows a write in place that
+ * kept the size and put the modification time back.
  */
 #include "fs.h"
 

@@ -88,9 +88,8 @@ int mt_fs_hist_begin(mt_fs *fs, mt_store_op *op)
      * an encrypted store's changes keep the record of ids, which its views
      * check files against, in the database itself. */
     mt_hist_log_attach(fs->hist, mt_fs_log_slot(fs));
-    if ((op->history && !op->track_ids
-             ? mt_hist_begin_logged(fs->hist, op->history_keep, op->history_days)
-             : mt_hist_begin(fs->hist)) < 0) {
+    if ((op->history && !op->track_ids ? mt_hist_begin_logged(fs->hist, op->history_days)
+                                       : mt_hist_begin(fs->hist)) < 0) {
         hist_fail(fs, op);
         return 0;
     }

@@ -82,11 +82,17 @@ static unsigned char *put_str(unsigned char *p, const char *s)
 
 int mt_hist_rec_encode(mt_buf *out, const mt_hist_rec *r)
 {
-    size_t body = FIXED + str_size(r->memory_id) + str_size(r->sha256) + str_size(r->path) +
-                  str_size(r->previous) + str_size(r->actor) + (r->data ? 8 + r->len : 0);
+    size_t body;
     unsigned char *start, *p;
 
-    if (body > BODY_MAX || (r->path && strlen(r->path) >= NO_STR))
+    /* Checked first so the sum cannot wrap. A body within BODY_MAX also
+     * keeps every string's length below NO_STR. */
+    if (r->data && r->len > BODY_MAX)
+        return mt_error_set(MT_ELIMIT, "a version of %zu bytes is too big for the history's log",
+                            r->len);
+    body = FIXED + str_size(r->memory_id) + str_size(r->sha256) + str_size(r->path) +
+           str_size(r->previous) + str_size(r->actor) + (r->data ? 8 + r->len : 0);
+    if (body > BODY_MAX)
         return mt_error_set(MT_ELIMIT, "a version of %zu bytes is too big for the history's log",
                             r->len);
     if (mt_buf_grow(out, HEAD + body) < 0)
@@ -121,6 +127,14 @@ int mt_hist_rec_encode(mt_buf *out, const mt_hist_rec *r)
     rec_hash(start + 8, start + 4, start + HEAD, body);
     out->len += HEAD + body;
     return 0;
+}
+
+void mt_hist_rec_set_keep(char *rec, uint32_t keep)
+{
+    unsigned char *p = (unsigned char *)rec;
+
+    put32(p + HEAD + 20, keep);
+    rec_hash(p + 8, p + 4, p + HEAD, get32(p + 4));
 }
 
 /* A string of the body at *p (before end), NUL-terminated in place: the
@@ -218,17 +232,17 @@ static size_t one(mt_hist_rec *r, unsigned char *buf, size_t n)
 }
 
 /* The whole records at the start of buf (len bytes, written into: see
- * decode), each to cb; *used is where they end. */
+ * decode), each to cb; *used is where the records cb took end (one it
+ * stopped at is not taken). */
 static int each_in(unsigned char *buf, size_t len, size_t *used, mt_hist_rec_cb cb, void *payload)
 {
     size_t off = 0, n;
     int rc = 0;
 
-    while (rc == 0 && off < len) {
+    while (off < len) {
         mt_hist_rec r;
-        if (!(n = one(&r, buf + off, len - off)))
+        if (!(n = one(&r, buf + off, len - off)) || (rc = cb(payload, &r)) != 0)
             break;
-        rc = cb(payload, &r);
         off += n;
     }
     *used = off;
@@ -273,6 +287,12 @@ static int read_at(int fd, unsigned char *buf, size_t n, uint64_t off)
 
 int mt_hist_log_each(int fd, uint64_t *end, mt_hist_rec_cb cb, void *payload)
 {
+    return mt_hist_log_each_sized(fd, WHOLE_MAX, end, cb, payload);
+}
+
+int mt_hist_log_each_sized(int fd, size_t whole_max, uint64_t *end, mt_hist_rec_cb cb,
+                           void *payload)
+{
     struct stat sb;
     unsigned char head[HEAD], *buf = NULL;
     uint64_t off = 0, size;
@@ -282,8 +302,9 @@ int mt_hist_log_each(int fd, uint64_t *end, mt_hist_rec_cb cb, void *payload)
     if (fstat(fd, &sb) < 0)
         return mt_error_set(MT_EIO, "cannot read the history's log: %s", strerror(errno));
     size = (uint64_t)sb.st_size;
-    /* The usual log (a batch of small records) in one read. */
-    if (size <= WHOLE_MAX) {
+    /* The usual log (a batch of small records) in one read; never more
+     * than WHOLE_MAX, whatever the caller asks. */
+    if (size <= whole_max && size <= WHOLE_MAX) {
         size_t used = 0;
         if (!(buf = malloc(size ? (size_t)size : 1)))
             return mt_error_set(MT_ENOMEM, "out of memory reading the history's log");
@@ -312,7 +333,7 @@ int mt_hist_log_each(int fd, uint64_t *end, mt_hist_rec_cb cb, void *payload)
         if ((rc = read_at(fd, buf + HEAD, body, off + HEAD)) <= 0 ||
             !(used = one(&r, buf, HEAD + (size_t)body)))
             break;
-        if ((rc = cb(payload, &r)) < 0)
+        if ((rc = cb(payload, &r)) != 0)
             break;
         off += used;
         free(buf);

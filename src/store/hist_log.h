@@ -36,19 +36,30 @@ typedef struct {
     size_t len;
     int has_fp;
     mt_hist_fp fp;
-    uint32_t keep; /* the change's cap on versions per memory (0 none) */
-    uint32_t days; /* and on their age */
+    uint32_t keep; /* the cap on the memory's versions, pruned to after this
+                    * version: on the one its change pruned after (0 none) */
+    uint32_t days; /* the change's cap on versions' age (each of its records) */
 } mt_hist_rec;
 
-/* The record appended to out (0 or MT_ENOMEM). */
+/* The record appended to out (0, MT_ENOMEM, or MT_ELIMIT: too big). */
 int mt_hist_rec_encode(mt_buf *out, const mt_hist_rec *r);
 
+/* The cap on versions (keep) of the record at rec, as mt_hist_rec_encode
+ * wrote it, set to keep (its hash made again). */
+void mt_hist_rec_set_keep(char *rec, uint32_t keep);
+
 /* Each whole record of the log open as fd, in order, from its start: cb
- * returns 0 to go on or a negative code to stop with it. Stops quietly at
- * the first record cut short or damaged; *end is where the good records
- * end. The record's strings point into a buffer kept only during cb. */
+ * returns 0 to go on or a negative code to stop with it (returned). Stops
+ * quietly at the first record cut short or damaged; *end is where the
+ * records cb took end. The record's strings point into a buffer kept only
+ * during cb. A log up to 4 MiB is read whole, a bigger one record by
+ * record. */
 typedef int (*mt_hist_rec_cb)(void *payload, const mt_hist_rec *r);
 int mt_hist_log_each(int fd, uint64_t *end, mt_hist_rec_cb cb, void *payload);
+/* The same, reading the log whole only up to whole_max bytes (and never
+ * over 4 MiB): so tests and the fuzzer reach both readers. */
+int mt_hist_log_each_sized(int fd, size_t whole_max, uint64_t *end, mt_hist_rec_cb cb,
+                           void *payload);
 
 /* The records in buf[0..len) (as the log holds them), each to cb. */
 int mt_hist_rec_each(const char *buf, size_t len, mt_hist_rec_cb cb, void *payload);

@@ -191,7 +191,9 @@ struct mt_hist {
     unsigned pending;         /* records appended since the log was last loaded */
     unsigned change_recs;     /* records of the change in progress, in `change` */
     mt_buf change;            /* those records, appended at commit */
-    uint32_t keep, days;      /* the change's caps, carried by its records */
+    size_t last_rec;          /* where the last of them starts in `change` */
+    char last_mem[24];        /* and the memory it is a version of */
+    uint32_t days;            /* the change's cap on age, carried by its records */
     struct over *over;        /* paths touched by appends since the last load */
     size_t over_n, over_cap;
 };
@@ -832,17 +834,19 @@ static int drop_returned(mt_hist *h, sqlite3_stmt *s)
     return rc;
 }
 
-/* Versions older than the days limit go, except each memory's newest (a
- * live memory's is its current content). At most once a minute. */
-static int prune_days(mt_hist *h, unsigned days)
+/* Whether a prune by days is due: at most once a minute per handle. */
+static int days_due(mt_hist *h)
+{
+    return now_ms() - h->last_days_run >= 60000;
+}
+
+/* Versions older than `days` before `now` go, except each memory's newest
+ * (a live memory's is its current content). */
+static int prune_days_at(mt_hist *h, unsigned days, int64_t now)
 {
     sqlite3_stmt *s = NULL;
-    int64_t now = now_ms();
     int rc;
 
-    if (!days || now - h->last_days_run < 60000)
-        return 0;
-    h->last_days_run = now;
     /* Most runs find nothing that old: a scan says so for much less than
      * the DELETE's list of each memory's newest version (a tenth of a
      * one-shot `memtool log` of 10,000 versions). */
@@ -866,6 +870,15 @@ static int prune_days(mt_hist *h, unsigned days)
     rc = drop_returned(h, s);
     sqlite3_finalize(s);
     return rc;
+}
+
+/* A change's prune by days, as it commits (when due). */
+static int prune_days(mt_hist *h, unsigned days)
+{
+    if (!days || !days_due(h))
+        return 0;
+    h->last_days_run = now_ms();
+    return prune_days_at(h, days, h->last_days_run);
 }
 
 /* A memory over its cap by the slack loses its oldest versions. */
@@ -902,9 +915,11 @@ static int prune_memory(mt_hist *h, const char *memory_id, unsigned keep)
 
 typedef struct {
     mt_hist *h;
-    int64_t max; /* the newest version in the database: older records are in it already */
-    uint32_t days;
-    int batch; /* a load of the log: see apply_rec */
+    int64_t max;     /* the newest version in the database: older records are in it already */
+    int batch;       /* a load of the log: see apply_rec */
+    int days_due;    /* a load prunes by days (at most once a minute, as changes do) */
+    uint32_t days;   /* the days of the records since the last prune by days */
+    int64_t days_at; /* when the last of them was made */
 } apply_ctx;
 
 static int memory_put(mt_hist *h, const char *path, const mt_hist_mem *m, int has_fp)
@@ -993,8 +1008,9 @@ static int apply_rec(mt_hist *h, const mt_hist_rec *r, apply_ctx *c)
         if ((rc = c && c->batch ? over_set(h, r->path, 1, &m, r->has_fp)
                                 : memory_put(h, r->path, &m, r->has_fp)) < 0)
             return rc;
-        /* After each version, as a change would: a memory is pruned at
-         * the same versions whichever store keeps it. */
+        /* After the version its change pruned after (only that one
+         * carries the cap): a memory is pruned at the same versions
+         * whichever way they came. */
         if (r->keep)
             return prune_memory(h, r->memory_id, r->keep);
     }
@@ -1025,9 +1041,26 @@ static int max_id(mt_hist *h, int64_t *out)
     return step == SQLITE_ROW ? 0 : db_error(h, "cannot read the newest version");
 }
 
+/* A load's prune by days: what the changes since the last one would have
+ * pruned as each committed. Changes in a row with the same days prune the
+ * same as the last of them alone (the cut only moves later, and a version
+ * no longer a memory's newest stays so), so one prune per such run. */
+static int batch_days(apply_ctx *c)
+{
+    int rc = 0;
+
+    if (c->batch && c->days_due && c->days) {
+        c->h->last_days_run = now_ms();
+        rc = prune_days_at(c->h, c->days, c->days_at);
+    }
+    c->days = 0;
+    return rc;
+}
+
 static int apply_cb(void *payload, const mt_hist_rec *r)
 {
     apply_ctx *c = payload;
+    int rc;
 
     /* Loaded already: a load whose commit was made, and whose process was
      * killed before it emptied the log (the newest version is never
@@ -1035,8 +1068,10 @@ static int apply_cb(void *payload, const mt_hist_rec *r)
     if (r->id <= c->max)
         return 0;
     c->max = r->id;
-    if (r->days)
-        c->days = r->days;
+    if (r->days != c->days && (rc = batch_days(c)) < 0)
+        return rc;
+    c->days = r->days;
+    c->days_at = r->at;
     return apply_rec(c->h, r, c);
 }
 
@@ -1052,12 +1087,13 @@ static int log_apply(mt_hist *h)
     memset(&c, 0, sizeof(c));
     c.h = h;
     c.batch = 1;
+    c.days_due = days_due(h);
     /* The overlay notes the batch's live memories (a change's overlay is
      * no use once the log is loaded). */
     over_clear(h);
     if ((rc = max_id(h, &c.max)) == 0 &&
         (rc = mt_hist_log_each(h->logfd, &end, apply_cb, &c)) == 0 && (rc = batch_end(h)) == 0)
-        rc = prune_days(h, c.days);
+        rc = batch_days(&c);
     over_clear(h);
     if (rc == 0)
         h->log_loaded = 1;
@@ -1115,17 +1151,30 @@ static int log_sync(mt_hist *h)
     return 0;
 }
 
-int mt_hist_begin_logged(mt_hist *h, unsigned keep, unsigned days)
+/* Whether the log the name holds is the one this handle appends to, as
+ * its last append left it: a log moved away, replaced or cut by anything
+ * but memtool (which only ever empties it, loaded, and says so in the
+ * slot) would take the next appends where no load finds them. */
+static int log_intact(mt_hist *h)
+{
+    struct stat sb, there;
+
+    return h->logfd >= 0 && fstat(h->logfd, &sb) == 0 &&
+           fstatat(h->dirfd, LOG_NAME, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+           sb.st_ino == there.st_ino && sb.st_dev == there.st_dev &&
+           (uint64_t)sb.st_size == h->log_end;
+}
+
+int mt_hist_begin_logged(mt_hist *h, unsigned days)
 {
     if (!h->owner)
         return mt_hist_begin(h);
     begin_clean(h);
     if ((!h->synced || *h->owner != h->token || h->pending >= LOG_BATCH ||
-         h->log_end >= LOG_BATCH_BYTES) &&
+         h->log_end >= LOG_BATCH_BYTES || !log_intact(h)) &&
         log_sync(h) < 0)
         return mt_hist_begin(h); /* which says what is wrong, or records all the same */
     h->mode = H_LOGGED;
-    h->keep = keep;
     h->days = days;
     return 0;
 }
@@ -1357,11 +1406,14 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
     if (h->mode == H_LOGGED && r.len >= LOG_BATCH_BYTES && (rc = escalate(h)) < 0)
         return rc;
     if (h->mode == H_LOGGED) {
+        size_t at = h->change.len;
         r.id = h->next_id;
-        r.keep = h->keep;
         r.days = h->days;
+        /* No cap on versions unless mt_hist_prune puts it on (keep). */
         if ((rc = mt_hist_rec_encode(&h->change, &r)) < 0)
             return rc;
+        h->last_rec = at;
+        memcpy(h->last_mem, r.memory_id, sizeof(h->last_mem));
         h->next_id++;
         h->change_recs++;
         *out_id = r.id;
@@ -1505,10 +1557,29 @@ int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path)
 int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
 {
     sqlite3_stmt *s = NULL;
-    int rc;
+    mt_hist_mem m;
+    int rc = 0;
 
-    if ((rc = escalate(h)) < 0)
-        return rc;
+    /*
+     * A logged change: the new look goes into this handle's overlay only,
+     * not the log (it is no version) nor a transaction (which would cost
+     * the change what the log saves, and a view's access, which moves the
+     * file's change time, makes this the usual case). The change goes on
+     * to record its own version of the file, with the look it leaves; a
+     * look not recorded so is only found again, by another handle or after
+     * the next load, and the file hashed again.
+     */
+    if (h->mode == H_LOGGED) {
+        if ((rc = mt_hist_find(h, &m, path)) <= 0)
+            return rc;
+        m.fp.ino = fp->ino;
+        m.fp.mtime_ns = fp->mtime_ns;
+        m.fp.ctime_ns = fp->ctime_ns;
+        if ((rc = over_set(h, path, 1, &m, 1)) < 0)
+            return rc;
+        seen_set(h, path, 1, &m);
+        return 0;
+    }
     seen_forget(h);
     if (sqlite3_prepare_v2(
             h->db, "UPDATE memories SET ino = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1", -1,
@@ -1526,8 +1597,21 @@ int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp)
 
 int mt_hist_prune(mt_hist *h, const char *memory_id, unsigned keep)
 {
-    /* A logged change's records carry the cap: the load prunes. */
-    return h->mode == H_LOGGED ? 0 : prune_memory(h, memory_id, keep);
+    int rc;
+
+    if (h->mode != H_LOGGED)
+        return prune_memory(h, memory_id, keep);
+    /* The change's last record carries the cap, and the load prunes after
+     * it: where a transaction would have, and after no other record of the
+     * change (a version found on the disk, a move). */
+    if (h->change_recs && strcmp(h->last_mem, memory_id) == 0) {
+        mt_hist_rec_set_keep(h->change.ptr + h->last_rec, keep);
+        return 0;
+    }
+    /* Not the memory this change just recorded: pruned in a transaction. */
+    if ((rc = escalate(h)) < 0)
+        return rc;
+    return prune_memory(h, memory_id, keep);
 }
 
 int mt_hist_each(mt_hist *h, const char *path, mt_hist_each_cb cb, void *payload)

@@ -68,8 +68,9 @@ void mt_hist_rollback(mt_hist *h);
 /* The store's shared slot (8 bytes every process that uses the store maps):
  * which handle last appended to the log or loaded it. */
 void mt_hist_log_attach(mt_hist *h, volatile uint64_t *owner);
-/* Begin a change whose versions go to the log; keep and days its caps. */
-int mt_hist_begin_logged(mt_hist *h, unsigned keep, unsigned days);
+/* Begin a change whose versions go to the log; days its cap on their age
+ * (its cap on versions per memory is mt_hist_prune's, after its version). */
+int mt_hist_begin_logged(mt_hist *h, unsigned days);
 /* Load the log into the database and empty it (nothing to do: 0). */
 int mt_hist_load(mt_hist *h);
 /* The change in progress goes on in a transaction (for what reads or
@@ -121,7 +122,8 @@ int mt_hist_ids_mark_exact(mt_hist *h);
  * found, 0 none (or not known exact), or an error. */
 int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path);
 
-/* The memory's file looks like fp now, its content unchanged. */
+/* The memory's file looks like fp now, its content unchanged (in a logged
+ * change: for this handle until the log is next loaded; see history.c). */
 int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp);
 
 /* A memory over its cap of `keep` versions (by a slack) loses its oldest. */

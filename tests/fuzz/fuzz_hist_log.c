@@ -8,7 +8,12 @@
  * Every record the reader takes must encode back to exactly the bytes it
  * was read from: nothing is read past a record, and nothing is accepted in
  * two spellings. The reader must stop at the first record it refuses.
+ *
+ * The log is read by both readers, the whole-log one (for logs up to 4 MiB)
+ * and the record-by-record one (bigger logs), which must take the same
+ * records and end at the same place.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,8 +67,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    mt_buf log = MT_BUF_INIT, back = MT_BUF_INIT;
-    uint64_t end = 0;
+    mt_buf log = MT_BUF_INIT, back = MT_BUF_INIT, one_by_one = MT_BUF_INIT;
+    uint64_t end = 0, end_one = 0;
     size_t i = 1;
     int fd;
 
@@ -84,9 +89,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fd = memfd_create("fuzz-hist-log", MFD_CLOEXEC);
     FUZZ_CHECK(fd >= 0, "memfd_create failed");
     FUZZ_CHECK(log.len == 0 || write(fd, log.ptr, log.len) == (ssize_t)log.len, "write failed");
-    FUZZ_CHECK(mt_hist_log_each(fd, &end, reencode, &back) == 0, "the reader failed: %s",
-               mt_error_last()->message);
+    FUZZ_CHECK(mt_hist_log_each_sized(fd, SIZE_MAX, &end, reencode, &back) == 0,
+               "the whole-log reader failed: %s", mt_error_last()->message);
+    FUZZ_CHECK(mt_hist_log_each_sized(fd, 0, &end_one, reencode, &one_by_one) == 0,
+               "the record-by-record reader failed: %s", mt_error_last()->message);
     close(fd);
+    FUZZ_CHECK(end_one == end && one_by_one.len == back.len &&
+                   (back.len == 0 || memcmp(one_by_one.ptr, back.ptr, back.len) == 0),
+               "the readers disagree: the whole log ends at %llu, record by record at %llu",
+               (unsigned long long)end, (unsigned long long)end_one);
     FUZZ_CHECK(end <= log.len, "the reader ended at %llu of %zu bytes", (unsigned long long)end,
                log.len);
     FUZZ_CHECK(back.len == end && (end == 0 || memcmp(back.ptr, log.ptr, end) == 0),
@@ -98,5 +109,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                mt_error_last()->message);
     mt_buf_dispose(&log);
     mt_buf_dispose(&back);
+    mt_buf_dispose(&one_by_one);
     return 0;
 }

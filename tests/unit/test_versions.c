@@ -549,34 +549,79 @@ static void contents_are(mt_memory *mem, const mt_version *v, size_t n, const ch
 }
 
 /* A process killed after its appends, before anything loaded them, loses
- * no version: the next reader loads them, in order, and empties the log. */
+ * no version: the next reader loads them, in order, and empties the log.
+ * Readers in several processes at once load them once between them: each
+ * finds the same three, and the history holds each once. */
 static void test_log_kill_after_append(void **state)
 {
+    enum { ROUNDS = 3, READERS = 4 };
     static const char *const want[] = {"three\n", "two\n", "one\n"};
     mt_test_store ts;
     mt_version *v = NULL;
-    size_t n;
+    pid_t pid[READERS];
+    int go[2], round, p, status;
+    size_t n, i;
     (void)state;
 
-    mt_test_store_init(&ts, NULL);
-    changes_then_killed(&ts, three_changes, 3);
-    /* The versions are in the log only. */
-    assert_true(log_size(&ts) > 0);
-    assert_true(in_log(&ts, "three\n"));
-    n = log_of(ts.mem, &v, "/memories/k.md", 10);
-    assert_int_equal(n, 3);
-    assert_int_equal(v[0].operation, MT_VERSION_MODIFIED);
-    assert_int_equal(v[2].operation, MT_VERSION_CREATED);
-    assert_true(v[0].id > v[1].id && v[1].id > v[2].id);
-    assert_string_equal(v[0].memory_id, v[2].memory_id);
-    contents_are(ts.mem, v, n, want);
-    assert_int_equal(log_size(&ts), 0);
-    mt_versions_free(v, n);
-    /* Loaded once: a second process reading finds the same three. */
-    n = log_of(ts.mem, &v, "/memories/k.md", 10);
-    assert_int_equal(n, 3);
-    mt_versions_free(v, n);
-    mt_test_store_free(&ts);
+    for (round = 0; round < ROUNDS; round++) {
+        mt_test_store_init(&ts, NULL);
+        changes_then_killed(&ts, three_changes, 3);
+        /* The versions are in the log only. */
+        assert_true(log_size(&ts) > 0);
+        assert_true(in_log(&ts, "three\n"));
+        assert_int_equal(pipe(go), 0);
+        for (p = 0; p < READERS; p++) {
+            pid[p] = fork();
+            assert_true(pid[p] >= 0);
+            if (pid[p] == 0) {
+                mt_memory *mem;
+                mt_log_query q;
+                mt_version *cv = NULL;
+                size_t cn = 0, k;
+                char token;
+                int ok;
+                close(go[1]);
+                if (mt_memory_open(&mem, ts.root, NULL) < 0)
+                    _exit(3);
+                /* All readers start together, each with its store open. */
+                if (read(go[0], &token, 1) != 1)
+                    _exit(4);
+                memset(&q, 0, sizeof(q));
+                q.path = "/memories/k.md";
+                q.limit = 10;
+                if (mt_memory_log(&cv, &cn, mem, &q) < 0)
+                    _exit(5);
+                ok = cn == 3 && cv[0].id > cv[1].id && cv[1].id > cv[2].id;
+                for (k = 0; ok && k < cn; k++)
+                    ok = strcmp(cv[k].actor, "external") != 0;
+                mt_versions_free(cv, cn);
+                mt_memory_free(mem);
+                _exit(ok ? 0 : 6);
+            }
+        }
+        close(go[0]);
+        for (p = 0; p < READERS; p++)
+            assert_int_equal(write(go[1], "g", 1), 1);
+        close(go[1]);
+        for (p = 0; p < READERS; p++) {
+            assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("round %d: reader %d: status %d", round, p, status);
+        }
+        assert_int_equal(log_size(&ts), 0);
+        /* Each version once in the whole history, in order. */
+        n = log_of(ts.mem, &v, "/memories", 100);
+        assert_int_equal(n, 3);
+        assert_int_equal(v[0].operation, MT_VERSION_MODIFIED);
+        assert_int_equal(v[2].operation, MT_VERSION_CREATED);
+        assert_true(v[0].id > v[1].id && v[1].id > v[2].id);
+        assert_string_equal(v[0].memory_id, v[2].memory_id);
+        for (i = 0; i < n; i++)
+            assert_string_equal(v[i].path, "/memories/k.md");
+        contents_are(ts.mem, v, n, want);
+        mt_versions_free(v, n);
+        mt_test_store_free(&ts);
+    }
 }
 
 /* A record cut short (a kill in the middle of the append) or damaged is
