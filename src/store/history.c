@@ -183,6 +183,8 @@ struct mt_hist {
     volatile uint64_t *owner; /* the slot, in the store's shared state */
     uint64_t token;           /* this handle's (random, never 0) */
     int logfd;                /* the log, opened at its first use; -1 before */
+    dev_t log_dev;            /* and the file it is, */
+    ino_t log_ino;            /* to tell it from what the name holds */
     int mode;                 /* H_IDLE, H_LOGGED or H_SQL: what the change in progress is */
     int synced;               /* over and next_id are right (the log is this handle's appends) */
     int log_loaded;           /* this transaction loaded the log: empty it once committed */
@@ -660,8 +662,8 @@ static int log_open(mt_hist *h, int create, int check)
     int fd;
 
     if (h->logfd >= 0 && check &&
-        (fstat(h->logfd, &sb) < 0 || fstatat(h->dirfd, LOG_NAME, &there, AT_SYMLINK_NOFOLLOW) < 0 ||
-         sb.st_ino != there.st_ino || sb.st_dev != there.st_dev))
+        (fstatat(h->dirfd, LOG_NAME, &there, AT_SYMLINK_NOFOLLOW) < 0 ||
+         there.st_ino != h->log_ino || there.st_dev != h->log_dev))
         log_close(h);
     if (h->logfd >= 0)
         return 1;
@@ -679,6 +681,8 @@ static int log_open(mt_hist *h, int create, int check)
         return mt_error_set(MT_EIO, "history's log %s is not a plain file; move it away", LOG_NAME);
     }
     h->logfd = fd;
+    h->log_dev = sb.st_dev;
+    h->log_ino = sb.st_ino;
     return 1;
 }
 
@@ -1157,12 +1161,13 @@ static int log_sync(mt_hist *h)
  * slot) would take the next appends where no load finds them. */
 static int log_intact(mt_hist *h)
 {
-    struct stat sb, there;
+    struct stat there;
 
-    return h->logfd >= 0 && fstat(h->logfd, &sb) == 0 &&
-           fstatat(h->dirfd, LOG_NAME, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-           sb.st_ino == there.st_ino && sb.st_dev == there.st_dev &&
-           (uint64_t)sb.st_size == h->log_end;
+    /* One look at the name: the file it holds is the open one (the inode
+     * noted at the open), so its size is the open one's. */
+    return h->logfd >= 0 && fstatat(h->dirfd, LOG_NAME, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+           there.st_ino == h->log_ino && there.st_dev == h->log_dev &&
+           (uint64_t)there.st_size == h->log_end;
 }
 
 int mt_hist_begin_logged(mt_hist *h, unsigned days)
