@@ -237,9 +237,33 @@ int mt_fs_remove_tree(int dirfd);
 /* Whether a name is one of memtool's temporary files. */
 int mt_fs_is_temp(const char *name);
 
-/* Whether a walk leaves a name out of sizes and counts: temporaries and the
- * store's reserved directory hold no memories. */
+/* Whether a name is the store's own, left out by every walk (sizes, counts,
+ * searches, migrate): anything with the temporaries' prefix, and the
+ * reserved directory's name in any letter case, wherever they stand. The
+ * path rules refuse both in every component, so no memory is ever there. */
 int mt_fs_is_internal(const char *name);
+
+/* The longest store path a request can name: "/memories/" and the path fit
+ * MT_PATH_MAX. */
+#define MT_FS_REL_MAX (MT_PATH_MAX - (sizeof("/memories/") - 1))
+
+/* What one entry of a store directory is: the rules every walk shares. */
+typedef enum {
+    MT_FS_SKIP = 0, /* the store's own (mt_fs_is_internal), or gone since it was listed */
+    MT_FS_FILE,     /* a regular file */
+    MT_FS_DIR,      /* a directory */
+    MT_FS_OTHER     /* a link, a FIFO, a socket, a device: never followed, never a memory */
+} mt_fs_kind;
+
+/* Look at the entry `name` of dirfd (d_type from readdir, DT_UNKNOWN when
+ * not known: only then, and for regular files, does it cost an fstatat,
+ * which never follows a link). `parent_len` is the length of the
+ * directory's store path. *sb is filled for a file; *named says whether a
+ * request path can name the entry (a component the path rules accept, in a
+ * path short enough): a named file is a memory, anything else is not.
+ * Returns the kind, or a negative errno when it cannot be looked at. */
+int mt_fs_entry(struct stat *sb, int *named, int dirfd, const char *name, unsigned char d_type,
+                size_t parent_len);
 
 /* Remove a temporary entry of dirfd that no live writer holds (its flock).
  * Without the store's lock (`locked` 0) it must also be MT_TEMP_STALE_SECONDS

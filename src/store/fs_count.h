@@ -1,16 +1,17 @@
 /*
- * Adding up the regular files beneath directories, on helper threads when
- * there are many: the sizes a listing shows are totals of everything beneath
- * each entry, so a listing of a big store is one fstatat per file, and that
- * work scales with cores where nothing else about a listing does.
+ * Adding up the regular files beneath directories, on the store's shared
+ * walk (fs_pool.h): the sizes a listing shows are totals of everything
+ * beneath each entry, so a listing of a big store is one fstatat per file,
+ * and that work scales with cores where nothing else about a listing does.
  */
 #ifndef MT_STORE_FS_COUNT_H
 #define MT_STORE_FS_COUNT_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "fs_pool.h"
 
 /* Where counted bytes go: a listed directory (or the listing itself), which
  * passes its total on to its parent once everything is counted. */
@@ -29,29 +30,20 @@ typedef struct mt_fs_sum {
 
 #define MT_FS_NO_ENTRY ((size_t)-1)
 
-typedef struct mt_fs_job mt_fs_job;
-
 typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    mt_fs_job *jobs; /* waiting, most recent first */
-    size_t queued, pushed, busy;
-    int closing;  /* the caller has no more jobs to give */
-    int error;    /* the first error a job met (an errno) */
-    int too_deep; /* a directory deeper than MT_WALK_MAX_DEPTH was met */
-    int clean;    /* the store's lock is held: a temporary nobody holds is dead, however young */
-    pthread_t helpers[7];
-    int nhelpers;
+    mt_fs_walker walker;
+    mt_fs_pool pool;
     _Atomic uint64_t files; /* regular files counted */
     _Atomic uint64_t dirs;  /* directories counted (those handed in not included) */
 } mt_fs_count;
 
-int mt_fs_count_init(mt_fs_count *c);
+/* `clean`: dead temporaries met are removed (mt_fs_clean_temp's `locked`). */
+int mt_fs_count_init(mt_fs_count *c, int clean);
 
 /* Add up everything beneath the directory fd (which this takes over and
- * closes) into sum, then or later, on this thread or a helper. `level` is
- * the directory's depth, for the depth bound. */
-void mt_fs_count_dir(mt_fs_count *c, int fd, unsigned level, mt_fs_sum *sum);
+ * closes) into sum, then or later, on this thread or a helper. `depth` is
+ * how far beneath the directory the count began it is, for the depth bound. */
+void mt_fs_count_dir(mt_fs_count *c, int fd, unsigned depth, mt_fs_sum *sum);
 
 /* Count whatever is left, with the helpers, and stop them. Returns 0 or the
  * first error a job met: a count that could not see everything fails, it

@@ -4,13 +4,12 @@
  * one above it with openat2's confinement, so a symlink or a directory
  * swapped in while the walk runs is never followed; links, FIFOs and names
  * that no request path could name are reported as MT_NODE_OTHER, never
- * opened.
+ * opened. Which entries those are is mt_fs_entry's rule, every walk's.
  */
 #include "fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <strings.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,28 +38,23 @@ static int each_dir(each_state *s, int dirfd, unsigned depth)
         size_t n = strlen(name);
         struct stat sb;
         mt_node_type type = MT_NODE_OTHER;
+        int named, kind;
 
-        /* The store's own directory and temporaries are not memories. */
-        if (base == 0 && strcasecmp(name, MT_FS_RESERVED) == 0)
-            continue;
-        if (strncmp(name, MT_TMP_PREFIX, sizeof(MT_TMP_PREFIX) - 1) == 0)
+        kind = mt_fs_entry(&sb, &named, dirfd, name, d.list[i].type, base);
+        if (kind == MT_FS_SKIP)
             continue;
         mt_buf_truncate(&s->path, base);
         if ((base && mt_buf_putc(&s->path, '/') < 0) || mt_buf_put(&s->path, name, n) < 0) {
             rc = mt_error_set(MT_ENOMEM, "out of memory walking the store");
             break;
         }
-        if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-            if (errno == ENOENT)
-                continue; /* removed since it was listed */
-            rc = mt_fs_error(errno, "cannot look at", s->path.ptr);
+        if (kind < 0) {
+            rc = mt_fs_error(-kind, "cannot look at", s->path.ptr);
             break;
         }
-        if (!mt_path_name_ok(name, n))
-            type = MT_NODE_OTHER;
-        else if (S_ISREG(sb.st_mode))
+        if (named && kind == MT_FS_FILE)
             type = MT_NODE_FILE;
-        else if (S_ISDIR(sb.st_mode))
+        else if (named && kind == MT_FS_DIR)
             type = MT_NODE_DIR;
         rc = s->cb(s->payload, s->path.ptr, type, type == MT_NODE_FILE ? (uint64_t)sb.st_size : 0);
         if (rc == 0 && type == MT_NODE_DIR) {

@@ -1,48 +1,44 @@
-/* The files a search brings its index up to, on helper threads when there are many directories. */
+/* The files a search brings its index up to, on the store's shared walk (fs_pool.c). */
 #include "fs_search_walk.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Helpers start once this many directories were found: a small store is
- * walked sooner than a thread starts. */
-#define HELPERS_AFTER 8
-#define MAX_HELPERS   7
+#include "fs_pool.h"
 
-/* One directory: waiting to be walked, then the files found in it, in name
- * order. Paths are offsets into `names` until the walk ends. */
+/* How many times a walk that raced with a change to the tree is made again
+ * before its answer is taken as it is (the next search sees the rest). */
+#define WALK_TRIES 3
+
+/* One directory: the directories found in it, then the files, in the order
+ * found. Paths are offsets into `names` until the walk ends. */
 struct mt_fs_dir_files {
-    mt_fs_dir_files *next;
-    char *path; /* relative to the store's root, "" the root */
-    unsigned depth;
+    mt_fs_dir_files *kids, *sibling;
+    char *path;  /* relative to the store's root, "" the root */
+    size_t name; /* where its own name starts in path */
+    int walked;  /* `seen` is how it was as it was walked */
+    struct stat seen;
     mt_buf names;
     mt_search_doc *docs;
     size_t count, cap;
 };
 
-typedef struct {
-    mt_fs *fs;
-    size_t indexed;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    mt_fs_dir_files *waiting; /* most recent first */
-    mt_fs_dir_files *done;
-    size_t found, busy;
-    int rc;         /* the first error met: the walk stops */
-    char why[1024]; /* its message, set on the thread that met it (errors are per thread) */
-    pthread_t helpers[MAX_HELPERS];
-    int nhelpers, started;
-} search_walk;
-
 static void dir_free(mt_fs_dir_files *d)
 {
+    mt_fs_dir_files *k;
+
+    if (!d)
+        return;
+    while ((k = d->kids)) {
+        d->kids = k->sibling;
+        dir_free(k);
+    }
     free(d->path);
     mt_buf_dispose(&d->names);
     free(d->docs);
@@ -136,136 +132,143 @@ static int add_doc(mt_fs_dir_files *d, const char *name, size_t n, const struct 
     return 0;
 }
 
-static void *helper(void *arg);
-
-/* A directory found beneath d: to walk, here or on a helper. */
-static int push(search_walk *w, const mt_fs_dir_files *d, const char *name, size_t n)
+static const char *dir_path(void *payload, void *dir)
 {
-    mt_fs_dir_files *c = calloc(1, sizeof(*c));
-    size_t len = strlen(d->path);
-    int start;
+    (void)payload;
+    return ((mt_fs_dir_files *)dir)->path;
+}
 
-    if (!c || !(c->path = malloc(len + n + 2))) {
-        free(c);
-        return mt_error_set(MT_ENOMEM, "out of memory searching the store");
-    }
-    memcpy(c->path, d->path, len);
-    if (len)
-        c->path[len++] = '/';
-    memcpy(c->path + len, name, n);
-    c->path[len + n] = '\0';
-    c->depth = d->depth + 1;
-    pthread_mutex_lock(&w->lock);
-    c->next = w->waiting;
-    w->waiting = c;
-    start = ++w->found == HELPERS_AFTER;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
-    if (start) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        int want = cpus > MAX_HELPERS ? MAX_HELPERS : cpus > 1 ? (int)(cpus - 1) : 0;
+static int dir_enter(void *payload, void *dir, int fd)
+{
+    mt_fs_dir_files *d = dir;
 
-        /* A helper that cannot start is no loss: the work waits for the others. */
-        while (w->nhelpers < want && pthread_create(&w->helpers[w->nhelpers], NULL, helper, w) == 0)
-            w->nhelpers++;
-    }
+    (void)payload;
+    if (fstat(fd, &d->seen) < 0)
+        return mt_fs_error(errno, "cannot walk", d->path);
+    d->walked = 1;
     return 0;
 }
 
-/* The same choices as fs_each.c's walk: the store's own directory and
- * temporaries are no memories, names no request could give are never
- * entered, and a directory swapped for a link or a file meanwhile is not
- * one of the store's any more. */
-static int walk_dir(search_walk *w, mt_fs_dir_files *d)
+static int dir_file(void *payload, void *dir, const char *name, size_t n, const struct stat *sb)
 {
-    mt_dir list;
-    size_t i;
-    int fd, rc;
+    return add_doc(dir, name, n, sb, *(const size_t *)payload);
+}
 
-    if (d->depth > MT_WALK_MAX_DEPTH)
-        return mt_error_set(MT_ELIMIT,
-                            "%s is nested more than %d directories deep; memtool does not walk "
-                            "deeper (move it up, then try again)",
-                            d->path, MT_WALK_MAX_DEPTH);
-    fd = mt_fs_openat(w->fs->root_fd, d->path, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0) {
-        if (d->depth > 0 && (fd == -ENOENT || fd == -ELOOP || fd == -ENOTDIR))
-            return 0;
-        return mt_fs_error(-fd, "cannot walk", d->path);
+static mt_fs_dir_files *dir_new(const char *parent, const char *name, size_t n)
+{
+    mt_fs_dir_files *c = calloc(1, sizeof(*c));
+    size_t len = strlen(parent);
+
+    if (!c || !(c->path = malloc(len + n + 2))) {
+        free(c);
+        return NULL;
     }
-    if ((rc = mt_fs_read_dir(&list, fd)) < 0) {
-        close(fd);
+    memcpy(c->path, parent, len);
+    if (len && n)
+        c->path[len++] = '/';
+    memcpy(c->path + len, name, n);
+    c->path[len + n] = '\0';
+    c->name = len;
+    return c;
+}
+
+/* Only the thread walking dir adds to its kids; the tree is read once every thread is done. */
+static int dir_subdir(void *payload, void **child, void *dir, const char *name, size_t n)
+{
+    mt_fs_dir_files *d = dir, *c;
+
+    (void)payload;
+    if (!(c = dir_new(d->path, name, n)))
+        return mt_error_set(MT_ENOMEM, "out of memory searching the store");
+    c->sibling = d->kids;
+    d->kids = c;
+    *child = c;
+    return 0;
+}
+
+/* The same memories as fs_each.c's walk (mt_fs_entry's rule): a walk that
+ * cannot open a directory replaced meanwhile goes on without it. */
+static const mt_fs_walker search_walker = {
+    1, 0, -1, "cannot walk", dir_path, dir_enter, dir_file, dir_subdir, NULL,
+};
+
+static int same_dir(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_nlink == b->st_nlink &&
+           a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+           a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/*
+ * Whether every directory walked is still where it was found, as it was:
+ * a directory renamed, or an entry renamed in or out, while the walk ran
+ * changes the directories it left and entered (their times, their inode at
+ * that name), and the walk may have missed it at both places or found it
+ * under a name it no longer has. One fstatat per directory, beneath the
+ * one that holds it.
+ */
+static int unchanged(const mt_fs_dir_files *d, int fd)
+{
+    const mt_fs_dir_files *k;
+    struct stat now;
+    int same = 1;
+
+    if (!d->walked || fstat(fd, &now) < 0 || !same_dir(&now, &d->seen))
+        return 0;
+    for (k = d->kids; k && same; k = k->sibling) {
+        const char *name = k->path + k->name;
+
+        if (k->kids) {
+            int cfd = mt_fs_openat(fd, name, O_PATH | O_DIRECTORY, 0);
+
+            if (cfd < 0)
+                return 0;
+            same = unchanged(k, cfd);
+            close(cfd);
+        } else {
+            same = k->walked && fstatat(fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                   same_dir(&now, &k->seen);
+        }
+    }
+    return same;
+}
+
+/* One walk of the tree beneath fd (rel), into *root. */
+static int walk_once(mt_fs_dir_files **root, int fd, const char *rel, size_t indexed)
+{
+    mt_fs_pool pool;
+    int rc, dfd;
+
+    if (!(*root = dir_new(rel, "", 0)))
+        return mt_error_set(MT_ENOMEM, "out of memory searching the store");
+    if ((rc = mt_fs_pool_init(&pool, &search_walker, &indexed)) < 0)
         return rc;
-    }
-    for (i = 0; i < list.count && rc == 0; i++) {
-        const char *name = list.names.ptr + list.list[i].name;
-        size_t n = strlen(name);
-        struct stat sb;
-
-        if (!*d->path && strcasecmp(name, MT_FS_RESERVED) == 0)
-            continue;
-        if (strncmp(name, MT_TMP_PREFIX, sizeof(MT_TMP_PREFIX) - 1) == 0)
-            continue;
-        if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-            char full[4096];
-            int err = errno;
-
-            if (err == ENOENT)
-                continue; /* removed since it was listed */
-            snprintf(full, sizeof(full), "%s%s%s", d->path, *d->path ? "/" : "", name);
-            rc = mt_fs_error(err, "cannot look at", full);
-            break;
-        }
-        if (!mt_path_name_ok(name, n))
-            continue;
-        if (S_ISREG(sb.st_mode))
-            rc = add_doc(d, name, n, &sb, w->indexed);
-        else if (S_ISDIR(sb.st_mode))
-            rc = push(w, d, name, n);
-    }
-    mt_fs_dir_dispose(&list);
-    close(fd);
-    return rc;
+    /* A descriptor of its own: a directory's offset is its open file's. */
+    if ((dfd = mt_fs_openat(fd, "", O_RDONLY | O_DIRECTORY, 0)) < 0)
+        mt_fs_pool_fail(&pool, mt_fs_error(-dfd, "cannot walk", rel));
+    else
+        mt_fs_pool_dir(&pool, dfd, 0, *root);
+    return mt_fs_pool_finish(&pool);
 }
 
-/* Take directories until there are none and no more can come, or the walk failed. */
-static void work(search_walk *w)
+static void count_dirs(size_t *ndirs, size_t *total, mt_fs_dir_files *d)
 {
-    pthread_mutex_lock(&w->lock);
-    for (;;) {
-        mt_fs_dir_files *d = w->waiting;
-        int rc;
+    mt_fs_dir_files *k;
 
-        if (w->rc < 0)
-            break;
-        if (!d) {
-            if (w->busy == 0)
-                break;
-            pthread_cond_wait(&w->wake, &w->lock);
-            continue;
-        }
-        w->waiting = d->next;
-        w->busy++;
-        pthread_mutex_unlock(&w->lock);
-        rc = walk_dir(w, d);
-        pthread_mutex_lock(&w->lock);
-        d->next = w->done;
-        w->done = d;
-        if (rc < 0 && w->rc == 0) {
-            w->rc = rc;
-            snprintf(w->why, sizeof(w->why), "%s", mt_error_last()->message);
-        }
-        w->busy--;
-        if (rc < 0 || (w->busy == 0 && !w->waiting))
-            pthread_cond_broadcast(&w->wake);
-    }
-    pthread_mutex_unlock(&w->lock);
+    (*ndirs)++;
+    *total += d->count;
+    for (k = d->kids; k; k = k->sibling)
+        count_dirs(ndirs, total, k);
 }
 
-static void *helper(void *arg)
+static void list_dirs(mt_fs_dir_files **dirs, size_t *at, mt_fs_dir_files *d)
 {
-    work(arg);
-    return NULL;
+    mt_fs_dir_files *k;
+
+    dirs[(*at)++] = d;
+    for (k = d->kids; k; k = k->sibling)
+        list_dirs(dirs, at, k);
 }
 
 static int by_dir(const void *a, const void *b)
@@ -281,23 +284,20 @@ static int by_path(const void *a, const void *b)
 /* The docs of every directory in one array sorted by path. Directories
  * taken in path order give it at once when no directory holds both files
  * and directories whose names sort around each other; else it is sorted. */
-static int gather(mt_fs_search_files *out, mt_fs_dir_files *done)
+static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
 {
     mt_fs_dir_files **dirs = NULL, *d;
     size_t ndirs = 0, total = 0, i, j, at = 0;
     int rc = 0, sorted = 1;
 
-    for (d = done; d; d = d->next) {
-        ndirs++;
-        total += d->count;
-    }
+    count_dirs(&ndirs, &total, root);
     if (!(dirs = malloc((ndirs ? ndirs : 1) * sizeof(mt_fs_dir_files *))) ||
         !(out->docs = malloc((total ? total : 1) * sizeof(*out->docs)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory searching the store");
         goto done;
     }
-    for (i = 0, d = done; d; d = d->next)
-        dirs[i++] = d;
+    i = 0;
+    list_dirs(dirs, &i, root);
     qsort(dirs, ndirs, sizeof(mt_fs_dir_files *), by_dir);
     for (i = 0; i < ndirs; i++) {
         d = dirs[i];
@@ -322,58 +322,29 @@ done:
 
 int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_t indexed)
 {
-    search_walk w;
-    mt_fs_dir_files *root = NULL, *d;
-    int i, rc = 0, inited = 0;
+    int fd, tries, rc;
 
     memset(out, 0, sizeof(*out));
-    memset(&w, 0, sizeof(w));
-    w.fs = fs;
-    w.indexed = indexed;
-    if (pthread_mutex_init(&w.lock, NULL) != 0)
-        return mt_error_set(MT_ENOMEM, "cannot make a lock to search the store");
-    if (pthread_cond_init(&w.wake, NULL) != 0) {
-        pthread_mutex_destroy(&w.lock);
-        return mt_error_set(MT_ENOMEM, "cannot make a lock to search the store");
+    if ((fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) < 0)
+        return mt_fs_error(-fd, "cannot walk", rel);
+    for (tries = 1;; tries++) {
+        if ((rc = walk_once(&out->dirs, fd, rel, indexed)) < 0 || tries == WALK_TRIES ||
+            unchanged(out->dirs, fd))
+            break;
+        dir_free(out->dirs);
+        out->dirs = NULL;
     }
-    inited = 1;
-    if (!(root = calloc(1, sizeof(*root))) || !(root->path = strdup(rel))) {
-        free(root);
-        rc = mt_error_set(MT_ENOMEM, "out of memory searching the store");
-        goto done;
-    }
-    w.waiting = root;
-    work(&w);
-    for (i = 0; i < w.nhelpers; i++)
-        pthread_join(w.helpers[i], NULL);
-    if (w.rc < 0)
-        rc = mt_error_set(w.rc, "%s", w.why);
-    else
-        rc = gather(out, w.done);
-done:
-    /* A failed walk may leave directories it never took. */
-    while ((d = w.waiting)) {
-        w.waiting = d->next;
-        dir_free(d);
-    }
-    out->dirs = w.done;
+    close(fd);
+    if (rc == 0)
+        rc = gather(out, out->dirs);
     if (rc < 0)
         mt_fs_search_files_dispose(out);
-    if (inited) {
-        pthread_cond_destroy(&w.wake);
-        pthread_mutex_destroy(&w.lock);
-    }
     return rc;
 }
 
 void mt_fs_search_files_dispose(mt_fs_search_files *f)
 {
-    mt_fs_dir_files *d;
-
     free(f->docs);
-    while ((d = f->dirs)) {
-        f->dirs = d->next;
-        dir_free(d);
-    }
+    dir_free(f->dirs);
     memset(f, 0, sizeof(*f));
 }

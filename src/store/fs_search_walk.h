@@ -2,8 +2,11 @@
  * The files a search of the filesystem store brings its index up to: every
  * regular file beneath a path with its stamp, found by one fstatat each.
  * That walk is most of a search on a big store, and it is work that scales
- * with cores, so its directories are shared out to helper threads when
- * there are many (as a listing's counts are, fs_count.c).
+ * with cores: it is the store's shared walk (fs_pool.c), the one a count
+ * makes, so its directories go to helper threads when there are many, each
+ * opened beneath the one that holds it. A walk that raced with a rename in
+ * the tree (a directory found nowhere, or under a name it no longer has) is
+ * made again, a few times at most.
  */
 #ifndef MT_STORE_FS_SEARCH_WALK_H
 #define MT_STORE_FS_SEARCH_WALK_H
@@ -16,7 +19,7 @@
 typedef struct mt_fs_dir_files mt_fs_dir_files;
 
 /* The files found: docs sorted by path in byte order, their paths held by
- * the directories' own buffers. */
+ * the directories' own buffers (dirs: the tree walked). */
 typedef struct {
     mt_search_doc *docs;
     size_t count;
@@ -24,8 +27,8 @@ typedef struct {
 } mt_fs_search_files;
 
 /*
- * Every regular file at or beneath rel (a directory; hidden names and
- * links as mt_fs_walk sees them: never followed, never a memory), each
+ * Every memory at or beneath rel (a directory; mt_fs_entry's rule, as
+ * mt_fs_walk sees them: links never followed, never a memory), each
  * with its stamp: inode, size, modification and change times, and, for a
  * file bigger than `indexed` bytes, that limit.
  */

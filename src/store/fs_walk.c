@@ -2,7 +2,7 @@
  * Walking the filesystem store: listings and full counts. A listing records the entries of its
  * first levels, in order, on the calling thread; every directory it does not list (hidden, below
  * the levels shown, or past the entries asked for) is only added up, by fs_count.c, on helper
- * threads when there are many.
+ * threads when there are many (the store's shared walk, fs_pool.c).
  */
 #include "fs.h"
 
@@ -147,29 +147,27 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         return rc;
     for (i = 0; i < d.count && rc == 0; i++) {
         const char *name = dir_name(&d, i);
-        unsigned char type = d.list[i].type;
         int show = level <= w->max_depth && !is_hidden(name);
         mt_fs_sum *child_sum = sum;
         struct stat sb;
         size_t index = 0;
-        int child;
+        int child, named, kind, type;
 
-        if (mt_fs_is_internal(name)) {
+        /* Every entry counts toward the sizes, named as a memory can be or
+         * not (the view leaves out what no path can name). */
+        kind = mt_fs_entry(&sb, &named, dirfd, name, d.list[i].type, path_len);
+        if (kind < 0) {
+            rc = mt_fs_error(-kind, "cannot list", name);
+            break;
+        }
+        if (kind == MT_FS_SKIP) {
             if (mt_fs_is_temp(name))
                 mt_fs_clean_temp(dirfd, name, 0);
             continue;
         }
-        if (type == DT_UNKNOWN || type == DT_REG) {
-            if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-                if (errno == ENOENT)
-                    continue; /* gone meanwhile */
-                rc = mt_fs_error(errno, "cannot list", name);
-                break;
-            }
-            type = S_ISREG(sb.st_mode) ? DT_REG : S_ISDIR(sb.st_mode) ? DT_DIR : DT_UNKNOWN;
-        }
-        if (type != DT_REG && type != DT_DIR)
+        if (kind == MT_FS_OTHER)
             continue; /* links, FIFOs, sockets, devices: neither listed nor counted */
+        type = kind == MT_FS_FILE ? DT_REG : DT_DIR;
         if (show && w->max_entries && w->out->count == w->max_entries) {
             w->out->more = 1; /* from here on, only sizes */
             show = 0;
@@ -206,7 +204,7 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
             rc = walk(w, child, level + 1, child_sum);
             close(child);
         } else {
-            mt_fs_count_dir(&w->count, child, level + 1, child_sum);
+            mt_fs_count_dir(&w->count, child, level, child_sum);
         }
     }
     mt_buf_truncate(&w->path, path_len);
@@ -273,7 +271,7 @@ int mt_fs_list(mt_store *st, mt_store_listing *out, const char *rel, unsigned de
     fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return mt_fs_error(-fd, "cannot list", rel);
-    if ((rc = mt_fs_count_init(&w.count)) < 0) {
+    if ((rc = mt_fs_count_init(&w.count, 0)) < 0) {
         close(fd);
         return rc;
     }
@@ -296,15 +294,14 @@ int mt_fs_count_tree(mt_store_usage *out, int dirfd, int clean)
 
     memset(&w, 0, sizeof(w));
     memset(out, 0, sizeof(*out));
-    if ((rc = mt_fs_count_init(&w.count)) < 0)
+    if ((rc = mt_fs_count_init(&w.count, clean)) < 0)
         return rc;
-    w.count.clean = clean;
     if (!(root = new_sum(&w, NULL, MT_FS_NO_ENTRY))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory counting the store");
     } else if ((fd = mt_fs_openat(dirfd, "", O_RDONLY | O_DIRECTORY, 0)) < 0) {
         rc = mt_fs_error(-fd, "cannot count what is beneath", "");
     } else {
-        mt_fs_count_dir(&w.count, fd, 1, root);
+        mt_fs_count_dir(&w.count, fd, 0, root);
     }
     rc = finish(&w, rc, &out->bytes, NULL);
     out->files = atomic_load(&w.count.files);

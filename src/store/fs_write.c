@@ -1033,11 +1033,6 @@ int mt_fs_is_temp(const char *name)
     return strncmp(name, MT_TMP_PREFIX, sizeof(MT_TMP_PREFIX) - 1) == 0 && name[len - 1] == '\\';
 }
 
-int mt_fs_is_internal(const char *name)
-{
-    return mt_fs_is_temp(name) || strcmp(name, MT_FS_RESERVED) == 0;
-}
-
 void mt_fs_clean_temp(int dirfd, const char *name, int locked)
 {
     struct stat sb;

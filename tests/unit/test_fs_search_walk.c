@@ -1,10 +1,13 @@
 /* The files a search of the filesystem store brings its index up to, found
  * on helper threads: the same files as the store's own walk, in byte order
  * of their paths, with the stamps earlier versions wrote (an index they
- * made is not indexed again), an edit in place seen deep in the tree, and a
- * helper's error failing the walk. */
+ * made is not indexed again), an edit in place seen deep in the tree, a
+ * helper's error failing the walk, a directory renamed while the walk runs
+ * found where it went, and paths longer than PATH_MAX walked beneath their
+ * directories. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 
 #include "helpers.h"
 #include "store/fs.h"
+#include "store/fs_pool.h"
 #include "store/fs_search_walk.h"
 
 /* More directories than a walk takes before its helpers start. */
@@ -264,13 +268,153 @@ static void test_missing_path_fails(void **state)
     mt_test_store_free(&ts);
 }
 
+/* Where the hook renames a directory, once: when the walk is about to look
+ * at `at`/`name`, `from` becomes `to`. */
+static struct {
+    const char *root, *at, *name, *from, *to;
+    int done;
+} move;
+
+static void move_once(const char *dir, const char *name)
+{
+    char from[1024], to[1024];
+
+    if (move.done || !dir || strcmp(dir, move.at) != 0 || strcmp(name, move.name) != 0)
+        return;
+    move.done = 1;
+    snprintf(from, sizeof(from), "%s/%s", move.root, move.from);
+    snprintf(to, sizeof(to), "%s/%s", move.root, move.to);
+    assert_int_equal(rename(from, to), 0);
+}
+
+/* The walk's paths, one a line, after a newline. */
+static char *walked(mt_store *st)
+{
+    mt_fs_search_files f;
+    mt_buf out = MT_BUF_INIT;
+    size_t i;
+
+    assert_int_equal(mt_buf_putc(&out, '\n'), 0); /* every path between newlines */
+    assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, "", 1 << 20), 0);
+    for (i = 0; i < f.count; i++)
+        assert_int_equal(mt_buf_printf(&out, "%s\n", f.docs[i].path), 0);
+    mt_fs_search_files_dispose(&f);
+    return out.ptr;
+}
+
+static void renamed_while_walked(const char *at, const char *name, const char *from, const char *to)
+{
+    mt_test_store ts;
+    mt_store *st;
+    char *paths, want[64];
+    int j;
+
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    usleep(50 * 1000); /* the rename's times differ from the tree's on any clock */
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    move.root = ts.root;
+    move.at = at;
+    move.name = name;
+    move.from = from;
+    move.to = to;
+    move.done = 0;
+    mt_fs_pool_hook = move_once;
+    paths = walked(st);
+    mt_fs_pool_hook = NULL;
+    assert_true(move.done);
+    for (j = 0; j < 5; j++) {
+        snprintf(want, sizeof(want), "\n%s/m%d.md\n", to, j);
+        assert_non_null(strstr(paths, want));
+    }
+    snprintf(want, sizeof(want), "\n%s/sub/x.md\n", to);
+    assert_non_null(strstr(paths, want));
+    snprintf(want, sizeof(want), "\n%s/", from);
+    assert_null(strstr(paths, want));
+    /* Nothing else went missing: the tree's 7, and 7 in each directory. */
+    for (j = -1, name = paths; (name = strchr(name, '\n')); name++)
+        j++;
+    assert_int_equal(j, 7 + DIRS * 7);
+    free(paths);
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+/* Renamed after its parent was listed, before it was opened: found under
+ * its new name in the same walk, not left out until the next search. */
+static void test_renamed_before_opened(void **state)
+{
+    (void)state;
+    renamed_while_walked("", "d05", "d05", "e05");
+}
+
+/* Renamed while it is walked through its descriptor: its memories are not
+ * given under the name it no longer has. */
+static void test_renamed_while_walked(void **state)
+{
+    (void)state;
+    renamed_while_walked("d07", "m2.md", "d07", "e07");
+}
+
+/* A tree made outside memtool whose paths pass PATH_MAX (no request can
+ * make one: a request path is at most MT_PATH_MAX bytes with "/memories/"):
+ * the walk goes beneath it by descriptors, and what no request could name
+ * is no memory, so a search still answers for the rest. */
+static void test_longer_than_path_max(void **state)
+{
+    mt_test_store ts;
+    mt_store *st;
+    char name[201], *paths;
+    const char *p;
+    size_t total = 4; /* "deep" */
+    int fd, next, i;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    memset(name, 'n', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    mkdir_at(ts.root, "deep");
+    write_at(ts.root, "deep/top.md", "a memory of some words\n");
+    assert_true((fd = open(ts.root, O_RDONLY | O_DIRECTORY)) >= 0);
+    assert_true((next = openat(fd, "deep", O_RDONLY | O_DIRECTORY)) >= 0);
+    close(fd);
+    fd = next;
+    for (i = 0; total <= PATH_MAX + 200; i++) {
+        int f;
+
+        assert_int_equal(mkdirat(fd, name, 0700), 0);
+        assert_true((next = openat(fd, name, O_RDONLY | O_DIRECTORY)) >= 0);
+        close(fd);
+        fd = next;
+        total += 1 + strlen(name);
+        assert_true((f = openat(fd, "m.md", O_WRONLY | O_CREAT, 0600)) >= 0);
+        assert_int_equal(write(f, "far down\n", 9), 9);
+        close(f);
+    }
+    close(fd);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    paths = walked(st);
+    assert_non_null(strstr(paths, "\ndeep/top.md\n"));
+    assert_non_null(strstr(paths, "\nd23/sub/x.md\n"));
+    /* The levels a request can name are memories, the rest are not. */
+    for (i = 0, p = paths; (p = strstr(p, "/m.md\n")); p++)
+        i++;
+    assert_int_equal(i, (int)((MT_FS_REL_MAX - strlen("deep/m.md")) / 201));
+    free(paths);
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_walk_matches_store_walk),
-        cmocka_unit_test(test_edit_in_place_deep),
-        cmocka_unit_test(test_too_deep_fails),
-        cmocka_unit_test(test_missing_path_fails),
+        cmocka_unit_test(test_walk_matches_store_walk), cmocka_unit_test(test_edit_in_place_deep),
+        cmocka_unit_test(test_too_deep_fails),          cmocka_unit_test(test_missing_path_fails),
+        cmocka_unit_test(test_renamed_before_opened),   cmocka_unit_test(test_renamed_while_walked),
+        cmocka_unit_test(test_longer_than_path_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
