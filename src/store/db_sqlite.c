@@ -238,9 +238,12 @@ static void cfg_free(void *p)
  * shell), or of any write to search_docs but that search's own. While the
  * row is there nothing can be stale. Only the first change after a search
  * writes a page: the delete of a row that is not there changes nothing. A
- * directory's row, and columns no search reads (the times), fire nothing;
- * a file moved to another tenant (plain SQL only) has a trigger of its own,
- * so that a file's change seeks one row, not two.
+ * directory deleted or changed in place, and columns no search reads (the
+ * times), fire nothing. A row put or moved fires whatever its kind: put
+ * there by INSERT OR REPLACE (or moved by UPDATE OR REPLACE, plain SQL
+ * only), a directory deletes the file it replaces without its delete
+ * trigger. A file moved to another tenant (plain SQL only) has a trigger of
+ * its own, so that a file's change seeks one row, not two.
  *
  * A row holds the schema cookie of its transaction (`cookie`), and is put
  * there only when every trigger is in the schema: a row whose cookie is not
@@ -263,17 +266,16 @@ static const char search_clean_schema[] =
     "DROP TABLE IF EXISTS search_fresh;"
     "CREATE TABLE IF NOT EXISTS search_clean(tenant TEXT PRIMARY KEY, cap INTEGER NOT NULL,"
     "  cookie INTEGER NOT NULL) WITHOUT ROWID;"
-    "CREATE TRIGGER IF NOT EXISTS search_clean_node_put AFTER INSERT ON nodes"
-    "  WHEN new.kind = 1 BEGIN"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_node_put AFTER INSERT ON nodes BEGIN"
     "  DELETE FROM search_clean WHERE tenant = new.tenant; END;"
     "CREATE TRIGGER IF NOT EXISTS search_clean_node_gone AFTER DELETE ON nodes"
     "  WHEN old.kind = 1 BEGIN"
     "  DELETE FROM search_clean WHERE tenant = old.tenant; END;"
     "CREATE TRIGGER IF NOT EXISTS search_clean_node_set"
     "  AFTER UPDATE OF tenant, path, kind, sha256, size ON nodes"
-    "  WHEN (old.kind = 1 OR new.kind = 1) AND (old.tenant IS NOT new.tenant OR"
-    "  old.path IS NOT new.path OR old.kind IS NOT new.kind OR old.sha256 IS NOT new.sha256 OR"
-    "  old.size IS NOT new.size) BEGIN"
+    "  WHEN old.tenant IS NOT new.tenant OR old.path IS NOT new.path OR"
+    "  ((old.kind = 1 OR new.kind = 1) AND (old.kind IS NOT new.kind OR"
+    "  old.sha256 IS NOT new.sha256 OR old.size IS NOT new.size)) BEGIN"
     "  DELETE FROM search_clean WHERE tenant = new.tenant; END;"
     "CREATE TRIGGER IF NOT EXISTS search_clean_node_out AFTER UPDATE OF tenant ON nodes"
     "  WHEN old.kind = 1 AND old.tenant IS NOT new.tenant BEGIN"

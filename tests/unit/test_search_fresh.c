@@ -3,8 +3,9 @@
  * read snapshot without the write lock, while nothing changed since the
  * index was last whole (search_clean): a change made by another process, by
  * memtool, by plain SQL as the sqlite3 shell would, by another tenant, or
- * between two searches with other limits is still found by the next search;
- * a directory or a file's times change nothing; a trigger dropped while a
+ * between two searches with other limits, or a directory put in a file's
+ * place, is still found by the next search; a directory changed in place or
+ * deleted, or a file's times, change nothing; a trigger dropped while a
  * handle is open makes every search check; a file left out for want of its
  * content is tried again by each search; a store made with the change
  * counter that came before is brought to the record when opened.
@@ -283,8 +284,29 @@ static void test_change_in_plain_sql(void **state)
     st->free(st);
 }
 
-/* What no search reads keeps the record: a directory made, a file's times,
- * a file's columns set to what they hold. Each tenant has its own record:
+/* A directory put in a file's place by INSERT OR REPLACE, or moved there by
+ * UPDATE OR REPLACE, deletes the file without its delete trigger: the put
+ * or the move still marks the tenant changed. */
+static void test_directory_replaces_file(void **state)
+{
+    mt_store *st = open_store();
+
+    (void)state;
+    create(st, "a.md", "alpha words\n");
+    create(st, "b.md", "bravo words\n");
+    create(st, "d/c.md", "charlie words\n");
+    CAUGHT_UP(st, "words", "a.md\nb.md\nd/c.md\n");
+    sql("INSERT OR REPLACE INTO nodes(tenant, path, kind, size) VALUES ('default', 'a.md', 2, 0)");
+    assert_int_equal(fresh(MT_SEARCH_INDEX_CAP), 0);
+    CAUGHT_UP(st, "words", "b.md\nd/c.md\n");
+    sql("UPDATE OR REPLACE nodes SET path = 'b.md' WHERE tenant = 'default' AND path = 'd'");
+    assert_int_equal(fresh(MT_SEARCH_INDEX_CAP), 0);
+    CAUGHT_UP(st, "words", "d/c.md\n");
+    st->free(st);
+}
+
+/* What no search reads keeps the record: a directory changed in place or
+ * deleted, a file's times, a file's columns set to what they hold. Each tenant has its own record:
  * one tenant's change leaves the other's, whose search still skips and
  * never finds the first's memories. */
 static void test_what_keeps_the_record(void **state)
@@ -294,11 +316,12 @@ static void test_what_keeps_the_record(void **state)
     (void)state;
     create(ann, "a.md", "alpha words\n");
     create(bob, "b.md", "bravo words\n");
+    sql("INSERT INTO nodes(tenant, path, kind, size) VALUES ('ann', 'x', 2, 0)");
     CAUGHT_UP(ann, "words", "a.md\n");
     CAUGHT_UP(bob, "words", "b.md\n");
-    sql("INSERT INTO nodes(tenant, path, kind, size) VALUES ('ann', 'x', 2, 0);"
-        "UPDATE nodes SET accessed = accessed + 1, modified = modified + 1;"
+    sql("UPDATE nodes SET accessed = accessed + 1, modified = modified + 1;"
         "UPDATE nodes SET sha256 = sha256, size = size, path = path, kind = kind;"
+        "UPDATE nodes SET size = 1 WHERE path = 'x';"
         "DELETE FROM nodes WHERE path = 'x'");
     assert_int_equal(fresh_of("ann", MT_SEARCH_INDEX_CAP), 1);
     assert_int_equal(fresh_of("bob", MT_SEARCH_INDEX_CAP), 1);
@@ -540,6 +563,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_edit_caught_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fresh_search_takes_no_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_change_in_plain_sql, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_replaces_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_what_keeps_the_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trigger_gone, setup, teardown),
