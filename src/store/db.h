@@ -22,6 +22,9 @@
  *     handle's max file size); MT_DB_SEARCH_STALE is no longer run.
  *   - MT_DB_SEARCH_FRESH and _FRESH_SET appended, and the optional driver
  *     field `search_fresh` (a search skips its catch-up when nothing changed).
+ *   - MT_DB_SEARCH_FRESH is also run in a read transaction (begin_read), the
+ *     query after it in the same one: a driver's record must be read in the
+ *     snapshot of the rows it vouches for.
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -227,7 +230,9 @@ typedef enum {
     /* Only for a driver with search_fresh set: */
     MT_DB_SEARCH_FRESH,     /* (tenant, cap) -> one row when no file of the tenant changed
                                and no search_docs row was written since a search found its
-                               whole index up to date for cap; none otherwise */
+                               whole index up to date for cap; none otherwise (also when
+                               the driver cannot vouch for it). In a read transaction or a
+                               write one */
     MT_DB_SEARCH_FRESH_SET, /* (tenant, cap): the tenant's whole index is up to date, for cap */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
@@ -303,10 +308,11 @@ typedef struct {
      * instead of four (begin, node, content, commit). */
     int (*ready_single)(mt_db_conn *c);
 
-    /* Optional: the database counts the changes to each tenant's files in
-     * the transactions that make them (triggers), and runs
-     * MT_DB_SEARCH_FRESH and _FRESH_SET: a search that finds nothing changed
-     * since the index was last whole skips its check of every file. */
+    /* Optional: the database records, in the transactions that make them
+     * (triggers), that a tenant's files changed since its index was last
+     * whole, and runs MT_DB_SEARCH_FRESH and _FRESH_SET: a search that finds
+     * nothing changed answers from a read snapshot, skipping its check of
+     * every file and the write lock. */
     int search_fresh;
 } mt_db_driver;
 

@@ -21,7 +21,11 @@
  * another, which finds only what changed meanwhile (mostly nothing: one
  * short transaction). From the MAX_PASSES-th on, a pass is made in one
  * transaction however long, so a search ends even while changes keep
- * coming. The words are cut by memtool (search/text.h), the same for every
+ * coming. A driver that records when nothing changed (search_fresh) lets a
+ * search first look in a read snapshot: when the record is there, the query
+ * is answered in that same snapshot, taking no lock and waiting for no
+ * change; only a search with something to catch up takes the write lock.
+ * The words are cut by memtool (search/text.h), the same for every
  * store; the driver says how the database holds them and how a query is
  * written (db.h).
  */
@@ -222,8 +226,9 @@ static int step(mt_db *db, search_run *r)
     int64_t n;
     int rc;
 
-    /* Nothing changed since a search found the whole index up to date: it
-     * still is, here too, and this transaction sees no change come. */
+    /* Nothing changed since a search found the whole index up to date (a
+     * search may have found it so since fresh_read looked): it still is,
+     * here too, and this transaction sees no change come. */
     if (began && db->drv->search_fresh) {
         if ((n = mt_db_exec(db, MT_DB_SEARCH_FRESH, fresh, 2, NULL, NULL)) < 0)
             return (int)n;
@@ -286,6 +291,36 @@ static int step(mt_db *db, search_run *r)
     if ((rc = find(db, r)) < 0)
         return rc;
     return 1;
+}
+
+/*
+ * Answer from a read snapshot when the driver's record says nothing changed
+ * since the index was last whole: the record and the index are read in one
+ * snapshot, so a change committed after it is not seen by either. 1 when
+ * answered, 0 when the search must catch up first.
+ */
+static int fresh_read(mt_db *db, search_run *r)
+{
+    mt_db_value fresh[2] = {mt_db_text(db->tenant), mt_db_int(r->cap)};
+    int64_t n;
+    int rc, answered = 0;
+
+    if ((rc = db->drv->begin_read(db->conn)) < 0)
+        goto done;
+    if ((n = mt_db_exec(db, MT_DB_SEARCH_FRESH, fresh, 2, NULL, NULL)) <= 0) {
+        rc = (int)n;
+        goto done;
+    }
+    if ((rc = find(db, r)) < 0 || (rc = db->drv->commit(db->conn)) < 0)
+        goto done;
+    answered = 1;
+done:
+    if (!answered) {
+        db->drv->rollback(db->conn);
+        hits_clear(r);
+    }
+    /* A conflict (never on SQLite) is for the write transactions to settle. */
+    return answered ? 1 : rc == MT_DB_RETRY ? 0 : rc;
 }
 
 /* Run step in a write transaction, again when the database asks. */
@@ -371,8 +406,9 @@ int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     if ((rc = mt_db_acquire(db)) < 0)
         goto done;
     acquired = 1;
-    while ((rc = step_txn(db, &r)) == 0)
-        ;
+    rc = db->drv->search_fresh ? fresh_read(db, &r) : 0;
+    while (rc == 0)
+        rc = step_txn(db, &r);
     if (rc < 0)
         goto done;
     rc = 0;

@@ -30,6 +30,19 @@
 
 #define READ_BUSY_MS 10000
 
+/* 1 when search_clean's table and its seven triggers are all in the schema
+ * (see search_clean_schema). */
+#define SEARCH_CLEAN_WHOLE                                                                         \
+    "(SELECT count(*) FROM sqlite_master WHERE (type, name, tbl_name) IN (VALUES"                  \
+    "  ('table', 'search_clean', 'search_clean'),"                                                 \
+    "  ('trigger', 'search_clean_node_put', 'nodes'),"                                             \
+    "  ('trigger', 'search_clean_node_gone', 'nodes'),"                                            \
+    "  ('trigger', 'search_clean_node_set', 'nodes'),"                                             \
+    "  ('trigger', 'search_clean_node_out', 'nodes'),"                                             \
+    "  ('trigger', 'search_clean_doc_put', 'search_docs'),"                                        \
+    "  ('trigger', 'search_clean_doc_gone', 'search_docs'),"                                       \
+    "  ('trigger', 'search_clean_doc_set', 'search_docs'))) = 8"
+
 /* The statements SQLite writes in its own way; NULL: the neutral text. */
 /* Each element is one statement, its text split over lines: no comma is missing.
  * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
@@ -61,11 +74,14 @@ static const char *const sq_sql[MT_DB_STMT_COUNT] = {
         "  ORDER BY bm25(search_words), d.path "
         "  LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?6 END)) "
         "ORDER BY s, path LIMIT ?6",
-    [MT_DB_SEARCH_FRESH] = "SELECT 1 FROM search_fresh WHERE tenant = ?1 AND indexed = changes "
-                           "AND cap = ?2",
+    /* The cookie is read in the statement's own snapshot, as the row is. */
+    [MT_DB_SEARCH_FRESH] = "SELECT 1 FROM search_clean WHERE tenant = ?1 AND cap = ?2 AND "
+                           "cookie = (SELECT schema_version FROM pragma_schema_version)",
+    /* No row while a trigger is missing: the changes would go unrecorded. */
     [MT_DB_SEARCH_FRESH_SET] =
-        "INSERT INTO search_fresh(tenant, changes, indexed, cap) VALUES (?1, 0, 0, ?2) "
-        "ON CONFLICT(tenant) DO UPDATE SET indexed = changes, cap = excluded.cap",
+        "INSERT INTO search_clean(tenant, cap, cookie) SELECT ?1, ?2, schema_version FROM "
+        "pragma_schema_version WHERE " SEARCH_CLEAN_WHOLE " "
+        "ON CONFLICT(tenant) DO UPDATE SET cap = excluded.cap, cookie = excluded.cookie",
 };
 /* NOLINTEND(bugprone-suspicious-missing-comma) */
 
@@ -214,37 +230,70 @@ static void cfg_free(void *p)
 
 /*
  * What lets a search skip its catch-up (the check of every file's SHA-256
- * against its search_docs row, most of a search on a big store): a count of
- * the changes to each tenant's files, kept by triggers in the transaction of
- * each change, whoever makes it (this memtool, an older one, the sqlite3
- * shell), and what the count was when a search last found the tenant's whole
- * index up to date (`indexed`, for the max file size `cap` it indexed to).
- * Any write to search_docs but that search's own forgets it. While the two
- * are equal nothing can be stale. A tenant's row is made by its first whole
- * catch-up; until then nothing is counted, and there is nothing to skip.
- * Not a schema change: made when missing by any memtool that knows it, and
- * an older one keeps it right by the triggers alone; made again (and every
- * record forgotten, as changes may have gone uncounted) if a trigger is gone.
+ * against its search_docs row, most of a search on a big store): a row per
+ * tenant in search_clean, put there by a search that found the tenant's
+ * whole index up to date (for the max file size `cap` it indexed to), and
+ * deleted by triggers in the transaction of any change to one of the
+ * tenant's files, whoever makes it (this memtool, an older one, the sqlite3
+ * shell), or of any write to search_docs but that search's own. While the
+ * row is there nothing can be stale. Only the first change after a search
+ * writes a page: the delete of a row that is not there changes nothing. A
+ * directory deleted or changed in place, and columns no search reads (the
+ * times), fire nothing. A row put or moved fires whatever its kind: put
+ * there by INSERT OR REPLACE (or moved by UPDATE OR REPLACE, plain SQL
+ * only), a directory deletes the file it replaces without its delete
+ * trigger. A file moved to another tenant (plain SQL only) has a trigger of
+ * its own, so that a file's change seeks one row, not two.
+ *
+ * A row holds the schema cookie of its transaction (`cookie`), and is put
+ * there only when every trigger is in the schema: a row whose cookie is not
+ * the database's now says nothing, so a trigger dropped (or made again)
+ * after it, by any process, while any handle is open, makes each tenant's
+ * next search check every file; and while a trigger is missing no row is
+ * made, every search checks, until the next open makes it again.
+ *
+ * Not a schema change: made when missing by any memtool that knows it, kept
+ * right by the triggers alone whichever memtool writes. It replaces the
+ * change counter of table search_fresh, whose triggers wrote a page at every
+ * change: dropped when found (an older memtool's handle still open then
+ * fails its next search, it does not answer stale; opened again, it makes
+ * its counter again, which the next open of this one drops).
  */
-#define SEARCH_FRESH_TRIGGERS 6
-static const char search_fresh_schema[] =
-    "CREATE TABLE IF NOT EXISTS search_fresh(tenant TEXT PRIMARY KEY, changes INTEGER NOT NULL,"
-    "  indexed INTEGER, cap INTEGER) WITHOUT ROWID;"
-    "CREATE TRIGGER IF NOT EXISTS search_fresh_node_put AFTER INSERT ON nodes BEGIN"
-    "  UPDATE search_fresh SET changes = changes + 1 WHERE tenant = new.tenant; END;"
-    "CREATE TRIGGER IF NOT EXISTS search_fresh_node_gone AFTER DELETE ON nodes BEGIN"
-    "  UPDATE search_fresh SET changes = changes + 1 WHERE tenant = old.tenant; END;"
-    "CREATE TRIGGER IF NOT EXISTS search_fresh_node_set AFTER UPDATE OF tenant, path, kind, sha256"
-    "  ON nodes BEGIN"
-    "  UPDATE search_fresh SET changes = changes + 1 WHERE tenant IN (old.tenant, new.tenant);"
-    "  END;"
-    "CREATE TRIGGER IF NOT EXISTS search_fresh_doc_put AFTER INSERT ON search_docs BEGIN"
-    "  UPDATE search_fresh SET indexed = NULL WHERE tenant = new.tenant; END;"
-    "CREATE TRIGGER IF NOT EXISTS search_fresh_doc_gone AFTER DELETE ON search_docs BEGIN"
-    "  UPDATE search_fresh SET indexed = NULL WHERE tenant = old.tenant; END;"
-    "CREATE TRIGGER IF NOT EXISTS search_fresh_doc_set AFTER UPDATE ON search_docs BEGIN"
-    "  UPDATE search_fresh SET indexed = NULL WHERE tenant IN (old.tenant, new.tenant); END;"
-    "UPDATE search_fresh SET indexed = NULL;";
+static const char search_clean_schema[] =
+    "DROP TRIGGER IF EXISTS search_fresh_node_put; DROP TRIGGER IF EXISTS search_fresh_node_gone;"
+    "DROP TRIGGER IF EXISTS search_fresh_node_set; DROP TRIGGER IF EXISTS search_fresh_doc_put;"
+    "DROP TRIGGER IF EXISTS search_fresh_doc_gone; DROP TRIGGER IF EXISTS search_fresh_doc_set;"
+    "DROP TABLE IF EXISTS search_fresh;"
+    "CREATE TABLE IF NOT EXISTS search_clean(tenant TEXT PRIMARY KEY, cap INTEGER NOT NULL,"
+    "  cookie INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_node_put AFTER INSERT ON nodes BEGIN"
+    "  DELETE FROM search_clean WHERE tenant = new.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_node_gone AFTER DELETE ON nodes"
+    "  WHEN old.kind = 1 BEGIN"
+    "  DELETE FROM search_clean WHERE tenant = old.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_node_set"
+    "  AFTER UPDATE OF tenant, path, kind, sha256, size ON nodes"
+    "  WHEN old.tenant IS NOT new.tenant OR old.path IS NOT new.path OR"
+    "  ((old.kind = 1 OR new.kind = 1) AND (old.kind IS NOT new.kind OR"
+    "  old.sha256 IS NOT new.sha256 OR old.size IS NOT new.size)) BEGIN"
+    "  DELETE FROM search_clean WHERE tenant = new.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_node_out AFTER UPDATE OF tenant ON nodes"
+    "  WHEN old.kind = 1 AND old.tenant IS NOT new.tenant BEGIN"
+    "  DELETE FROM search_clean WHERE tenant = old.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_doc_put AFTER INSERT ON search_docs BEGIN"
+    "  DELETE FROM search_clean WHERE tenant = new.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_doc_gone AFTER DELETE ON search_docs BEGIN"
+    "  DELETE FROM search_clean WHERE tenant = old.tenant; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_clean_doc_set AFTER UPDATE ON search_docs BEGIN"
+    "  DELETE FROM search_clean WHERE tenant IN (old.tenant, new.tenant); END;"
+    "DELETE FROM search_clean;";
+
+/* 1 when the schema holds search_clean's table and triggers and nothing of
+ * search_fresh's. */
+static const char search_clean_check[] =
+    "SELECT " SEARCH_CLEAN_WHOLE " AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE name IN ("
+    "  'search_fresh', 'search_fresh_node_put', 'search_fresh_node_gone', 'search_fresh_node_set',"
+    "  'search_fresh_doc_put', 'search_fresh_doc_gone', 'search_fresh_doc_set'))";
 
 static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -292,7 +341,7 @@ static int long_row(void *p, int n, char **v, char **names)
 static int check_schema(mt_db_conn *c)
 {
     char *msg = NULL;
-    long version = 0, tables = 0, triggers = 0;
+    long version = 0, tables = 0, clean = 0;
     int rc = 0;
 
     sqlite3_busy_timeout(c->db, READ_BUSY_MS);
@@ -303,7 +352,7 @@ static int check_schema(mt_db_conn *c)
         goto sqlite_fail;
     if (tables == 0) {
         if (sqlite3_exec(c->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-            sqlite3_exec(c->db, search_fresh_schema, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(c->db, search_clean_schema, NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
             goto sqlite_fail;
         return 0;
@@ -327,13 +376,9 @@ static int check_schema(mt_db_conn *c)
     for (; version < MT_DB_SCHEMA_VERSION; version++)
         if (sqlite3_exec(c->db, upgrades[version], NULL, NULL, &msg) != SQLITE_OK)
             goto sqlite_fail;
-    if (sqlite3_exec(c->db,
-                     "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND "
-                     "name LIKE 'search\\_fresh\\_%' ESCAPE '\\'",
-                     long_row, &triggers, &msg) != SQLITE_OK)
+    if (sqlite3_exec(c->db, search_clean_check, long_row, &clean, &msg) != SQLITE_OK)
         goto sqlite_fail;
-    if (triggers != SEARCH_FRESH_TRIGGERS &&
-        sqlite3_exec(c->db, search_fresh_schema, NULL, NULL, &msg) != SQLITE_OK)
+    if (!clean && sqlite3_exec(c->db, search_clean_schema, NULL, NULL, &msg) != SQLITE_OK)
         goto sqlite_fail;
     if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
         goto sqlite_fail;

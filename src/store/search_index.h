@@ -59,8 +59,10 @@ int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
  * For tests, NULL otherwise: called by a store's catch-up after each memory
  * it indexed or forgot inside a transaction (committed 0) and after each
  * transaction it committed (committed 1), `written` counting this search's
- * memories so far. A test stops the process there, or changes the store
- * between two transactions, to see what a search makes of it.
+ * memories so far (never by a search the SQLite store answers from a read
+ * snapshot, having nothing to catch up on). A test stops the process there,
+ * or changes the store between two transactions, to see what a search makes
+ * of it.
  */
 extern void (*mt_search_index_hook)(size_t written, int committed);
 
