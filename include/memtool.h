@@ -449,7 +449,11 @@ typedef struct {
 /* Copy every memory of `from` into `to` (opts may be NULL: with history).
  * Returns 0 when every memory was handled (conflicts and failures are in
  * *out and were each reported to cb), or an error that stopped it (the
- * source could not be walked, or its history read). */
+ * source could not be walked, or its history read). A memory moved or
+ * deleted in the source between the walk and its copy is looked for again
+ * (by its id with history, else by walking the source again for paths not
+ * yet seen; a few walks at most): each memory is told once, where it is
+ * now, and one gone at every walk is FAILED, never left out in silence. */
 MT_EXTERN(int)
 mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to,
                        const mt_migrate_options *opts, mt_migrate_cb cb, void *payload);

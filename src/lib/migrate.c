@@ -22,6 +22,8 @@ typedef struct {
     mt_node_type type;
     uint64_t size;
     mt_mig_memory *memory; /* with history: the memory it is, or NULL */
+    int skip;              /* handled in an earlier pass */
+    int handled;           /* told in this pass */
 } node;
 
 typedef struct {
@@ -46,6 +48,7 @@ static int collect(void *payload, const char *path, mt_node_type type, uint64_t 
     l->v[l->n].type = type;
     l->v[l->n].size = size;
     l->v[l->n].memory = NULL;
+    l->v[l->n].skip = l->v[l->n].handled = 0;
     l->n++;
     return 0;
 }
@@ -190,6 +193,15 @@ int mt_mig_settled(mt_migration *g, const mt_mig_subject *s, const char *rel, co
     return told(mt_mig_emit(g, MT_MIGRATE_CONFLICT, s, g->message.ptr));
 }
 
+int mt_mig_vanished(mt_migration *g, const mt_mig_subject *s)
+{
+    if (!g->last_pass)
+        return MT_MIG_VANISHED;
+    return mt_mig_fail(g, s, "",
+                       "it was moved or deleted in the source while migrate ran, again each "
+                       "time the source was walked for it: run migrate again to copy it");
+}
+
 int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel)
 {
     char sha[65], there[65];
@@ -202,7 +214,7 @@ int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel)
     memset(&r, 0, sizeof(r));
     if (mt_memory_read(&data, &len, g->from, g->path.ptr) < 0) {
         if (mt_error_last()->code == MT_ENOTFOUND)
-            return 0; /* deleted since the walk: not the source's any more */
+            return mt_mig_vanished(g, s); /* moved or deleted since the walk */
         return mt_mig_fail(g, s, "", mt_error_last()->message);
     }
     mt_sha256_hex(sha, data, len);
@@ -265,29 +277,71 @@ static int set_path(mt_migration *g, const char *rel)
     return 0;
 }
 
-int mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to,
-                           const mt_migrate_options *opts, mt_migrate_cb cb, void *payload)
+/* Walks of the source at most: the first, and again while memories were
+ * moved or deleted under it (each walk finds them where they are now). */
+#define PASSES 4
+
+/* What earlier passes told, by path (files without history) and by memory
+ * id: a later pass leaves it, so nothing is counted or told twice. */
+typedef struct {
+    char **v;
+    size_t n, cap;
+} name_set;
+
+static int set_add(name_set *t, const char *name)
 {
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char **grown = realloc(t->v, cap * sizeof(*grown));
+        if (!grown)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        t->v = grown;
+        t->cap = cap;
+    }
+    if (!(t->v[t->n] = strdup(name)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    t->n++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int set_has(const name_set *t, const char *name)
+{
+    return t->n && bsearch(&name, t->v, t->n, sizeof(*t->v), by_name) != NULL;
+}
+
+static void set_free(name_set *t)
+{
+    size_t i;
+
+    for (i = 0; i < t->n; i++)
+        free(t->v[i]);
+    free(t->v);
+}
+
+typedef struct {
+    name_set paths, ids;
+} told_before;
+
+/* One walk of the source and the copy of what it found that no earlier
+ * pass told; *vanished counts the files gone when they came to be copied
+ * (taken off the totals: the next pass counts them where they are). */
+static int pass(mt_migration *g, const char *off, int first, told_before *before,
+                uint64_t *vanished)
+{
+    mt_migrate_stats *stats = g->stats;
+    mt_memory *from = g->from;
     node_list l = {NULL, 0, 0};
     mt_mig_memories mems;
-    mt_migration g;
-    mt_migrate_stats stats;
-    const char *off;
     size_t i;
     int rc;
 
+    *vanished = 0;
     memset(&mems, 0, sizeof(mems));
-    if (!out || !from || !to)
-        return mt_error_set(MT_EINVAL, "mt_memory_migrate needs stats, a source and a destination");
-    memset(out, 0, sizeof(*out));
-    memset(&stats, 0, sizeof(stats));
-    memset(&g, 0, sizeof(g));
-    if (from->store->version < 4 || !from->store->walk)
-        return mt_error_set(MT_ENOSYS, "the source store cannot be walked whole (a store of "
-                                       "interface version 4 is needed)");
-    if (sodium_init() < 0)
-        return mt_error_set(MT_ERROR, "libsodium failed to start");
-    off = history_off(from, to, opts);
     /* The history first: bringing it up to date records what was changed
      * outside memtool, which the walk then sees as it is. */
     if (!off && (rc = mt_mig_scan(&mems, from)) < 0) {
@@ -301,78 +355,145 @@ int mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to
     }
     if ((rc = from->store->walk(from->store, "", collect, &l)) < 0)
         goto done;
-    stats.history = !off;
     for (i = 0; i < l.n; i++) {
         node *f = &l.v[i];
-        if (f->type != MT_NODE_FILE)
+        if (f->type == MT_NODE_DIR)
             continue;
-        stats.files++;
-        stats.bytes += f->size;
-        if (off)
+        if (f->type == MT_NODE_FILE && !off) {
+            /* The memory a file is: by its newest version's path, or by
+             * the id the store keeps for it (moved while history was off). */
+            if (!(f->memory = mt_mig_by_path(&mems, f->path)) && from->store->memory_id) {
+                char id[24];
+                if (from->store->memory_id(from->store, id, f->path) == 1)
+                    f->memory = mt_mig_by_id(&mems, id);
+            }
+            if (f->memory && f->memory->matched)
+                f->memory = NULL; /* one file a memory */
+            if (f->memory)
+                f->memory->matched = 1;
+        }
+        f->skip =
+            (f->memory && set_has(&before->ids, f->memory->id)) || set_has(&before->paths, f->path);
+        if (f->skip || f->type != MT_NODE_FILE)
             continue;
-        /* The memory a file is: by its newest version's path, or by the id
-         * the store keeps for it (moved while history was off). */
-        if (!(f->memory = mt_mig_by_path(&mems, f->path)) && from->store->memory_id) {
-            char id[24];
-            if (from->store->memory_id(from->store, id, f->path) == 1)
-                f->memory = mt_mig_by_id(&mems, id);
-        }
-        if (f->memory && f->memory->matched)
-            f->memory = NULL; /* one file a memory */
-        if (f->memory) {
-            f->memory->matched = 1;
-            stats.versions += f->memory->versions;
-        }
+        stats->files++;
+        stats->bytes += f->size;
+        if (f->memory)
+            stats->versions += f->memory->versions;
     }
     for (i = 0; i < mems.n; i++)
-        if (!mems.v[i].matched && mems.v[i].newest_op == MT_VERSION_DELETED) {
-            stats.deleted++;
-            stats.versions += mems.v[i].versions;
+        if (!mems.v[i].matched && mems.v[i].newest_op == MT_VERSION_DELETED &&
+            !set_has(&before->ids, mems.v[i].id)) {
+            stats->deleted++;
+            stats->versions += mems.v[i].versions;
         }
-    if ((rc = count_empty_dirs(&stats.empty_dirs, &l)) < 0)
-        goto done;
+    if (first) {
+        if ((rc = count_empty_dirs(&stats->empty_dirs, &l)) < 0)
+            goto done;
+        if ((rc = mt_mig_emit(g, MT_MIGRATE_PLAN, NULL, off && *off ? off : NULL)) < 0)
+            goto done;
+    }
+    for (i = 0; i < l.n && rc == 0; i++) {
+        node *f = &l.v[i];
+        mt_mig_subject s = {f->size, 0, f->memory ? f->memory->versions : 0};
+        if (f->type == MT_NODE_DIR || f->skip)
+            continue;
+        if ((rc = set_path(g, f->path)) < 0)
+            break;
+        if (f->type == MT_NODE_OTHER)
+            rc = mt_mig_emit(g, MT_MIGRATE_SKIPPED, &s,
+                             "not a file or a directory, or a name no path can be: not copied");
+        else if (f->memory)
+            rc = mt_mig_copy_memory(g, &s, f->path, f->memory);
+        else
+            rc = mt_mig_copy_file(g, &s, f->path);
+        if (rc == MT_MIG_VANISHED) {
+            (*vanished)++;
+            stats->files--;
+            stats->bytes -= f->size;
+            stats->versions -= s.versions;
+            rc = 0;
+        } else if (rc == 0) {
+            f->handled = 1;
+            if (f->memory)
+                f->memory->handled = 1;
+        }
+    }
+    /* The memories deleted in the source: their versions, so they can be restored. */
+    for (i = 0; i < mems.n && rc == 0; i++) {
+        mt_mig_memory *m = &mems.v[i];
+        mt_mig_subject s = {0, 1, m->versions};
+        if (m->matched || m->newest_op != MT_VERSION_DELETED || set_has(&before->ids, m->id))
+            continue;
+        mt_buf_truncate(&g->path, 0);
+        if ((rc = m->newest_path ? set_path(g, m->newest_path)
+                  : mt_buf_printf(&g->path, "(memory %s)", m->id) < 0
+                      ? mt_error_set(MT_ENOMEM, "out of memory")
+                      : 0) < 0)
+            break;
+        if ((rc = mt_mig_copy_memory(g, &s, NULL, m)) == 0)
+            m->handled = 1;
+    }
+    /* Another pass to come: what this one told is left to it. */
+    if (rc == 0 && *vanished) {
+        for (i = 0; i < l.n && rc == 0; i++)
+            if (l.v[i].handled && !l.v[i].memory)
+                rc = set_add(&before->paths, l.v[i].path);
+        for (i = 0; i < mems.n && rc == 0; i++)
+            if (mems.v[i].handled)
+                rc = set_add(&before->ids, mems.v[i].id);
+        if (before->paths.n)
+            qsort(before->paths.v, before->paths.n, sizeof(char *), by_name);
+        if (before->ids.n)
+            qsort(before->ids.v, before->ids.n, sizeof(char *), by_name);
+    }
+done:
+    mt_mig_memories_free(&mems);
+    list_free(&l);
+    return rc;
+}
+
+int mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to,
+                           const mt_migrate_options *opts, mt_migrate_cb cb, void *payload)
+{
+    told_before before;
+    mt_migration g;
+    mt_migrate_stats stats;
+    const char *off;
+    uint64_t vanished = 0;
+    int rc = 0, n;
+
+    if (!out || !from || !to)
+        return mt_error_set(MT_EINVAL, "mt_memory_migrate needs stats, a source and a destination");
+    memset(out, 0, sizeof(*out));
+    memset(&stats, 0, sizeof(stats));
+    memset(&g, 0, sizeof(g));
+    memset(&before, 0, sizeof(before));
+    if (from->store->version < 4 || !from->store->walk)
+        return mt_error_set(MT_ENOSYS, "the source store cannot be walked whole (a store of "
+                                       "interface version 4 is needed)");
+    if (sodium_init() < 0)
+        return mt_error_set(MT_ERROR, "libsodium failed to start");
+    off = history_off(from, to, opts);
+    stats.history = !off;
     g.from = from;
     g.to = to;
     g.cb = cb;
     g.payload = payload;
     g.stats = &stats;
-    if ((rc = mt_mig_emit(&g, MT_MIGRATE_PLAN, NULL, off && *off ? off : NULL)) < 0)
-        goto done;
-    for (i = 0; i < l.n && rc == 0; i++) {
-        const node *f = &l.v[i];
-        mt_mig_subject s = {f->size, 0, f->memory ? f->memory->versions : 0};
-        if (f->type == MT_NODE_DIR)
-            continue;
-        if ((rc = set_path(&g, f->path)) < 0)
-            break;
-        if (f->type == MT_NODE_OTHER)
-            rc = mt_mig_emit(&g, MT_MIGRATE_SKIPPED, &s,
-                             "not a file or a directory, or a name no path can be: not copied");
-        else if (f->memory)
-            rc = mt_mig_copy_memory(&g, &s, f->path, f->memory);
-        else
-            rc = mt_mig_copy_file(&g, &s, f->path);
+    /* A memory moved (or deleted) between the walk and its copy is looked
+     * for again: by its id where there is history, else at any path not
+     * seen yet. Never silently left behind: gone on the last walk too, it
+     * is a failure naming it. */
+    for (n = 0; n < PASSES && rc == 0 && (n == 0 || vanished); n++) {
+        g.last_pass = n == PASSES - 1;
+        rc = pass(&g, off, n == 0, &before, &vanished);
     }
-    /* The memories deleted in the source: their versions, so they can be restored. */
-    for (i = 0; i < mems.n && rc == 0; i++) {
-        const mt_mig_memory *m = &mems.v[i];
-        mt_mig_subject s = {0, 1, m->versions};
-        if (m->matched || m->newest_op != MT_VERSION_DELETED)
-            continue;
-        mt_buf_truncate(&g.path, 0);
-        if ((rc = m->newest_path ? set_path(&g, m->newest_path)
-                  : mt_buf_printf(&g.path, "(memory %s)", m->id) < 0
-                      ? mt_error_set(MT_ENOMEM, "out of memory")
-                      : 0) < 0)
-            break;
-        rc = mt_mig_copy_memory(&g, &s, NULL, m);
-    }
-done:
     *out = stats;
     mt_buf_dispose(&g.path);
     mt_buf_dispose(&g.message);
-    mt_mig_memories_free(&mems);
-    list_free(&l);
+    set_free(&before.paths);
+    set_free(&before.ids);
     return rc;
 }
 

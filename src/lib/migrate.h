@@ -13,6 +13,7 @@ typedef struct {
     char *newest_path; /* store path; NULL when redacted */
     uint64_t versions;
     int matched; /* a file of the walk is this memory */
+    int handled; /* told this pass (copied, same, conflict, failed) */
 } mt_mig_memory;
 
 typedef struct {
@@ -37,6 +38,7 @@ typedef struct {
     mt_migrate_stats *stats;
     mt_buf path;    /* the request path of the memory at hand */
     mt_buf message; /* why, for conflicts and failures */
+    int last_pass;  /* a file gone now fails, rather than being looked for again */
 } mt_migration;
 
 /* What happened to the memory at hand (g->path): counted, and told. A
@@ -55,9 +57,17 @@ int mt_mig_fail(mt_migration *g, const mt_mig_subject *s, const char *prefix, co
 /* What the destination holds at store path rel: 0 nothing, or 1 when the
  * event that settles it (same, conflict) was emitted. */
 int mt_mig_settled(mt_migration *g, const mt_mig_subject *s, const char *rel, const char *sha);
-/* The file at rel copied as a create (no history). */
+/* A copy's outcome when the file was gone by the time it was read (moved
+ * or deleted in the source since the walk): nothing was told, and the run
+ * walks the source again to find the memory where it is now. */
+#define MT_MIG_VANISHED 3
+
+/* The file at hand was gone: MT_MIG_VANISHED, or on the last pass a failure told. */
+int mt_mig_vanished(mt_migration *g, const mt_mig_subject *s);
+/* The file at rel copied as a create (no history); MT_MIG_VANISHED when gone. */
 int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel);
-/* Memory m with its history: at rel (a walked file), or deleted (rel NULL). */
+/* Memory m with its history: at rel (a walked file; MT_MIG_VANISHED when
+ * gone), or deleted (rel NULL). */
 int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,
                        const mt_mig_memory *m);
 

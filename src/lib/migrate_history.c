@@ -476,7 +476,7 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
     if (rel) {
         if (mt_memory_read(&data, &len, g->from, g->path.ptr) < 0) {
             rc = mt_error_last()->code == MT_ENOTFOUND
-                     ? 0 /* deleted since the walk: not the source's any more */
+                     ? mt_mig_vanished(g, s) /* moved or deleted since the walk */
                      : mt_mig_fail(g, s, "", mt_error_last()->message);
             goto done;
         }

@@ -48,8 +48,18 @@ typedef struct {
     mt_store *inner;
     pthread_mutex_t checked_lock;
     checked checked[CHECKED_SLOTS];
-    mt_crypt_key *key; /* writes with it, reads with it and those it accepts */
-    mt_crypt_key *old; /* after a rekey: the key before, still read */
+    /* The keys, which a rekey changes while other threads of the handle
+     * read and write: each operation takes references under keys_lock and
+     * works with those, so a key is never freed under it. */
+    pthread_mutex_t keys_lock;
+    pthread_cond_t keys_idle;   /* writing_old fell to 0 */
+    mt_crypt_key *key;          /* writes with it, reads with it and those it accepts */
+    mt_crypt_key *old;          /* after a rekey: the key before, still read */
+    mt_crypt_key *next;         /* during a rekey: its key, read (what it did already) */
+    pthread_mutex_t rekey_lock; /* one rekey of the handle at a time */
+    unsigned epoch;             /* rekeys done: which of the two a writer holds */
+    unsigned writing_cur;       /* writes sealing with key */
+    unsigned writing_old;       /* writes sealing with old (begun before the last rekey) */
 } mt_crypt;
 
 int mt_store_is_crypt(const mt_store *st);
@@ -117,17 +127,65 @@ static int header_read(mt_crypt_header *h, const unsigned char *p, size_t len, c
     return 0;
 }
 
-static int key_for(const unsigned char **material, mt_crypt *c, const mt_crypt_header *h,
+/* The keys to read with, referenced (old and next may be NULL): put back with keys_drop. */
+typedef struct {
+    mt_crypt_key *key, *old, *next;
+} held_keys;
+
+static void keys_take(mt_crypt *c, held_keys *k)
+{
+    pthread_mutex_lock(&c->keys_lock);
+    k->key = mt_crypt_key_ref(c->key);
+    k->old = c->old ? mt_crypt_key_ref(c->old) : NULL;
+    k->next = c->next ? mt_crypt_key_ref(c->next) : NULL;
+    pthread_mutex_unlock(&c->keys_lock);
+}
+
+static void keys_drop(held_keys *k)
+{
+    mt_crypt_key_free(k->key);
+    mt_crypt_key_free(k->old);
+    mt_crypt_key_free(k->next);
+}
+
+mt_crypt_key *mt_crypt_writer_take(mt_store *st, unsigned *epoch)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    mt_crypt_key *key;
+
+    pthread_mutex_lock(&c->keys_lock);
+    key = mt_crypt_key_ref(c->key);
+    *epoch = c->epoch;
+    c->writing_cur++;
+    pthread_mutex_unlock(&c->keys_lock);
+    return key;
+}
+
+void mt_crypt_writer_drop(mt_store *st, mt_crypt_key *key, unsigned epoch)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    pthread_mutex_lock(&c->keys_lock);
+    if (epoch == c->epoch)
+        c->writing_cur--;
+    else if (--c->writing_old == 0)
+        pthread_cond_broadcast(&c->keys_idle);
+    pthread_mutex_unlock(&c->keys_lock);
+    mt_crypt_key_free(key);
+}
+
+static int key_for(const unsigned char **material, const held_keys *k, const mt_crypt_header *h,
                    const char *rel)
 {
     char id[MT_CRYPT_ID * 2 + 1], given[MT_CRYPT_ID * 2 + 1];
     int rc;
 
-    if ((rc = mt_crypt_key_reader(material, c->key, h)) != 0 ||
-        (c->old && (rc = mt_crypt_key_reader(material, c->old, h)) != 0))
+    if ((rc = mt_crypt_key_reader(material, k->key, h)) != 0 ||
+        (k->old && (rc = mt_crypt_key_reader(material, k->old, h)) != 0) ||
+        (k->next && (rc = mt_crypt_key_reader(material, k->next, h)) != 0))
         return rc;
     mt_crypt_hex(id, h->key_id, MT_CRYPT_ID);
-    mt_crypt_key_id(given, c->key);
+    mt_crypt_key_id(given, k->key);
     if (h->kdf == MT_CRYPT_KDF_PASS)
         return mt_error_set(MT_ECRYPT,
                             "%s%s is encrypted with key %s (from a passphrase), not the key given "
@@ -171,32 +229,43 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
                   const char *data, size_t len, const char *rel)
 {
     const unsigned char *material;
+    held_keys k;
     unsigned long long plen;
-    unsigned char *p;
+    unsigned char *p = NULL;
     int rc;
 
     *plain = NULL;
     *plain_len = 0;
-    if ((rc = header_read(h, (const unsigned char *)data, len, rel)) < 0 ||
-        (rc = key_for(&material, c, h, rel)) < 0)
+    if ((rc = header_read(h, (const unsigned char *)data, len, rel)) < 0)
         return rc;
-    if (rc == 0)
-        return MT_ECRYPT; /* key_for said why */
-    if (!(p = malloc(len - MT_CRYPT_OVERHEAD + 1)))
-        return mt_error_set(MT_ENOMEM, "out of memory decrypting a file");
+    /* The material is the keys': they are held until it is used. */
+    keys_take(c, &k);
+    if ((rc = key_for(&material, &k, h, rel)) <= 0) {
+        rc = rc < 0 ? rc : MT_ECRYPT; /* key_for said why */
+        goto done;
+    }
+    if (!(p = malloc(len - MT_CRYPT_OVERHEAD + 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory decrypting a file");
+        goto done;
+    }
     if (crypto_aead_xchacha20poly1305_ietf_decrypt(
             p, &plen, NULL, (const unsigned char *)data + MT_CRYPT_HEADER, len - MT_CRYPT_HEADER,
             (const unsigned char *)data, MT_CRYPT_HEADER, h->nonce, material) != 0) {
         free(p);
-        return mt_error_set(MT_ECRYPT,
-                            "%s%s failed its integrity check: its content or header was changed "
-                            "outside memtool (or the file is damaged); it is not shown",
-                            SHOWN(rel));
+        p = NULL;
+        rc = mt_error_set(MT_ECRYPT,
+                          "%s%s failed its integrity check: its content or header was changed "
+                          "outside memtool (or the file is damaged); it is not shown",
+                          SHOWN(rel));
+        goto done;
     }
     p[plen] = '\0';
     *plain = (char *)p;
     *plain_len = (size_t)plen;
-    return 0;
+    rc = 0;
+done:
+    keys_drop(&k);
+    return rc;
 }
 
 static uint64_t minus(uint64_t size, uint64_t files)
@@ -415,6 +484,8 @@ static int c_create(mt_store *st, mt_store_op *op, const char *path, const char 
     mt_crypt *c = (mt_crypt *)st;
     const char *given_id = op->memory_id;
     mt_crypt_header h;
+    mt_crypt_key *key;
+    unsigned epoch;
     char *sealed;
     size_t slen;
     int rc;
@@ -427,16 +498,16 @@ static int c_create(mt_store *st, mt_store_op *op, const char *path, const char 
     else
         mt_hist_new_memory_id(h.memory_id);
     h.generation = 1;
-    if ((rc = seal(&sealed, &slen, c->key, &h, NULL, data, len)) < 0)
-        return rc;
-    {
+    key = mt_crypt_writer_take(st, &epoch);
+    if ((rc = seal(&sealed, &slen, key, &h, NULL, data, len)) == 0) {
         INNER_OP(op, op->expect_sha256);
         op->memory_id = h.memory_id;
         rc = c->inner->create(c->inner, op, path, sealed, slen);
         op->memory_id = given_id;
         INNER_DONE(op);
+        free(sealed);
     }
-    free(sealed);
+    mt_crypt_writer_drop(st, key, epoch);
     return rc;
 }
 
@@ -450,6 +521,7 @@ typedef struct {
     int unchanged;       /* the new content was the old: the file was handed back as it was */
     int sealed;          /* a rekey sealed it with the new key */
     const char *memory;  /* the memory the store has at rel, or NULL when it keeps none */
+    mt_crypt_key *key;   /* an edit: the writing key */
 } edit_args;
 
 /* Before an edit, the memory the store has at rel: the file the edit reads
@@ -535,8 +607,7 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
         rc = dup_sealed(out, out_len, data, len);
     } else {
         h.generation++;
-        rc = seal(out, out_len, a->c->key, &h, h.kdf == MT_CRYPT_KDF_PASS ? h.salt : NULL, next,
-                  nlen);
+        rc = seal(out, out_len, a->key, &h, h.kdf == MT_CRYPT_KDF_PASS ? h.salt : NULL, next, nlen);
     }
 done:
     if (plain) {
@@ -553,16 +624,21 @@ done:
 static int c_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload)
 {
     mt_crypt *c = (mt_crypt *)st;
-    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0, 0, NULL};
+    edit_args a = {c, op, path, op->expect_sha256, cb, payload, NULL, 0, 0, NULL, NULL};
     char memory[24];
     int rc;
 
     if ((rc = memory_at(c, memory, path)) < 0)
         return rc;
     a.memory = rc == 1 ? memory : NULL;
-    INNER_OP(op, NULL);
-    rc = c->inner->edit(c->inner, op, path, edit_sealed, &a);
-    INNER_DONE(op);
+    {
+        unsigned epoch;
+        INNER_OP(op, NULL);
+        a.key = mt_crypt_writer_take(st, &epoch);
+        rc = c->inner->edit(c->inner, op, path, edit_sealed, &a);
+        mt_crypt_writer_drop(st, a.key, epoch);
+        INNER_DONE(op);
+    }
     return rc;
 }
 
@@ -694,6 +770,9 @@ static void c_free(mt_store *st)
     mt_crypt_key_free(c->key);
     mt_crypt_key_free(c->old);
     pthread_mutex_destroy(&c->checked_lock);
+    pthread_mutex_destroy(&c->keys_lock);
+    pthread_mutex_destroy(&c->rekey_lock);
+    pthread_cond_destroy(&c->keys_idle);
     free(c);
 }
 
@@ -904,7 +983,7 @@ mt_store *mt_crypt_inner(mt_store *st)
     return ((mt_crypt *)st)->inner;
 }
 
-int mt_crypt_seal_for(mt_store *st, char **out, size_t *out_len, const char *memory_id,
+int mt_crypt_seal_for(mt_crypt_key *key, char **out, size_t *out_len, const char *memory_id,
                       uint64_t generation, const char *plain, size_t len)
 {
     mt_crypt_header h;
@@ -912,7 +991,7 @@ int mt_crypt_seal_for(mt_store *st, char **out, size_t *out_len, const char *mem
     memset(&h, 0, sizeof(h));
     snprintf(h.memory_id, sizeof(h.memory_id), "%s", memory_id);
     h.generation = generation;
-    return seal(out, out_len, ((mt_crypt *)st)->key, &h, NULL, plain, len);
+    return seal(out, out_len, key, &h, NULL, plain, len);
 }
 
 int mt_store_is_crypt(const mt_store *st)
@@ -970,6 +1049,9 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.version_reseal = NULL;
     c->inner = inner;
     pthread_mutex_init(&c->checked_lock, NULL);
+    pthread_mutex_init(&c->keys_lock, NULL);
+    pthread_mutex_init(&c->rekey_lock, NULL);
+    pthread_cond_init(&c->keys_idle, NULL);
     c->key = mt_crypt_key_ref(key);
     *out = &c->base;
     return 0;
@@ -1330,7 +1412,7 @@ static int rekey_file(rekey_run *r, const char *rel)
 {
     mt_crypt *c = r->c;
     mt_store_op *op = r->op;
-    edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0, NULL};
+    edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0, NULL, NULL};
     char memory[24];
     const unsigned char *material;
     head_read h = {{0}, 0};
@@ -1400,7 +1482,7 @@ static int rekey_version(rekey_run *r, const mt_version *v)
     mt_crypt *c = r->c;
     size_t n = (v->path ? strlen(v->path) : 0) + 64;
     char *rel = NULL;
-    edit_args a = {c, r->op, NULL, NULL, NULL, NULL, r->new_key, 0, 0, NULL};
+    edit_args a = {c, r->op, NULL, NULL, NULL, NULL, r->new_key, 0, 0, NULL, NULL};
     int rc;
 
     if (v->redacted || !v->content_sha256[0])
@@ -1471,39 +1553,77 @@ static int rekey_one_version(void *payload, const mt_version *v)
                       rekey_version(w->r, v));
 }
 
+static int rekey_run_all(rekey_run *r, versions_walk *w);
+
 int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
                          mt_rekey_cb cb, void *payload)
 {
     mt_crypt *c = (mt_crypt *)st;
     rekey_run r = {c, new_key, op, cb, payload, out, 0};
     versions_walk w = {&r, 0, 0};
+    mt_crypt_key *dropped = NULL, *next;
     int rc;
 
     memset(out, 0, sizeof(*out));
     if (!mt_store_is_crypt(st))
         return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
+    /* Other threads of the handle go on reading and writing: what is
+     * re-encrypted already they read with the new key meanwhile. */
+    pthread_mutex_lock(&c->rekey_lock);
+    pthread_mutex_lock(&c->keys_lock);
+    c->next = mt_crypt_key_ref(new_key);
+    pthread_mutex_unlock(&c->keys_lock);
+    rc = rekey_run_all(&r, &w);
+    pthread_mutex_lock(&c->keys_lock);
+    if (rc == 0) {
+        /* Everything is under the new key: write with it. The old key still
+         * reads what a process that kept it wrote meanwhile, and what this
+         * handle's writes begun before now seal with it. The key before
+         * that is read no more, so writes still sealing with it finish
+         * first (they began before the last rekey, and none begins with it
+         * any more); what they wrote was read with the old key by this
+         * rekey, or is read by the next. Threads reading hold references:
+         * dropping a key frees nothing they use. */
+        while (c->writing_old)
+            pthread_cond_wait(&c->keys_idle, &c->keys_lock);
+        dropped = c->old;
+        c->old = c->key;
+        c->key = mt_crypt_key_ref(new_key);
+        c->writing_old = c->writing_cur;
+        c->writing_cur = 0;
+        c->epoch++;
+    }
+    next = c->next;
+    c->next = NULL;
+    pthread_mutex_unlock(&c->keys_lock);
+    pthread_mutex_unlock(&c->rekey_lock);
+    mt_crypt_key_free(dropped);
+    mt_crypt_key_free(next);
+    return rc;
+}
+
+static int rekey_run_all(rekey_run *r, versions_walk *w)
+{
+    mt_crypt *c = r->c;
+    mt_rekey_result *out = r->res;
+    int rc;
+
     /* The files first: each one's re-encryption records a version under the
      * new key, and leaves the one before it to the history's turn. */
-    if ((rc = rekey_files(&r)) < 0)
+    if ((rc = rekey_files(r)) < 0)
         return rc;
-    if (c->inner->version_count && c->inner->version_count(c->inner, &w.total) < 0)
-        w.total = 0; /* only the progress's total */
-    if ((rc = each_version(c, rekey_one_version, &w)) < 0)
+    if (c->inner->version_count && c->inner->version_count(c->inner, &w->total) < 0)
+        w->total = 0; /* only the progress's total */
+    if ((rc = each_version(c, rekey_one_version, w)) < 0)
         return rc;
     if (out->files_failed || out->versions_failed)
         return mt_error_set(
-            r.first_code,
+            r->first_code,
             "%llu file%s and %llu version%s could not be re-encrypted (each "
             "named with why) and still need the key they are under; the rest "
             "was. Accept that key (--old-key-file), or delete or redact what "
             "is damaged, and run rekey again",
             (unsigned long long)out->files_failed, out->files_failed == 1 ? "" : "s",
             (unsigned long long)out->versions_failed, out->versions_failed == 1 ? "" : "s");
-    /* Everything is under the new key: write with it. The old key still
-     * reads what a process that kept it wrote meanwhile. */
-    if (c->old)
-        mt_crypt_key_free(c->old);
-    c->old = c->key;
-    c->key = mt_crypt_key_ref(new_key);
     return 0;
 }

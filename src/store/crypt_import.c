@@ -17,7 +17,7 @@
 #include "import.h"
 
 typedef struct {
-    mt_store *layer;
+    mt_crypt_key *key;
     const mt_store_import *outer;
 } seal_args;
 
@@ -36,7 +36,7 @@ static int seal_content(void *payload, char **out, size_t *len, size_t index)
     /* The n-th content the memory held, as its edits would have numbered it. */
     for (i = 0; i <= index; i++)
         generation += mt_import_has_content(&a->outer->versions[i]) ? 1 : 0;
-    rc = mt_crypt_seal_for(a->layer, out, len, a->outer->memory_id, generation, plain, plen);
+    rc = mt_crypt_seal_for(a->key, out, len, a->outer->memory_id, generation, plain, plen);
     sodium_memzero(plain, plen);
     free(plain);
     return rc;
@@ -45,9 +45,10 @@ static int seal_content(void *payload, char **out, size_t *len, size_t index)
 int mt_crypt_import(mt_store *st, mt_store_op *op, mt_store_import *in)
 {
     mt_store *inner = mt_crypt_inner(st);
-    seal_args a = {st, in};
+    seal_args a = {NULL, in};
     mt_store_import sealed;
     mt_version *v = NULL;
+    unsigned epoch;
     size_t i;
     int rc;
 
@@ -72,7 +73,9 @@ int mt_crypt_import(mt_store *st, mt_store_op *op, mt_store_import *in)
     sealed.content = seal_content;
     sealed.payload = &a;
     op->file_overhead = MT_CRYPT_OVERHEAD;
+    a.key = mt_crypt_writer_take(st, &epoch);
     rc = inner->import(inner, op, &sealed);
+    mt_crypt_writer_drop(st, a.key, epoch);
     in->present = sealed.present;
     in->made = sealed.made;
     free(v);

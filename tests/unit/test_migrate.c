@@ -731,6 +731,147 @@ static void test_import_takes_unrecorded_file(void **state)
     store_close(&dst);
 }
 
+/* A memory renamed by another process between migrate's walk and its copy
+ * (here, when the plan is told: after the walk, before any copy) is found
+ * where it is now and copied there: with history by its id, without it by
+ * the walk again. */
+typedef struct {
+    mt_memory *mover; /* another handle on the source */
+    unsigned moved;
+} mover;
+
+static int move_cb(void *payload, const mt_migrate_event *e)
+{
+    mover *mv = payload;
+
+    if (e->kind == MT_MIGRATE_CONFLICT || e->kind == MT_MIGRATE_FAILED)
+        fail_msg("%s: %s", e->path, e->message);
+    if (e->kind == MT_MIGRATE_PLAN) {
+        call_ok(mv->mover, "bob",
+                "{\"command\":\"rename\",\"old_path\":\"/memories/notes.md\",\"new_path\":"
+                "\"/memories/later/notes.md\"}");
+        mv->moved++;
+    }
+    assert_true(e->stats->done_files <= e->stats->files);
+    return 0;
+}
+
+static void test_moved_during_run(void **state)
+{
+    size_t k;
+    int no_history;
+    (void)state;
+
+    for (k = 0; k < MT_TEST_NSTORES; k++)
+        for (no_history = 0; no_history <= 1; no_history++) {
+            store src, dst;
+            mt_migrate_options mo = {no_history};
+            mt_migrate_stats st;
+            mover mv = {NULL, 0};
+            char *data = NULL;
+            size_t len = 0;
+            mt_options o;
+
+            store_open(&src, k, "alice");
+            store_open(&dst, k, "migrate");
+            fill(src.mem);
+            mt_options_init(&o);
+            o.history_keep = 0;
+            o.history_days = 0;
+            if (mt_test_stores[k].open(&mv.mover, src.dir, &o) < 0)
+                fail_msg("open %s: %s", mt_test_stores[k].name, mt_error_last()->message);
+            if (mt_memory_migrate_with(&st, src.mem, dst.mem, &mo, move_cb, &mv) < 0)
+                fail_msg("%s: %s", mt_test_stores[k].name, mt_error_last()->message);
+            assert_int_equal(mv.moved, 1);
+            assert_int_equal(st.failed + st.conflicts + st.same, 0);
+            /* Counted once, where it is now. */
+            assert_int_equal(st.files, 6);
+            assert_int_equal(st.done_files, 6);
+            assert_int_equal(st.copied, no_history ? 6 : 7);
+            assert_int_equal(mt_memory_read(&data, &len, dst.mem, "/memories/notes.md"),
+                             MT_ENOTFOUND);
+            assert_same_file(src.mem, dst.mem, "/memories/later/notes.md");
+            if (!no_history) {
+                assert_int_equal(st.done_versions, st.versions);
+                assert_int_equal(st.versions_copied, count_versions(src.mem));
+                assert_same_history(src.mem, dst.mem, mt_test_stores[k].name);
+            }
+            mt_memory_free(mv.mover);
+            store_close(&src);
+            store_close(&dst);
+        }
+}
+
+/* A file that is gone every time it is looked for (a walk that names one
+ * that is never there): after a bounded number of walks it is a failure
+ * that names it and says to run migrate again, never silence. */
+static int (*real_walk)(mt_store *, const char *, mt_walk_cb, void *);
+static unsigned ghost_walks;
+
+static int ghost_walk(mt_store *st, const char *path, mt_walk_cb cb, void *payload)
+{
+    int rc = real_walk(st, path, cb, payload);
+
+    ghost_walks++;
+    return rc < 0 ? rc : cb(payload, "ghost.md", MT_NODE_FILE, 5);
+}
+
+typedef struct {
+    unsigned failed;
+    char message[512];
+} ghost_seen;
+
+static int ghost_cb(void *payload, const mt_migrate_event *e)
+{
+    ghost_seen *g = payload;
+
+    if (e->kind == MT_MIGRATE_CONFLICT)
+        fail_msg("%s: %s", e->path, e->message);
+    if (e->kind == MT_MIGRATE_FAILED) {
+        assert_string_equal(e->path, "/memories/ghost.md");
+        snprintf(g->message, sizeof(g->message), "%s", e->message);
+        g->failed++;
+    }
+    return 0;
+}
+
+static void test_gone_each_walk(void **state)
+{
+    size_t k;
+    int no_history;
+    (void)state;
+
+    for (k = 0; k < MT_TEST_NSTORES; k++)
+        for (no_history = 0; no_history <= 1; no_history++) {
+            store src, dst;
+            mt_migrate_options mo = {no_history};
+            mt_migrate_stats st;
+            ghost_seen g;
+
+            memset(&g, 0, sizeof(g));
+            store_open(&src, k, "alice");
+            store_open(&dst, k, "migrate");
+            fill(src.mem);
+            real_walk = src.mem->store->walk;
+            src.mem->store->walk = ghost_walk;
+            ghost_walks = 0;
+            assert_int_equal(mt_memory_migrate_with(&st, src.mem, dst.mem, &mo, ghost_cb, &g), 0);
+            src.mem->store->walk = real_walk;
+            assert_true(ghost_walks > 1 && ghost_walks <= 4);
+            assert_int_equal(g.failed, 1);
+            assert_int_equal(st.failed, 1);
+            assert_non_null(strstr(g.message, "run migrate again"));
+            /* Everything else arrived, each told once. */
+            assert_int_equal(st.copied, no_history ? 6 : 7);
+            assert_int_equal(st.same + st.conflicts, 0);
+            assert_int_equal(st.files, 7);
+            assert_int_equal(st.done_files, 7);
+            assert_same_files(src.mem, dst.mem);
+            store_close(&src);
+            store_close(&dst);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +881,8 @@ int main(void)
         cmocka_unit_test(test_long_history),
         cmocka_unit_test(test_import_whole_or_nothing),
         cmocka_unit_test(test_import_takes_unrecorded_file),
+        cmocka_unit_test(test_moved_during_run),
+        cmocka_unit_test(test_gone_each_walk),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
