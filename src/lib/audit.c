@@ -10,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "json.h"
+#include "utf8.h"
 
 #define FIELD_MAX 4096
 
@@ -28,13 +29,21 @@ int mt_audit_open(int *out_fd, const char *path)
     return 0;
 }
 
+/* A string member, cut to FIELD_MAX bytes between two characters (a cut
+ * inside one would write a line that is not UTF-8, which JSON readers
+ * refuse); a cut one is followed by "<name>_bytes", its whole length. */
 static int put_field(mt_buf *b, const char *name, const char *s, size_t len)
 {
+    size_t keep;
+
     if (mt_buf_printf(b, ",\"%s\":", name) < 0)
         return -1;
     if (!s)
         return mt_buf_puts(b, "null");
-    return mt_json_put_string(b, s, len < FIELD_MAX ? len : FIELD_MAX);
+    keep = mt_utf8_cut(s, len, FIELD_MAX);
+    if (mt_json_put_string(b, s, keep) < 0)
+        return -1;
+    return keep < len ? mt_buf_printf(b, ",\"%s_bytes\":%zu", name, len) : 0;
 }
 
 int mt_audit_record(int fd, const mt_audit_entry *e)

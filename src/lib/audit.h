@@ -10,8 +10,10 @@
  * with "new_path" for a rename. command and path are null when the input had
  * none (it was refused before); bytes_written is the size of the text the
  * input carried to write (file_text, new_str, insert_text), bytes_read the
- * size of the result a view returned. Strings are as given, shown as valid
- * UTF-8 and cut to 4,096 bytes, so a line stays bounded.
+ * size of the result a view returned. Strings are as given, cut to at most
+ * 4,096 bytes so a line stays bounded: the cut falls between two characters
+ * (the line stays UTF-8), and a cut string is followed by "<name>_bytes",
+ * its whole length ("path":"/memories/aaa...","path_bytes":5000).
  */
 #ifndef MT_AUDIT_H
 #define MT_AUDIT_H

@@ -1,10 +1,13 @@
-/* Testing 16 bytes at a time: SSE2 where it is there (all of x86-64), a loop
- * elsewhere. Each gives a mask with bit i set for byte s[i]; s must have 16
- * readable bytes. */
+/* Testing 16 bytes at a time with SSE2 (all of x86-64). Each gives a mask
+ * with bit i set for byte s[i]; s must have 16 readable bytes. These exist
+ * only where __SSE2__ is defined: elsewhere each caller takes its own
+ * portable way (memchr, eight bytes in a word), which a byte-by-byte mask
+ * would only be slower than. tests/unit builds those ways too (-mno-sse2). */
 #ifndef MT_BYTES_H
 #define MT_BYTES_H
 
 #include <stddef.h>
+#include <string.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -38,12 +41,6 @@ static inline unsigned mt_bytes_json16(const char *s)
     return (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(quote, bslash)));
 }
 
-/* 16 bytes from s to d, which may overlap neither. */
-static inline void mt_bytes_copy16(char *d, const char *s)
-{
-    _mm_storeu_si128((__m128i *)(void *)d, mt_bytes_load16(s));
-}
-
 /* How many of the bytes in `blocks` blocks of 16 at s equal c; *high is
  * nonzero when any of them is above 0x7f (not ASCII). */
 static inline size_t mt_bytes_count_eq(unsigned *high, const char *s, size_t blocks, char c)
@@ -71,44 +68,14 @@ static inline size_t mt_bytes_count_eq(unsigned *high, const char *s, size_t blo
     return n;
 }
 
-#else
+#endif
 
-static inline unsigned mt_bytes_eq16(const char *s, char c)
-{
-    unsigned m = 0;
-
-    for (unsigned i = 0; i < 16; i++)
-        m |= (unsigned)(s[i] == c) << i;
-    return m;
-}
-
-static inline unsigned mt_bytes_high16(const char *s)
-{
-    unsigned m = 0;
-
-    for (unsigned i = 0; i < 16; i++)
-        m |= (unsigned)((unsigned char)s[i] >= 0x80) << i;
-    return m;
-}
-
-static inline unsigned mt_bytes_json16(const char *s)
-{
-    unsigned m = 0;
-
-    for (unsigned i = 0; i < 16; i++) {
-        unsigned char c = (unsigned char)s[i];
-        m |= (unsigned)(c < 0x20 || c == '"' || c == '\\') << i;
-    }
-    return m;
-}
-
+/* 16 bytes from s to d, which may overlap neither: one load and one store
+ * wherever the compiler knows the target, SSE2 or not. */
 static inline void mt_bytes_copy16(char *d, const char *s)
 {
-    for (unsigned i = 0; i < 16; i++)
-        d[i] = s[i];
+    memcpy(d, s, 16);
 }
-
-#endif
 
 /* The lowest set bit of a nonzero mask. */
 static inline unsigned mt_bytes_first(unsigned mask)

@@ -103,7 +103,7 @@ static int check_range(mt_reply *r, mt_str path, const int64_t *range, size_t n,
 static inline size_t copy_line(char *d, const char *s, size_t n)
 {
     size_t i = 0;
-
+#if defined(__SSE2__)
     while (i + 16 <= n) {
         unsigned nl = mt_bytes_eq16(s + i, '\n');
 
@@ -116,6 +116,12 @@ static inline size_t copy_line(char *d, const char *s, size_t n)
         d[i] = s[i];
         i++;
     }
+#else
+    const char *nl = memchr(s, '\n', n);
+
+    i = nl ? (size_t)(nl - s) : n;
+    memcpy(d, s, i);
+#endif
     return i;
 }
 

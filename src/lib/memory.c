@@ -1,6 +1,7 @@
 /* The memory handle: a store, the options, and the limits. */
 #include "memory.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,9 @@ int mt_memory_set_actor(mt_memory *m, const char *actor)
     return 0;
 }
 
+/* The last handle's serial; the first is 1, so 0 is none. */
+static atomic_uint_least64_t serials;
+
 int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
 {
     mt_memory *m;
@@ -154,6 +158,7 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto fail;
     }
+    m->serial = (uint64_t)atomic_fetch_add(&serials, 1) + 1;
     m->store = store;
     m->opts = o;
     m->audit_fd = -1;
@@ -301,16 +306,16 @@ int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
 }
 
 /* The calling thread's last restore: threads sharing a handle each learn
- * what their own restore redacted, never another's. */
+ * what their own restore redacted, never another's. Kept under the handle's
+ * serial, not its address: a handle freed (by any thread) and another made
+ * at the same address must not show the first one's note. */
 static _Thread_local struct {
-    const mt_memory *m;
+    uint64_t serial; /* 0: none */
     char text[256];
 } secrets_note;
 
 void mt_memory_free(mt_memory *m)
 {
-    if (secrets_note.m == m)
-        secrets_note.m = NULL; /* a handle made later at the same address has none */
     if (!m)
         return;
     m->store->free(m->store);
@@ -353,13 +358,13 @@ void mt_memory_note(mt_memory *m, const mt_store_op *op)
 
 void mt_memory_secrets_note_set(const mt_memory *m, const char *text, size_t len)
 {
-    secrets_note.m = m;
+    secrets_note.serial = m->serial;
     snprintf(secrets_note.text, sizeof(secrets_note.text), "%.*s", (int)len, text);
 }
 
 const char *mt_memory_secrets_note(mt_memory *m)
 {
-    return m && secrets_note.m == m && secrets_note.text[0] ? secrets_note.text : NULL;
+    return m && secrets_note.serial == m->serial && secrets_note.text[0] ? secrets_note.text : NULL;
 }
 
 const char *mt_memory_history_warning(mt_memory *m)

@@ -28,6 +28,9 @@ typedef struct {
 } mt_touch_slot;
 
 struct mt_memory {
+    /* This handle's number, never another's in the process: what a thread's
+     * note is kept under, since an address is handed out again once freed. */
+    uint64_t serial;
     mt_store *store;
     mt_options opts;
     mt_store_op op; /* the limits, lock wait and history settings every change is given */

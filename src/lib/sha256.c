@@ -14,12 +14,46 @@
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static __typeof__(SHA256) *accel;
 
+/*
+ * The names libcrypto goes by whose SHA256() is the one called here: the
+ * one-step `unsigned char *SHA256(const unsigned char *, size_t, unsigned
+ * char *)`, NULL on failure, has had that signature in every OpenSSL since
+ * 0.9.8, so each name below is ABI-compatible for this one call.
+ */
+static const char *const names[] = {
+    "libcrypto.so.3",   /* OpenSSL 3: Debian 12, Ubuntu 22.04, Fedora 36, RHEL 9 and later */
+    "libcrypto.so.1.1", /* OpenSSL 1.1: Debian 10 and 11, Ubuntu 18.04 to 20.04, RHEL 8 */
+    "libcrypto.so",     /* the development link, present with the -dev package, any version */
+};
+
+/* Whether fn gives libsodium's digest of a few blocks (ends not on a block's
+ * edge): a library that loads but hashes wrong must never name a content,
+ * so it is checked once before any use. */
+static int agrees(__typeof__(SHA256) *fn)
+{
+    unsigned char probe[200], got[32], want[32];
+    size_t i;
+
+    for (i = 0; i < sizeof(probe); i++)
+        probe[i] = (unsigned char)(i * 7 + 1);
+    crypto_hash_sha256(want, probe, sizeof(probe));
+    return fn(probe, sizeof(probe), got) == got && memcmp(got, want, sizeof(want)) == 0;
+}
+
+/* The first name that loads is the one the system means: it is used if it
+ * has SHA256() and that agrees with libsodium, else libsodium hashes all. */
 static void load(void)
 {
-    void *lib = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    __typeof__(SHA256) *fn = NULL;
+    void *lib = NULL;
+    size_t i;
 
-    if (lib && mt_dl_resolve(lib, "SHA256", &accel, sizeof(accel)) < 0)
-        accel = NULL;
+    for (i = 0; !lib && i < sizeof(names) / sizeof(names[0]); i++)
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    /* Never closed when it loaded, even unused: a libcrypto may have set
+     * handlers to run at exit that closing it would leave dangling. */
+    if (lib && mt_dl_resolve(lib, "SHA256", &fn, sizeof(fn)) == 0 && agrees(fn))
+        accel = fn;
 }
 
 static void to_hex(char out[65], const unsigned char md[32])

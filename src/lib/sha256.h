@@ -6,8 +6,9 @@
  * here), loaded at its first use; below that, and wherever libcrypto cannot
  * be loaded, libsodium's code. Loading libcrypto costs a process start about
  * what libsodium takes to hash a few hundred kilobytes, and most processes
- * (every view, every small write) never need it. Both give the same digest,
- * and hashing never fails. */
+ * (every view, every small write) never need it. Both give the same digest:
+ * a libcrypto whose SHA256() is missing, fails, or disagrees with libsodium's
+ * on a probe at loading is not used. Hashing never fails. */
 #ifndef MT_SHA256_H
 #define MT_SHA256_H
 

@@ -172,3 +172,23 @@ size_t mt_utf8_prefix(const char *s, size_t len, size_t chars)
     }
     return i;
 }
+
+size_t mt_utf8_cut(const char *s, size_t len, size_t max)
+{
+    size_t back;
+
+    if (len <= max)
+        return len;
+    /* A sequence is at most 4 bytes: only one that starts in the 3 bytes
+     * before max can reach past it, and its first byte is the first one
+     * met going back that does not continue a sequence. */
+    for (back = 1; back <= 3 && back <= max; back++) {
+        uint32_t cp;
+        size_t at = max - back;
+
+        if (is_cont((unsigned char)s[at]))
+            continue;
+        return mt_utf8_decode(&cp, (const unsigned char *)s + at, len - at) > back ? at : max;
+    }
+    return max;
+}

@@ -25,6 +25,11 @@ size_t mt_utf8_width(const char *s, size_t len);
  * once sanitised, never splitting a valid sequence. */
 size_t mt_utf8_prefix(const char *s, size_t len, size_t chars);
 
+/* The longest prefix of s, in bytes, that is at most max bytes and ends
+ * between two code points, never inside a valid sequence: where text
+ * bounded in bytes may be cut and stay valid UTF-8. len when len <= max. */
+size_t mt_utf8_cut(const char *s, size_t len, size_t max);
+
 /* The value of a hex digit, or -1. */
 static inline int mt_hex_value(unsigned char c)
 {

@@ -84,6 +84,72 @@ static void test_fields(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A path longer than the 4,096 bytes a field keeps, with a 2, 3 or 4-byte
+ * character across the limit: the line is still JSON (valid UTF-8), the
+ * path is cut before that character, and path_bytes gives its whole length. */
+static void test_cut_between_characters(void **state)
+{
+    static const char *const chars[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80"};
+    enum { LIMIT = 4096 };
+    mt_test_store ts;
+    mt_options o;
+    char log[512], path[LIMIT + 16], json[LIMIT + 128];
+    json_t **l;
+    size_t n, i = 0, calls = 0;
+    int is_error;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    snprintf(log, sizeof(log), "%s/audit.log", ts.dir);
+    mt_options_init(&o);
+    o.audit = log;
+    mt_memory_free(ts.mem);
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, &o), 0);
+    /* For each character, each place it can start so the limit falls inside
+     * it, then one where it ends at the limit exactly. */
+    for (size_t k = 0; k < 3; k++) {
+        size_t clen = strlen(chars[k]);
+        for (size_t back = 1; back <= clen; back++) {
+            size_t at = LIMIT - back, len = at + clen + 3;
+            memcpy(path, "/memories/", 10);
+            memset(path + 10, 'a', at - 10);
+            memcpy(path + at, chars[k], clen);
+            memcpy(path + at + clen, "bcd", 3);
+            snprintf(json, sizeof(json), "{\"command\":\"view\",\"path\":\"%.*s\"}", (int)len,
+                     path);
+            free(mt_test_call(ts.mem, &is_error, json));
+            assert_true(is_error); /* too long a path */
+            calls++;
+        }
+    }
+    /* Short enough: whole, and no path_bytes. */
+    free(mt_test_call(ts.mem, &is_error,
+                      "{\"command\":\"view\",\"path\":\"/memories/\xE2\x82\xAC\"}"));
+    l = read_lines(log, &n);
+    assert_int_equal(n, calls + 1);
+    for (size_t k = 0; k < 3; k++) {
+        size_t clen = strlen(chars[k]);
+        for (size_t back = 1; back <= clen; back++, i++) {
+            size_t at = LIMIT - back, want = back == clen ? LIMIT : at;
+            const char *got = json_string_value(json_object_get(l[i], "path"));
+
+            assert_non_null(got);
+            assert_int_equal(json_string_length(json_object_get(l[i], "path")), want);
+            assert_memory_equal(got, "/memories/", 10);
+            for (size_t j = 10; j < at; j++)
+                assert_int_equal(got[j], 'a');
+            if (want == LIMIT)
+                assert_memory_equal(got + at, chars[k], clen);
+            assert_int_equal(json_integer_value(json_object_get(l[i], "path_bytes")),
+                             at + clen + 3);
+        }
+    }
+    assert_string_equal(json_string_value(json_object_get(l[i], "path")), "/memories/\xE2\x82\xAC");
+    assert_null(json_object_get(l[i], "path_bytes"));
+    free_lines(l, n);
+    mt_test_store_free(&ts);
+}
+
 /* 6 processes x 300 calls with long paths: every line whole. */
 static void test_processes_share(void **state)
 {
@@ -153,6 +219,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_cut_between_characters),
         cmocka_unit_test(test_processes_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

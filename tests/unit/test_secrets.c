@@ -5,11 +5,24 @@
 #include <string.h>
 
 #include <pthread.h>
+#include <semaphore.h>
 
 #include <jansson.h>
 
 #include "guard/secrets.h"
 #include "helpers.h"
+
+/* A sanitizer's allocator holds freed blocks back instead of reusing them. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MT_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MT_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef MT_TEST_SANITIZED
+#define MT_TEST_SANITIZED 0
+#endif
 
 #ifndef MT_SECRETS_DATA
 #error "MT_SECRETS_DATA names tests/unit/data/secrets"
@@ -683,6 +696,87 @@ static void test_create_insert_restore(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A thread that restores on a handle, then, once the handle is freed and
+ * another opened (on the main thread), asks the new one for its note. */
+typedef struct {
+    mt_memory *m;
+    sem_t go, done;
+    int rc, noted_old, noted_new;
+} reuse_arg;
+
+static void *reuse_thread(void *p)
+{
+    reuse_arg *a = p;
+    int64_t now;
+
+    a->rc = mt_memory_restore(&now, a->m, 1);
+    a->noted_old = mt_memory_secrets_note(a->m) != NULL;
+    sem_post(&a->done);
+    while (sem_wait(&a->go) < 0)
+        ;
+    a->noted_new = mt_memory_secrets_note(a->m) != NULL;
+    return NULL;
+}
+
+/* A handle opened after another was freed, at the same address, has no note
+ * of the old one's restores: not on the thread that freed it, nor on one
+ * that restored with it and lives on. */
+static void test_note_not_inherited(void **state)
+{
+    mt_test_store ts;
+    mt_memory *old, *fresh;
+    reuse_arg a;
+    pthread_t t;
+    int64_t now;
+    int err, reused;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    mt_memory_free(ts.mem);
+    ts.mem = open_handle(ts.root, MT_SECRETS_OFF);
+    free(mt_test_call(ts.mem, &err,
+                      "{\"command\":\"create\",\"path\":\"/memories/a\",\"file_text\":\"card "
+                      "4111111111111111\\n\"}"));
+    assert_false(err);
+    free(mt_test_call(ts.mem, &err,
+                      "{\"command\":\"str_replace\",\"path\":\"/memories/a\",\"old_str\":\"card "
+                      "4111111111111111\",\"new_str\":\"no card\"}"));
+    assert_false(err);
+    /* This thread. */
+    old = open_handle(ts.root, MT_SECRETS_REDACT);
+    assert_int_equal(mt_memory_restore(&now, old, 1), 0);
+    assert_non_null(mt_memory_secrets_note(old));
+    mt_memory_free(old);
+    old = open_handle(ts.root, MT_SECRETS_REDACT);
+    assert_null(mt_memory_secrets_note(old));
+    /* Another thread, which restored with the handle before this one freed it. */
+    assert_int_equal(sem_init(&a.go, 0, 0), 0);
+    assert_int_equal(sem_init(&a.done, 0, 0), 0);
+    a.m = old;
+    assert_int_equal(pthread_create(&t, NULL, reuse_thread, &a), 0);
+    while (sem_wait(&a.done) < 0)
+        ;
+    assert_int_equal(a.rc, 0);
+    assert_true(a.noted_old);
+    mt_memory_free(old);
+    fresh = open_handle(ts.root, MT_SECRETS_REDACT);
+    reused = fresh == old;
+    a.m = fresh;
+    sem_post(&a.go);
+    pthread_join(t, NULL);
+    assert_false(a.noted_new);
+    assert_null(mt_memory_secrets_note(fresh));
+#if !MT_TEST_SANITIZED
+    /* Without a sanitizer's quarantine, the allocator hands the freed block
+     * straight back: the case above is the one that matters. */
+    assert_true(reused);
+#endif
+    sem_destroy(&a.go);
+    sem_destroy(&a.done);
+    mt_memory_free(fresh);
+    mt_test_store_free(&ts);
+}
+
 /* Redacted content is bounded by the max file size like any content. */
 static void test_redaction_limit(void **state)
 {
@@ -755,6 +849,7 @@ int main(void)
         cmocka_unit_test(test_corpus_is_generated),
         cmocka_unit_test(test_split_by_the_edit),
         cmocka_unit_test(test_create_insert_restore),
+        cmocka_unit_test(test_note_not_inherited),
         cmocka_unit_test(test_redaction_limit),
         cmocka_unit_test(test_options),
     };

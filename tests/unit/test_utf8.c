@@ -283,6 +283,38 @@ static void test_ascii_run_blocks(void **state)
     }
 }
 
+/* A cut never splits a valid sequence, whatever its length and wherever the
+ * limit falls in it; bad bytes are single units and may be cut anywhere. */
+static void test_cut(void **state)
+{
+    static const char *const seqs[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80"};
+    char s[16];
+    (void)state;
+    assert_int_equal(mt_utf8_cut(LIT("abc"), 3), 3);
+    assert_int_equal(mt_utf8_cut(LIT("abc"), 10), 3);
+    assert_int_equal(mt_utf8_cut(LIT("abc"), 2), 2);
+    assert_int_equal(mt_utf8_cut(LIT("abc"), 0), 0);
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = strlen(seqs[k]);
+
+        /* "ab", the sequence, "z": a limit inside the sequence cuts before it. */
+        memcpy(s, "ab", 2);
+        memcpy(s + 2, seqs[k], n);
+        s[2 + n] = 'z';
+        for (size_t max = 2; max < 2 + n; max++)
+            assert_int_equal(mt_utf8_cut(s, 3 + n, max), 2);
+        assert_int_equal(mt_utf8_cut(s, 3 + n, 2 + n), 2 + n);
+        /* At the start too. */
+        for (size_t max = 0; max < n; max++)
+            assert_int_equal(mt_utf8_cut(s + 2, 1 + n, max), 0);
+        /* A truncated sequence is bad bytes: cut where the limit says. */
+        for (size_t max = 3; max <= 1 + n; max++)
+            assert_int_equal(mt_utf8_cut(s, 1 + n, max), max);
+    }
+    assert_int_equal(mt_utf8_cut(LIT("a\xff\xff\xff\xff"), 3), 3);
+    assert_int_equal(mt_utf8_cut(LIT("a\x80\x80\x80\x80"), 4), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_width),
         cmocka_unit_test(test_ascii_run_blocks),
         cmocka_unit_test(test_prefix),
+        cmocka_unit_test(test_cut),
         cmocka_unit_test(test_agreement_random),
     };
 
