@@ -769,14 +769,43 @@ static void await_lock_wait(PGconn *su, const char *app)
 
 /* A deadlock with another session (40P01) rolls the change back and the
  * core runs it again, which then goes through: the caller sees success. */
+/*
+ * The server looks for a cycle once, deadlock_timeout after a session began
+ * to wait, and the session that looks first and finds one is the one ended.
+ * For the change's session to be that one, its look must come after the
+ * other session waits (2 s leaves room on a busy machine, and is within the
+ * change's own 5 s wait for a lock) and before the
+ * other's own (30 s: set as superuser, then the tenant's role taken).
+ */
+static PGconn *deadlock_other(const char *tenant)
+{
+    PGconn *c = pg_connect(admin);
+    const char *v[1] = {tenant};
+    PGresult *r;
+
+    sql_ok(c, "SET deadlock_timeout = '30s'");
+    sql_ok(c, "SET ROLE memtool");
+    r = PQexecParams(c, "SELECT set_config('memtool.tenant', $1, false)", 1, NULL, v, NULL, NULL,
+                     0);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    PQclear(r);
+    sql_ok(c, "SET search_path TO memtool");
+    return c;
+}
+
 static void test_deadlock_retried(void **state)
 {
-    mt_memory *mem = open_memory("deadlock", NULL);
-    PGconn *su = pg_connect(admin), *other = as_tenant("deadlock");
+    PGconn *su = pg_connect(admin), *other;
+    mt_memory *mem;
     long before;
     pthread_t t;
-    call_arg a = {mem, -1, NULL};
+    call_arg a = {NULL, -1, NULL};
     (void)state;
+
+    sql_ok(su, "ALTER ROLE memtool SET deadlock_timeout = '2s'");
+    a.mem = mem = open_memory("deadlock", NULL);
+    sql_ok(su, "ALTER ROLE memtool RESET deadlock_timeout");
+    other = deadlock_other("deadlock");
 
     /* The content the change will reference is a row another session holds. */
     mt_test_expect(mem,
