@@ -74,9 +74,11 @@
  * upgrade sets both to the time of the upgrade). A file's content is one contents row per (tenant,
  * SHA-256), and its content_refs row's refs counts the nodes and versions
  * that name it. The count is a row of its own so that a content's row is
- * written once, when it is first kept: a change of any column rewrites the
- * whole row (in SQLite a big content's overflow pages and all), and every
- * change of a file with history gains or loses references.
+ * written once, when it is first kept: SQLite writes a changed row whole,
+ * a big content's overflow pages and all, whenever the change alters the
+ * row's size, as a count's does on its way from 1 to 2 or back (one of the
+ * same size it rewrites where its bytes differ), and every change of a file
+ * with history gains or loses references.
  *
  * search_docs is the search index (db_search.c): the words of each file as
  * they were when its content had that sha256, in the driver's own form

@@ -325,10 +325,10 @@ static const char schema[] =
  * index, empty (the first search fills it). Schema 4: each content's count
  * moves from its row to content_refs, and the column goes. Dropping it
  * rewrites every content once, here, in the open's transaction, rather
- * than the content at every later change of its count (which a column kept
- * but no longer used would not cost, but then a store made new and one
- * upgraded would differ, and a NOT NULL column without a default would
- * still have to be written by every new content). */
+ * than at later changes of its count. Keeping the column unused would
+ * spare the upgrade that, but a store made new and one upgraded would then
+ * differ, and the column (NOT NULL, without a default) would still have to
+ * be written by every new content. */
 static const char *const upgrades[] = {
     NULL,
     "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
