@@ -232,8 +232,8 @@ static const struct {
             "LIMIT 1 OFFSET $3"},
     {"version_get", "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, "
                     "redacted FROM versions WHERE tenant = $1 AND id = $2"},
-    {"ref", "UPDATE contents SET refs = refs + $3 WHERE tenant = $1 AND sha256 = $2"},
-    {"drop", "DELETE FROM contents WHERE tenant = $1 AND sha256 = $2 AND refs <= 0"},
+    {"ref", "UPDATE content_refs SET refs = refs + $3 WHERE tenant = $1 AND sha256 = $2"},
+    {"drop", "DELETE FROM content_refs WHERE tenant = $1 AND sha256 = $2 AND refs <= 0"},
     {"node_set", "UPDATE nodes SET sha256 = $3, size = $4 WHERE tenant = $1 AND path = $2"},
     {"version_put", "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, actor, "
                     "at, sha256, size, redacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "

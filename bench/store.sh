@@ -74,7 +74,7 @@ if [ $inner = 1 ]; then
     "$build/memtool" store upgrade "$MEMTOOL_TEST_PG_OWNER" >/dev/null
     psql -q -v ON_ERROR_STOP=1 "$MEMTOOL_TEST_PG_OWNER" -c "GRANT USAGE ON SCHEMA memtool TO memtool;
         GRANT SELECT ON memtool.meta TO memtool; GRANT SELECT, INSERT, UPDATE, DELETE ON
-        memtool.usage, memtool.nodes, memtool.contents, memtool.versions,
+        memtool.usage, memtool.nodes, memtool.contents, memtool.content_refs, memtool.versions,
         memtool.search_docs TO memtool;"
     suite "postgresql://memtool@/memtool?host=$PGHOST&port=$PGPORT" postgresql full
     exit 0

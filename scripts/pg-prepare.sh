@@ -19,6 +19,6 @@ psql -q -v ON_ERROR_STOP=1 "$MEMTOOL_TEST_PG_OWNER" -c "
     GRANT USAGE ON SCHEMA memtool TO memtool;
     GRANT SELECT ON memtool.meta TO memtool;
     GRANT SELECT, INSERT, UPDATE, DELETE
-        ON memtool.usage, memtool.nodes, memtool.contents, memtool.versions,
+        ON memtool.usage, memtool.nodes, memtool.contents, memtool.content_refs, memtool.versions,
            memtool.search_docs TO memtool;"
 [ $# -eq 0 ] || exec "$@"

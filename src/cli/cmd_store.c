@@ -17,7 +17,9 @@ static const char help[] =
     "  GRANT USAGE ON SCHEMA memtool TO ROLE;\n"
     "  GRANT SELECT ON memtool.meta TO ROLE;\n"
     "  GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes,\n"
-    "        memtool.contents, memtool.versions, memtool.search_docs TO ROLE;\n"
+    "        memtool.contents, memtool.content_refs, memtool.versions,\n"
+    "        memtool.search_docs TO ROLE;\n"
+    "(again after an upgrade that adds a table: schema 4 adds memtool.content_refs).\n"
     "A file: store keeps no schema; a sqlite: store is created and checked.\n";
 
 int mt_cmd_store(const mt_cli *cli, int argc, char **argv)

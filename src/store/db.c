@@ -238,10 +238,13 @@ int mt_db_content_ref(mt_db_txn *t, const char *sha, const char *data, size_t le
     mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(sha), mt_db_int(1)};
     int64_t n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL);
 
+    /* Kept already: only its count changes, never its row. */
     if (n != 0)
         return n < 0 ? (int)n : 0;
     if (!data)
         return mt_error_set(MT_EIO, "the content %s is missing from the store", sha);
+    if ((n = mt_db_exec(t->db, MT_DB_REFS_NEW, a, 2, NULL, NULL)) < 0)
+        return (int)n;
     a[2] = mt_db_blob(data, len);
     n = mt_db_exec(t->db, MT_DB_CONTENT_PUT, a, 3, NULL, NULL);
     return n < 0 ? (int)n : 0;
@@ -255,7 +258,10 @@ int mt_db_content_unref(mt_db_txn *t, const char *sha)
     if (!sha || !*sha)
         return 0;
     if ((n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL)) < 0 ||
-        (n = mt_db_exec(t->db, MT_DB_CONTENT_DROP, a, 2, NULL, NULL)) < 0)
+        (n = mt_db_exec(t->db, MT_DB_REFS_DROP, a, 2, NULL, NULL)) < 0)
+        return (int)n;
+    /* The content goes with its count: a statement only then. */
+    if (n > 0 && (n = mt_db_exec(t->db, MT_DB_CONTENT_DROP, a, 2, NULL, NULL)) < 0)
         return (int)n;
     return 0;
 }

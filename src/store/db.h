@@ -25,6 +25,9 @@
  *   - MT_DB_SEARCH_FRESH is also run in a read transaction (begin_read), the
  *     query after it in the same one: a driver's record must be read in the
  *     snapshot of the rows it vouches for.
+ *   - schema 4: content_refs; MT_DB_CONTENT_REF counts there, MT_DB_CONTENT_PUT
+ *     makes only the contents row and MT_DB_CONTENT_DROP deletes one that has
+ *     no count; MT_DB_REFS_NEW and MT_DB_REFS_DROP appended.
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -53,7 +56,9 @@
  *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
  *         sha256 TEXT NULL, size INT8, accessed INT8, modified INT8 (schema 2),
  *         PRIMARY KEY (tenant, path))
- *   contents(tenant TEXT, sha256 TEXT, refs INT8, data BLOB, PRIMARY KEY (tenant, sha256))
+ *   contents(tenant TEXT, sha256 TEXT, data BLOB, PRIMARY KEY (tenant, sha256))
+ *   content_refs(tenant TEXT, sha256 TEXT, refs INT8, PRIMARY KEY (tenant, sha256))
+ *         (schema 4; before it, refs was a column of contents)
  *   versions(tenant TEXT, id INT8, memory_id TEXT, op INT, path TEXT NULL,
  *            previous_path TEXT NULL, actor TEXT, at INT8, sha256 TEXT NULL, size INT8,
  *            redacted INT, PRIMARY KEY (tenant, id))
@@ -67,7 +72,13 @@
  * in the change's transaction and by a view's touch; `modified` its last
  * create or edit; schema 1 had neither (an
  * upgrade sets both to the time of the upgrade). A file's content is one contents row per (tenant,
- * SHA-256), refs counting the nodes and versions that name it.
+ * SHA-256), and its content_refs row's refs counts the nodes and versions
+ * that name it. The count is a row of its own so that a content's row is
+ * written once, when it is first kept: SQLite writes a changed row whole,
+ * a big content's overflow pages and all, whenever the change alters the
+ * row's size, as a count's does on its way from 1 to 2 or back (one of the
+ * same size it rewrites where its bytes differ), and every change of a file
+ * with history gains or loses references.
  *
  * search_docs is the search index (db_search.c): the words of each file as
  * they were when its content had that sha256, in the driver's own form
@@ -97,7 +108,7 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 3
+#define MT_DB_SCHEMA_VERSION 4
 
 typedef enum {
     MT_DB_NULL = 0,
@@ -168,10 +179,13 @@ typedef enum {
     MT_DB_NODE_MOVE,            /* (tenant, from, to) */
     MT_DB_NODES_MOVE_BENEATH,   /* (tenant, lo, hi, to_prefix): path becomes to_prefix ||
                                    what follows lo's path ("d" of lo "d/"), its '/' first */
-    /* contents(tenant, sha256, refs, data) */
-    MT_DB_CONTENT_REF,   /* (tenant, sha256, delta): refs += delta; changes 0 when missing */
-    MT_DB_CONTENT_PUT,   /* (tenant, sha256, data): a new row with refs 1 */
-    MT_DB_CONTENT_DROP,  /* (tenant, sha256): delete when refs <= 0 */
+    /* contents(tenant, sha256, data), content_refs(tenant, sha256, refs) */
+    MT_DB_CONTENT_REF,   /* (tenant, sha256, delta): content_refs' refs += delta; changes 0
+                            when missing */
+    MT_DB_CONTENT_PUT,   /* (tenant, sha256, data): a new contents row (its count made by
+                            MT_DB_REFS_NEW) */
+    MT_DB_CONTENT_DROP,  /* (tenant, sha256): delete the contents row when it has no
+                            content_refs row */
     MT_DB_CONTENT_PIECE, /* (tenant, sha256, start (1-based), len) -> substr(data, start, len) */
     /* versions(tenant, id, memory_id, op, path, previous_path, actor, at, sha256, size,
        redacted) */
@@ -234,6 +248,9 @@ typedef enum {
                                the driver cannot vouch for it). In a read transaction or a
                                write one */
     MT_DB_SEARCH_FRESH_SET, /* (tenant, cap): the tenant's whole index is up to date, for cap */
+    /* Counts of references (schema 4). */
+    MT_DB_REFS_NEW,  /* (tenant, sha256): a new content_refs row with refs 1 */
+    MT_DB_REFS_DROP, /* (tenant, sha256): delete the content_refs row when refs <= 0 */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

@@ -50,7 +50,8 @@
  * missing and may not create it, or finds it and may not use it:
  *     GRANT USAGE ON SCHEMA memtool TO r; GRANT SELECT ON memtool.meta TO r;
  *     GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes,
- *         memtool.contents, memtool.versions, memtool.search_docs TO r;
+ *         memtool.contents, memtool.content_refs, memtool.versions,
+ *         memtool.search_docs TO r;
  * Such a role can neither turn row security off (only the owner may ALTER
  * the tables) nor bypass it (not a superuser, no BYPASSRLS). It can still set
  * memtool.tenant to any name: the tenants of one role trust each other's
@@ -190,8 +191,8 @@ static const char schema_v1[] =
 
 #define GRANTS_FMT                                                                                 \
     "GRANT USAGE ON SCHEMA memtool TO %s; GRANT SELECT ON memtool.meta TO %s; GRANT SELECT, "      \
-    "INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, memtool.contents, memtool.versions, " \
-    "memtool.search_docs TO %s"
+    "INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, memtool.contents, "                   \
+    "memtool.content_refs, memtool.versions, memtool.search_docs TO %s"
 
 /* Schema 3: the search index, a tsvector of each file's words (as memtool
  * cut them) with a GIN index, under the same row security as every table. */
@@ -200,6 +201,23 @@ static const char schema_v3[] =
     " sha256 text COLLATE \"C\" NOT NULL, words tsvector NOT NULL, PRIMARY KEY (tenant, path));"
     "CREATE INDEX search_docs_words ON memtool.search_docs USING gin (words);" ROW_SECURITY(
         "search_docs") "UPDATE memtool.meta SET value = '3' WHERE key = 'schema'";
+
+/* Schema 4: each content's count of references in a row of its own
+ * (db.h), under the same row security as every table. The counts are
+ * copied before the new table's row security is on, and with the owner
+ * let past that of contents for the copy (the upgrade's session has no
+ * tenant: it copies every tenant's); both hold the tables' exclusive locks
+ * to the commit, so no other session ever sees them without it. Dropping
+ * the column rewrites nothing in PostgreSQL. */
+static const char schema_v4[] =
+    "CREATE TABLE memtool.content_refs(" TENANT_COLUMN ", sha256 text COLLATE \"C\" NOT NULL,"
+    " refs int8 NOT NULL, PRIMARY KEY (tenant, sha256));"
+    "ALTER TABLE memtool.contents NO FORCE ROW LEVEL SECURITY;"
+    "INSERT INTO memtool.content_refs(tenant, sha256, refs)"
+    " SELECT tenant, sha256, refs FROM memtool.contents;"
+    "ALTER TABLE memtool.contents FORCE ROW LEVEL SECURITY;"
+    "ALTER TABLE memtool.contents DROP COLUMN refs;" ROW_SECURITY(
+        "content_refs") "UPDATE memtool.meta SET value = '4' WHERE key = 'schema'";
 
 /* ---- messages ------------------------------------------------------------------------- */
 
@@ -545,6 +563,11 @@ steps:
     if (version < 3) {
         /* The search index, empty: the first search of each tenant fills it. */
         if ((rc = run(c, schema_v3, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 3",
+                      0)) < 0)
+            goto done;
+    }
+    if (version < 4) {
+        if ((rc = run(c, schema_v4, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 4",
                       0)) < 0)
             goto done;
     }

@@ -45,9 +45,12 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
          * cut on the '/' whatever they are. */
     "UPDATE nodes SET path = CAST(?4 AS TEXT) || substr(path, length(CAST(?2 AS TEXT))) "
     "WHERE tenant = ?1 AND path > ?2 AND path < ?3",
-    [MT_DB_CONTENT_REF] = "UPDATE contents SET refs = refs + ?3 WHERE tenant = ?1 AND sha256 = ?2",
-    [MT_DB_CONTENT_PUT] = "INSERT INTO contents(tenant, sha256, refs, data) VALUES (?1, ?2, 1, ?3)",
-    [MT_DB_CONTENT_DROP] = "DELETE FROM contents WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 0",
+    [MT_DB_CONTENT_REF] =
+        "UPDATE content_refs SET refs = refs + ?3 WHERE tenant = ?1 AND sha256 = ?2",
+    [MT_DB_CONTENT_PUT] = "INSERT INTO contents(tenant, sha256, data) VALUES (?1, ?2, ?3)",
+    /* Content without a count is no node's nor version's. */
+    [MT_DB_CONTENT_DROP] = "DELETE FROM contents WHERE tenant = ?1 AND sha256 = ?2 AND NOT EXISTS "
+                           "(SELECT 1 FROM content_refs r WHERE r.tenant = ?1 AND r.sha256 = ?2)",
     [MT_DB_CONTENT_PIECE] = "SELECT substr(data, CAST(?3 AS INTEGER), CAST(?4 AS INTEGER)) "
                             "FROM contents WHERE tenant = ?1 AND sha256 = ?2",
     [MT_DB_VERSION_PUT] = "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, "
@@ -121,4 +124,6 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
             "n.path") " AND n.path > ?5 AND (d.sha256 IS NULL OR NOT ((n.size <= ?7 AND "
                       "d.sha256 = n.sha256) OR (n.size > ?7 AND substr(d.sha256, 1, 64) = "
                       "n.sha256 AND substr(d.sha256, 65) = ?8))) ORDER BY n.path LIMIT ?6",
+    [MT_DB_REFS_NEW] = "INSERT INTO content_refs(tenant, sha256, refs) VALUES (?1, ?2, 1)",
+    [MT_DB_REFS_DROP] = "DELETE FROM content_refs WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 0",
 };

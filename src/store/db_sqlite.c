@@ -295,6 +295,11 @@ static const char search_clean_check[] =
     "  'search_fresh', 'search_fresh_node_put', 'search_fresh_node_gone', 'search_fresh_node_set',"
     "  'search_fresh_doc_put', 'search_fresh_doc_gone', 'search_fresh_doc_set'))";
 
+/* Schema 4: a content's count of references, a row of its own (db.h). */
+#define CONTENT_REFS_TABLE                                                                         \
+    "CREATE TABLE content_refs(tenant TEXT NOT NULL, sha256 TEXT NOT NULL,"                        \
+    "  refs INTEGER NOT NULL, PRIMARY KEY (tenant, sha256)) WITHOUT ROWID;"
+
 static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
@@ -302,8 +307,8 @@ static const char schema[] =
     "CREATE TABLE nodes(tenant TEXT NOT NULL, path TEXT NOT NULL, kind INTEGER NOT NULL,"
     "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, accessed INTEGER NOT NULL DEFAULT 0,"
     "  modified INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, path)) WITHOUT ROWID;"
-    "CREATE TABLE contents(tenant TEXT NOT NULL, sha256 TEXT NOT NULL, refs INTEGER NOT NULL,"
-    "  data BLOB NOT NULL, PRIMARY KEY (tenant, sha256));"
+    "CREATE TABLE contents(tenant TEXT NOT NULL, sha256 TEXT NOT NULL, data BLOB NOT NULL,"
+    "  PRIMARY KEY (tenant, sha256));" CONTENT_REFS_TABLE
     "CREATE TABLE versions(tenant TEXT NOT NULL, id INTEGER NOT NULL, memory_id TEXT NOT NULL,"
     "  op INTEGER NOT NULL, path TEXT, previous_path TEXT, actor TEXT NOT NULL,"
     "  at INTEGER NOT NULL, sha256 TEXT, size INTEGER NOT NULL, redacted INTEGER NOT NULL,"
@@ -311,13 +316,19 @@ static const char schema[] =
     "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
     "CREATE INDEX versions_path ON versions(tenant, path, id);"
     "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);" SEARCH_SCHEMA
-    "INSERT INTO meta VALUES ('schema', '3');";
+    "INSERT INTO meta VALUES ('schema', '4');";
 
 /* From each schema to the next: a file holds one user's memories (no
  * operator stands between), so an older store is brought up to date when
  * opened, in the transaction that checks it. Schema 2: last access, which
  * schema 1 did not record, counted from the upgrade. Schema 3: the search
- * index, empty (the first search fills it). */
+ * index, empty (the first search fills it). Schema 4: each content's count
+ * moves from its row to content_refs, and the column goes. Dropping it
+ * rewrites every content once, here, in the open's transaction, rather
+ * than at later changes of its count. Keeping the column unused would
+ * spare the upgrade that, but a store made new and one upgraded would then
+ * differ, and the column (NOT NULL, without a default) would still have to
+ * be written by every new content. */
 static const char *const upgrades[] = {
     NULL,
     "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
@@ -326,6 +337,10 @@ static const char *const upgrades[] = {
     "  modified = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER);"
     "UPDATE meta SET value = '2' WHERE key = 'schema';",
     SEARCH_SCHEMA "UPDATE meta SET value = '3' WHERE key = 'schema';",
+    CONTENT_REFS_TABLE "INSERT INTO content_refs(tenant, sha256, refs)"
+                       "  SELECT tenant, sha256, refs FROM contents;"
+                       "ALTER TABLE contents DROP COLUMN refs;"
+                       "UPDATE meta SET value = '4' WHERE key = 'schema';",
 };
 
 /* The first column of a row as a number (a count, a schema version). */

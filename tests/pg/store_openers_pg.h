@@ -41,7 +41,8 @@ static int mt_test_pg_prepare(void)
     c = PQconnectdb(owner);
     r = PQexec(c, "GRANT USAGE ON SCHEMA memtool TO memtool; GRANT SELECT ON memtool.meta TO "
                   "memtool; GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, "
-                  "memtool.contents, memtool.versions, memtool.search_docs TO memtool");
+                  "memtool.contents, memtool.content_refs, memtool.versions, memtool.search_docs "
+                  "TO memtool");
     ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
         fprintf(stderr, "granting: %s", PQerrorMessage(c));

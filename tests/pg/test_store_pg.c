@@ -120,7 +120,20 @@ static void grant_memtool(PGconn *owner)
 {
     sql_ok(owner, "GRANT USAGE ON SCHEMA memtool TO memtool; GRANT SELECT ON memtool.meta TO "
                   "memtool; GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.usage, memtool.nodes, "
-                  "memtool.contents, memtool.versions, memtool.search_docs TO memtool");
+                  "memtool.contents, memtool.content_refs, memtool.versions, memtool.search_docs "
+                  "TO memtool");
+}
+
+/* What schema 3 was, made by the superuser (past row security) from this
+ * memtool's: each content's count a column of its row, no content_refs. */
+static void to_schema_3(PGconn *su)
+{
+    sql_ok(su, "ALTER TABLE memtool.contents ADD COLUMN refs int8;"
+               "UPDATE memtool.contents c SET refs = r.refs FROM memtool.content_refs r "
+               "WHERE r.tenant = c.tenant AND r.sha256 = c.sha256;"
+               "ALTER TABLE memtool.contents ALTER COLUMN refs SET NOT NULL;"
+               "DROP TABLE memtool.content_refs;"
+               "UPDATE memtool.meta SET value = '3' WHERE key = 'schema'");
 }
 
 /* A store handle for a tenant of the test database. */
@@ -207,7 +220,7 @@ static void test_schema_by_owner(void **state)
                                      "c.relkind = 'r' AND c.relrowsecurity AND "
                                      "c.relforcerowsecurity AND pg_get_userbyid(c.relowner) = "
                                      "'memtool_owner'"),
-                     5);
+                     6);
     PQfinish(owner);
     sql_ok(su, "DROP DATABASE memtool_empty WITH (FORCE)");
     PQfinish(su);
@@ -263,7 +276,7 @@ static void test_errors(void **state)
 {
     char u[512], port[16];
     const char *at = strrchr(url, ':'), *slash = strrchr(url, '/');
-    PGconn *owner;
+    PGconn *owner, *su = pg_connect(admin);
     mt_store *st;
     (void)state;
 
@@ -325,9 +338,9 @@ static void test_errors(void **state)
 
     /* A schema from a newer memtool; then one older than this one's. */
     owner = pg_connect(owner_url);
-    sql_ok(owner, "UPDATE memtool.meta SET value = '4' WHERE key = 'schema'");
+    sql_ok(owner, "UPDATE memtool.meta SET value = '5' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 4, newer than this memtool's 3",
+    one_line(mt_error_last()->message, "schema version 5, newer than this memtool's 4",
              "upgrade memtool", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), MT_EINVAL);
     one_line(mt_error_last()->message, "newer", NULL, NULL);
@@ -336,27 +349,29 @@ static void test_errors(void **state)
     one_line(mt_error_last()->message, "not a memtool store", NULL, NULL);
     /* Schema 1 (no last access, no search index): refused until upgraded,
      * then every file counts as accessed at the upgrade. */
+    to_schema_3(su);
     sql_ok(owner, "ALTER TABLE memtool.nodes DROP COLUMN accessed, DROP COLUMN modified");
     sql_ok(owner, "DROP TABLE memtool.search_docs");
     sql_ok(owner, "UPDATE memtool.meta SET value = '1' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 3",
+    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 4",
              "memtool store upgrade URL", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
     grant_memtool(owner);
     assert_int_equal(mt_store_pg_open(&st, url, NULL), 0);
     st->free(st);
-    /* Schema 2 (no search index): the same; the new table needs its grant,
-     * which a search without it names. */
+    /* Schema 2 (no search index, counts in contents): the same; the new
+     * tables need their grant, which a change without it names. */
     {
         mt_memory *mem;
         mt_search_hit *h = NULL;
         size_t n = 0;
 
+        to_schema_3(su);
         sql_ok(owner, "DROP TABLE memtool.search_docs");
         sql_ok(owner, "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'");
         assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 3",
+        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 4",
                  "memtool store upgrade URL", NULL);
         assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
         assert_int_equal(sql_long(owner, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
@@ -365,14 +380,20 @@ static void test_errors(void **state)
                                          "c.relforcerowsecurity"),
                          1);
         mem = open_memory("upgraded", NULL);
+        {
+            int err = 0;
+            char *text = mt_test_call(mem, &err,
+                                      "{\"command\":\"create\",\"path\":\"/memories/u.md\","
+                                      "\"file_text\":\"found after the upgrade\"}");
+            assert_int_equal(err, 1);
+            one_line(text, "may not use memtool's tables", "memtool.content_refs", NULL);
+            free(text);
+        }
+        grant_memtool(owner);
         mt_test_expect(mem,
                        "{\"command\":\"create\",\"path\":\"/memories/u.md\",\"file_text\":"
                        "\"found after the upgrade\"}",
                        0, "File created successfully at: /memories/u.md");
-        assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), MT_EIO);
-        one_line(mt_error_last()->message, "may not use memtool's tables", "memtool.search_docs",
-                 NULL);
-        grant_memtool(owner);
         assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), 0);
         assert_int_equal(n, 1);
         assert_string_equal(h[0].path, "/memories/u.md");
@@ -380,10 +401,122 @@ static void test_errors(void **state)
         mt_memory_free(mem);
     }
     PQfinish(owner);
+    PQfinish(su);
 
     /* A bad tenant name never reaches the server. */
     assert_int_equal(mt_store_pg_open(&st, url, "a/b"), MT_EINVAL);
     assert_int_equal(mt_store_pg_open(&st, url, ".."), MT_EINVAL);
+}
+
+/* ---- schema 4: counts of references --------------------------------------------------- */
+
+/* The count of the content at tenant's path, read past row security (-1: none). */
+static long refs_at(PGconn *su, const char *tenant, const char *path)
+{
+    char q[512];
+
+    snprintf(q, sizeof(q),
+             "SELECT coalesce((SELECT r.refs FROM memtool.content_refs r JOIN memtool.nodes n "
+             "ON n.tenant = r.tenant AND n.sha256 = r.sha256 WHERE n.tenant = '%s' AND "
+             "n.path = '%s'), -1)",
+             tenant, path);
+    return sql_long(su, q);
+}
+
+static void op_with_history(mt_store_op *op, int history)
+{
+    mt_store_op_init(op);
+    op->max_file_size = op->max_store_size = op->max_files = op->max_dirs = 0;
+    op->history = history;
+    op->history_keep = op->history_days = 0;
+}
+
+/* Every tenant's counts, in one text. */
+#define ALL_COUNTS                                                                                 \
+    "SELECT string_agg(tenant || ' ' || sha256 || ' ' || refs, ',' ORDER BY tenant, sha256) "      \
+    "FROM memtool.content_refs"
+
+/* Schema 3 (each count a column of its content's row) is refused until the
+ * owner's upgrade, which keeps every tenant's counts, in content_refs under
+ * row security, with contents' row security still forced; a content still
+ * goes with its last reference. */
+static void test_upgrade_refs(void **state)
+{
+    PGconn *su = pg_connect(admin), *owner = pg_connect(owner_url);
+    mt_store *a, *b;
+    mt_store_op op;
+    PGresult *r;
+    char *before;
+    (void)state;
+
+    assert_int_equal(mt_store_pg_open(&a, url, "refs_a"), 0);
+    assert_int_equal(mt_store_pg_open(&b, url, "refs_b"), 0);
+    op_with_history(&op, 1);
+    assert_int_equal(a->create(a, &op, "x.md", "shared\n", 7), 0);
+    assert_int_equal(a->create(a, &op, "y.md", "shared\n", 7), 0);
+    assert_int_equal(b->create(b, &op, "x.md", "shared\n", 7), 0);
+    op_with_history(&op, 0);
+    assert_int_equal(a->create(a, &op, "lone.md", "lonely\n", 7), 0);
+    a->free(a);
+    b->free(b);
+    assert_int_equal(refs_at(su, "refs_a", "x.md"), 4);
+    assert_int_equal(refs_at(su, "refs_a", "lone.md"), 1);
+    assert_int_equal(refs_at(su, "refs_b", "x.md"), 2);
+    r = sql(su, PGRES_TUPLES_OK, ALL_COUNTS);
+    before = strdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    assert_non_null(before);
+
+    to_schema_3(su);
+    assert_int_equal(mt_store_pg_open(&a, url, "refs_a"), MT_EINVAL);
+    one_line(mt_error_last()->message, "schema version 3, older than this memtool's 4",
+             "memtool store upgrade URL", NULL);
+    assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
+    r = sql(su, PGRES_TUPLES_OK, ALL_COUNTS);
+    assert_string_equal(PQgetvalue(r, 0, 0), before);
+    PQclear(r);
+    free(before);
+    assert_int_equal(sql_long(su, "SELECT count(*) FROM information_schema.columns WHERE "
+                                  "table_schema = 'memtool' AND table_name = 'contents' AND "
+                                  "column_name = 'refs'"),
+                     0);
+    assert_int_equal(sql_long(su, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
+                                  "n.oid = c.relnamespace WHERE n.nspname = 'memtool' AND "
+                                  "c.relname IN ('contents', 'content_refs') AND "
+                                  "c.relrowsecurity AND c.relforcerowsecurity AND "
+                                  "pg_get_userbyid(c.relowner) = 'memtool_owner'"),
+                     2);
+    assert_int_equal(sql_long(su, "SELECT count(*) FROM pg_policies WHERE schemaname = 'memtool' "
+                                  "AND tablename = 'content_refs' AND policyname = 'tenant_only'"),
+                     1);
+    /* memtool's role needs the new table's grant, as ever. */
+    grant_memtool(owner);
+
+    assert_int_equal(mt_store_pg_open(&a, url, "refs_a"), 0);
+    assert_int_equal(sql_long(su, "SELECT count(*) FROM memtool.contents c JOIN memtool.nodes n "
+                                  "USING (tenant, sha256) WHERE n.tenant = 'refs_a' AND "
+                                  "n.path = 'lone.md'"),
+                     1);
+    r = sql(su, PGRES_TUPLES_OK,
+            "SELECT sha256 FROM memtool.nodes WHERE tenant = 'refs_a' AND path = 'lone.md'");
+    {
+        char q[512];
+        snprintf(q, sizeof(q),
+                 "SELECT (SELECT count(*) FROM memtool.contents WHERE sha256 = '%s') + "
+                 "(SELECT count(*) FROM memtool.content_refs WHERE sha256 = '%s')",
+                 PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 0));
+        PQclear(r);
+        op_with_history(&op, 0);
+        assert_int_equal(a->remove(a, &op, "lone.md"), 0);
+        assert_int_equal(sql_long(su, q), 0);
+    }
+    op_with_history(&op, 1);
+    assert_int_equal(a->remove(a, &op, "y.md"), 0);
+    assert_int_equal(refs_at(su, "refs_a", "x.md"), 3);
+    assert_int_equal(refs_at(su, "refs_b", "x.md"), 2);
+    a->free(a);
+    PQfinish(owner);
+    PQfinish(su);
 }
 
 /* ---- tenants -------------------------------------------------------------------------- */
@@ -465,6 +598,15 @@ static void test_tenant_isolation(void **state)
     assert_int_equal(sql_long(c, "SELECT count(*) FROM versions"), 1);
     assert_int_equal(sql_long(c, "SELECT count(*) FROM contents"), 1);
     assert_int_equal(sql_long(c, "SELECT count(*) FROM usage WHERE tenant <> 'bob'"), 0);
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM content_refs"), 1);
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM content_refs WHERE tenant <> 'bob'"), 0);
+    sql_fails(c, "INSERT INTO content_refs(tenant, sha256, refs) VALUES ('alice', 'planted', 1)",
+              "42501");
+    sql_fails(c, "UPDATE content_refs SET tenant = 'alice'", "42501");
+    assert_int_equal(sql_long(c, "WITH d AS (UPDATE content_refs SET refs = 0 WHERE tenant = "
+                                 "'alice' RETURNING 1) SELECT count(*) FROM d"),
+                     0);
+    sql_fails(c, "ALTER TABLE memtool.content_refs NO FORCE ROW LEVEL SECURITY", "42501");
     assert_int_equal(sql_long(c, "SELECT count(*) FROM contents WHERE convert_from(data, 'UTF8') "
                                  "LIKE '%LAUNCH%'"),
                      0);
@@ -499,10 +641,16 @@ static void test_tenant_isolation(void **state)
     /* With the tenant unset nothing can be read at all. */
     c = pg_connect(url);
     sql_fails(c, "SELECT count(*) FROM memtool.nodes", "42704");
+    sql_fails(c, "SELECT count(*) FROM memtool.content_refs", "42704");
     PQfinish(c);
     /* (Alice's rows are there, for her.) */
     c = as_tenant("alice");
     assert_int_equal(sql_long(c, "SELECT count(*) FROM nodes"), 3);
+    /* Her contents, each counted: the first and the edited secret, x.md. */
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM content_refs"), 3);
+    assert_int_equal(sql_long(c, "SELECT count(*) FROM contents c JOIN content_refs r USING "
+                                 "(tenant, sha256)"),
+                     3);
     assert_int_equal(sql_long(c, "SELECT count(*) FROM search_docs WHERE words @@ "
                                  "CAST('launch' AS tsquery)"),
                      1);
@@ -813,7 +961,7 @@ static void test_deadlock_retried(void **state)
                    0, "File created successfully at: /memories/one.md");
     before = sql_long(su, "SELECT deadlocks FROM pg_stat_database WHERE datname = 'memtool'");
     sql_ok(other, "BEGIN");
-    sql_ok(other, "UPDATE contents SET refs = refs");
+    sql_ok(other, "UPDATE content_refs SET refs = refs");
     /* The change takes the tenant's lock, then waits for that row... */
     assert_int_equal(pthread_create(&t, NULL, call_thread, &a), 0);
     await_lock_wait(su, "memtool");
@@ -1290,19 +1438,13 @@ static void test_writer_killed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_by_owner),
-        cmocka_unit_test(test_schema_on_first_use),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_tenant_isolation),
-        cmocka_unit_test(test_search_words),
-        cmocka_unit_test(test_connection_lost),
-        cmocka_unit_test(test_lock_timeout),
-        cmocka_unit_test(test_deadlock_retried),
-        cmocka_unit_test(test_concurrent_inserts),
-        cmocka_unit_test(test_max_files_race),
-        cmocka_unit_test(test_same_as_files),
-        cmocka_unit_test(test_round_trips),
-        cmocka_unit_test(test_writer_killed),
+        cmocka_unit_test(test_schema_by_owner),  cmocka_unit_test(test_schema_on_first_use),
+        cmocka_unit_test(test_errors),           cmocka_unit_test(test_upgrade_refs),
+        cmocka_unit_test(test_tenant_isolation), cmocka_unit_test(test_search_words),
+        cmocka_unit_test(test_connection_lost),  cmocka_unit_test(test_lock_timeout),
+        cmocka_unit_test(test_deadlock_retried), cmocka_unit_test(test_concurrent_inserts),
+        cmocka_unit_test(test_max_files_race),   cmocka_unit_test(test_same_as_files),
+        cmocka_unit_test(test_round_trips),      cmocka_unit_test(test_writer_killed),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -105,7 +105,7 @@ static long long sql_number(const char *text)
 
 /* a.md made to hold b.md's content, in plain SQL. */
 #define A_AS_B                                                                                     \
-    "UPDATE contents SET refs = refs + 1 WHERE sha256 = (SELECT sha256 FROM nodes WHERE "          \
+    "UPDATE content_refs SET refs = refs + 1 WHERE sha256 = (SELECT sha256 FROM nodes WHERE "      \
     "path = 'b.md');"                                                                              \
     "UPDATE nodes SET sha256 = (SELECT sha256 FROM nodes WHERE path = 'b.md') "                    \
     "WHERE path = 'a.md';"
@@ -332,7 +332,9 @@ static void test_what_keeps_the_record(void **state)
     SKIPPED(bob, "charlie", "-");
     CAUGHT_UP(ann, "words", "a.md\nx/c.md\n");
     /* A file moved from one tenant to the other, in plain SQL: both catch up. */
-    sql("INSERT INTO contents SELECT 'bob', sha256, 1, data FROM contents WHERE tenant = 'ann' "
+    sql("INSERT INTO contents SELECT 'bob', sha256, data FROM contents WHERE tenant = 'ann' "
+        "AND sha256 = (SELECT sha256 FROM nodes WHERE tenant = 'ann' AND path = 'a.md');"
+        "INSERT INTO content_refs SELECT tenant, sha256, 1 FROM contents WHERE tenant = 'bob' "
         "AND sha256 = (SELECT sha256 FROM nodes WHERE tenant = 'ann' AND path = 'a.md');"
         "UPDATE nodes SET tenant = 'bob' WHERE tenant = 'ann' AND path = 'a.md'");
     assert_int_equal(fresh_of("ann", MT_SEARCH_INDEX_CAP), 0);
@@ -524,7 +526,7 @@ static void test_counter_replaced(void **state)
     assert_int_equal(sql_number("SELECT count(*) FROM sqlite_master WHERE name LIKE "
                                 "'search\\_clean%' ESCAPE '\\'"),
                      8);
-    assert_int_equal(sql_number("SELECT value FROM meta WHERE key = 'schema'"), 3);
+    assert_int_equal(sql_number("SELECT value FROM meta WHERE key = 'schema'"), 4);
     CAUGHT_UP(st, "words", "a.md\nb.md\n");
     assert_int_equal(indexed, 2);
     SKIPPED(st, "words", "a.md\nb.md\n");

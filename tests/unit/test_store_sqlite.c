@@ -170,7 +170,190 @@ static void test_not_a_store(void **state)
     assert_non_null(strstr(mt_error_last()->message, "upgrade memtool"));
 }
 
-/* Schema 2 (before search) is brought to 3 when opened; its first search
+/* A store of this memtool made back into one of schema 3, as an older
+ * memtool left it: each content's count a column of its row. */
+#define TO_SCHEMA_3                                                                                \
+    "CREATE TABLE old(tenant TEXT NOT NULL, sha256 TEXT NOT NULL, refs INTEGER NOT NULL,"          \
+    "  data BLOB NOT NULL, PRIMARY KEY (tenant, sha256));"                                         \
+    "INSERT INTO old SELECT c.tenant, c.sha256, r.refs, c.data FROM contents c"                    \
+    "  JOIN content_refs r USING (tenant, sha256);"                                                \
+    "DROP TABLE contents; DROP TABLE content_refs; ALTER TABLE old RENAME TO contents;"            \
+    "UPDATE meta SET value = '3' WHERE key = 'schema';"
+
+static void sql_run(const char *text)
+{
+    sqlite3 *db = NULL;
+
+    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, text, NULL, NULL, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", text, sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+/* The first column of text's one row as a number (-1: no row); ?1 is arg. */
+static long long sql_num(const char *text, const char *arg)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q;
+    long long got = -1;
+
+    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, text, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", text, sqlite3_errmsg(db));
+    if (arg)
+        sqlite3_bind_text(q, 1, arg, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        got = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return got;
+}
+
+/* The count of references of the content at tenant's path (-1: no count);
+ * path is "tenant/path". */
+static long long refs_at(const char *tenant_path)
+{
+    return sql_num("SELECT r.refs FROM content_refs r JOIN nodes n ON n.tenant = r.tenant AND "
+                   "n.sha256 = r.sha256 WHERE n.tenant || '/' || n.path = ?1",
+                   tenant_path);
+}
+
+static mt_store *open_store(const char *tenant)
+{
+    mt_store *st;
+
+    if (mt_store_sqlite_open(&st, db_path, tenant, MT_DURABILITY_NONE) < 0)
+        fail_msg("open: %s", mt_error_last()->message);
+    return st;
+}
+
+static void op_with_history(mt_store_op *op, int history)
+{
+    mt_store_op_init(op);
+    op->max_file_size = op->max_store_size = op->max_files = op->max_dirs = 0;
+    op->history = history;
+    op->history_keep = op->history_days = 0;
+}
+
+/* Schema 3 (each count a column of its content's row) is brought to 4 when
+ * opened: every count is kept, now in content_refs, the column is gone, and
+ * a content still goes with its last reference. */
+static void test_upgrade_refs(void **state)
+{
+    mt_store *a = open_store("a"), *b = open_store("b");
+    mt_store_op op;
+    char sha[65];
+    (void)state;
+
+    op_with_history(&op, 1);
+    assert_int_equal(a->create(a, &op, "x.md", "shared\n", 7), 0);
+    assert_int_equal(a->create(a, &op, "y.md", "shared\n", 7), 0);
+    assert_int_equal(b->create(b, &op, "x.md", "shared\n", 7), 0);
+    op_with_history(&op, 0);
+    assert_int_equal(a->create(a, &op, "lone.md", "lonely\n", 7), 0);
+    a->free(a);
+    b->free(b);
+    /* Two files and their versions; one file, history off; the other
+     * tenant's own count of the same bytes. */
+    assert_int_equal(refs_at("a/x.md"), 4);
+    assert_int_equal(refs_at("a/lone.md"), 1);
+    assert_int_equal(refs_at("b/x.md"), 2);
+    sql_run(TO_SCHEMA_3);
+    assert_int_equal(sql_num("SELECT refs FROM contents c JOIN nodes n USING (tenant, sha256) "
+                             "WHERE n.tenant || '/' || n.path = ?1",
+                             "a/x.md"),
+                     4);
+
+    a = open_store("a");
+    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 4);
+    assert_int_equal(
+        sql_num("SELECT count(*) FROM pragma_table_info('contents') WHERE name = 'refs'", NULL), 0);
+    assert_int_equal(refs_at("a/x.md"), 4);
+    assert_int_equal(refs_at("a/lone.md"), 1);
+    assert_int_equal(refs_at("b/x.md"), 2);
+    assert_int_equal(sql_num("SELECT count(*) FROM content_refs", NULL), 3);
+    assert_int_equal(sql_num("SELECT count(*) FROM contents", NULL), 3);
+
+    /* The last reference goes: the content and its count with it. */
+    {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *q;
+        assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT sha256 FROM nodes WHERE tenant = 'a' AND "
+                                            "path = 'lone.md'",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        snprintf(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        sqlite3_close(db);
+    }
+    op_with_history(&op, 0);
+    assert_int_equal(a->remove(a, &op, "lone.md"), 0);
+    assert_int_equal(sql_num("SELECT count(*) FROM contents WHERE sha256 = ?1", sha), 0);
+    assert_int_equal(sql_num("SELECT count(*) FROM content_refs WHERE sha256 = ?1", sha), 0);
+    /* One reference fewer (the file; its versions keep the content). */
+    op_with_history(&op, 1);
+    assert_int_equal(a->remove(a, &op, "y.md"), 0);
+    assert_int_equal(refs_at("a/x.md"), 3);
+    assert_int_equal(refs_at("b/x.md"), 2);
+    a->free(a);
+}
+
+/* The bytes this process has written, by any write call (/proc/self/io). */
+static unsigned long long written(void)
+{
+    char line[128];
+    unsigned long long n = 0;
+    FILE *f = fopen("/proc/self/io", "r");
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, "wchar: ", 7))
+            n = strtoull(line + 7, NULL, 10);
+    fclose(f);
+    return n;
+}
+
+#define BIG (8u << 20)
+
+/* A new file that holds a big content the store keeps already gains it
+ * references (its node and its version) without rewriting it: the change
+ * writes (log and checkpoint together) a small fraction of the content.
+ * The content is first kept once (history off), so its count goes from 1:
+ * a count in the content's row would change the row's size there, and
+ * SQLite would write the whole row again. */
+static void test_ref_writes_little(void **state)
+{
+    mt_store *st = open_store(NULL);
+    mt_store_op op;
+    char *big = malloc(BIG);
+    unsigned long long before, cost;
+    size_t i;
+    (void)state;
+
+    assert_non_null(big);
+    for (i = 0; i < BIG; i++)
+        big[i] = (char)('a' + (i * 7 + i / 4096) % 26);
+    op_with_history(&op, 0);
+    assert_int_equal(st->create(st, &op, "big.md", big, BIG), 0);
+    op_with_history(&op, 1);
+    assert_int_equal(st->create(st, &op, "warm.md", "w", 1), 0);
+    before = written();
+    assert_int_equal(st->create(st, &op, "copy.md", big, BIG), 0);
+    cost = written() - before;
+    assert_true(op.version > 0);
+    printf("a new reference to an 8 MB content wrote %llu bytes\n", cost);
+    assert_true(cost < BIG / 16);
+    assert_int_equal(refs_at("default/copy.md"), 3);
+    assert_int_equal(sql_num("SELECT count(*) FROM contents WHERE length(data) = 8388608", NULL),
+                     1);
+    free(big);
+    st->free(st);
+}
+
+/* Schema 2 (before search) is brought to 4 when opened; its first search
  * indexes what it holds. */
 static void test_upgrade_search(void **state)
 {
@@ -186,6 +369,7 @@ static void test_upgrade_search(void **state)
     mt_memory_free(mem);
     assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
+                                  TO_SCHEMA_3
                                   "DROP TRIGGER search_docs_put; DROP TRIGGER search_docs_gone;"
                                   "DROP TRIGGER search_docs_set; DROP TABLE search_words;"
                                   "DROP TABLE search_docs;"
@@ -206,7 +390,7 @@ static void test_upgrade_search(void **state)
                                         -1, &q, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "3");
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "4");
     assert_int_equal(sqlite3_column_int(q, 1), 1);
     sqlite3_finalize(q);
     sqlite3_close(db);
@@ -484,6 +668,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_search, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_refs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ref_writes_little, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_files_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
