@@ -174,8 +174,8 @@ void mt_crypt_writer_drop(mt_store *st, mt_crypt_key *key, unsigned epoch)
     mt_crypt_key_free(key);
 }
 
-static int key_for(const unsigned char **material, const held_keys *k, const mt_crypt_header *h,
-                   const char *rel)
+static int key_for(unsigned char material[MT_CRYPT_KEY], const held_keys *k,
+                   const mt_crypt_header *h, const char *rel)
 {
     char id[MT_CRYPT_ID * 2 + 1], given[MT_CRYPT_ID * 2 + 1];
     int rc;
@@ -202,33 +202,36 @@ static int key_for(const unsigned char **material, const held_keys *k, const mt_
 static int seal(char **out, size_t *out_len, mt_crypt_key *key, mt_crypt_header *h,
                 const unsigned char *salt, const char *plain, size_t len)
 {
-    const unsigned char *material;
-    unsigned char *p;
+    unsigned char material[MT_CRYPT_KEY], *p = NULL;
     unsigned long long clen;
     int rc;
 
     *out = NULL;
     if (len > SIZE_MAX - MT_CRYPT_OVERHEAD - 1)
         return mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
-    if ((rc = mt_crypt_key_writer(&material, h, key, salt)) < 0)
-        return rc;
+    if ((rc = mt_crypt_key_writer(material, h, key, salt)) < 0)
+        goto done;
     randombytes_buf(h->nonce, sizeof(h->nonce));
-    if (!(p = malloc(len + MT_CRYPT_OVERHEAD + 1)))
-        return mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
+    if (!(p = malloc(len + MT_CRYPT_OVERHEAD + 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
+        goto done;
+    }
     header_write(p, h);
     crypto_aead_xchacha20poly1305_ietf_encrypt(p + MT_CRYPT_HEADER, &clen,
                                                (const unsigned char *)plain, len, p,
                                                MT_CRYPT_HEADER, NULL, h->nonce, material);
     *out = (char *)p;
     *out_len = MT_CRYPT_HEADER + (size_t)clen;
-    return 0;
+done:
+    sodium_memzero(material, sizeof(material));
+    return rc;
 }
 
 /* Open a sealed file: *plain malloc'd and NUL-terminated. */
 static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt *c,
                   const char *data, size_t len, const char *rel)
 {
-    const unsigned char *material;
+    unsigned char material[MT_CRYPT_KEY];
     held_keys k;
     unsigned long long plen;
     unsigned char *p = NULL;
@@ -238,9 +241,8 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
     *plain_len = 0;
     if ((rc = header_read(h, (const unsigned char *)data, len, rel)) < 0)
         return rc;
-    /* The material is the keys': they are held until it is used. */
     keys_take(c, &k);
-    if ((rc = key_for(&material, &k, h, rel)) <= 0) {
+    if ((rc = key_for(material, &k, h, rel)) <= 0) {
         rc = rc < 0 ? rc : MT_ECRYPT; /* key_for said why */
         goto done;
     }
@@ -264,6 +266,7 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
     *plain_len = (size_t)plen;
     rc = 0;
 done:
+    sodium_memzero(material, sizeof(material));
     keys_drop(&k);
     return rc;
 }
@@ -563,7 +566,6 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
 {
     edit_args *a = payload;
     mt_crypt_header h;
-    const unsigned char *material;
     char *plain = NULL, *next = NULL;
     size_t plen, nlen = 0;
     int rc;
@@ -573,7 +575,7 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
         /* Done by an earlier run: left as it is. */
         if ((rc = header_read(&h, (const unsigned char *)data, len, a->rel)) < 0)
             return rc;
-        if ((rc = mt_crypt_key_reader(&material, a->rekey, &h)) < 0)
+        if ((rc = mt_crypt_key_reader(NULL, a->rekey, &h)) < 0)
             return rc;
         if (rc == 1) {
             a->unchanged = 1;
@@ -1414,7 +1416,6 @@ static int rekey_file(rekey_run *r, const char *rel)
     mt_store_op *op = r->op;
     edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0, NULL, NULL};
     char memory[24];
-    const unsigned char *material;
     head_read h = {{0}, 0};
     mt_crypt_header hd;
     uint64_t size;
@@ -1423,7 +1424,7 @@ static int rekey_file(rekey_run *r, const char *rel)
     /* Done by an earlier run: not even an edit (which would be a version). */
     if (c->inner->read(c->inner, &size, rel, 0, take_head, &h) == 0 &&
         header_read(&hd, h.head, h.len, rel) == 0 &&
-        mt_crypt_key_reader(&material, r->new_key, &hd) == 1)
+        mt_crypt_key_reader(NULL, r->new_key, &hd) == 1)
         return 0;
     if ((rc = memory_at(c, memory, rel)) < 0)
         return rc;
@@ -1462,7 +1463,6 @@ done:
 /* Whether a version's content is under key already (a read: no lock). */
 static int version_under(mt_crypt *c, int64_t id, mt_crypt_key *key, const char *rel)
 {
-    const unsigned char *material;
     mt_crypt_header hd;
     char *data;
     size_t len;
@@ -1470,7 +1470,7 @@ static int version_under(mt_crypt *c, int64_t id, mt_crypt_key *key, const char 
 
     if (c->inner->version_content(c->inner, &data, &len, id) == 0) {
         under = header_read(&hd, (const unsigned char *)data, len, rel) == 0 &&
-                mt_crypt_key_reader(&material, key, &hd) == 1;
+                mt_crypt_key_reader(NULL, key, &hd) == 1;
         free(data);
     }
     return under;

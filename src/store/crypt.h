@@ -34,16 +34,17 @@ typedef struct {
     unsigned char nonce[24];
 } mt_crypt_header;
 
-/* The key to write with: its material (valid while key lives), kdf, id and
- * salt. A passphrase key keeps `salt` when given (an edit keeps its file's
- * salt, so no new derivation), else uses the process's own. */
-int mt_crypt_key_writer(const unsigned char **material, mt_crypt_header *h, mt_crypt_key *key,
+/* The key to write with: a copy of its material (the caller wipes it with
+ * sodium_memzero after use), kdf, id and salt. A passphrase key keeps
+ * `salt` when given (an edit keeps its file's salt, so no new derivation),
+ * else uses the process's own. */
+int mt_crypt_key_writer(unsigned char material[MT_CRYPT_KEY], mt_crypt_header *h, mt_crypt_key *key,
                         const unsigned char *salt);
 
-/* The key that opens a file with header h: 1 with *material set, 0 when
+/* The key that opens a file with header h: 1 with a copy of its material
+ * in material (unless NULL: only asking; the caller wipes it), 0 when
  * neither key nor the keys it accepts is the one (a wrong key). */
-int mt_crypt_key_reader(const unsigned char **material, mt_crypt_key *key,
-                        const mt_crypt_header *h);
+int mt_crypt_key_reader(unsigned char *material, mt_crypt_key *key, const mt_crypt_header *h);
 
 /* 8-byte id of key material, as 16 hex digits. */
 void mt_crypt_id_of(unsigned char id[MT_CRYPT_ID], const unsigned char *material);
