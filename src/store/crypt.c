@@ -1114,6 +1114,19 @@ static int take_head(void *payload, const char *data, size_t len, uint64_t off, 
     return h->len == sizeof(h->head) ? 1 : 0;
 }
 
+/* The header of the file at rel, read without the rest of the file: 1 with
+ * *hd and *size set, 0 when it has no header (written outside memtool), or
+ * an error (MT_ENOTFOUND: removed meanwhile). */
+static int file_header(mt_crypt_header *hd, uint64_t *size, mt_crypt *c, const char *rel)
+{
+    head_read h = {{0}, 0};
+    int rc;
+
+    if ((rc = c->inner->read(c->inner, size, rel, 0, take_head, &h)) < 0)
+        return rc;
+    return header_read(hd, h.head, h.len, rel) == 0 ? 1 : 0;
+}
+
 /* The count of key id (from header hd) in out, added when new. */
 static int status_key(mt_crypt_key_count **k, mt_crypt_status *out, const mt_crypt_header *hd)
 {
@@ -1212,18 +1225,17 @@ int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
     if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
-        head_read h = {{0}, 0};
         mt_crypt_key_count *kc;
         mt_crypt_header hd;
         uint64_t size;
 
-        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
+        if ((rc = file_header(&hd, &size, c, l.paths[i])) < 0) {
             if (rc == MT_ENOTFOUND)
                 continue; /* removed meanwhile */
             goto done;
         }
         out->files++;
-        if (header_read(&hd, h.head, h.len < size ? sizeof(h.head) : h.len, l.paths[i]) < 0) {
+        if (rc == 0) {
             out->plain++;
             continue;
         }
@@ -1269,21 +1281,20 @@ int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload)
     if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
-        head_read h = {{0}, 0};
         mt_crypt_header hd;
         uint64_t size;
         char id[17] = "";
+        int sealed;
 
-        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
-            if (rc == MT_ENOTFOUND) {
-                rc = 0;
+        if ((sealed = file_header(&hd, &size, c, l.paths[i])) < 0) {
+            if (sealed == MT_ENOTFOUND)
                 continue; /* removed meanwhile */
-            }
+            rc = sealed;
             goto done;
         }
-        if (header_read(&hd, h.head, h.len < size ? sizeof(h.head) : h.len, l.paths[i]) == 0)
+        if (sealed)
             mt_crypt_hex(id, hd.key_id, MT_CRYPT_ID);
-        if ((rc = cb(payload, l.paths[i], id, id[0] && hd.kdf == MT_CRYPT_KDF_PASS)) != 0) {
+        if ((rc = cb(payload, l.paths[i], id, sealed && hd.kdf == MT_CRYPT_KDF_PASS)) != 0) {
             if (rc > 0)
                 rc = mt_error_set(MT_ESTOPPED, "stopped");
             goto done;
@@ -1416,15 +1427,12 @@ static int rekey_file(rekey_run *r, const char *rel)
     mt_store_op *op = r->op;
     edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0, NULL, NULL};
     char memory[24];
-    head_read h = {{0}, 0};
     mt_crypt_header hd;
     uint64_t size;
     int rc;
 
     /* Done by an earlier run: not even an edit (which would be a version). */
-    if (c->inner->read(c->inner, &size, rel, 0, take_head, &h) == 0 &&
-        header_read(&hd, h.head, h.len, rel) == 0 &&
-        mt_crypt_key_reader(NULL, r->new_key, &hd) == 1)
+    if (file_header(&hd, &size, c, rel) == 1 && mt_crypt_key_reader(NULL, r->new_key, &hd) == 1)
         return 0;
     if ((rc = memory_at(c, memory, rel)) < 0)
         return rc;
