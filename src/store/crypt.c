@@ -227,6 +227,8 @@ done:
     return rc;
 }
 
+void (*mt_crypt_unseal_hook)(void);
+
 /* Open a sealed file: *plain malloc'd and NUL-terminated. */
 static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt *c,
                   const char *data, size_t len, const char *rel)
@@ -250,6 +252,8 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
         rc = mt_error_set(MT_ENOMEM, "out of memory decrypting a file");
         goto done;
     }
+    if (mt_crypt_unseal_hook)
+        mt_crypt_unseal_hook();
     if (crypto_aead_xchacha20poly1305_ietf_decrypt(
             p, &plen, NULL, (const unsigned char *)data + MT_CRYPT_HEADER, len - MT_CRYPT_HEADER,
             (const unsigned char *)data, MT_CRYPT_HEADER, h->nonce, material) != 0) {
@@ -983,6 +987,11 @@ static int c_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_se
 mt_store *mt_crypt_inner(mt_store *st)
 {
     return ((mt_crypt *)st)->inner;
+}
+
+mt_store *mt_store_crypt_listing(mt_store *st)
+{
+    return mt_store_is_crypt(st) ? ((mt_crypt *)st)->inner : st;
 }
 
 int mt_crypt_seal_for(mt_crypt_key *key, char **out, size_t *out_len, const char *memory_id,
