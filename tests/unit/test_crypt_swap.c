@@ -330,6 +330,24 @@ static void test_copy_detected_after_catch_up(void **state)
     }
 }
 
+/* a.md, b.md and c.md (alpha, bravo, charlie) made with history on or off,
+ * then sql run on the history database beneath the store. */
+static void three_memories(const scratch *s, int history, const char *sql)
+{
+    mt_memory *m = open_enc(s, history);
+    sqlite3 *db;
+    char p[600];
+
+    mt_test_create(m, "a.md", "alpha");
+    mt_test_create(m, "b.md", "bravo");
+    mt_test_create(m, "c.md", "charlie");
+    mt_memory_free(m);
+    snprintf(p, sizeof(p), "%s/.memtool/history.db", s->root);
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
 /* A file the store has no record of that names a memory recorded nowhere
  * else (written with history off before ids were kept) is recorded as that
  * memory: no false alarm, and checked from then on. */
@@ -337,21 +355,11 @@ static void test_unrecorded_file_adopted(void **state)
 {
     scratch s;
     mt_memory *m;
-    sqlite3 *db;
-    char p[600];
 
     (void)state;
     scratch_init(&s);
-    m = open_enc(&s, 0);
-    mt_test_create(m, "a.md", "alpha");
-    mt_test_create(m, "b.md", "bravo");
-    mt_test_create(m, "c.md", "charlie");
-    mt_memory_free(m);
     /* As a store written before ids were kept: no record at all. */
-    snprintf(p, sizeof(p), "%s/.memtool/history.db", s.root);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DELETE FROM memories", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    three_memories(&s, 0, "DELETE FROM memories");
     m = open_enc(&s, 1);
     view_ok(m, "a.md", "alpha");
     /* A change with history on records a.md, an edit with history off c.md. */
@@ -400,23 +408,12 @@ static void test_stale_record_upgraded(void **state)
 {
     scratch s;
     mt_memory *m;
-    sqlite3 *db;
-    char p[600];
 
     (void)state;
     scratch_init(&s);
-    m = open_enc(&s, 1);
-    mt_test_create(m, "a.md", "alpha");
-    mt_test_create(m, "b.md", "bravo");
-    mt_test_create(m, "c.md", "charlie");
-    mt_memory_free(m);
     /* The database as that memtool left it: no mark, and untouched by what
      * follows with history off. */
-    snprintf(p, sizeof(p), "%s/.memtool/history.db", s.root);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DELETE FROM meta WHERE key = 'ids'", NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    three_memories(&s, 1, "DELETE FROM meta WHERE key = 'ids'");
     save_db(&s);
     m = open_enc(&s, 0);
     mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/a.md\"}");
