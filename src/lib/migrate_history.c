@@ -17,6 +17,7 @@
 #include <sodium.h>
 
 #include "path.h"
+#include "store/crypt.h"
 
 /* Versions read from a store at a time. */
 #define PAGE 1000
@@ -132,6 +133,10 @@ int mt_mig_scan(mt_mig_memories *t, mt_memory *from)
     }
     memset(&q, 0, sizeof(q));
     q.limit = PAGE;
+    /* Only ids, operations and paths are taken: an encrypted store lists
+     * them without opening every version, each of which is opened when its
+     * memory is copied (and a version that does not open fails that memory). */
+    st = mt_store_crypt_listing(st);
     /* Newest first: the first version of a memory seen is its newest. */
     for (;;) {
         if ((rc = st->versions(st, &page, &got, &q)) < 0)

@@ -174,8 +174,8 @@ void mt_crypt_writer_drop(mt_store *st, mt_crypt_key *key, unsigned epoch)
     mt_crypt_key_free(key);
 }
 
-static int key_for(const unsigned char **material, const held_keys *k, const mt_crypt_header *h,
-                   const char *rel)
+static int key_for(unsigned char material[MT_CRYPT_KEY], const held_keys *k,
+                   const mt_crypt_header *h, const char *rel)
 {
     char id[MT_CRYPT_ID * 2 + 1], given[MT_CRYPT_ID * 2 + 1];
     int rc;
@@ -202,33 +202,38 @@ static int key_for(const unsigned char **material, const held_keys *k, const mt_
 static int seal(char **out, size_t *out_len, mt_crypt_key *key, mt_crypt_header *h,
                 const unsigned char *salt, const char *plain, size_t len)
 {
-    const unsigned char *material;
-    unsigned char *p;
+    unsigned char material[MT_CRYPT_KEY], *p = NULL;
     unsigned long long clen;
     int rc;
 
     *out = NULL;
     if (len > SIZE_MAX - MT_CRYPT_OVERHEAD - 1)
         return mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
-    if ((rc = mt_crypt_key_writer(&material, h, key, salt)) < 0)
-        return rc;
+    if ((rc = mt_crypt_key_writer(material, h, key, salt)) < 0)
+        goto done;
     randombytes_buf(h->nonce, sizeof(h->nonce));
-    if (!(p = malloc(len + MT_CRYPT_OVERHEAD + 1)))
-        return mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
+    if (!(p = malloc(len + MT_CRYPT_OVERHEAD + 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory encrypting a file");
+        goto done;
+    }
     header_write(p, h);
     crypto_aead_xchacha20poly1305_ietf_encrypt(p + MT_CRYPT_HEADER, &clen,
                                                (const unsigned char *)plain, len, p,
                                                MT_CRYPT_HEADER, NULL, h->nonce, material);
     *out = (char *)p;
     *out_len = MT_CRYPT_HEADER + (size_t)clen;
-    return 0;
+done:
+    sodium_memzero(material, sizeof(material));
+    return rc;
 }
+
+void (*mt_crypt_unseal_hook)(void);
 
 /* Open a sealed file: *plain malloc'd and NUL-terminated. */
 static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt *c,
                   const char *data, size_t len, const char *rel)
 {
-    const unsigned char *material;
+    unsigned char material[MT_CRYPT_KEY];
     held_keys k;
     unsigned long long plen;
     unsigned char *p = NULL;
@@ -238,9 +243,8 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
     *plain_len = 0;
     if ((rc = header_read(h, (const unsigned char *)data, len, rel)) < 0)
         return rc;
-    /* The material is the keys': they are held until it is used. */
     keys_take(c, &k);
-    if ((rc = key_for(&material, &k, h, rel)) <= 0) {
+    if ((rc = key_for(material, &k, h, rel)) <= 0) {
         rc = rc < 0 ? rc : MT_ECRYPT; /* key_for said why */
         goto done;
     }
@@ -248,6 +252,8 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
         rc = mt_error_set(MT_ENOMEM, "out of memory decrypting a file");
         goto done;
     }
+    if (mt_crypt_unseal_hook)
+        mt_crypt_unseal_hook();
     if (crypto_aead_xchacha20poly1305_ietf_decrypt(
             p, &plen, NULL, (const unsigned char *)data + MT_CRYPT_HEADER, len - MT_CRYPT_HEADER,
             (const unsigned char *)data, MT_CRYPT_HEADER, h->nonce, material) != 0) {
@@ -264,6 +270,7 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
     *plain_len = (size_t)plen;
     rc = 0;
 done:
+    sodium_memzero(material, sizeof(material));
     keys_drop(&k);
     return rc;
 }
@@ -563,7 +570,6 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
 {
     edit_args *a = payload;
     mt_crypt_header h;
-    const unsigned char *material;
     char *plain = NULL, *next = NULL;
     size_t plen, nlen = 0;
     int rc;
@@ -573,7 +579,7 @@ static int edit_sealed(char **out, size_t *out_len, const char *data, size_t len
         /* Done by an earlier run: left as it is. */
         if ((rc = header_read(&h, (const unsigned char *)data, len, a->rel)) < 0)
             return rc;
-        if ((rc = mt_crypt_key_reader(&material, a->rekey, &h)) < 0)
+        if ((rc = mt_crypt_key_reader(NULL, a->rekey, &h)) < 0)
             return rc;
         if (rc == 1) {
             a->unchanged = 1;
@@ -983,6 +989,11 @@ mt_store *mt_crypt_inner(mt_store *st)
     return ((mt_crypt *)st)->inner;
 }
 
+mt_store *mt_store_crypt_listing(mt_store *st)
+{
+    return mt_store_is_crypt(st) ? ((mt_crypt *)st)->inner : st;
+}
+
 int mt_crypt_seal_for(mt_crypt_key *key, char **out, size_t *out_len, const char *memory_id,
                       uint64_t generation, const char *plain, size_t len)
 {
@@ -1112,6 +1123,19 @@ static int take_head(void *payload, const char *data, size_t len, uint64_t off, 
     return h->len == sizeof(h->head) ? 1 : 0;
 }
 
+/* The header of the file at rel, read without the rest of the file: 1 with
+ * *hd and *size set, 0 when it has no header (written outside memtool), or
+ * an error (MT_ENOTFOUND: removed meanwhile). */
+static int file_header(mt_crypt_header *hd, uint64_t *size, mt_crypt *c, const char *rel)
+{
+    head_read h = {{0}, 0};
+    int rc;
+
+    if ((rc = c->inner->read(c->inner, size, rel, 0, take_head, &h)) < 0)
+        return rc;
+    return header_read(hd, h.head, h.len, rel) == 0 ? 1 : 0;
+}
+
 /* The count of key id (from header hd) in out, added when new. */
 static int status_key(mt_crypt_key_count **k, mt_crypt_status *out, const mt_crypt_header *hd)
 {
@@ -1210,18 +1234,17 @@ int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
     if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
-        head_read h = {{0}, 0};
         mt_crypt_key_count *kc;
         mt_crypt_header hd;
         uint64_t size;
 
-        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
+        if ((rc = file_header(&hd, &size, c, l.paths[i])) < 0) {
             if (rc == MT_ENOTFOUND)
                 continue; /* removed meanwhile */
             goto done;
         }
         out->files++;
-        if (header_read(&hd, h.head, h.len < size ? sizeof(h.head) : h.len, l.paths[i]) < 0) {
+        if (rc == 0) {
             out->plain++;
             continue;
         }
@@ -1267,21 +1290,20 @@ int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload)
     if ((rc = c->inner->walk(c->inner, "", collect_path, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
-        head_read h = {{0}, 0};
         mt_crypt_header hd;
         uint64_t size;
         char id[17] = "";
+        int sealed;
 
-        if ((rc = c->inner->read(c->inner, &size, l.paths[i], 0, take_head, &h)) < 0) {
-            if (rc == MT_ENOTFOUND) {
-                rc = 0;
+        if ((sealed = file_header(&hd, &size, c, l.paths[i])) < 0) {
+            if (sealed == MT_ENOTFOUND)
                 continue; /* removed meanwhile */
-            }
+            rc = sealed;
             goto done;
         }
-        if (header_read(&hd, h.head, h.len < size ? sizeof(h.head) : h.len, l.paths[i]) == 0)
+        if (sealed)
             mt_crypt_hex(id, hd.key_id, MT_CRYPT_ID);
-        if ((rc = cb(payload, l.paths[i], id, id[0] && hd.kdf == MT_CRYPT_KDF_PASS)) != 0) {
+        if ((rc = cb(payload, l.paths[i], id, sealed && hd.kdf == MT_CRYPT_KDF_PASS)) != 0) {
             if (rc > 0)
                 rc = mt_error_set(MT_ESTOPPED, "stopped");
             goto done;
@@ -1414,16 +1436,12 @@ static int rekey_file(rekey_run *r, const char *rel)
     mt_store_op *op = r->op;
     edit_args a = {c, op, rel, NULL, NULL, NULL, r->new_key, 0, 0, NULL, NULL};
     char memory[24];
-    const unsigned char *material;
-    head_read h = {{0}, 0};
     mt_crypt_header hd;
     uint64_t size;
     int rc;
 
     /* Done by an earlier run: not even an edit (which would be a version). */
-    if (c->inner->read(c->inner, &size, rel, 0, take_head, &h) == 0 &&
-        header_read(&hd, h.head, h.len, rel) == 0 &&
-        mt_crypt_key_reader(&material, r->new_key, &hd) == 1)
+    if (file_header(&hd, &size, c, rel) == 1 && mt_crypt_key_reader(NULL, r->new_key, &hd) == 1)
         return 0;
     if ((rc = memory_at(c, memory, rel)) < 0)
         return rc;
@@ -1462,7 +1480,6 @@ done:
 /* Whether a version's content is under key already (a read: no lock). */
 static int version_under(mt_crypt *c, int64_t id, mt_crypt_key *key, const char *rel)
 {
-    const unsigned char *material;
     mt_crypt_header hd;
     char *data;
     size_t len;
@@ -1470,7 +1487,7 @@ static int version_under(mt_crypt *c, int64_t id, mt_crypt_key *key, const char 
 
     if (c->inner->version_content(c->inner, &data, &len, id) == 0) {
         under = header_read(&hd, (const unsigned char *)data, len, rel) == 0 &&
-                mt_crypt_key_reader(&material, key, &hd) == 1;
+                mt_crypt_key_reader(NULL, key, &hd) == 1;
         free(data);
     }
     return under;

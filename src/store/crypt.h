@@ -34,16 +34,17 @@ typedef struct {
     unsigned char nonce[24];
 } mt_crypt_header;
 
-/* The key to write with: its material (valid while key lives), kdf, id and
- * salt. A passphrase key keeps `salt` when given (an edit keeps its file's
- * salt, so no new derivation), else uses the process's own. */
-int mt_crypt_key_writer(const unsigned char **material, mt_crypt_header *h, mt_crypt_key *key,
+/* The key to write with: a copy of its material (the caller wipes it with
+ * sodium_memzero after use), kdf, id and salt. A passphrase key keeps
+ * `salt` when given (an edit keeps its file's salt, so no new derivation),
+ * else uses the process's own. */
+int mt_crypt_key_writer(unsigned char material[MT_CRYPT_KEY], mt_crypt_header *h, mt_crypt_key *key,
                         const unsigned char *salt);
 
-/* The key that opens a file with header h: 1 with *material set, 0 when
+/* The key that opens a file with header h: 1 with a copy of its material
+ * in material (unless NULL: only asking; the caller wipes it), 0 when
  * neither key nor the keys it accepts is the one (a wrong key). */
-int mt_crypt_key_reader(const unsigned char **material, mt_crypt_key *key,
-                        const mt_crypt_header *h);
+int mt_crypt_key_reader(unsigned char *material, mt_crypt_key *key, const mt_crypt_header *h);
 
 /* 8-byte id of key material, as 16 hex digits. */
 void mt_crypt_id_of(unsigned char id[MT_CRYPT_ID], const unsigned char *material);
@@ -61,6 +62,16 @@ int mt_store_crypt_status(mt_store *st, mt_crypt_status *out);
 int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload);
 int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
                          mt_rekey_cb cb, void *payload);
+/* For tests, NULL otherwise: called at every decryption a crypt store makes,
+ * so a test counts how often one migration or rekey opens each version. */
+extern void (*mt_crypt_unseal_hook)(void);
+
+/* The store to list st's versions from when only their ids, memory ids,
+ * operations and paths are wanted: beneath an encryption layer the store
+ * it wraps, which lists them without decrypting each (its sizes and
+ * SHA-256s are the sealed files'); otherwise st. */
+mt_store *mt_store_crypt_listing(mt_store *st);
+
 /* Whether st is an encryption layer. */
 int mt_store_is_crypt(const mt_store *st);
 

@@ -25,7 +25,9 @@
 
 #include "crypt.h"
 
-/* A process meets few salts; past this many, the oldest derivation is dropped. */
+/* A process meets few salts; past this many, the oldest derivation is
+ * dropped. Callers get a copy of a derivation's material (and wipe it),
+ * never a pointer into the cache, so dropping one frees nothing in use. */
 #define CACHE_MAX 8
 
 typedef struct {
@@ -254,6 +256,7 @@ void mt_crypt_key_id(char out[17], const mt_crypt_key *key)
  */
 static int derive(derived **out, mt_crypt_key *key, const unsigned char salt[MT_CRYPT_SALT])
 {
+    unsigned char *fresh;
     derived *d;
     size_t i;
 
@@ -262,37 +265,39 @@ static int derive(derived **out, mt_crypt_key *key, const unsigned char salt[MT_
             *out = &key->cache[i];
             return 0;
         }
-    if (key->cached < CACHE_MAX) {
-        d = &key->cache[key->cached];
-        if (!(d->material = sodium_malloc(MT_CRYPT_KEY)))
-            return mt_error_set(MT_ENOMEM, "out of memory for a key");
-        key->cached++;
-    } else {
-        d = &key->cache[key->next];
-        key->next = (key->next + 1) % CACHE_MAX;
-    }
-    memcpy(d->salt, salt, MT_CRYPT_SALT);
-    if (crypto_pwhash(d->material, MT_CRYPT_KEY, (const char *)key->secret, key->secret_len, salt,
+    /* Derived aside, so a failure leaves no slot with a salt but no key. */
+    if (!(fresh = sodium_malloc(MT_CRYPT_KEY)))
+        return mt_error_set(MT_ENOMEM, "out of memory for a key");
+    if (crypto_pwhash(fresh, MT_CRYPT_KEY, (const char *)key->secret, key->secret_len, salt,
                       crypto_pwhash_OPSLIMIT_INTERACTIVE, crypto_pwhash_MEMLIMIT_INTERACTIVE,
                       crypto_pwhash_ALG_ARGON2ID13) != 0) {
-        memset(d->salt, 0, MT_CRYPT_SALT);
-        sodium_memzero(d->material, MT_CRYPT_KEY);
+        sodium_free(fresh);
         return mt_error_set(MT_ENOMEM, "out of memory deriving a key from the passphrase "
                                        "(Argon2id needs 64 MiB)");
     }
+    if (key->cached < CACHE_MAX)
+        d = &key->cache[key->cached++];
+    else {
+        /* No thread holds a slot's material: each copies it under the lock. */
+        d = &key->cache[key->next];
+        key->next = (key->next + 1) % CACHE_MAX;
+        sodium_free(d->material);
+    }
+    d->material = fresh;
+    memcpy(d->salt, salt, MT_CRYPT_SALT);
     mt_crypt_id_of(d->id, d->material);
     *out = d;
     return 0;
 }
 
-int mt_crypt_key_writer(const unsigned char **material, mt_crypt_header *h, mt_crypt_key *key,
+int mt_crypt_key_writer(unsigned char material[MT_CRYPT_KEY], mt_crypt_header *h, mt_crypt_key *key,
                         const unsigned char *salt)
 {
     derived *d;
     int rc;
 
     if (!key->passphrase) {
-        *material = key->secret;
+        memcpy(material, key->secret, MT_CRYPT_KEY);
         h->kdf = MT_CRYPT_KDF_KEY;
         memcpy(h->key_id, key->id, MT_CRYPT_ID);
         memset(h->salt, 0, MT_CRYPT_SALT);
@@ -307,9 +312,8 @@ int mt_crypt_key_writer(const unsigned char **material, mt_crypt_header *h, mt_c
         salt = key->write_salt;
     }
     if ((rc = derive(&d, key, salt)) == 0) {
-        /* Material stays put while the key lives: a slot is only reused
-         * past CACHE_MAX salts, which one change never meets. */
-        *material = d->material;
+        /* A copy: another thread may drop the slot once the lock is let go. */
+        memcpy(material, d->material, MT_CRYPT_KEY);
         h->kdf = MT_CRYPT_KDF_PASS;
         memcpy(h->key_id, d->id, MT_CRYPT_ID);
         memcpy(h->salt, salt, MT_CRYPT_SALT);
@@ -318,7 +322,7 @@ int mt_crypt_key_writer(const unsigned char **material, mt_crypt_header *h, mt_c
     return rc;
 }
 
-int mt_crypt_key_reader(const unsigned char **material, mt_crypt_key *key, const mt_crypt_header *h)
+int mt_crypt_key_reader(unsigned char *material, mt_crypt_key *key, const mt_crypt_header *h)
 {
     derived *d;
     int rc;
@@ -326,7 +330,8 @@ int mt_crypt_key_reader(const unsigned char **material, mt_crypt_key *key, const
     for (; key; key = key->accepted) {
         if (!key->passphrase) {
             if (h->kdf == MT_CRYPT_KDF_KEY && sodium_memcmp(h->key_id, key->id, MT_CRYPT_ID) == 0) {
-                *material = key->secret;
+                if (material)
+                    memcpy(material, key->secret, MT_CRYPT_KEY);
                 return 1;
             }
             continue;
@@ -336,7 +341,8 @@ int mt_crypt_key_reader(const unsigned char **material, mt_crypt_key *key, const
         pthread_mutex_lock(&key->lock);
         rc = derive(&d, key, h->salt);
         if (rc == 0 && sodium_memcmp(d->id, h->key_id, MT_CRYPT_ID) == 0) {
-            *material = d->material;
+            if (material)
+                memcpy(material, d->material, MT_CRYPT_KEY);
             /* New files go with the salt already derived. */
             if (!key->have_write_salt) {
                 memcpy(key->write_salt, h->salt, MT_CRYPT_SALT);

@@ -49,6 +49,27 @@ void mt_test_expect(mt_memory *mem, const char *json, int is_error, const char *
     free(got);
 }
 
+void mt_test_ok(mt_memory *mem, const char *json)
+{
+    int err = 0;
+    char *t = mt_test_call(mem, &err, json);
+
+    if (err)
+        fail_msg("%s\n  gave: %s", json, t);
+    free(t);
+}
+
+void mt_test_create(mt_memory *mem, const char *path, const char *text)
+{
+    char json[1024];
+    int n = snprintf(json, sizeof(json),
+                     "{\"command\":\"create\",\"path\":\"/memories/%s\",\"file_text\":\"%s\"}",
+                     path, text);
+
+    assert_true(n > 0 && (size_t)n < sizeof(json));
+    mt_test_ok(mem, json);
+}
+
 char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len)
 {
     char path[1024], *buf;

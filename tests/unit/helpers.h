@@ -26,6 +26,12 @@ char *mt_test_call(mt_memory *mem, int *is_error, const char *json);
 /* Run a tool input and assert its exact text and error flag. */
 void mt_test_expect(mt_memory *mem, const char *json, int is_error, const char *text);
 
+/* Run a tool input that must succeed: fails the test with its text otherwise. */
+void mt_test_ok(mt_memory *mem, const char *json);
+
+/* Create /memories/path holding text (already escaped for JSON); must succeed. */
+void mt_test_create(mt_memory *mem, const char *path, const char *text);
+
 /* The whole content of a file under the store root (malloc'd), or NULL. */
 char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
 

@@ -29,19 +29,6 @@ static mt_memory *open_store(const mt_test_keys *s, int sqlite, const char *key_
     return m;
 }
 
-static void create(mt_memory *m, const char *path, const char *text)
-{
-    char json[1024], *out;
-    int err;
-
-    snprintf(json, sizeof(json),
-             "{\"command\":\"create\",\"path\":\"/memories/%s\",\"file_text\":\"%s\"}", path, text);
-    out = mt_test_call(m, &err, json);
-    if (err)
-        fail_msg("%s: %s", json, out);
-    free(out);
-}
-
 /* Append s to out (size bytes in all). */
 static void append(char *out, size_t size, const char *s)
 {
@@ -108,128 +95,124 @@ static void expect_set(mt_memory *m, const char *query, const char *want)
     free(got);
 }
 
-/* Ranked by BM25: five mentions above one; equal scores by path; beneath a
- * directory only; at most limit. */
-static void test_hits_and_order(void **state)
+/* A test's body on a new store: the file store (sqlite 0) or SQLite store
+ * (1) in s's directory, encrypted with the key file at key (NULL: not). */
+typedef void (*store_case)(const mt_test_keys *s, int sqlite, const char *key);
+
+/* body on each store, encrypted; and without encryption too when plain_too. */
+static void on_each_store(store_case body, int plain_too)
 {
     mt_test_keys s;
-    mt_memory *m;
-    int sqlite;
+    int sqlite, encrypted;
 
-    (void)state;
-    for (sqlite = 0; sqlite < 2; sqlite++) {
-        mt_test_keys_init(&s, "csearch");
-        m = open_store(&s, sqlite, s.key);
-        create(m, "once.md", "the cache is mentioned here once among many other words");
-        create(m, "five.md", "cache cache cache\\ncache and cache again");
-        create(m, "none.md", "nothing relevant");
-        create(m, "tie/b.md", "same words cache");
-        create(m, "tie/a.md", "same words cache");
-        create(m, "empty.md", "");
-        expect(m, "cache", NULL, 0,
-               "/memories/five.md\n/memories/tie/a.md\n/memories/tie/b.md\n/memories/once.md\n");
-        expect(m, "cache", NULL, 1, "/memories/five.md\n");
-        expect(m, "cache", NULL, 2, "/memories/five.md\n/memories/tie/a.md\n");
-        expect(m, "cache", "/memories/tie", 0, "/memories/tie/a.md\n/memories/tie/b.md\n");
-        expect(m, "cache", "/memories/tie", 1, "/memories/tie/a.md\n");
-        expect(m, "cache relevant", NULL, 0, "-");
-        expect(m, "relevant", NULL, 0, "/memories/none.md\n");
-        expect(m, "nosuchword", NULL, 0, "-");
-        /* Changes between searches are seen at once: nothing to bring up to date. */
-        create(m, "tie/c.md", "cache cache cache cache cache cache cache cache");
-        expect(m, "cache", "/memories/tie", 1, "/memories/tie/c.md\n");
-        mt_memory_free(m);
-        mt_test_keys_free(&s);
-    }
+    for (sqlite = 0; sqlite < 2; sqlite++)
+        for (encrypted = 1; encrypted >= !plain_too; encrypted--) {
+            mt_test_keys_init(&s, "csearch");
+            body(&s, sqlite, encrypted ? s.key : NULL);
+            mt_test_keys_free(&s);
+        }
+}
+
+/* Ranked by BM25: five mentions above one; equal scores by path; beneath a
+ * directory only; at most limit. */
+static void hits_and_order(const mt_test_keys *s, int sqlite, const char *key)
+{
+    mt_memory *m = open_store(s, sqlite, key);
+
+    mt_test_create(m, "once.md", "the cache is mentioned here once among many other words");
+    mt_test_create(m, "five.md", "cache cache cache\\ncache and cache again");
+    mt_test_create(m, "none.md", "nothing relevant");
+    mt_test_create(m, "tie/b.md", "same words cache");
+    mt_test_create(m, "tie/a.md", "same words cache");
+    mt_test_create(m, "empty.md", "");
+    expect(m, "cache", NULL, 0,
+           "/memories/five.md\n/memories/tie/a.md\n/memories/tie/b.md\n/memories/once.md\n");
+    expect(m, "cache", NULL, 1, "/memories/five.md\n");
+    expect(m, "cache", NULL, 2, "/memories/five.md\n/memories/tie/a.md\n");
+    expect(m, "cache", "/memories/tie", 0, "/memories/tie/a.md\n/memories/tie/b.md\n");
+    expect(m, "cache", "/memories/tie", 1, "/memories/tie/a.md\n");
+    expect(m, "cache relevant", NULL, 0, "-");
+    expect(m, "relevant", NULL, 0, "/memories/none.md\n");
+    expect(m, "nosuchword", NULL, 0, "-");
+    /* Changes between searches are seen at once: nothing to bring up to date. */
+    mt_test_create(m, "tie/c.md", "cache cache cache cache cache cache cache cache");
+    expect(m, "cache", "/memories/tie", 1, "/memories/tie/c.md\n");
+    mt_memory_free(m);
 }
 
 /* Phrases, prefixes, folding and CJK pairs, as the indexed stores match them. */
-static void test_query_forms(void **state)
+static void query_forms(const mt_test_keys *s, int sqlite, const char *key)
 {
-    mt_test_keys s;
-    mt_memory *m;
-    int sqlite;
+    mt_memory *m = open_store(s, sqlite, key);
 
-    (void)state;
-    for (sqlite = 0; sqlite < 2; sqlite++) {
-        mt_test_keys_init(&s, "csearch");
-        m = open_store(&s, sqlite, s.key);
-        create(m, "ops/deploy.md", "The deploy script runs nightly.\\nDeploy it after a restore.");
-        create(m, "notes.md", "Deployment is rare.");
-        create(m, "intl/ja.md", "日本語のテキストを検索する");
-        create(m, "intl/fr.md", "Le café crème est prêt");
-        create(m, "intl/ru.md", "Кафе и ёлка");
-        create(m, "intl/de.md", "Grüße aus der Straße");
-        expect(m, "deploy", NULL, 0, "/memories/ops/deploy.md\n");
-        expect_set(m, "deploy*", "/memories/ops/deploy.md\n/memories/notes.md\n");
-        expect(m, "\"script runs\"", NULL, 0, "/memories/ops/deploy.md\n");
-        expect(m, "\"runs script\"", NULL, 0, "-");
-        expect(m, "\"script ru*\"", NULL, 0, "/memories/ops/deploy.md\n");
-        expect(m, "\"the deploy\" restore", NULL, 0, "/memories/ops/deploy.md\n");
-        expect(m, "CAFÉ", NULL, 0, "/memories/intl/fr.md\n");
-        expect(m, "creme pret", NULL, 0, "/memories/intl/fr.md\n");
-        expect(m, "caf*", NULL, 0, "/memories/intl/fr.md\n");
-        expect(m, "ЁЛКА", NULL, 0, "/memories/intl/ru.md\n");
-        expect(m, "елка кафе", NULL, 0, "/memories/intl/ru.md\n");
-        expect(m, "grusse STRASSE", NULL, 0, "/memories/intl/de.md\n");
-        expect(m, "検索", NULL, 0, "/memories/intl/ja.md\n");
-        expect(m, "日本語のテキスト", NULL, 0, "/memories/intl/ja.md\n");
-        expect(m, "本", NULL, 0, "/memories/intl/ja.md\n");
-        expect(m, "テキスト検索", NULL, 0, "-");
-        expect(m, "検索", "/memories/ops", 0, "-");
-        mt_memory_free(m);
-        mt_test_keys_free(&s);
-    }
+    mt_test_create(m, "ops/deploy.md",
+                   "The deploy script runs nightly.\\nDeploy it after a restore.");
+    mt_test_create(m, "notes.md", "Deployment is rare.");
+    mt_test_create(m, "intl/ja.md", "日本語のテキストを検索する");
+    mt_test_create(m, "intl/fr.md", "Le café crème est prêt");
+    mt_test_create(m, "intl/ru.md", "Кафе и ёлка");
+    mt_test_create(m, "intl/de.md", "Grüße aus der Straße");
+    expect(m, "deploy", NULL, 0, "/memories/ops/deploy.md\n");
+    expect_set(m, "deploy*", "/memories/ops/deploy.md\n/memories/notes.md\n");
+    expect(m, "\"script runs\"", NULL, 0, "/memories/ops/deploy.md\n");
+    expect(m, "\"runs script\"", NULL, 0, "-");
+    expect(m, "\"script ru*\"", NULL, 0, "/memories/ops/deploy.md\n");
+    expect(m, "\"the deploy\" restore", NULL, 0, "/memories/ops/deploy.md\n");
+    expect(m, "CAFÉ", NULL, 0, "/memories/intl/fr.md\n");
+    expect(m, "creme pret", NULL, 0, "/memories/intl/fr.md\n");
+    expect(m, "caf*", NULL, 0, "/memories/intl/fr.md\n");
+    expect(m, "ЁЛКА", NULL, 0, "/memories/intl/ru.md\n");
+    expect(m, "елка кафе", NULL, 0, "/memories/intl/ru.md\n");
+    expect(m, "grusse STRASSE", NULL, 0, "/memories/intl/de.md\n");
+    expect(m, "検索", NULL, 0, "/memories/intl/ja.md\n");
+    expect(m, "日本語のテキスト", NULL, 0, "/memories/intl/ja.md\n");
+    expect(m, "本", NULL, 0, "/memories/intl/ja.md\n");
+    expect(m, "テキスト検索", NULL, 0, "-");
+    expect(m, "検索", "/memories/ops", 0, "-");
+    mt_memory_free(m);
 }
 
 /* A file the key does not open fails the search with its own error, never
  * skipped; a search beneath a directory without it is not troubled. */
-static void test_unreadable_file(void **state)
+static void unreadable_file(const mt_test_keys *s, int sqlite, const char *key)
 {
-    mt_test_keys s;
     mt_memory *m;
     mt_search_hit *h = NULL;
     mt_search_options so = {NULL, 10};
     size_t n = 0;
     const char *msg;
-    int sqlite;
 
-    (void)state;
-    for (sqlite = 0; sqlite < 2; sqlite++) {
-        mt_test_keys_init(&s, "csearch");
-        m = open_store(&s, sqlite, s.key2);
-        create(m, "theirs/other.md", "a cache under another key");
-        mt_memory_free(m);
-        m = open_store(&s, sqlite, s.key);
-        create(m, "mine/own.md", "my cache");
+    m = open_store(s, sqlite, s->key2);
+    mt_test_create(m, "theirs/other.md", "a cache under another key");
+    mt_memory_free(m);
+    m = open_store(s, sqlite, key);
+    mt_test_create(m, "mine/own.md", "my cache");
+    assert_int_equal(mt_memory_search(&h, &n, m, "cache", &so), MT_ECRYPT);
+    assert_null(h);
+    assert_int_equal(n, 0);
+    msg = mt_error_last()->message;
+    if (!strstr(msg, "/memories/theirs/other.md is encrypted with key ") ||
+        !strstr(msg, "not the key given") || !strstr(msg, "a search of an encrypted store"))
+        fail_msg("the error: %s", msg);
+    expect(m, "cache", "/memories/mine", 0, "/memories/mine/own.md\n");
+    if (!sqlite) {
+        /* A file put there by hand, not sealed: never read as text. */
+        char path[400];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/fs/mine/plain.md", s->dir);
+        assert_non_null(f = fopen(path, "w"));
+        fputs("a plain cache\n", f);
+        fclose(f);
         assert_int_equal(mt_memory_search(&h, &n, m, "cache", &so), MT_ECRYPT);
-        assert_null(h);
-        assert_int_equal(n, 0);
+        so.path = "/memories/mine";
+        assert_int_equal(mt_memory_search(&h, &n, m, "plain", &so), MT_ECRYPT);
+        so.path = NULL;
         msg = mt_error_last()->message;
-        if (!strstr(msg, "/memories/theirs/other.md is encrypted with key ") ||
-            !strstr(msg, "not the key given") || !strstr(msg, "a search of an encrypted store"))
+        if (!strstr(msg, "/memories/mine/plain.md is not encrypted"))
             fail_msg("the error: %s", msg);
-        expect(m, "cache", "/memories/mine", 0, "/memories/mine/own.md\n");
-        if (!sqlite) {
-            /* A file put there by hand, not sealed: never read as text. */
-            char path[400];
-            FILE *f;
-
-            snprintf(path, sizeof(path), "%s/fs/mine/plain.md", s.dir);
-            assert_non_null(f = fopen(path, "w"));
-            fputs("a plain cache\n", f);
-            fclose(f);
-            assert_int_equal(mt_memory_search(&h, &n, m, "cache", &so), MT_ECRYPT);
-            so.path = "/memories/mine";
-            assert_int_equal(mt_memory_search(&h, &n, m, "plain", &so), MT_ECRYPT);
-            so.path = NULL;
-            msg = mt_error_last()->message;
-            if (!strstr(msg, "/memories/mine/plain.md is not encrypted"))
-                fail_msg("the error: %s", msg);
-        }
-        mt_memory_free(m);
-        mt_test_keys_free(&s);
     }
+    mt_memory_free(m);
 }
 
 /* Whether any file beneath dir holds word (in any case). */
@@ -248,30 +231,45 @@ static int on_disk(const char *dir, const char *word)
  * its database, its history or a journal. Without encryption the words are
  * on disk (in the files, the database and the index): the check finds them
  * there, inside a database file too. */
+static void nothing_written(const mt_test_keys *s, int sqlite, const char *key)
+{
+    mt_memory *m = open_store(s, sqlite, key);
+    int encrypted = key != NULL;
+
+    mt_test_create(m, "notes/a.md", "The Zebraquartz plan\\nand a Xylophonic marker");
+    mt_test_create(m, "notes/b.md", "nothing to see");
+    assert_int_equal(on_disk(s->dir, "zebraquartz"), !encrypted);
+    expect(m, "zebraquartz", NULL, 0, "/memories/notes/a.md\n");
+    expect(m, "xylo*", NULL, 0, "/memories/notes/a.md\n");
+    expect(m, "\"zebraquartz plan\"", "/memories/notes", 0, "/memories/notes/a.md\n");
+    mt_memory_free(m);
+    /* The index, when there is one, holds the words folded. */
+    assert_int_equal(on_disk(s->dir, "zebraquartz"), !encrypted);
+    assert_int_equal(on_disk(s->dir, "xylophonic"), !encrypted);
+}
+
+static void test_hits_and_order(void **state)
+{
+    (void)state;
+    on_each_store(hits_and_order, 0);
+}
+
+static void test_query_forms(void **state)
+{
+    (void)state;
+    on_each_store(query_forms, 0);
+}
+
+static void test_unreadable_file(void **state)
+{
+    (void)state;
+    on_each_store(unreadable_file, 0);
+}
+
 static void test_nothing_written(void **state)
 {
-    mt_test_keys s;
-    mt_memory *m;
-    int sqlite, encrypted;
-
     (void)state;
-    for (sqlite = 0; sqlite < 2; sqlite++) {
-        for (encrypted = 1; encrypted >= 0; encrypted--) {
-            mt_test_keys_init(&s, "csearch");
-            m = open_store(&s, sqlite, encrypted ? s.key : NULL);
-            create(m, "notes/a.md", "The Zebraquartz plan\\nand a Xylophonic marker");
-            create(m, "notes/b.md", "nothing to see");
-            assert_int_equal(on_disk(s.dir, "zebraquartz"), !encrypted);
-            expect(m, "zebraquartz", NULL, 0, "/memories/notes/a.md\n");
-            expect(m, "xylo*", NULL, 0, "/memories/notes/a.md\n");
-            expect(m, "\"zebraquartz plan\"", "/memories/notes", 0, "/memories/notes/a.md\n");
-            mt_memory_free(m);
-            /* The index, when there is one, holds the words folded. */
-            assert_int_equal(on_disk(s.dir, "zebraquartz"), !encrypted);
-            assert_int_equal(on_disk(s.dir, "xylophonic"), !encrypted);
-            mt_test_keys_free(&s);
-        }
-    }
+    on_each_store(nothing_written, 1);
 }
 
 int main(void)

@@ -27,23 +27,17 @@ typedef struct {
 
 static void scratch_init(scratch *s)
 {
-    snprintf(s->dir, sizeof(s->dir), "/tmp/memtool-cswap-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    mt_test_scratch_make(s->dir, sizeof(s->dir), "cswap");
     snprintf(s->root, sizeof(s->root), "%s/fs", s->dir);
     snprintf(s->key, sizeof(s->key), "%s/key", s->dir);
     assert_int_equal(mt_crypt_key_generate_file(s->key), 0);
-    s->k = NULL;
-    if (mt_crypt_key_load_file(&s->k, s->key) < 0)
-        fail_msg("%s", mt_error_last()->message);
+    s->k = mt_test_key_load(s->key);
 }
 
 static void scratch_free(scratch *s)
 {
-    char cmd[300];
-
     mt_crypt_key_free(s->k);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mt_test_scratch_remove(s->dir), 0);
 }
 
 /* The encrypted file store, with history on or off. */
@@ -59,25 +53,6 @@ static mt_memory *open_enc(const scratch *s, int history)
     if (mt_memory_open_url_encrypted(&m, url, &o, s->k) < 0)
         fail_msg("open %s: %s", url, mt_error_last()->message);
     return m;
-}
-
-static void run(mt_memory *m, const char *json)
-{
-    int err = 0;
-    char *t = mt_test_call(m, &err, json);
-
-    if (err)
-        fail_msg("%s\n  failed: %s", json, t);
-    free(t);
-}
-
-static void create(mt_memory *m, const char *path, const char *text)
-{
-    char json[512];
-
-    snprintf(json, sizeof(json),
-             "{\"command\":\"create\",\"path\":\"/memories/%s\",\"file_text\":\"%s\"}", path, text);
-    run(m, json);
 }
 
 /* A view of path shows text. */
@@ -107,6 +82,15 @@ static void view_swapped(mt_memory *m, const char *path, const char *text)
     if (!err || !strstr(t, want) || strstr(t, text))
         fail_msg("view /memories/%s\n  gave: %s\n  expected an error with: %s", path, t, want);
     free(t);
+}
+
+/* Files a and b (which held a_text and b_text) were swapped: each fails
+ * its check and shows nothing of the other's. */
+static void both_swapped(mt_memory *m, const char *a, const char *a_text, const char *b,
+                         const char *b_text)
+{
+    view_swapped(m, a, b_text);
+    view_swapped(m, b, a_text);
 }
 
 static void disk_path(char *out, size_t size, const scratch *s, const char *rel)
@@ -168,17 +152,15 @@ static void test_swap_history_on(void **state)
     (void)state;
     scratch_init(&s);
     m = open_enc(&s, 1);
-    create(m, "a.md", "alpha");
-    create(m, "b.md", "bravo");
+    mt_test_create(m, "a.md", "alpha");
+    mt_test_create(m, "b.md", "bravo");
     view_ok(m, "a.md", "alpha");
     swap_files(&s, "a.md", "b.md");
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "b.md", "alpha");
-    create(m, "c.md", "charlie");
+    both_swapped(m, "a.md", "alpha", "b.md", "bravo");
+    mt_test_create(m, "c.md", "charlie");
     view_swapped(m, "a.md", "bravo");
     catch_up(m);
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "b.md", "alpha");
+    both_swapped(m, "a.md", "alpha", "b.md", "bravo");
     /* An edit neither changes the other memory's content in its place nor
      * shows it; the file stays as the swap left it. */
     {
@@ -192,8 +174,7 @@ static void test_swap_history_on(void **state)
     }
     mt_memory_free(m);
     m = open_enc(&s, 1);
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "b.md", "alpha");
+    both_swapped(m, "a.md", "alpha", "b.md", "bravo");
     view_ok(m, "c.md", "charlie");
     mt_memory_free(m);
     scratch_free(&s);
@@ -209,26 +190,24 @@ static void test_swap_history_off(void **state)
     (void)state;
     scratch_init(&s);
     m = open_enc(&s, 0);
-    create(m, "a.md", "alpha");
-    create(m, "d/b.md", "bravo");
+    mt_test_create(m, "a.md", "alpha");
+    mt_test_create(m, "d/b.md", "bravo");
     swap_files(&s, "a.md", "d/b.md");
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "d/b.md", "alpha");
-    create(m, "c.md", "charlie");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/c.md\",\"new_path\":\"/memories/"
-           "e.md\"}");
+    both_swapped(m, "a.md", "alpha", "d/b.md", "bravo");
+    mt_test_create(m, "c.md", "charlie");
+    mt_test_ok(m,
+               "{\"command\":\"rename\",\"old_path\":\"/memories/c.md\",\"new_path\":\"/memories/"
+               "e.md\"}");
     view_swapped(m, "a.md", "bravo");
     mt_memory_free(m);
     /* A fresh process: nothing remembered but what the store records. */
     m = open_enc(&s, 0);
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "d/b.md", "alpha");
+    both_swapped(m, "a.md", "alpha", "d/b.md", "bravo");
     view_ok(m, "e.md", "charlie");
     mt_memory_free(m);
     m = open_enc(&s, 1);
     catch_up(m);
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "d/b.md", "alpha");
+    both_swapped(m, "a.md", "alpha", "d/b.md", "bravo");
     view_ok(m, "e.md", "charlie");
     mt_memory_free(m);
     scratch_free(&s);
@@ -248,30 +227,33 @@ static void test_no_false_alarm(void **state)
     (void)state;
     scratch_init(&s);
     m = open_enc(&s, 0);
-    create(m, "a.md", "old a");
-    run(m, "{\"command\":\"delete\",\"path\":\"/memories/a.md\"}");
-    create(m, "a.md", "new a");
+    mt_test_create(m, "a.md", "old a");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/a.md\"}");
+    mt_test_create(m, "a.md", "new a");
     view_ok(m, "a.md", "new a");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/"
-           "c.md\"}");
+    mt_test_ok(m,
+               "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/"
+               "c.md\"}");
     view_ok(m, "c.md", "new a");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/c.md\",\"new_path\":\"/memories/"
-           "a.md\"}");
+    mt_test_ok(m,
+               "{\"command\":\"rename\",\"old_path\":\"/memories/c.md\",\"new_path\":\"/memories/"
+               "a.md\"}");
     view_ok(m, "a.md", "new a");
-    create(m, "t/x.md", "ex");
-    create(m, "t/u/y.md", "why");
+    mt_test_create(m, "t/x.md", "ex");
+    mt_test_create(m, "t/u/y.md", "why");
     view_ok(m, "t/x.md", "ex");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":\"/memories/n/t\"}");
+    mt_test_ok(
+        m, "{\"command\":\"rename\",\"old_path\":\"/memories/t\",\"new_path\":\"/memories/n/t\"}");
     view_ok(m, "n/t/x.md", "ex");
     view_ok(m, "n/t/u/y.md", "why");
     /* A tree where a deleted one was. */
-    create(m, "t/x.md", "second ex");
+    mt_test_create(m, "t/x.md", "second ex");
     view_ok(m, "t/x.md", "second ex");
-    run(m, "{\"command\":\"delete\",\"path\":\"/memories/t\"}");
-    create(m, "t/x.md", "third ex");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/t\"}");
+    mt_test_create(m, "t/x.md", "third ex");
     view_ok(m, "t/x.md", "third ex");
-    run(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"new\","
-           "\"new_str\":\"newer\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"new\","
+                  "\"new_str\":\"newer\"}");
     view_ok(m, "a.md", "newer a");
     mt_memory_free(m);
 
@@ -281,10 +263,10 @@ static void test_no_false_alarm(void **state)
     catch_up(m);
     view_ok(m, "a.md", "newer a");
     view_ok(m, "n/t/u/y.md", "why");
-    create(m, "r.md", "restore me");
-    run(m, "{\"command\":\"str_replace\",\"path\":\"/memories/r.md\",\"old_str\":\"me\","
-           "\"new_str\":\"me again\"}");
-    run(m, "{\"command\":\"delete\",\"path\":\"/memories/r.md\"}");
+    mt_test_create(m, "r.md", "restore me");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/r.md\",\"old_str\":\"me\","
+                  "\"new_str\":\"me again\"}");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/r.md\"}");
     memset(&q, 0, sizeof(q));
     q.path = "/memories/r.md";
     assert_int_equal(mt_memory_log(&v, &n, m, &q), 0);
@@ -295,7 +277,8 @@ static void test_no_false_alarm(void **state)
     assert_true(first > 0);
     assert_int_equal(mt_memory_restore(&restored, m, first), 0);
     view_ok(m, "r.md", "restore me");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/n\",\"new_path\":\"/memories/m\"}");
+    mt_test_ok(
+        m, "{\"command\":\"rename\",\"old_path\":\"/memories/n\",\"new_path\":\"/memories/m\"}");
     view_ok(m, "m/t/x.md", "ex");
     mt_memory_free(m);
 
@@ -303,9 +286,10 @@ static void test_no_false_alarm(void **state)
     m = open_enc(&s, 0);
     view_ok(m, "r.md", "restore me");
     view_ok(m, "m/t/x.md", "ex");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/m\",\"new_path\":\"/memories/n\"}");
-    run(m, "{\"command\":\"delete\",\"path\":\"/memories/r.md\"}");
-    create(m, "r.md", "another r");
+    mt_test_ok(
+        m, "{\"command\":\"rename\",\"old_path\":\"/memories/m\",\"new_path\":\"/memories/n\"}");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/r.md\"}");
+    mt_test_create(m, "r.md", "another r");
     view_ok(m, "r.md", "another r");
     view_ok(m, "n/t/x.md", "ex");
     view_ok(m, "n/t/u/y.md", "why");
@@ -313,11 +297,9 @@ static void test_no_false_alarm(void **state)
     view_ok(m, "a.md", "newer a");
     /* ... and the record knows every one of them. */
     swap_files(&s, "a.md", "n/t/u/y.md");
-    view_swapped(m, "a.md", "why");
-    view_swapped(m, "n/t/u/y.md", "newer a");
+    both_swapped(m, "a.md", "newer a", "n/t/u/y.md", "why");
     swap_files(&s, "r.md", "t/x.md");
-    view_swapped(m, "r.md", "third ex");
-    view_swapped(m, "t/x.md", "another r");
+    both_swapped(m, "r.md", "another r", "t/x.md", "third ex");
     mt_memory_free(m);
     scratch_free(&s);
 }
@@ -335,7 +317,7 @@ static void test_copy_detected_after_catch_up(void **state)
     for (history = 0; history < 2; history++) {
         scratch_init(&s);
         m = open_enc(&s, history);
-        create(m, "a.md", "alpha");
+        mt_test_create(m, "a.md", "alpha");
         copy_file(&s, "a.md", "d.md");
         view_ok(m, "d.md", "alpha"); /* no record at d.md yet: not checked */
         mt_memory_free(m);
@@ -348,6 +330,24 @@ static void test_copy_detected_after_catch_up(void **state)
     }
 }
 
+/* a.md, b.md and c.md (alpha, bravo, charlie) made with history on or off,
+ * then sql run on the history database beneath the store. */
+static void three_memories(const scratch *s, int history, const char *sql)
+{
+    mt_memory *m = open_enc(s, history);
+    sqlite3 *db;
+    char p[600];
+
+    mt_test_create(m, "a.md", "alpha");
+    mt_test_create(m, "b.md", "bravo");
+    mt_test_create(m, "c.md", "charlie");
+    mt_memory_free(m);
+    snprintf(p, sizeof(p), "%s/.memtool/history.db", s->root);
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
 /* A file the store has no record of that names a memory recorded nowhere
  * else (written with history off before ids were kept) is recorded as that
  * memory: no false alarm, and checked from then on. */
@@ -355,36 +355,26 @@ static void test_unrecorded_file_adopted(void **state)
 {
     scratch s;
     mt_memory *m;
-    sqlite3 *db;
-    char p[600];
 
     (void)state;
     scratch_init(&s);
-    m = open_enc(&s, 0);
-    create(m, "a.md", "alpha");
-    create(m, "b.md", "bravo");
-    create(m, "c.md", "charlie");
-    mt_memory_free(m);
     /* As a store written before ids were kept: no record at all. */
-    snprintf(p, sizeof(p), "%s/.memtool/history.db", s.root);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DELETE FROM memories", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    three_memories(&s, 0, "DELETE FROM memories");
     m = open_enc(&s, 1);
     view_ok(m, "a.md", "alpha");
     /* A change with history on records a.md, an edit with history off c.md. */
-    run(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"alpha\","
-           "\"new_str\":\"alpha2\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"alpha\","
+                  "\"new_str\":\"alpha2\"}");
     view_ok(m, "a.md", "alpha2");
     mt_memory_free(m);
     m = open_enc(&s, 0);
-    run(m, "{\"command\":\"str_replace\",\"path\":\"/memories/c.md\",\"old_str\":\"charlie\","
-           "\"new_str\":\"charlie2\"}");
+    mt_test_ok(m,
+               "{\"command\":\"str_replace\",\"path\":\"/memories/c.md\",\"old_str\":\"charlie\","
+               "\"new_str\":\"charlie2\"}");
     view_ok(m, "c.md", "charlie2");
     /* Recorded now: swapped, they fail; b.md was never recorded. */
     swap_files(&s, "a.md", "c.md");
-    view_swapped(m, "a.md", "charlie2");
-    view_swapped(m, "c.md", "alpha2");
+    both_swapped(m, "a.md", "alpha2", "c.md", "charlie2");
     mt_memory_free(m);
     scratch_free(&s);
 }
@@ -418,45 +408,33 @@ static void test_stale_record_upgraded(void **state)
 {
     scratch s;
     mt_memory *m;
-    sqlite3 *db;
-    char p[600];
 
     (void)state;
     scratch_init(&s);
-    m = open_enc(&s, 1);
-    create(m, "a.md", "alpha");
-    create(m, "b.md", "bravo");
-    create(m, "c.md", "charlie");
-    mt_memory_free(m);
     /* The database as that memtool left it: no mark, and untouched by what
      * follows with history off. */
-    snprintf(p, sizeof(p), "%s/.memtool/history.db", s.root);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DELETE FROM meta WHERE key = 'ids'", NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    three_memories(&s, 1, "DELETE FROM meta WHERE key = 'ids'");
     save_db(&s);
     m = open_enc(&s, 0);
-    run(m, "{\"command\":\"delete\",\"path\":\"/memories/a.md\"}");
-    create(m, "a.md", "new alpha");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/a.md\"}");
+    mt_test_create(m, "a.md", "new alpha");
     mt_memory_free(m);
     restore_db(&s);
 
     m = open_enc(&s, 0);
     view_ok(m, "a.md", "new alpha"); /* not known exact yet: unchecked */
     view_ok(m, "b.md", "bravo");
-    create(m, "d.md", "delta"); /* the first change checks the record */
+    mt_test_create(m, "d.md", "delta"); /* the first change checks the record */
     view_ok(m, "a.md", "new alpha");
     mt_memory_free(m);
     m = open_enc(&s, 1);
     view_ok(m, "a.md", "new alpha");
-    run(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"new\","
-           "\"new_str\":\"newer\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"new\","
+                  "\"new_str\":\"newer\"}");
     view_ok(m, "a.md", "newer alpha");
     /* Exact now: a.md (recorded anew), b.md (kept) and d.md are checked. */
     swap_files(&s, "a.md", "b.md");
-    view_swapped(m, "a.md", "bravo");
-    view_swapped(m, "b.md", "newer alpha");
+    both_swapped(m, "a.md", "newer alpha", "b.md", "bravo");
     swap_files(&s, "c.md", "d.md");
     view_swapped(m, "c.md", "delta");
     mt_memory_free(m);
@@ -478,14 +456,16 @@ static void test_history_db_only_where_needed(void **state)
     mt_options_init(&o);
     o.history = 0;
     assert_int_equal(mt_memory_open(&m, s.root, &o), 0);
-    create(m, "a.md", "alpha");
-    create(m, "d/b.md", "bravo");
-    run(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"alpha\","
-           "\"new_str\":\"alpha2\"}");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/d\",\"new_path\":\"/memories/e\"}");
-    run(m, "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/"
-           "c.md\"}");
-    run(m, "{\"command\":\"delete\",\"path\":\"/memories/e\"}");
+    mt_test_create(m, "a.md", "alpha");
+    mt_test_create(m, "d/b.md", "bravo");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"alpha\","
+                  "\"new_str\":\"alpha2\"}");
+    mt_test_ok(
+        m, "{\"command\":\"rename\",\"old_path\":\"/memories/d\",\"new_path\":\"/memories/e\"}");
+    mt_test_ok(m,
+               "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":\"/memories/"
+               "c.md\"}");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/e\"}");
     view_ok(m, "c.md", "alpha2");
     mt_memory_free(m);
     assert_false(history_db_exists(&s));
@@ -493,7 +473,7 @@ static void test_history_db_only_where_needed(void **state)
     assert_int_equal(system(p), 0);
 
     m = open_enc(&s, 0);
-    create(m, "a.md", "alpha");
+    mt_test_create(m, "a.md", "alpha");
     assert_true(history_db_exists(&s));
     mt_memory_free(m);
     snprintf(p, sizeof(p), "rm -f '%s/.memtool/history.db'*", s.root);

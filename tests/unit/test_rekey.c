@@ -40,7 +40,6 @@ static void copy_file(const char *from, const char *to)
 
 static void scratch_init(scratch *s, size_t i)
 {
-    const char *tmp = getenv("TMPDIR");
     char name[64], path[300];
     mt_crypt_key *k;
     size_t j;
@@ -54,8 +53,7 @@ static void scratch_init(scratch *s, size_t i)
         if (strcmp(mt_test_stores[j].name, name) == 0)
             s->plain = &mt_test_stores[j];
     assert_non_null(s->plain);
-    snprintf(s->dir, sizeof(s->dir), "%s/memtool-rekey-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(s->dir));
+    mt_test_scratch_make(s->dir, sizeof(s->dir), "rekey");
     /* The key the openers make and read. */
     assert_int_equal(mt_test_crypt_key(&k, s->dir), 0);
     mt_crypt_key_free(k);
@@ -69,10 +67,7 @@ static void scratch_init(scratch *s, size_t i)
 
 static void scratch_free(scratch *s)
 {
-    char cmd[400];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mt_test_scratch_remove(s->dir), 0);
 }
 
 /* The store, encrypted with key k (0, 1, 2: k1, k2, k3). */
@@ -104,21 +99,7 @@ static mt_memory *open_plain(scratch *s)
 
 static mt_crypt_key *key_of(scratch *s, int k)
 {
-    mt_crypt_key *key = NULL;
-
-    if (mt_crypt_key_load_file(&key, s->key[k]) < 0)
-        fail_msg("%s", mt_error_last()->message);
-    return key;
-}
-
-static void ok(mt_memory *m, const char *json)
-{
-    int err = 0;
-    char *t = mt_test_call(m, &err, json);
-
-    if (err)
-        fail_msg("%s\n  gave: %s", json, t);
-    free(t);
+    return mt_test_key_load(s->key[k]);
 }
 
 /* Every version of the store (newest first). */
@@ -279,21 +260,26 @@ static void rekey_all(scratch *s)
     char *data;
 
     m = open_with(s, 0);
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"a one\\n\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\","
-          "\"new_str\":\"two\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"two\","
-          "\"new_str\":\"three\"}");
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/d/b.md\",\"file_text\":\"b one\\n\"}");
-    ok(m, "{\"command\":\"insert\",\"path\":\"/memories/d/b.md\",\"insert_line\":1,"
-          "\"insert_text\":\"b two\"}");
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/gone.md\",\"file_text\":\"g one\\n\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/gone.md\",\"old_str\":\"one\","
-          "\"new_str\":\"two\"}");
-    ok(m, "{\"command\":\"delete\",\"path\":\"/memories/gone.md\"}");
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/red.md\",\"file_text\":\"secret one\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/red.md\",\"old_str\":\"secret\","
-          "\"new_str\":\"public\"}");
+    mt_test_ok(m,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"a one\\n\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\","
+                  "\"new_str\":\"two\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"two\","
+                  "\"new_str\":\"three\"}");
+    mt_test_ok(m,
+               "{\"command\":\"create\",\"path\":\"/memories/d/b.md\",\"file_text\":\"b one\\n\"}");
+    mt_test_ok(m, "{\"command\":\"insert\",\"path\":\"/memories/d/b.md\",\"insert_line\":1,"
+                  "\"insert_text\":\"b two\"}");
+    mt_test_ok(
+        m, "{\"command\":\"create\",\"path\":\"/memories/gone.md\",\"file_text\":\"g one\\n\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/gone.md\",\"old_str\":\"one\","
+                  "\"new_str\":\"two\"}");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/gone.md\"}");
+    mt_test_ok(
+        m, "{\"command\":\"create\",\"path\":\"/memories/red.md\",\"file_text\":\"secret one\"}");
+    mt_test_ok(m,
+               "{\"command\":\"str_replace\",\"path\":\"/memories/red.md\",\"old_str\":\"secret\","
+               "\"new_str\":\"public\"}");
     assert_int_equal(mt_memory_redact(m, version_of(m, "/memories/red.md", 1)), 0);
     contents_take(&before, m);
     assert_int_equal(before.n, 8);
@@ -425,19 +411,20 @@ static void rekey_failures(scratch *s)
     size_t len, i, n;
 
     m = open_with(s, 0);
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/ok1.md\",\"file_text\":\"one\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/ok1.md\",\"old_str\":\"one\","
-          "\"new_str\":\"one!\"}");
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/ok2.md\",\"file_text\":\"two\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/ok2.md\",\"old_str\":\"two\","
-          "\"new_str\":\"two!\"}");
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/damaged.md\",\"file_text\":\"dmg\"}");
+    mt_test_ok(m, "{\"command\":\"create\",\"path\":\"/memories/ok1.md\",\"file_text\":\"one\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/ok1.md\",\"old_str\":\"one\","
+                  "\"new_str\":\"one!\"}");
+    mt_test_ok(m, "{\"command\":\"create\",\"path\":\"/memories/ok2.md\",\"file_text\":\"two\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/ok2.md\",\"old_str\":\"two\","
+                  "\"new_str\":\"two!\"}");
+    mt_test_ok(m,
+               "{\"command\":\"create\",\"path\":\"/memories/damaged.md\",\"file_text\":\"dmg\"}");
     contents_take(&good, m);
     mt_memory_free(m);
     m = open_with(s, 2);
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/third.md\",\"file_text\":\"3\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/third.md\",\"old_str\":\"3\","
-          "\"new_str\":\"33\"}");
+    mt_test_ok(m, "{\"command\":\"create\",\"path\":\"/memories/third.md\",\"file_text\":\"3\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/third.md\",\"old_str\":\"3\","
+                  "\"new_str\":\"33\"}");
     mt_memory_free(m);
     /* Damage, beneath the encryption: the file damaged.md (as a change,
      * which the history records) and ok2.md's first version. */
@@ -476,7 +463,8 @@ static void rekey_failures(scratch *s)
                            "failed its integrity check"));
     mt_rekey_result_dispose(&r);
     /* The key is not switched: what the handle writes now is under k1. */
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/later.md\",\"file_text\":\"later\"}");
+    mt_test_ok(m,
+               "{\"command\":\"create\",\"path\":\"/memories/later.md\",\"file_text\":\"later\"}");
     mt_memory_free(m);
 
     /* The rest is under the new key. */
@@ -498,8 +486,8 @@ static void rekey_failures(scratch *s)
      * deleted or redacted. Then a run again completes, and the new key
      * alone reads the whole history. */
     m = open_with(s, 0);
-    ok(m, "{\"command\":\"delete\",\"path\":\"/memories/third.md\"}");
-    ok(m, "{\"command\":\"delete\",\"path\":\"/memories/damaged.md\"}");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/third.md\"}");
+    mt_test_ok(m, "{\"command\":\"delete\",\"path\":\"/memories/damaged.md\"}");
     assert_int_equal(mt_memory_redact(m, third_v1), 0);
     assert_int_equal(mt_memory_redact(m, third_v2), 0);
     assert_int_equal(mt_memory_redact(m, damaged_v2), 0);
@@ -535,9 +523,9 @@ static void rekey_history_off(scratch *s)
     contents before;
 
     m = open_with(s, 0);
-    ok(m, "{\"command\":\"create\",\"path\":\"/memories/h.md\",\"file_text\":\"first\"}");
-    ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/h.md\",\"old_str\":\"first\","
-          "\"new_str\":\"second\"}");
+    mt_test_ok(m, "{\"command\":\"create\",\"path\":\"/memories/h.md\",\"file_text\":\"first\"}");
+    mt_test_ok(m, "{\"command\":\"str_replace\",\"path\":\"/memories/h.md\",\"old_str\":\"first\","
+                  "\"new_str\":\"second\"}");
     contents_take(&before, m);
     assert_int_equal(before.n, 2);
     mt_memory_free(m);
@@ -557,55 +545,39 @@ static void rekey_history_off(scratch *s)
     mt_crypt_key_free(k2);
 }
 
-static void test_rekey_everything(void **state)
+/* Run fn on a new store of each encrypted kind. */
+static void on_each_crypt_store(void (*fn)(scratch *s))
 {
     scratch s;
     size_t i, tested = 0;
 
-    (void)state;
     for (i = 0; i < MT_TEST_NSTORES; i++) {
         if (!strstr(mt_test_stores[i].name, "-crypt"))
             continue;
         scratch_init(&s, i);
-        rekey_all(&s);
+        fn(&s);
         scratch_free(&s);
         tested++;
     }
     assert_true(tested > 0);
+}
+
+static void test_rekey_everything(void **state)
+{
+    (void)state;
+    on_each_crypt_store(rekey_all);
 }
 
 static void test_rekey_failures(void **state)
 {
-    scratch s;
-    size_t i, tested = 0;
-
     (void)state;
-    for (i = 0; i < MT_TEST_NSTORES; i++) {
-        if (!strstr(mt_test_stores[i].name, "-crypt"))
-            continue;
-        scratch_init(&s, i);
-        rekey_failures(&s);
-        scratch_free(&s);
-        tested++;
-    }
-    assert_true(tested > 0);
+    on_each_crypt_store(rekey_failures);
 }
 
 static void test_rekey_history_off(void **state)
 {
-    scratch s;
-    size_t i, tested = 0;
-
     (void)state;
-    for (i = 0; i < MT_TEST_NSTORES; i++) {
-        if (!strstr(mt_test_stores[i].name, "-crypt"))
-            continue;
-        scratch_init(&s, i);
-        rekey_history_off(&s);
-        scratch_free(&s);
-        tested++;
-    }
-    assert_true(tested > 0);
+    on_each_crypt_store(rekey_history_off);
 }
 
 int main(void)
