@@ -5,13 +5,16 @@
  * edited, renamed, deleted and redacted by two actors must arrive with
  * every version, all but the version ids the same, every content the same,
  * the deleted memory restorable; a migration stopped after some memories
- * and run again must end the same, with no version twice.
+ * and run again must end the same, with no version twice; a version of an
+ * encrypted source that does not open fails its memory's copy alone.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "helpers.h"
 #include "lib/memory.h"
@@ -167,19 +170,25 @@ static int same_text(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* The destination holds the source's memories and versions: the same but
- * for version ids, every content the same. */
-static void assert_same_history(mt_memory *src, mt_memory *dst, const char *what)
+/* The destination holds the source's versions a (all_versions') but those
+ * of memory `but` (NULL: all of them): the same but for version ids, every
+ * content the same. */
+static void assert_same_history_but(const mt_version *a, size_t na, mt_memory *src, mt_memory *dst,
+                                    const char *what, const char *but)
 {
-    mt_version *a = NULL, *b = NULL;
-    size_t na = 0, nb = 0, i;
+    mt_version *b = NULL;
+    size_t nb = 0, i, j = 0, left = 0;
 
-    all_versions(&a, &na, src);
     all_versions(&b, &nb, dst);
-    if (na != nb)
-        fail_msg("%s: %zu versions in the source, %zu at the destination", what, na, nb);
+    for (i = 0; i < na; i++)
+        left += !but || strcmp(a[i].memory_id, but) != 0;
+    if (left != nb)
+        fail_msg("%s: %zu versions in the source, %zu at the destination", what, left, nb);
     for (i = 0; i < na; i++) {
-        const mt_version *x = &a[i], *y = &b[i];
+        const mt_version *x = &a[i], *y;
+        if (but && strcmp(x->memory_id, but) == 0)
+            continue;
+        y = &b[j++];
         if (strcmp(x->memory_id, y->memory_id) != 0 || x->operation != y->operation ||
             !same_text(x->path, y->path) || !same_text(x->previous_path, y->previous_path) ||
             strcmp(x->actor, y->actor) != 0 || x->created_at != y->created_at ||
@@ -211,8 +220,17 @@ static void assert_same_history(mt_memory *src, mt_memory *dst, const char *what
             assert_int_equal(mt_memory_version_content(&c, &l, dst, y->id), MT_ENOTFOUND);
         }
     }
-    mt_versions_free(a, na);
     mt_versions_free(b, nb);
+}
+
+static void assert_same_history(mt_memory *src, mt_memory *dst, const char *what)
+{
+    mt_version *a = NULL;
+    size_t na = 0;
+
+    all_versions(&a, &na, src);
+    assert_same_history_but(a, na, src, dst, what, NULL);
+    mt_versions_free(a, na);
 }
 
 static void assert_same_file(mt_memory *src, mt_memory *dst, const char *path)
@@ -872,6 +890,237 @@ static void test_gone_each_walk(void **state)
         }
 }
 
+/*
+ * A version of an encrypted source that does not open (its sealed content
+ * damaged beneath the store) fails its memory's copy alone, named with the
+ * reason: the others arrive with their whole history, nothing of that
+ * memory arrives, and a second run fails it again and copies nothing twice.
+ */
+
+/* The history database beneath an encrypted store of mt_test_stores: its
+ * versions and contents tables name a version's sealed content by sha256. */
+static void history_db(char *out, size_t size, const store *s)
+{
+    if (strcmp(mt_test_stores[s->kind].name, "fs-crypt") == 0)
+        snprintf(out, size, "%s/fs/.memtool/history.db", s->dir);
+    else if (strcmp(mt_test_stores[s->kind].name, "sqlite-crypt") == 0)
+        snprintf(out, size, "%s/store.sqlite", s->dir);
+    else
+        fail_msg("%s: not an encrypted store", mt_test_stores[s->kind].name);
+}
+
+static void exec_bound(sqlite3 *db, const char *sql, const void *data, int len, const char *a,
+                       const char *b)
+{
+    sqlite3_stmt *q;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    if (data)
+        sqlite3_bind_blob(q, 1, data, len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, 1);
+    sqlite3_bind_text(q, 2, a, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, b, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+}
+
+/*
+ * Flip the last byte (in the authentication tag) of version id's sealed
+ * content. As the disk would damage it: the history's own SHA-256 of the
+ * content no longer matches. Or, rehash, with the history's SHA-256s made
+ * to match, so that only the decryption finds it.
+ */
+static void damage_version(const store *s, int64_t id, int rehash)
+{
+    char path[600], sha[65], now[65];
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    unsigned char *data;
+    int len;
+
+    history_db(path, sizeof(path), s);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT sha256 FROM versions WHERE id = ?", -1, &q, NULL),
+        SQLITE_OK);
+    sqlite3_bind_int64(q, 1, id);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    snprintf(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    assert_int_equal(strlen(sha), 64);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT data FROM contents WHERE sha256 = ?", -1, &q, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(q, 1, sha, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    len = sqlite3_column_bytes(q, 0);
+    assert_true(len >= 100);
+    assert_non_null(data = malloc((size_t)len));
+    memcpy(data, sqlite3_column_blob(q, 0), (size_t)len);
+    sqlite3_finalize(q);
+    data[len - 1] ^= 0x01;
+    mt_hist_sha256(now, (const char *)data, (size_t)len);
+    exec_bound(db, "UPDATE contents SET data = ?1, sha256 = ?2 WHERE sha256 = ?3", data, len,
+               rehash ? now : sha, sha);
+    assert_int_equal(sqlite3_changes(db), 1);
+    if (rehash) {
+        /* Only this version holds it (each sealing has a nonce of its own). */
+        exec_bound(db, "UPDATE versions SET sha256 = ?2 WHERE sha256 = ?3 AND ?1 IS NULL", NULL, 0,
+                   now, sha);
+        assert_int_equal(sqlite3_changes(db), 1);
+        exec_bound(db, "UPDATE content_refs SET sha256 = ?2 WHERE sha256 = ?3 AND ?1 IS NULL", NULL,
+                   0, now, sha);
+        assert_int_equal(sqlite3_changes(db), 1);
+    }
+    free(data);
+    sqlite3_close(db);
+}
+
+typedef struct {
+    unsigned failed, copied, same;
+    char path[128];
+    char message[1024];
+} damage_seen;
+
+static int damage_cb(void *payload, const mt_migrate_event *e)
+{
+    damage_seen *d = payload;
+
+    if (e->kind == MT_MIGRATE_CONFLICT)
+        fail_msg("%s: %s", e->path, e->message);
+    if (e->kind == MT_MIGRATE_FAILED) {
+        snprintf(d->path, sizeof(d->path), "%s", e->path ? e->path : "(none)");
+        snprintf(d->message, sizeof(d->message), "%s", e->message ? e->message : "(none)");
+        d->failed++;
+    }
+    d->copied += e->kind == MT_MIGRATE_COPIED;
+    d->same += e->kind == MT_MIGRATE_SAME;
+    return 0;
+}
+
+/* The versions of memory id in m. */
+static size_t versions_of(mt_memory *m, const char *id)
+{
+    mt_version *v = NULL;
+    size_t n = 0, c;
+
+    all_versions(&v, &n, m);
+    c = count_of(v, n, id);
+    mt_versions_free(v, n);
+    return c;
+}
+
+static void damaged(size_t from, size_t to, int rehash)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    store src, dst;
+    mt_migrate_stats st;
+    damage_seen d;
+    mt_version v, *want = NULL;
+    size_t nwant = 0;
+    size_t i;
+    char json[256], what[128], id[24], *data = NULL;
+    size_t len = 0;
+    int64_t created;
+    mt_options o;
+    int run;
+
+    snprintf(what, sizeof(what), "damaged%s %s -> %s", rehash ? " (rehashed)" : "",
+             mt_test_stores[from].name, mt_test_stores[to].name);
+    store_open(&src, from, "alice");
+    store_open(&dst, to, "migrate");
+    /* Three memories of three versions each. */
+    for (i = 0; i < 3; i++) {
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"create\",\"path\":\"/memories/%s.md\",\"file_text\":\"%s0\"}",
+                 names[i], names[i]);
+        call_ok(src.mem, "alice", json);
+        for (run = 1; run < 3; run++) {
+            snprintf(json, sizeof(json),
+                     "{\"command\":\"str_replace\",\"path\":\"/memories/%s.md\",\"old_str\":"
+                     "\"%s%d\",\"new_str\":\"%s%d\"}",
+                     names[i], names[i], run - 1, names[i], run);
+            call_ok(src.mem, "bob", json);
+        }
+    }
+    /* The source's history as it was: listing it now fails at the damage
+     * the history itself finds. */
+    all_versions(&want, &nwant, src.mem);
+    assert_int_equal(nwant, 9);
+    /* b.md's first version: not the content its file holds now. */
+    created = version_of(src.mem, "/memories/b.md", MT_VERSION_CREATED);
+    assert_int_equal(mt_memory_version(&v, src.mem, created), 0);
+    snprintf(id, sizeof(id), "%s", v.memory_id);
+    mt_version_dispose(&v);
+    mt_memory_free(src.mem);
+    damage_version(&src, created, rehash);
+    mt_options_init(&o);
+    o.history_keep = 0;
+    o.history_days = 0;
+    if (mt_test_stores[from].open(&src.mem, src.dir, &o) < 0)
+        fail_msg("%s: open again: %s", what, mt_error_last()->message);
+    /* The damage is that version's alone: the file itself still reads. */
+    assert_int_equal(mt_memory_read(&data, &len, src.mem, "/memories/b.md"), 0);
+    assert_int_equal(len, 2);
+    assert_memory_equal(data, "b2", 2);
+    free(data);
+    if (mt_memory_version_content(&data, &len, src.mem, created) != (rehash ? MT_ECRYPT : MT_EIO))
+        fail_msg("%s: version %lld: %d %s", what, (long long)created, mt_error_last()->code,
+                 mt_error_last()->message);
+
+    for (run = 0; run < 2; run++) {
+        memset(&d, 0, sizeof(d));
+        /* Not an error that stops the run: the stats and the events tell it. */
+        if (mt_memory_migrate(&st, src.mem, dst.mem, damage_cb, &d) < 0)
+            fail_msg("%s: run %d: %s", what, run + 1, mt_error_last()->message);
+        assert_true(st.history);
+        assert_int_equal(d.failed, 1);
+        assert_int_equal(st.failed, 1);
+        assert_string_equal(d.path, "/memories/b.md");
+        /* Why: the decryption's integrity check, naming the version and its
+         * memory; or the history's own check of the content it keeps. */
+        if (strncmp(d.message, "its history could not be read: ", 31) != 0 ||
+            (rehash ? !strstr(d.message, "failed its integrity check") || !strstr(d.message, id)
+                    : !strstr(d.message, "is damaged (its SHA-256 does not match)")))
+            fail_msg("%s: run %d: b.md failed for another reason: %s", what, run + 1, d.message);
+        assert_int_equal(st.conflicts, 0);
+        assert_int_equal(st.files, 3);
+        assert_int_equal(st.versions, 9);
+        /* The first run copies the two others whole; the second finds them there. */
+        assert_int_equal(st.copied, run ? 0 : 2);
+        assert_int_equal(d.copied, st.copied);
+        assert_int_equal(st.same, run ? 2 : 0);
+        assert_int_equal(d.same, st.same);
+        assert_int_equal(st.versions_copied, run ? 0 : 6);
+        /* Nothing of b.md arrived, and no version of the others is there twice. */
+        assert_int_equal(mt_memory_read(&data, &len, dst.mem, "/memories/b.md"), MT_ENOTFOUND);
+        assert_int_equal(versions_of(dst.mem, id), 0);
+        assert_int_equal(count_versions(dst.mem), 6);
+        assert_same_history_but(want, nwant, src.mem, dst.mem, what, id);
+        assert_same_file(src.mem, dst.mem, "/memories/a.md");
+        assert_same_file(src.mem, dst.mem, "/memories/c.md");
+    }
+    mt_versions_free(want, nwant);
+    store_close(&src);
+    store_close(&dst);
+}
+
+static void test_damaged_version(void **state)
+{
+    size_t i, j;
+    (void)state;
+
+    for (i = 0; i < MT_TEST_NSTORES; i++)
+        for (j = 0; j < MT_TEST_NSTORES; j++)
+            if (raw_opener(i) && !strstr(mt_test_stores[j].name, "crypt")) {
+                damaged(i, j, 0);
+                damaged(i, j, 1);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +1132,7 @@ int main(void)
         cmocka_unit_test(test_import_takes_unrecorded_file),
         cmocka_unit_test(test_moved_during_run),
         cmocka_unit_test(test_gone_each_walk),
+        cmocka_unit_test(test_damaged_version),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
