@@ -126,6 +126,8 @@ double mt_search_scan_bm25(const mt_search_scan_stats *s, const mt_search_scan_d
         if (idf <= 0)
             idf = BM25_IDF_MIN;
         f = (double)d->freq[i];
+        if (q->count == 1)
+            return (f * (BM25_K1 + 1)) / (f + norm);       /* as mt_rank() rounds it */
         score += idf * ((f * (BM25_K1 + 1)) / (f + norm)); /* as FTS5 rounds it */
     }
     return score;

@@ -9,6 +9,9 @@
  * other). Ranking is BM25 as SQLite's FTS5 computes it (k1 = 1.2, b = 0.75,
  * an IDF that is never below 1e-6), over the collection of texts counted
  * with mt_search_scan_count: so a scan of a store ranks like its index would.
+ * A query of one term is scored without the term's IDF, as the indexed
+ * stores score it (store/fts5_rank.h): the same for every text, it changes
+ * no order, and the scores stay theirs.
  */
 #ifndef MT_SEARCH_SCAN_H
 #define MT_SEARCH_SCAN_H

@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "fts5_rank.h"
 #include "sqlite_wal.h"
 #include "search/text.h"
 
@@ -47,7 +48,8 @@
 /* Each element is one statement, its text split over lines: no comma is missing.
  * NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const sq_sql[MT_DB_STMT_COUNT] = {
-    /* bm25() is smaller for better matches: its negation is the score.
+    /* mt_rank() (fts5_rank.h: bm25()'s order) is smaller for better
+     * matches: its negation is the score.
      * Searching everything of a tenant alone in the file, the best ?6 + 1
      * matches are found first and each joined to its row (a join is a read
      * of a page of words): when they are every match, or the ?6-th ranks
@@ -58,8 +60,8 @@ static const char *const sq_sql[MT_DB_STMT_COUNT] = {
         "WITH alone(yes) AS MATERIALIZED (SELECT ?2 = '' AND NOT EXISTS (SELECT 1 FROM "
         "  search_docs WHERE tenant < ?1) AND NOT EXISTS (SELECT 1 FROM search_docs WHERE "
         "  tenant > ?1)),"
-        " top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words) FROM search_words "
-        "  WHERE search_words MATCH ?5 ORDER BY bm25(search_words) "
+        " top(id, s) AS MATERIALIZED (SELECT rowid, mt_rank(search_words) FROM search_words "
+        "  WHERE search_words MATCH ?5 ORDER BY mt_rank(search_words) "
         "  LIMIT CASE WHEN (SELECT yes FROM alone) THEN ?6 + 1 ELSE 0 END),"
         " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, coalesce(d.tenant = ?1, 0) "
         "  FROM top LEFT JOIN search_docs d ON d.id = top.id),"
@@ -68,10 +70,10 @@ static const char *const sq_sql[MT_DB_STMT_COUNT] = {
         "  OR (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6 - 1) < "
         "  (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?6)))"
         "SELECT path, -s FROM (SELECT path, s FROM cand WHERE (SELECT yes FROM fast) "
-        " UNION ALL SELECT * FROM (SELECT d.path, bm25(search_words) FROM search_words "
+        " UNION ALL SELECT * FROM (SELECT d.path, mt_rank(search_words) FROM search_words "
         "  JOIN search_docs d ON d.id = search_words.rowid WHERE search_words MATCH ?5 AND "
         "  d.tenant = ?1 AND (?2 = '' OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4)) "
-        "  ORDER BY bm25(search_words), d.path "
+        "  ORDER BY mt_rank(search_words), d.path "
         "  LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?6 END)) "
         "ORDER BY s, path LIMIT ?6",
     /* The cookie is read in the statement's own snapshot, as the row is. */
@@ -455,6 +457,8 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
         goto done;
     }
     sqlite3_extended_result_codes(c->db, 0);
+    if ((rc = mt_fts5_rank_register(c->db)) < 0)
+        goto done;
     sqlite3_busy_timeout(c->db, READ_BUSY_MS);
     sync = cfg->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL;"
            : cfg->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL;"

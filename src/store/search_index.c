@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fts5_rank.h"
 #include "search/text.h"
 
 /* The index's own tables: which memory each row of words is, and the words.
@@ -31,9 +32,10 @@ static const char *const SQL[Q_COUNT] = {
      * each joined to its path: when they are every match, or the ?3-th
      * ranks strictly above the next, the answer is among them. Else (ties
      * at the cut, a directory) the whole query, which joins every match
-     * before ranking, ties by path; LIMIT 0 skips what is not run. */
-    [Q_FIND] = "WITH top(id, s) AS MATERIALIZED (SELECT rowid, bm25(search_words)"
-               " FROM search_words WHERE search_words MATCH ?2 ORDER BY bm25(search_words)"
+     * before ranking, ties by path; LIMIT 0 skips what is not run.
+     * mt_rank() orders as bm25() (fts5_rank.h). */
+    [Q_FIND] = "WITH top(id, s) AS MATERIALIZED (SELECT rowid, mt_rank(search_words)"
+               " FROM search_words WHERE search_words MATCH ?2 ORDER BY mt_rank(search_words)"
                " LIMIT CASE WHEN ?1 = '' THEN ?3 + 1 ELSE 0 END),"
                " cand(path, s, ok) AS MATERIALIZED (SELECT d.path, top.s, d.id IS NOT NULL"
                " FROM top LEFT JOIN search_docs d ON d.id = top.id),"
@@ -44,9 +46,9 @@ static const char *const SQL[Q_COUNT] = {
                " (SELECT s FROM cand ORDER BY s LIMIT 1 OFFSET ?3)))"
                " SELECT path, s FROM (SELECT path, s FROM cand WHERE (SELECT yes FROM fast)"
                " UNION ALL SELECT * FROM (SELECT d.path,"
-               " bm25(search_words) FROM search_words JOIN search_docs d"
+               " mt_rank(search_words) FROM search_words JOIN search_docs d"
                " ON d.id = search_words.rowid WHERE search_words MATCH ?2 AND " D_BENEATH
-               " ORDER BY bm25(search_words), d.path"
+               " ORDER BY mt_rank(search_words), d.path"
                " LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?3 END))"
                " ORDER BY s, path LIMIT ?3",
 };
@@ -289,7 +291,7 @@ static int find(mt_store_hit **out, size_t *count, index_conn *c, const mt_searc
             rc = mt_error_set(MT_ENOMEM, "out of memory searching");
             goto done;
         }
-        /* bm25() is smaller for better matches */
+        /* mt_rank() is smaller for better matches */
         hits[n++].score = -sqlite3_column_double(s, 1);
     }
     if (n < limit && step != SQLITE_DONE)
@@ -317,6 +319,8 @@ int mt_search_index_open(mt_search_index **out, sqlite3 *db)
     if (!(ix = calloc(1, sizeof(*ix))))
         return mt_error_set(MT_ENOMEM, "out of memory opening the search index");
     ix->db = db;
+    if ((rc = mt_fts5_rank_register(db)) < 0)
+        goto done;
     if (sqlite3_exec(db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_error(db, "make its tables");
         goto done;

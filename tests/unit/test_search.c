@@ -364,7 +364,7 @@ static void test_statements_kept(void **state)
     }
     db = mt_hist_sqlite(((mt_fs *)st)->search);
     for (s = sqlite3_next_stmt(db, NULL); s; s = sqlite3_next_stmt(db, s)) {
-        if (strstr(sqlite3_sql(s), "bm25(search_words)")) {
+        if (strstr(sqlite3_sql(s), "mt_rank(search_words)")) {
             finds++;
             runs = sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
         }

@@ -1,0 +1,22 @@
+/*
+ * mt_rank(search_words): the ranking of memtool's FTS5 searches, smaller for
+ * better matches, as bm25() is.
+ *
+ * A query of one phrase (a word, a quoted phrase, a prefix) is ranked by
+ * BM25's term-frequency part alone: with one phrase, bm25() multiplies that
+ * part by the phrase's IDF, a positive constant of the query, so the order
+ * is bm25()'s (save two values that the product would round to one), but
+ * the IDF's count of the matching rows, for a phrase or a prefix a second
+ * full evaluation of the query, is not made. A query of several phrases
+ * gets bm25()'s value exactly: there the weights change the order.
+ */
+#ifndef MT_STORE_FTS5_RANK_H
+#define MT_STORE_FTS5_RANK_H
+
+struct sqlite3;
+
+/* Register mt_rank() with the FTS5 module of db: before any statement that
+ * calls it is prepared, on every connection that searches. */
+int mt_fts5_rank_register(struct sqlite3 *db);
+
+#endif
