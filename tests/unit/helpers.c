@@ -59,6 +59,19 @@ void mt_test_ok(mt_memory *mem, const char *json)
     free(t);
 }
 
+size_t mt_test_log(mt_version **v, mt_memory *mem, const char *path, size_t limit)
+{
+    mt_log_query q;
+    size_t n = 0;
+
+    memset(&q, 0, sizeof(q));
+    q.path = path;
+    q.limit = limit;
+    if (mt_memory_log(v, &n, mem, &q) < 0)
+        fail_msg("log %s: %s", path, mt_error_last()->message);
+    return n;
+}
+
 void mt_test_create(mt_memory *mem, const char *path, const char *text)
 {
     char json[1024];

@@ -29,6 +29,9 @@ void mt_test_expect(mt_memory *mem, const char *json, int is_error, const char *
 /* Run a tool input that must succeed: fails the test with its text otherwise. */
 void mt_test_ok(mt_memory *mem, const char *json);
 
+/* A memory's versions by path, newest first, at most limit (fails the test on an error). */
+size_t mt_test_log(mt_version **v, mt_memory *mem, const char *path, size_t limit);
+
 /* Create /memories/path holding text (already escaped for JSON); must succeed. */
 void mt_test_create(mt_memory *mem, const char *path, const char *text);
 

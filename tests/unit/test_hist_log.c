@@ -22,29 +22,6 @@
 
 #define DAY_MS 86400000LL
 
-static void call_ok(mt_memory *mem, const char *json)
-{
-    int is_error;
-    char *text = mt_test_call(mem, &is_error, json);
-
-    if (is_error)
-        fail_msg("%s -> %s", json, text);
-    free(text);
-}
-
-static size_t log_of(mt_memory *mem, mt_version **v, const char *path, size_t limit)
-{
-    mt_log_query q;
-    size_t n = 0;
-
-    memset(&q, 0, sizeof(q));
-    q.path = path;
-    q.limit = limit;
-    if (mt_memory_log(v, &n, mem, &q) < 0)
-        fail_msg("log %s: %s", path, mt_error_last()->message);
-    return n;
-}
-
 /* The size of the history's log (-1: none). */
 static long log_size(const mt_test_store *ts)
 {
@@ -108,12 +85,12 @@ static void test_view_then_edit_logged(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
     /* Idle for two minutes, as far as its times say; the log's catch-up
      * records how the file looks now, in the database. */
     times_back(&ts, "a.md", 120000);
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
     assert_int_equal(log_size(&ts), 0);
@@ -123,19 +100,19 @@ static void test_view_then_edit_logged(void **state)
     snprintf(path, sizeof(path), "%s/a.md", ts.root);
     assert_int_equal(stat(path, &before), 0);
     usleep(20 * 1000); /* another change time from the kernel's clock */
-    call_ok(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
     assert_int_equal(stat(path, &after), 0);
     /* The view did record its access, and the change time moved with it. */
     assert_true(after.st_atim.tv_sec > before.st_atim.tv_sec + 60);
     assert_false(after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
                  after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
 
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
-                    "\"one\",\"new_str\":\"two\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                       "\"one\",\"new_str\":\"two\"}");
     /* The edit's version waits in the log; no transaction wrote the database. */
     assert_true(log_size(&ts) > 0);
     assert_int_equal(db_versions(&ts), in_db);
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 2);
     for (i = 0; i < n; i++)
         assert_string_not_equal(v[i].actor, "external");
@@ -155,9 +132,9 @@ static void test_view_then_edit_logged(void **state)
     assert_int_equal(after.st_size, before.st_size);
     assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
                 after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
-                    "\"TWO\",\"new_str\":\"three\"}");
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                       "\"TWO\",\"new_str\":\"three\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 4);
     assert_string_not_equal(v[0].actor, "external");
     assert_string_equal(v[1].actor, "external");
@@ -404,21 +381,21 @@ static void test_log_moved_away(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/m.md\",\"file_text\":\"one\\n\"}");
-    n = log_of(ts.mem, &v, "/memories/m.md", 10);
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/m.md\",\"file_text\":\"one\\n\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/m.md", 10);
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/m.md\",\"old_str\":"
-                    "\"one\",\"new_str\":\"two\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/m.md\",\"old_str\":"
+                       "\"one\",\"new_str\":\"two\"}");
     assert_true(log_size(&ts) > 0);
     snprintf(path, sizeof(path), "%s/.memtool/history.log", ts.root);
     snprintf(aside, sizeof(aside), "%s/history.log.aside", ts.dir);
     assert_int_equal(rename(path, aside), 0);
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/m.md\",\"old_str\":"
-                    "\"two\",\"new_str\":\"three\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/m.md\",\"old_str\":"
+                       "\"two\",\"new_str\":\"three\"}");
     assert_true(log_size(&ts) > 0);
-    n = log_of(ts.mem, &v, "/memories/m.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/m.md", 10);
     /* The version of "two" went with the file moved away; this change's
      * came after it, found the file not as recorded (so "two" is a version
      * by "external"), and is kept. */

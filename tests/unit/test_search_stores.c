@@ -69,23 +69,13 @@ static void close_one(one_store *s)
     assert_int_equal(system(cmd), 0);
 }
 
-static void call_ok(mt_memory *mem, const char *json)
-{
-    int err;
-    char *out = mt_test_call(mem, &err, json);
-
-    if (err)
-        fail_msg("%s: %s", json, out);
-    free(out);
-}
-
 static void put(mt_memory *mem, const char *path, const char *text)
 {
     char json[512];
 
     snprintf(json, sizeof(json), "{\"command\":\"create\",\"path\":\"%s\",\"file_text\":\"%s\"}",
              path, text);
-    call_ok(mem, json);
+    mt_test_ok(mem, json);
 }
 
 static void replace(mt_memory *mem, const char *path, const char *old, const char *new_str)
@@ -95,7 +85,7 @@ static void replace(mt_memory *mem, const char *path, const char *old, const cha
     snprintf(json, sizeof(json),
              "{\"command\":\"str_replace\",\"path\":\"%s\",\"old_str\":\"%s\",\"new_str\":\"%s\"}",
              path, old, new_str);
-    call_ok(mem, json);
+    mt_test_ok(mem, json);
 }
 
 static void del(mt_memory *mem, const char *path)
@@ -103,7 +93,7 @@ static void del(mt_memory *mem, const char *path)
     char json[512];
 
     snprintf(json, sizeof(json), "{\"command\":\"delete\",\"path\":\"%s\"}", path);
-    call_ok(mem, json);
+    mt_test_ok(mem, json);
 }
 
 /* ---- the SQL stores' catch-up, changed between its transactions ---------------------- */

@@ -46,16 +46,6 @@ static mt_memory *open_mem(const char *tenant, const mt_options *opts)
     return mem;
 }
 
-static void call_ok(mt_memory *mem, const char *json)
-{
-    int err;
-    char *text = mt_test_call(mem, &err, json);
-
-    if (err)
-        fail_msg("%s -> %s", json, text);
-    free(text);
-}
-
 static void expect_missing(mt_memory *mem, const char *json)
 {
     int err;
@@ -82,9 +72,9 @@ static void test_tenants(void **state)
     b = open_mem("bob", &o);
     assert_int_equal(stat(db_path, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
-    call_ok(a, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"alice\"}");
+    mt_test_ok(a, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"alice\"}");
     /* Bob's limit counts only Bob's files. */
-    call_ok(b, "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"bob!\"}");
+    mt_test_ok(b, "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"bob!\"}");
     expect_missing(a, "{\"command\":\"view\",\"path\":\"/memories/b.md\"}");
     expect_missing(b, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
     expect_missing(b, "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\",\"new_path\":"
@@ -112,10 +102,10 @@ static void test_tenants(void **state)
     mt_memory_free(b);
     a = open_mem("alice", &o);
     b = open_mem("bob", &o);
-    call_ok(a, "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"beam "
-               "beam beam beam\"}");
-    call_ok(b, "{\"command\":\"create\",\"path\":\"/memories/w.md\",\"file_text\":\"one "
-               "beam among other words\"}");
+    mt_test_ok(a, "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"beam "
+                  "beam beam beam\"}");
+    mt_test_ok(b, "{\"command\":\"create\",\"path\":\"/memories/w.md\",\"file_text\":\"one "
+                  "beam among other words\"}");
     {
         /* The store's own answer: the library would ask again for a hit it
          * cannot read. */
@@ -364,8 +354,8 @@ static void test_upgrade_search(void **state)
     size_t n = 0;
 
     (void)state;
-    call_ok(mem, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"kept "
-                 "across the upgrade\"}");
+    mt_test_ok(mem, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"kept "
+                    "across the upgrade\"}");
     mt_memory_free(mem);
     assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
@@ -415,7 +405,7 @@ static void test_processes(void **state)
     o.history_keep = 0;
     o.lock_timeout_ms = 60000;
     mem = open_mem(NULL, &o);
-    call_ok(mem, "{\"command\":\"create\",\"path\":\"/memories/log.md\",\"file_text\":\"\"}");
+    mt_test_ok(mem, "{\"command\":\"create\",\"path\":\"/memories/log.md\",\"file_text\":\"\"}");
     mt_memory_free(mem);
     for (p = 0; p < PROCS; p++) {
         pid_t pid = fork();

@@ -28,29 +28,6 @@ static void sha_hex(char out[65], const char *data, size_t len)
     sodium_bin2hex(out, 65, md, sizeof(md));
 }
 
-static void call_ok(mt_memory *mem, const char *json)
-{
-    int is_error;
-    char *text = mt_test_call(mem, &is_error, json);
-
-    if (is_error)
-        fail_msg("%s -> %s", json, text);
-    free(text);
-}
-
-static size_t log_of(mt_memory *mem, mt_version **v, const char *path, size_t limit)
-{
-    mt_log_query q;
-    size_t n = 0;
-
-    memset(&q, 0, sizeof(q));
-    q.path = path;
-    q.limit = limit;
-    if (mt_memory_log(v, &n, mem, &q) < 0)
-        fail_msg("log %s: %s", path, mt_error_last()->message);
-    return n;
-}
-
 /* Whether needle occurs in any file of the store's reserved directory. */
 static int in_history_files(const mt_test_store *ts, const char *needle)
 {
@@ -97,7 +74,7 @@ static void test_processes_one_chain(void **state)
     mt_options_init(&o);
     o.history_keep = 0;
     mt_test_store_init(&ts, &o);
-    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/log.md\",\"file_text\":\"\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/log.md\",\"file_text\":\"\"}");
     for (p = 0; p < 8; p++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -124,7 +101,7 @@ static void test_processes_one_chain(void **state)
         assert_true(wait(&status) > 0);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    n = log_of(ts.mem, &v, "/memories/log.md", 1000);
+    n = mt_test_log(&v, ts.mem, "/memories/log.md", 1000);
     assert_int_equal(n, 201);
     assert_int_equal(v[n - 1].operation, MT_VERSION_CREATED);
     /* One chain: each version's content is its predecessor's with one line
@@ -296,8 +273,8 @@ static void test_damaged_history(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
     mt_memory_free(ts.mem);
     snprintf(path, sizeof(path), "%s/.memtool/history.db-wal", ts.root);
     unlink(path);
@@ -309,19 +286,21 @@ static void test_damaged_history(void **state)
     assert_int_equal(write(fd, "this is not a database, not at all, no....", 42), 42);
     close(fd);
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\","
-                    "\"new_str\":\"two\"}");
+    mt_test_ok(ts.mem,
+               "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"one\","
+               "\"new_str\":\"two\"}");
     /* The change stands; the handle says why it has no version. */
     assert_non_null(mt_memory_history_warning(ts.mem));
     assert_non_null(strstr(mt_memory_history_warning(ts.mem), "history database"));
-    call_ok(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}");
     assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
     assert_non_null(strstr(mt_error_last()->message, "history database"));
     /* Moved away: memtool starts a new history. */
     unlink(path);
-    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\\n\"}");
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\\n\"}");
     assert_null(mt_memory_history_warning(ts.mem));
-    n = log_of(ts.mem, &v, "/memories/b.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/b.md", 10);
     assert_int_equal(n, 1);
     assert_int_equal(v[0].operation, MT_VERSION_CREATED);
     mt_versions_free(v, n);
@@ -343,18 +322,18 @@ static void test_gone_from_disk(void **state)
     mt_options_init(&o);
     o.history_keep = 5;
     mt_test_store_init(&ts, &o);
-    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"token "
-                    "SECRET-aa11bb22cc33\\n\"}");
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/s.md\",\"old_str\":"
-                    "\"SECRET-aa11bb22cc33\",\"new_str\":\"[removed]\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/s.md\",\"file_text\":\"token "
+                       "SECRET-aa11bb22cc33\\n\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/s.md\",\"old_str\":"
+                       "\"SECRET-aa11bb22cc33\",\"new_str\":\"[removed]\"}");
     assert_true(in_history_files(&ts, "SECRET-aa11bb22cc33"));
-    n = log_of(ts.mem, &v, "/memories/s.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/s.md", 10);
     assert_int_equal(n, 2);
     assert_int_equal(mt_memory_redact(ts.mem, v[0].id), MT_EINVAL); /* the current content */
     assert_int_equal(mt_memory_redact(ts.mem, v[1].id), 0);
     assert_false(in_history_files(&ts, "SECRET-aa11bb22cc33"));
     mt_versions_free(v, n);
-    n = log_of(ts.mem, &v, "/memories/s.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/s.md", 10);
     assert_true(v[1].redacted);
     assert_null(v[1].path);
     assert_string_equal(v[1].content_sha256, "");
@@ -363,16 +342,16 @@ static void test_gone_from_disk(void **state)
     /* Retention: 31 versions of a memory with a cap of 5 keep at most
      * 5 + 5/10 + 1, the newest; the content of every pruned one (each
      * holds only its own marker) is gone from the files. */
-    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/r.md\",\"file_text\":"
-                    "\"MARK-0000-unique\\n\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/r.md\",\"file_text\":"
+                       "\"MARK-0000-unique\\n\"}");
     for (k = 1; k <= 30; k++) {
         snprintf(json, sizeof(json),
                  "{\"command\":\"str_replace\",\"path\":\"/memories/r.md\",\"old_str\":"
                  "\"MARK-%04d-unique\",\"new_str\":\"MARK-%04d-unique\"}",
                  k - 1, k);
-        call_ok(ts.mem, json);
+        mt_test_ok(ts.mem, json);
     }
-    n = log_of(ts.mem, &v, "/memories/r.md", 100);
+    n = mt_test_log(&v, ts.mem, "/memories/r.md", 100);
     assert_true(n >= 5 && n <= 7);
     for (i = 0; i < n; i++) {
         char *data;
@@ -418,10 +397,10 @@ static void test_big_content(void **state)
     text[BIG] = '\0';
     snprintf(json, BIG + 256,
              "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
-    call_ok(ts.mem, json);
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":"
-                    "\"TOKEN-ONE\",\"new_str\":\"TOKEN-TWO\"}");
-    n = log_of(ts.mem, &v, "/memories/big.md", 10);
+    mt_test_ok(ts.mem, json);
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":"
+                       "\"TOKEN-ONE\",\"new_str\":\"TOKEN-TWO\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
     assert_int_equal(n, 2);
     pid = fork();
     assert_true(pid >= 0);
@@ -459,8 +438,8 @@ static void test_history_off(void **state)
     mt_options_init(&o);
     o.history = 0;
     mt_test_store_init(&ts, &o);
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
     snprintf(path, sizeof(path), "%s/.memtool/history.db", ts.root);
     assert_int_equal(stat(path, &sb), -1);
     assert_int_equal(mt_memory_log(&v, &n, ts.mem, NULL), MT_ENOSYS);
@@ -610,7 +589,7 @@ static void test_log_kill_after_append(void **state)
         }
         assert_int_equal(log_size(&ts), 0);
         /* Each version once in the whole history, in order. */
-        n = log_of(ts.mem, &v, "/memories", 100);
+        n = mt_test_log(&v, ts.mem, "/memories", 100);
         assert_int_equal(n, 3);
         assert_int_equal(v[0].operation, MT_VERSION_MODIFIED);
         assert_int_equal(v[2].operation, MT_VERSION_CREATED);
@@ -658,7 +637,7 @@ static void test_log_torn_record(void **state)
         }
         /* The torn record is not loaded: the third change is the file's
          * content, found by the log's catch-up as a change from outside. */
-        n = log_of(ts.mem, &v, "/memories/k.md", 10);
+        n = mt_test_log(&v, ts.mem, "/memories/k.md", 10);
         assert_int_equal(n, 3);
         assert_string_equal(v[0].actor, "external");
         assert_string_not_equal(v[1].actor, "external");
@@ -669,9 +648,9 @@ static void test_log_torn_record(void **state)
         mt_versions_free(v, n);
         assert_int_equal(log_size(&ts), 0);
         /* What comes after is appended to an emptied log, and kept. */
-        call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":"
-                        "\"three\",\"new_str\":\"four\"}");
-        n = log_of(ts.mem, &v, "/memories/k.md", 10);
+        mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":"
+                           "\"three\",\"new_str\":\"four\"}");
+        n = mt_test_log(&v, ts.mem, "/memories/k.md", 10);
         assert_int_equal(n, 4);
         assert_string_not_equal(v[0].actor, "external");
         mt_versions_free(v, n);
@@ -692,7 +671,7 @@ static void test_log_processes_in_order(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    call_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/t.md\",\"file_text\":\"\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"create\",\"path\":\"/memories/t.md\",\"file_text\":\"\"}");
     for (p = 0; p < 2; p++)
         assert_int_equal(pipe(to[p]), 0);
     for (p = 0; p < 2; p++) {
@@ -727,7 +706,7 @@ static void test_log_processes_in_order(void **state)
     for (p = 0; p < 2; p++)
         assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
     assert_true(log_size(&ts) > 0);
-    n = log_of(ts.mem, &v, "/memories/t.md", 100);
+    n = mt_test_log(&v, ts.mem, "/memories/t.md", 100);
     assert_int_equal(n, 2 * TURNS + 1);
     for (i = 0; i + 1 < n; i++) {
         /* Newest first: turn (n - 2 - i) / 2 of process (n - 2 - i) % 2. */
@@ -769,7 +748,7 @@ static void test_log_redact_pending(void **state)
     assert_int_equal(mt_memory_redact(ts.mem, 1), 0);
     assert_false(in_history_files(&ts, "SECRET-77aa88bb99cc"));
     assert_int_equal(log_size(&ts), 0);
-    n = log_of(ts.mem, &v, "/memories/s.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/s.md", 10);
     assert_int_equal(n, 2);
     assert_int_equal(v[1].id, 1);
     assert_true(v[1].redacted);
@@ -884,7 +863,7 @@ static void test_log_big_records(void **state)
     /* Versions this big go straight into the database, not through the log. */
     changes_then_killed_with(&ts, &o, (const char *const *)json, 2);
     assert_int_equal(log_size(&ts), 0);
-    n = log_of(ts.mem, &v, "/memories/b.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/b.md", 10);
     assert_int_equal(n, 2);
     for (i = 0; i < n; i++) {
         char *data;
@@ -988,18 +967,18 @@ static void test_schema_marked(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
     assert_int_equal(schema_get(&ts), 3);
     old_layout(&ts, "1");
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
-                    "\"one\",\"new_str\":\"two\"}");
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                       "\"one\",\"new_str\":\"two\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 2);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
@@ -1106,13 +1085,13 @@ static void test_schema_upgrade(void **state)
 
     mt_test_store_init(&ts, NULL);
     /* One, two, one again: "one\n" is held by two versions of a.md. */
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
-                    "\"one\",\"new_str\":\"two\"}");
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
-                    "\"two\",\"new_str\":\"one\"}");
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                       "\"one\",\"new_str\":\"two\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                       "\"two\",\"new_str\":\"one\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 3);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
@@ -1182,7 +1161,7 @@ static void test_schema_upgrade(void **state)
     mt_options_init(&o);
     o.history_keep = 1;
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, &o), 0);
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 3);
     {
         static const char *const want[] = {"one\n", "two\n", "one\n"};
@@ -1196,9 +1175,9 @@ static void test_schema_upgrade(void **state)
     assert_true(kept(db, "one\n"));
     /* A change with a cap of one version prunes a.md's two of "one":
      * b.md's still holds it. */
-    call_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
-                    "\"one\",\"new_str\":\"three\"}");
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
+                       "\"one\",\"new_str\":\"three\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
     assert_int_equal(refs_of(db, "one\n"), 1);
@@ -1225,9 +1204,9 @@ static void test_schema_upgrade_atomic(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    call_ok(ts.mem,
-            "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
-    n = log_of(ts.mem, &v, "/memories/a.md", 10);
+    mt_test_ok(ts.mem,
+               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
     ts.mem = NULL;
@@ -1290,19 +1269,19 @@ static void test_recurring_content(void **state)
     text[BIG] = '\0';
     snprintf(json, BIG + 256,
              "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
-    call_ok(ts.mem, json);
-    call_ok(ts.mem, edits[0]);
+    mt_test_ok(ts.mem, json);
+    mt_test_ok(ts.mem, edits[0]);
     /* The last close leaves the database's log empty. */
     mt_memory_free(ts.mem);
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, &o), 0);
     assert_int_equal(reserved_size(&ts, "history.db-wal"), 0);
     db = reserved_size(&ts, "history.db");
     /* The first content again. */
-    call_ok(ts.mem, edits[1]);
+    mt_test_ok(ts.mem, edits[1]);
     wal = reserved_size(&ts, "history.db-wal");
     if (wal >= BIG / 16)
         fail_msg("recording a content kept already wrote %ld bytes of log", wal);
-    n = log_of(ts.mem, &v, "/memories/big.md", 10);
+    n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
     assert_int_equal(n, 3);
     assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[0].id), 0);
     assert_int_equal(len, BIG);
