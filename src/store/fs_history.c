@@ -337,12 +337,14 @@ static int settle_walk(mt_fs *fs, mt_store_op *op, known_list *l, int at, char *
         const char *n = de->d_name;
         size_t nlen = strlen(n);
         struct stat sb;
+        int kind, named;
 
         if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0')))
             continue;
-        if (mt_fs_is_internal(n) || rel_len + 1 + nlen >= 4096)
-            continue;
-        if (fstatat(dirfd(dir), n, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+        /* What every walk takes for a memory (fs_entry.c): a name no request
+         * could give is no memory's, so it gets no version either. */
+        kind = mt_fs_entry(&sb, &named, dirfd(dir), n, DT_UNKNOWN, rel_len);
+        if ((kind != MT_FS_FILE && kind != MT_FS_DIR) || !named)
             continue;
         if (rel_len)
             rel[rel_len] = '/';

@@ -658,6 +658,63 @@ static void test_log_torn_record(void **state)
     }
 }
 
+/* A file put in the store from outside under a name no request could give
+ * (a backslash, a name past the path limit) is no memory: the catch-up
+ * records a version of the nameable one beside it and none of it. */
+static void test_unnameable_not_recorded(void **state)
+{
+    mt_test_store ts;
+    mt_version *v = NULL;
+    char path[8192], name[300];
+    size_t n, i;
+    int fd;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    mt_test_create(ts.mem, "kept.md", "kept\\n");
+    snprintf(path, sizeof(path), "%s/back\\slash.md", ts.root);
+    assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+    assert_int_equal(write(fd, "x\n", 2), 2);
+    close(fd);
+    snprintf(path, sizeof(path), "%s/outside.md", ts.root);
+    assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+    assert_int_equal(write(fd, "y\n", 2), 2);
+    close(fd);
+    /* 15 directories of 255 bytes and a file of 250: a store path of 4,090
+     * bytes, past the 4,086 a request can name beneath /memories/. */
+    memset(name, 'd', 255);
+    name[255] = '\0';
+    {
+        /* Beneath one directory at a time: the whole path is past PATH_MAX. */
+        int at = open(ts.root, O_RDONLY | O_DIRECTORY);
+        assert_true(at >= 0);
+        for (i = 0; i < 15; i++) {
+            int next;
+            assert_int_equal(mkdirat(at, name, 0700), 0);
+            assert_true((next = openat(at, name, O_RDONLY | O_DIRECTORY)) >= 0);
+            close(at);
+            at = next;
+        }
+        memset(name, 'f', 247);
+        memcpy(name + 247, ".md", 4);
+        assert_true((fd = openat(at, name, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+        assert_int_equal(write(fd, "z\n", 2), 2);
+        close(fd);
+        close(at);
+    }
+    n = mt_test_log(&v, ts.mem, NULL, 100);
+    assert_int_equal(n, 2);
+    for (i = 0; i < n; i++) {
+        assert_null(strchr(v[i].path, '\\'));
+        assert_true(strlen(v[i].path) < 4000);
+    }
+    assert_string_equal(v[0].path, "/memories/outside.md");
+    assert_string_equal(v[0].actor, "external");
+    assert_string_equal(v[1].path, "/memories/kept.md");
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
 /* Two processes taking turns append to the log in turn; the loads keep
  * that order: one chain, each version its predecessor with one line more. */
 static void test_log_processes_in_order(void **state)
@@ -1308,6 +1365,7 @@ int main(void)
         cmocka_unit_test(test_big_content),
         cmocka_unit_test(test_log_kill_after_append),
         cmocka_unit_test(test_log_torn_record),
+        cmocka_unit_test(test_unnameable_not_recorded),
         cmocka_unit_test(test_log_processes_in_order),
         cmocka_unit_test(test_log_redact_pending),
         cmocka_unit_test(test_log_big_records),
