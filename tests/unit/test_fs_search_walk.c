@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,22 +270,24 @@ static void test_missing_path_fails(void **state)
 }
 
 /* Where the hook renames a directory, once: when the walk is about to look
- * at `at`/`name`, `from` becomes `to`. */
+ * at `at`/`name`, `from` becomes `to`. The hook runs on the walk's helper
+ * threads too: `done` is claimed atomically, the rest set before the walk. */
 static struct {
     const char *root, *at, *name, *from, *to;
-    int done;
+    atomic_int done;
+    int failed; /* the rename's errno, asserted on the test's thread after the walk */
 } move;
 
 static void move_once(const char *dir, const char *name)
 {
     char from[1024], to[1024];
 
-    if (move.done || !dir || strcmp(dir, move.at) != 0 || strcmp(name, move.name) != 0)
+    if (!dir || strcmp(dir, move.at) != 0 || strcmp(name, move.name) != 0 ||
+        atomic_exchange(&move.done, 1))
         return;
-    move.done = 1;
     snprintf(from, sizeof(from), "%s/%s", move.root, move.from);
     snprintf(to, sizeof(to), "%s/%s", move.root, move.to);
-    assert_int_equal(rename(from, to), 0);
+    move.failed = rename(from, to) == 0 ? 0 : errno;
 }
 
 /* The walk's paths, one a line, after a newline. */
@@ -319,11 +322,13 @@ static void renamed_while_walked(const char *at, const char *name, const char *f
     move.name = name;
     move.from = from;
     move.to = to;
-    move.done = 0;
+    atomic_store(&move.done, 0);
+    move.failed = 0;
     mt_fs_pool_hook = move_once;
     paths = walked(st);
     mt_fs_pool_hook = NULL;
-    assert_true(move.done);
+    assert_true(atomic_load(&move.done));
+    assert_int_equal(move.failed, 0);
     for (j = 0; j < 5; j++) {
         snprintf(want, sizeof(want), "\n%s/m%d.md\n", to, j);
         assert_non_null(strstr(paths, want));
