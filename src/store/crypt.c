@@ -43,6 +43,8 @@ typedef struct {
     unsigned char nonce[24];
 } checked;
 
+#define ALSO_MAX 8
+
 typedef struct {
     mt_store base;
     mt_store *inner;
@@ -52,10 +54,14 @@ typedef struct {
      * read and write: each operation takes references under keys_lock and
      * works with those, so a key is never freed under it. */
     pthread_mutex_t keys_lock;
-    pthread_cond_t keys_idle;   /* writing_old fell to 0 */
-    mt_crypt_key *key;          /* writes with it, reads with it and those it accepts */
-    mt_crypt_key *old;          /* after a rekey: the key before, still read */
-    mt_crypt_key *next;         /* during a rekey: its key, read (what it did already) */
+    pthread_cond_t keys_idle; /* writing_old fell to 0 */
+    mt_crypt_key *key;        /* writes with it, reads with it and those it accepts */
+    mt_crypt_key *old;        /* after a rekey: the key before, still read */
+    mt_crypt_key *next;       /* during a rekey: its key, read (what it did already) */
+    /* The keys of rekeys that failed part way, still read (what they
+     * re-encrypted), until a rekey succeeds; the oldest goes past ALSO_MAX. */
+    mt_crypt_key *also[ALSO_MAX];
+    unsigned nalso;
     pthread_mutex_t rekey_lock; /* one rekey of the handle at a time */
     unsigned epoch;             /* rekeys done: which of the two a writer holds */
     unsigned writing_cur;       /* writes sealing with key */
@@ -129,7 +135,8 @@ static int header_read(mt_crypt_header *h, const unsigned char *p, size_t len, c
 
 /* The keys to read with, referenced (old and next may be NULL): put back with keys_drop. */
 typedef struct {
-    mt_crypt_key *key, *old, *next;
+    mt_crypt_key *key, *old, *next, *also[ALSO_MAX];
+    unsigned nalso;
 } held_keys;
 
 static void keys_take(mt_crypt *c, held_keys *k)
@@ -138,6 +145,8 @@ static void keys_take(mt_crypt *c, held_keys *k)
     k->key = mt_crypt_key_ref(c->key);
     k->old = c->old ? mt_crypt_key_ref(c->old) : NULL;
     k->next = c->next ? mt_crypt_key_ref(c->next) : NULL;
+    for (k->nalso = 0; k->nalso < c->nalso; k->nalso++)
+        k->also[k->nalso] = mt_crypt_key_ref(c->also[k->nalso]);
     pthread_mutex_unlock(&c->keys_lock);
 }
 
@@ -146,6 +155,8 @@ static void keys_drop(held_keys *k)
     mt_crypt_key_free(k->key);
     mt_crypt_key_free(k->old);
     mt_crypt_key_free(k->next);
+    while (k->nalso)
+        mt_crypt_key_free(k->also[--k->nalso]);
 }
 
 mt_crypt_key *mt_crypt_writer_take(mt_store *st, unsigned *epoch)
@@ -178,12 +189,16 @@ static int key_for(unsigned char material[MT_CRYPT_KEY], const held_keys *k,
                    const mt_crypt_header *h, const char *rel)
 {
     char id[MT_CRYPT_ID * 2 + 1], given[MT_CRYPT_ID * 2 + 1];
+    unsigned i;
     int rc;
 
     if ((rc = mt_crypt_key_reader(material, k->key, h)) != 0 ||
         (k->old && (rc = mt_crypt_key_reader(material, k->old, h)) != 0) ||
         (k->next && (rc = mt_crypt_key_reader(material, k->next, h)) != 0))
         return rc;
+    for (i = 0; i < k->nalso; i++)
+        if ((rc = mt_crypt_key_reader(material, k->also[i], h)) != 0)
+            return rc;
     mt_crypt_hex(id, h->key_id, MT_CRYPT_ID);
     mt_crypt_key_id(given, k->key);
     if (h->kdf == MT_CRYPT_KDF_PASS)
@@ -775,6 +790,8 @@ static void c_free(mt_store *st)
     c->inner->free(c->inner);
     mt_crypt_key_free(c->key);
     mt_crypt_key_free(c->old);
+    while (c->nalso)
+        mt_crypt_key_free(c->also[--c->nalso]);
     pthread_mutex_destroy(&c->checked_lock);
     pthread_mutex_destroy(&c->keys_lock);
     pthread_mutex_destroy(&c->rekey_lock);
@@ -1578,7 +1595,8 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
     mt_crypt *c = (mt_crypt *)st;
     rekey_run r = {c, new_key, op, cb, payload, out, 0};
     versions_walk w = {&r, 0, 0};
-    mt_crypt_key *dropped = NULL, *next;
+    mt_crypt_key *dropped = NULL, *next, *also[ALSO_MAX];
+    unsigned nalso = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -1589,33 +1607,56 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
     pthread_mutex_lock(&c->rekey_lock);
     pthread_mutex_lock(&c->keys_lock);
     c->next = mt_crypt_key_ref(new_key);
+    /* Writes still sealing with the old key (begun before the last rekey's
+     * switch; none begins with it any more) finish before the files are
+     * looked at: what they wrote is then on disk for this rekey to
+     * re-encrypt, before the switch below stops reading that key. Waited
+     * for only at the switch, a write that ended after this rekey had
+     * passed its file left it under a key no longer read. */
+    while (c->writing_old)
+        pthread_cond_wait(&c->keys_idle, &c->keys_lock);
     pthread_mutex_unlock(&c->keys_lock);
     rc = rekey_run_all(&r, &w);
     pthread_mutex_lock(&c->keys_lock);
     if (rc == 0) {
         /* Everything is under the new key: write with it. The old key still
          * reads what a process that kept it wrote meanwhile, and what this
-         * handle's writes begun before now seal with it. The key before
-         * that is read no more, so writes still sealing with it finish
-         * first (they began before the last rekey, and none begins with it
-         * any more); what they wrote was read with the old key by this
-         * rekey, or is read by the next. Threads reading hold references:
-         * dropping a key frees nothing they use. */
-        while (c->writing_old)
-            pthread_cond_wait(&c->keys_idle, &c->keys_lock);
+         * handle's writes begun before now seal with it (the next rekey
+         * waits for them before it looks at the files). The key before
+         * that is read no more: no write has used it since this rekey
+         * began. Threads reading hold references: dropping a key frees
+         * nothing they use. */
         dropped = c->old;
         c->old = c->key;
         c->key = mt_crypt_key_ref(new_key);
         c->writing_old = c->writing_cur;
         c->writing_cur = 0;
         c->epoch++;
+        /* What failed rekeys re-encrypted, this one did again. */
+        nalso = c->nalso;
+        memcpy(also, c->also, sizeof(also));
+        c->nalso = 0;
+        next = c->next;
+    } else {
+        /* Part of the store is under the new key now: this handle goes on
+         * reading it until a rekey succeeds. */
+        if (c->nalso == ALSO_MAX) {
+            unsigned i;
+            also[nalso++] = c->also[0];
+            for (i = 1; i < ALSO_MAX; i++)
+                c->also[i - 1] = c->also[i];
+            c->nalso--;
+        }
+        c->also[c->nalso++] = c->next;
+        next = NULL;
     }
-    next = c->next;
     c->next = NULL;
     pthread_mutex_unlock(&c->keys_lock);
     pthread_mutex_unlock(&c->rekey_lock);
     mt_crypt_key_free(dropped);
     mt_crypt_key_free(next);
+    while (nalso)
+        mt_crypt_key_free(also[--nalso]);
     return rc;
 }
 

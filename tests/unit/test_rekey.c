@@ -462,6 +462,18 @@ static void rekey_failures(scratch *s)
     assert_non_null(strstr(failure_of(&r, MT_REKEY_VERSION, NULL, damaged_v2)->message,
                            "failed its integrity check"));
     mt_rekey_result_dispose(&r);
+    /* The handle still reads what the failed rekey re-encrypted, and its
+     * versions (under k2 now, which it was not opened with). */
+    assert_int_equal(mt_memory_read(&data, &len, m, "/memories/ok1.md"), 0);
+    assert_string_equal(data, "one!");
+    free(data);
+    for (i = 0; i < good.n; i++) {
+        if (good.k[i].id == bad_version)
+            continue;
+        assert_int_equal(mt_memory_version_content(&data, &len, m, good.k[i].id), 0);
+        assert_string_equal(data, good.k[i].text);
+        free(data);
+    }
     /* The key is not switched: what the handle writes now is under k1. */
     mt_test_ok(m,
                "{\"command\":\"create\",\"path\":\"/memories/later.md\",\"file_text\":\"later\"}");
