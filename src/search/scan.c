@@ -1,15 +1,11 @@
 /* Search by scanning: matching and BM25 without an index (see scan.h). */
 #include "scan.h"
 
-#include <math.h>
 #include <string.h>
 
 #include <sodium.h>
 
-/* FTS5's bm25() defaults. */
-#define BM25_K1      1.2
-#define BM25_B       0.75
-#define BM25_IDF_MIN 1e-6
+#include "bm25.h"
 
 typedef struct {
     char word[MT_SEARCH_WORD_MAX + 8];
@@ -112,23 +108,17 @@ void mt_search_scan_count(mt_search_scan_stats *s, const mt_search_scan_doc *d,
 double mt_search_scan_bm25(const mt_search_scan_stats *s, const mt_search_scan_doc *d,
                            const mt_search_query *q)
 {
-    double score = 0, avgdl, norm, idf, f;
-    size_t i;
+    double score = 0, avgdl;
+    size_t i, n = q->count < MT_SEARCH_TERMS_MAX ? q->count : MT_SEARCH_TERMS_MAX;
 
     if (s->docs == 0 || s->words == 0)
         return 0;
     avgdl = (double)s->words / (double)s->docs;
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * (double)d->words / avgdl);
-    for (i = 0; i < q->count && i < MT_SEARCH_TERMS_MAX; i++) {
-        /* A term in more than half the collection would weigh less than
-         * nothing: FTS5 gives it a weight just above none instead. */
-        idf = log((0.5 + (double)s->docs - (double)s->holding[i]) / (0.5 + (double)s->holding[i]));
-        if (idf <= 0)
-            idf = BM25_IDF_MIN;
-        f = (double)d->freq[i];
-        if (q->count == 1)
-            return (f * (BM25_K1 + 1)) / (f + norm);       /* as mt_rank() rounds it */
-        score += idf * ((f * (BM25_K1 + 1)) / (f + norm)); /* as FTS5 rounds it */
-    }
+    /* One term: its weight alone, as mt_rank() leaves it out. */
+    if (n == 1)
+        return mt_bm25_tf((double)d->freq[0], (double)d->words, avgdl);
+    for (i = 0; i < n; i++)
+        score += mt_bm25_idf((double)s->docs, (double)s->holding[i]) *
+                 mt_bm25_tf((double)d->freq[i], (double)d->words, avgdl);
     return score;
 }

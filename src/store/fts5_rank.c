@@ -1,18 +1,13 @@
 /* memtool's FTS5 ranking function (see fts5_rank.h). */
 #include "fts5_rank.h"
 
-#include <math.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
 #include <memtool/store.h>
 
-/* bm25()'s constants, and its floor for the IDF of a phrase in more than
- * half the rows. */
-#define RANK_K1      1.2
-#define RANK_B       0.75
-#define RANK_IDF_MIN 1e-6
+#include "search/bm25.h"
 
 /* What a query computes once: the table's mean row length, and for several
  * phrases each one's IDF (freq: per row, each phrase's count). */
@@ -63,9 +58,7 @@ static int rank_data_get(rank_data **out, const Fts5ExtensionApi *api, Fts5Conte
         hits = 0;
         if ((rc = api->xQueryPhrase(fts, i, &hits, count_row)) != SQLITE_OK)
             goto done;
-        d->idf[i] = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
-        if (d->idf[i] <= 0.0)
-            d->idf[i] = RANK_IDF_MIN;
+        d->idf[i] = mt_bm25_idf((double)rows, (double)hits);
     }
     /* The query owns it from here, even when this fails (it frees it). */
     rc = api->xSetAuxdata(fts, d, sqlite3_free);
@@ -78,8 +71,8 @@ done:
     return rc;
 }
 
-/* The arithmetic is bm25()'s, operation for operation: the one-phrase value
- * is exactly the factor bm25() multiplies by the IDF. */
+/* The arithmetic is bm25()'s (search/bm25.h): the one-phrase value is
+ * exactly the factor bm25() multiplies by the IDF. */
 static void rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                  sqlite3_value **val)
 {
@@ -101,14 +94,11 @@ static void rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context 
     if ((rc = api->xColumnSize(fts, -1, &tokens)) != SQLITE_OK)
         goto done;
     dl = (double)tokens;
-    if (d->phrases == 1) {
-        score = (d->freq[0] * (RANK_K1 + 1.0)) /
-                (d->freq[0] + RANK_K1 * (1 - RANK_B + RANK_B * dl / d->avgdl));
-    } else {
+    if (d->phrases == 1)
+        score = mt_bm25_tf(d->freq[0], dl, d->avgdl);
+    else
         for (i = 0; i < d->phrases; i++)
-            score += d->idf[i] * ((d->freq[i] * (RANK_K1 + 1.0)) /
-                                  (d->freq[i] + RANK_K1 * (1 - RANK_B + RANK_B * dl / d->avgdl)));
-    }
+            score += d->idf[i] * mt_bm25_tf(d->freq[i], dl, d->avgdl);
 done:
     if (rc == SQLITE_OK)
         sqlite3_result_double(ctx, -1.0 * score);
