@@ -57,9 +57,10 @@ typedef struct {
     pthread_cond_t keys_idle; /* writing_old fell to 0 */
     mt_crypt_key *key;        /* writes with it, reads with it and those it accepts */
     mt_crypt_key *old;        /* after a rekey: the key before, still read */
-    mt_crypt_key *next;       /* during a rekey: its key, read (what it did already) */
-    /* The keys of rekeys that failed part way, still read (what they
-     * re-encrypted), until a rekey succeeds; the oldest goes past ALSO_MAX. */
+    /* Keys read besides these two: a rekey's own while it runs (what it
+     * re-encrypted already), and it stays when the rekey fails part way
+     * (what it did re-encrypt), until a rekey succeeds; past ALSO_MAX the
+     * oldest is dropped. */
     mt_crypt_key *also[ALSO_MAX];
     unsigned nalso;
     pthread_mutex_t rekey_lock; /* one rekey of the handle at a time */
@@ -133,9 +134,9 @@ static int header_read(mt_crypt_header *h, const unsigned char *p, size_t len, c
     return 0;
 }
 
-/* The keys to read with, referenced (old and next may be NULL): put back with keys_drop. */
+/* The keys to read with, referenced (old may be NULL): put back with keys_drop. */
 typedef struct {
-    mt_crypt_key *key, *old, *next, *also[ALSO_MAX];
+    mt_crypt_key *key, *old, *also[ALSO_MAX];
     unsigned nalso;
 } held_keys;
 
@@ -144,7 +145,6 @@ static void keys_take(mt_crypt *c, held_keys *k)
     pthread_mutex_lock(&c->keys_lock);
     k->key = mt_crypt_key_ref(c->key);
     k->old = c->old ? mt_crypt_key_ref(c->old) : NULL;
-    k->next = c->next ? mt_crypt_key_ref(c->next) : NULL;
     for (k->nalso = 0; k->nalso < c->nalso; k->nalso++)
         k->also[k->nalso] = mt_crypt_key_ref(c->also[k->nalso]);
     pthread_mutex_unlock(&c->keys_lock);
@@ -154,7 +154,6 @@ static void keys_drop(held_keys *k)
 {
     mt_crypt_key_free(k->key);
     mt_crypt_key_free(k->old);
-    mt_crypt_key_free(k->next);
     while (k->nalso)
         mt_crypt_key_free(k->also[--k->nalso]);
 }
@@ -193,8 +192,7 @@ static int key_for(unsigned char material[MT_CRYPT_KEY], const held_keys *k,
     int rc;
 
     if ((rc = mt_crypt_key_reader(material, k->key, h)) != 0 ||
-        (k->old && (rc = mt_crypt_key_reader(material, k->old, h)) != 0) ||
-        (k->next && (rc = mt_crypt_key_reader(material, k->next, h)) != 0))
+        (k->old && (rc = mt_crypt_key_reader(material, k->old, h)) != 0))
         return rc;
     for (i = 0; i < k->nalso; i++)
         if ((rc = mt_crypt_key_reader(material, k->also[i], h)) != 0)
@@ -1595,8 +1593,8 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
     mt_crypt *c = (mt_crypt *)st;
     rekey_run r = {c, new_key, op, cb, payload, out, 0};
     versions_walk w = {&r, 0, 0};
-    mt_crypt_key *dropped = NULL, *next, *also[ALSO_MAX];
-    unsigned nalso = 0;
+    mt_crypt_key *gone[ALSO_MAX + 2]; /* the oldest of `also`, the old key, all of `also` */
+    unsigned ngone = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -1606,7 +1604,14 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
      * re-encrypted already they read with the new key meanwhile. */
     pthread_mutex_lock(&c->rekey_lock);
     pthread_mutex_lock(&c->keys_lock);
-    c->next = mt_crypt_key_ref(new_key);
+    if (c->nalso == ALSO_MAX) {
+        unsigned i;
+        gone[ngone++] = c->also[0];
+        for (i = 1; i < ALSO_MAX; i++)
+            c->also[i - 1] = c->also[i];
+        c->nalso--;
+    }
+    c->also[c->nalso++] = mt_crypt_key_ref(new_key);
     /* Writes still sealing with the old key (begun before the last rekey's
      * switch; none begins with it any more) finish before the files are
      * looked at: what they wrote is then on disk for this rekey to
@@ -1618,45 +1623,30 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
     pthread_mutex_unlock(&c->keys_lock);
     rc = rekey_run_all(&r, &w);
     pthread_mutex_lock(&c->keys_lock);
+    /* Failed part way, the store is partly under the new key: the handle
+     * goes on reading it (it stays among `also`) until a rekey succeeds. */
     if (rc == 0) {
         /* Everything is under the new key: write with it. The old key still
          * reads what a process that kept it wrote meanwhile, and what this
          * handle's writes begun before now seal with it (the next rekey
          * waits for them before it looks at the files). The key before
          * that is read no more: no write has used it since this rekey
-         * began. Threads reading hold references: dropping a key frees
-         * nothing they use. */
-        dropped = c->old;
+         * began; nor are the keys of rekeys that failed, whose files this
+         * one re-encrypted. Threads reading hold references: dropping a
+         * key frees nothing they use. */
+        gone[ngone++] = c->old;
         c->old = c->key;
         c->key = mt_crypt_key_ref(new_key);
         c->writing_old = c->writing_cur;
         c->writing_cur = 0;
         c->epoch++;
-        /* What failed rekeys re-encrypted, this one did again. */
-        nalso = c->nalso;
-        memcpy(also, c->also, sizeof(also));
-        c->nalso = 0;
-        next = c->next;
-    } else {
-        /* Part of the store is under the new key now: this handle goes on
-         * reading it until a rekey succeeds. */
-        if (c->nalso == ALSO_MAX) {
-            unsigned i;
-            also[nalso++] = c->also[0];
-            for (i = 1; i < ALSO_MAX; i++)
-                c->also[i - 1] = c->also[i];
-            c->nalso--;
-        }
-        c->also[c->nalso++] = c->next;
-        next = NULL;
+        while (c->nalso)
+            gone[ngone++] = c->also[--c->nalso];
     }
-    c->next = NULL;
     pthread_mutex_unlock(&c->keys_lock);
     pthread_mutex_unlock(&c->rekey_lock);
-    mt_crypt_key_free(dropped);
-    mt_crypt_key_free(next);
-    while (nalso)
-        mt_crypt_key_free(also[--nalso]);
+    while (ngone)
+        mt_crypt_key_free(gone[--ngone]);
     return rc;
 }
 
