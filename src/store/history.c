@@ -771,11 +771,15 @@ static int step_sha(mt_hist *h, int which, const char *sha)
     return sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
 }
 
-/* One reference fewer to a content; the content goes with its last. */
+/* One reference fewer to a content; the content goes with its last (a
+ * statement for it only then, as the database stores do). */
 static int drop_content(mt_hist *h, const char *sha)
 {
-    if (step_sha(h, S_CONTENT_UNREF, sha) < 0 || step_sha(h, S_REFS_DROP, sha) < 0 ||
-        step_sha(h, S_CONTENT_DROP, sha) < 0)
+    if (step_sha(h, S_CONTENT_UNREF, sha) < 0 || step_sha(h, S_REFS_DROP, sha) < 0)
+        return db_error(h, "cannot drop content");
+    if (sqlite3_changes(h->db) == 0)
+        return 0;
+    if (step_sha(h, S_CONTENT_DROP, sha) < 0)
         return db_error(h, "cannot drop content");
     if (sqlite3_changes(h->db) > 0)
         h->dropped = 1;
