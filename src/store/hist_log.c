@@ -62,7 +62,8 @@ static void rec_hash(unsigned char out[HASH], const unsigned char len[4], const 
     crypto_generichash_final(&st, out, HASH);
 }
 
-#define FIXED 64 /* id, at, op, flags, keep, days, size, ino, mtime, ctime */
+#define FIXED   64 /* id, at, op, flags, keep, days, size, ino, mtime, ctime */
+#define KEEP_AT 20 /* where keep is in the body: mt_hist_rec_set_keep changes it in place */
 
 static size_t str_size(const char *s)
 {
@@ -106,7 +107,7 @@ int mt_hist_rec_encode(mt_buf *out, const mt_hist_rec *r)
     p[16] = (unsigned char)r->op;
     p[17] = (unsigned char)((r->has_fp ? 1 : 0) | (r->data ? 2 : 0));
     p[18] = p[19] = 0;
-    put32(p + 20, r->keep);
+    put32(p + KEEP_AT, r->keep);
     put32(p + 24, r->days);
     put64(p + 28, r->size);
     put64(p + 36, r->fp.ino);
@@ -133,7 +134,7 @@ void mt_hist_rec_set_keep(char *rec, uint32_t keep)
 {
     unsigned char *p = (unsigned char *)rec;
 
-    put32(p + HEAD + 20, keep);
+    put32(p + HEAD + KEEP_AT, keep);
     rec_hash(p + 8, p + 4, p + HEAD, get32(p + 4));
 }
 
@@ -175,7 +176,7 @@ static int decode(mt_hist_rec *r, unsigned char *b, size_t n)
     r->at = (int64_t)get64(b + 8);
     r->op = (mt_version_op)b[16];
     r->has_fp = b[17] & 1;
-    r->keep = get32(b + 20);
+    r->keep = get32(b + KEEP_AT);
     r->days = get32(b + 24);
     r->size = get64(b + 28);
     r->fp.ino = get64(b + 36);
