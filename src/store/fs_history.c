@@ -343,20 +343,20 @@ static int settle_walk(mt_fs *fs, mt_store_op *op, known_list *l, int at, char *
             continue;
         /* What every walk takes for a memory (fs_entry.c): a name no request
          * could give is no memory's, so it gets no version either. */
-        kind = mt_fs_entry(&sb, &named, dirfd(dir), n, DT_UNKNOWN, rel_len);
+        kind = mt_fs_entry(&sb, &named, dirfd(dir), n, de->d_type, rel_len);
         if ((kind != MT_FS_FILE && kind != MT_FS_DIR) || !named)
             continue;
         if (rel_len)
             rel[rel_len] = '/';
         memcpy(rel + rel_len + (rel_len ? 1 : 0), n, nlen + 1);
-        if (S_ISDIR(sb.st_mode)) {
+        if (kind == MT_FS_DIR) {
             int child = mt_fs_openat(dirfd(dir), n, O_RDONLY | O_DIRECTORY, 0);
             if (child >= 0) {
                 rc = settle_walk(fs, op, l, child, rel, rel_len + (rel_len ? 1 : 0) + nlen,
                                  depth + 1);
                 close(child);
             }
-        } else if (S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
+        } else if (sb.st_nlink == 1) { /* a file, looked at (sb) by mt_fs_entry */
             known *k = known_find(l, rel);
             if (k)
                 k->seen = 1;

@@ -189,7 +189,14 @@ static int dir_subdir(void *payload, void **child, void *dir, const char *name, 
 /* The same memories as fs_each.c's walk (mt_fs_entry's rule): a walk that
  * cannot open a directory replaced meanwhile goes on without it. */
 static const mt_fs_walker search_walker = {
-    1, 0, -1, "cannot walk", dir_path, dir_enter, dir_file, dir_subdir, NULL,
+    .memories_only = 1,
+    .complete = 0,
+    .clean = -1,
+    .what = "cannot walk",
+    .path = dir_path,
+    .enter = dir_enter,
+    .file = dir_file,
+    .subdir = dir_subdir,
 };
 
 static int same_dir(const struct stat *a, const struct stat *b)
