@@ -156,6 +156,29 @@ int mt_test_scratch_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+void mt_test_barrier_make(mt_test_barrier *b)
+{
+    assert_int_equal(pipe(b->fd), 0);
+}
+
+int mt_test_barrier_wait(mt_test_barrier *b)
+{
+    char c;
+    ssize_t n;
+
+    close(b->fd[1]);
+    /* Nothing is ever written: the read ends at the parent's close. */
+    n = read(b->fd[0], &c, 1);
+    close(b->fd[0]);
+    return n == 0 ? 0 : -1;
+}
+
+void mt_test_barrier_release(mt_test_barrier *b)
+{
+    close(b->fd[0]);
+    assert_int_equal(close(b->fd[1]), 0);
+}
+
 void mt_test_keys_init(mt_test_keys *s, const char *name)
 {
     mt_test_scratch_make(s->dir, sizeof(s->dir), name);

@@ -48,6 +48,19 @@ char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_
 void mt_test_scratch_make(char *dir, size_t size, const char *name);
 int mt_test_scratch_remove(const char *dir);
 
+/* A start barrier for forked children: made before the forks, each child
+ * waits on it (its store open, ready to act) and the parent releases them
+ * all at once by closing the write end, so their work overlaps. */
+typedef struct {
+    int fd[2];
+} mt_test_barrier;
+
+void mt_test_barrier_make(mt_test_barrier *b);
+/* In a child (no cmocka there): 0 once released, or -1. */
+int mt_test_barrier_wait(mt_test_barrier *b);
+/* In the parent, after the forks. */
+void mt_test_barrier_release(mt_test_barrier *b);
+
 /* A scratch directory holding two new key files, key and key2; free with
  * mt_test_keys_free (which removes the directory). */
 typedef struct {

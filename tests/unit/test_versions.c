@@ -538,7 +538,8 @@ static void test_log_kill_after_append(void **state)
     mt_test_store ts;
     mt_version *v = NULL;
     pid_t pid[READERS];
-    int go[2], round, p, status;
+    mt_test_barrier go;
+    int round, p, status;
     size_t n, i;
     (void)state;
 
@@ -548,7 +549,7 @@ static void test_log_kill_after_append(void **state)
         /* The versions are in the log only. */
         assert_true(log_size(&ts) > 0);
         assert_true(in_log(&ts, "three\n"));
-        assert_int_equal(pipe(go), 0);
+        mt_test_barrier_make(&go);
         for (p = 0; p < READERS; p++) {
             pid[p] = fork();
             assert_true(pid[p] >= 0);
@@ -557,13 +558,11 @@ static void test_log_kill_after_append(void **state)
                 mt_log_query q;
                 mt_version *cv = NULL;
                 size_t cn = 0, k;
-                char token;
                 int ok;
-                close(go[1]);
                 if (mt_memory_open(&mem, ts.root, NULL) < 0)
                     _exit(3);
                 /* All readers start together, each with its store open. */
-                if (read(go[0], &token, 1) != 1)
+                if (mt_test_barrier_wait(&go) < 0)
                     _exit(4);
                 memset(&q, 0, sizeof(q));
                 q.path = "/memories/k.md";
@@ -578,10 +577,7 @@ static void test_log_kill_after_append(void **state)
                 _exit(ok ? 0 : 6);
             }
         }
-        close(go[0]);
-        for (p = 0; p < READERS; p++)
-            assert_int_equal(write(go[1], "g", 1), 1);
-        close(go[1]);
+        mt_test_barrier_release(&go);
         for (p = 0; p < READERS; p++) {
             assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -1134,7 +1130,8 @@ static void test_schema_upgrade(void **state)
     mt_options o;
     mt_version *v = NULL;
     char path_b[256];
-    int go[2], i, status;
+    mt_test_barrier go;
+    int i, status;
     pid_t pids[OPENERS];
     sqlite3 *db;
     size_t n;
@@ -1181,7 +1178,7 @@ static void test_schema_upgrade(void **state)
     assert_int_equal(schema_get(&ts), 2);
 
     /* Several processes open it at once: one upgrades, the others find it done. */
-    assert_int_equal(pipe(go), 0);
+    mt_test_barrier_make(&go);
     for (i = 0; i < OPENERS; i++) {
         pids[i] = fork();
         assert_true(pids[i] >= 0);
@@ -1189,18 +1186,15 @@ static void test_schema_upgrade(void **state)
             mt_memory *mem = NULL;
             mt_version *cv = NULL;
             size_t cn = 0;
-            char c;
             int bad;
-            close(go[1]);
-            bad = read(go[0], &c, 1) != 0 || mt_memory_open(&mem, ts.root, NULL) < 0;
+            bad = mt_test_barrier_wait(&go) < 0 || mt_memory_open(&mem, ts.root, NULL) < 0;
             bad = bad || mt_memory_log(&cv, &cn, mem, NULL) < 0 || cn != 5;
             if (!bad)
                 mt_versions_free(cv, cn);
             _exit(bad);
         }
     }
-    close(go[0]);
-    close(go[1]); /* all start */
+    mt_test_barrier_release(&go); /* all start */
     for (i = 0; i < OPENERS; i++) {
         assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
