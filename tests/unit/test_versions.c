@@ -656,14 +656,15 @@ static void test_log_torn_record(void **state)
 
 /* A file put in the store from outside under a name no request could give
  * (a backslash, a name past the path limit) is no memory: the catch-up
- * records a version of the nameable one beside it and none of it. */
+ * records a version of the nameable ones beside it and none of it. A name
+ * exactly at the limit is a memory like any other. */
 static void test_unnameable_not_recorded(void **state)
 {
     mt_test_store ts;
     mt_version *v = NULL;
-    char path[8192], name[300];
-    size_t n, i;
-    int fd;
+    char path[8192], name[300], longest[4200], dirpath[4200], *data = NULL, *text;
+    size_t n, i, len = 0;
+    int fd, found = 0, err;
     (void)state;
 
     mt_test_store_init(&ts, NULL);
@@ -676,10 +677,14 @@ static void test_unnameable_not_recorded(void **state)
     assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
     assert_int_equal(write(fd, "y\n", 2), 2);
     close(fd);
-    /* 15 directories of 255 bytes and a file of 250: a store path of 4,090
-     * bytes, past the 4,086 a request can name beneath /memories/. */
+    /* 15 directories of 255 bytes, and in the last a file of 250: a store
+     * path of 4,090 bytes, past the 4,086 (MT_FS_REL_MAX) a request can name
+     * beneath /memories/; beside it one of 246, a store path of exactly
+     * 4,086. */
     memset(name, 'd', 255);
     name[255] = '\0';
+    memcpy(dirpath, "/memories", 9);
+    len = 9;
     {
         /* Beneath one directory at a time: the whole path is past PATH_MAX. */
         int at = open(ts.root, O_RDONLY | O_DIRECTORY);
@@ -690,24 +695,51 @@ static void test_unnameable_not_recorded(void **state)
             assert_true((next = openat(at, name, O_RDONLY | O_DIRECTORY)) >= 0);
             close(at);
             at = next;
+            dirpath[len++] = '/';
+            memcpy(dirpath + len, name, 255);
+            len += 255;
         }
+        dirpath[len] = '\0';
         memset(name, 'f', 247);
         memcpy(name + 247, ".md", 4);
         assert_true((fd = openat(at, name, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
         assert_int_equal(write(fd, "z\n", 2), 2);
         close(fd);
+        memcpy(name + 243, ".md", 4);
+        assert_true((fd = openat(at, name, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+        assert_int_equal(write(fd, "w\n", 2), 2);
+        close(fd);
         close(at);
     }
+    snprintf(longest, sizeof(longest), "%s/%s", dirpath, name);
+    assert_int_equal(strlen(longest) - (sizeof("/memories/") - 1), 4086);
     n = mt_test_log(&v, ts.mem, NULL, 100);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     for (i = 0; i < n; i++) {
         assert_null(strchr(v[i].path, '\\'));
-        assert_true(strlen(v[i].path) < 4000);
+        assert_true(strlen(v[i].path) <= strlen(longest));
     }
-    assert_string_equal(v[0].path, "/memories/outside.md");
-    assert_string_equal(v[0].actor, "external");
-    assert_string_equal(v[1].path, "/memories/kept.md");
+    /* The two from outside, in either order, then the one made by request. */
+    for (i = 0; i < 2; i++) {
+        assert_string_equal(v[i].actor, "external");
+        if (strcmp(v[i].path, longest) == 0)
+            found++;
+        else
+            assert_string_equal(v[i].path, "/memories/outside.md");
+    }
+    assert_int_equal(found, 1);
+    assert_string_equal(v[2].path, "/memories/kept.md");
     mt_versions_free(v, n);
+    /* And it is a memory: read by its name, listed in its directory. */
+    assert_int_equal(mt_memory_read(&data, &len, ts.mem, longest), 0);
+    assert_int_equal(len, 2);
+    assert_memory_equal(data, "w\n", 2);
+    free(data);
+    snprintf(path, sizeof(path), "{\"command\":\"view\",\"path\":\"%s\"}", dirpath);
+    text = mt_test_call(ts.mem, &err, path);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, longest + strlen(dirpath))); /* "/" and its name */
+    free(text);
     mt_test_store_free(&ts);
 }
 
