@@ -38,6 +38,14 @@ void mt_test_create(mt_memory *mem, const char *path, const char *text);
 /* The whole content of a file under the store root (malloc'd), or NULL. */
 char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
 
+/* The size of the store's history log of versions not yet loaded
+ * (.memtool/history.log), or -1 when there is none. */
+long mt_test_log_size(const mt_test_store *ts);
+
+/* A new empty file in a scratch directory, already unlinked (the directory
+ * removed too): open for reading and writing, gone when closed. */
+int mt_test_temp_fd(const char *name);
+
 /* What the store's own search finds for query beneath "" (the words of each
  * memory's first max_size bytes): its paths sorted, one a line, or "-" for
  * none (malloc'd). Fails the test when the search fails. */

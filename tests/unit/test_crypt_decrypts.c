@@ -35,21 +35,18 @@ static mt_memory *open_encrypted(const char *root, const char *key_path)
 
 static void fill(mt_memory *m)
 {
-    char json[256];
-    int i, e, err;
+    char json[256], path[32];
+    int i, e;
 
     for (i = 0; i < MEMORIES; i++) {
-        snprintf(json, sizeof(json),
-                 "{\"command\":\"create\",\"path\":\"/memories/m%d.md\",\"file_text\":\"v0\"}", i);
-        free(mt_test_call(m, &err, json));
-        assert_int_equal(err, 0);
+        snprintf(path, sizeof(path), "m%d.md", i);
+        mt_test_create(m, path, "v0");
         for (e = 1; e < EDITS; e++) {
             snprintf(json, sizeof(json),
                      "{\"command\":\"str_replace\",\"path\":\"/memories/m%d.md\",\"old_str\":"
                      "\"v%d\",\"new_str\":\"v%d\"}",
                      i, e - 1, e);
-            free(mt_test_call(m, &err, json));
-            assert_int_equal(err, 0);
+            mt_test_ok(m, json);
         }
     }
 }

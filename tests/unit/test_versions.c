@@ -446,16 +446,6 @@ static void test_history_off(void **state)
     mt_test_store_free(&ts);
 }
 
-/* The size of the history's log of versions not yet loaded (-1: none). */
-static long log_size(const mt_test_store *ts)
-{
-    char path[512];
-    struct stat sb;
-
-    snprintf(path, sizeof(path), "%s/.memtool/history.log", ts->root);
-    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
-}
-
 /* Whether needle is in the log of versions not yet loaded. */
 static int in_log(const mt_test_store *ts, const char *needle)
 {
@@ -547,7 +537,7 @@ static void test_log_kill_after_append(void **state)
         mt_test_store_init(&ts, NULL);
         changes_then_killed(&ts, three_changes, 3);
         /* The versions are in the log only. */
-        assert_true(log_size(&ts) > 0);
+        assert_true(mt_test_log_size(&ts) > 0);
         assert_true(in_log(&ts, "three\n"));
         mt_test_barrier_make(&go);
         for (p = 0; p < READERS; p++) {
@@ -583,7 +573,7 @@ static void test_log_kill_after_append(void **state)
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 fail_msg("round %d: reader %d: status %d", round, p, status);
         }
-        assert_int_equal(log_size(&ts), 0);
+        assert_int_equal(mt_test_log_size(&ts), 0);
         /* Each version once in the whole history, in order. */
         n = mt_test_log(&v, ts.mem, "/memories", 100);
         assert_int_equal(n, 3);
@@ -615,7 +605,7 @@ static void test_log_torn_record(void **state)
     for (cut = 0; cut < 2; cut++) {
         mt_test_store_init(&ts, NULL);
         changes_then_killed(&ts, three_changes, 3);
-        size = log_size(&ts);
+        size = mt_test_log_size(&ts);
         assert_true(size > 40);
         snprintf(path, sizeof(path), "%s/.memtool/history.log", ts.root);
         if (cut) {
@@ -642,7 +632,7 @@ static void test_log_torn_record(void **state)
             contents_are(ts.mem, v, n, want);
         }
         mt_versions_free(v, n);
-        assert_int_equal(log_size(&ts), 0);
+        assert_int_equal(mt_test_log_size(&ts), 0);
         /* What comes after is appended to an emptied log, and kept. */
         mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":"
                            "\"three\",\"new_str\":\"four\"}");
@@ -790,7 +780,7 @@ static void test_log_processes_in_order(void **state)
     assert_int_equal(write(to[0][1], "t", 1), 1);
     for (p = 0; p < 2; p++)
         assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
-    assert_true(log_size(&ts) > 0);
+    assert_true(mt_test_log_size(&ts) > 0);
     n = mt_test_log(&v, ts.mem, "/memories/t.md", 100);
     assert_int_equal(n, 2 * TURNS + 1);
     for (i = 0; i + 1 < n; i++) {
@@ -832,7 +822,7 @@ static void test_log_redact_pending(void **state)
     /* Version 1 is the create: the first version of a new history. */
     assert_int_equal(mt_memory_redact(ts.mem, 1), 0);
     assert_false(in_history_files(&ts, "SECRET-77aa88bb99cc"));
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     n = mt_test_log(&v, ts.mem, "/memories/s.md", 10);
     assert_int_equal(n, 2);
     assert_int_equal(v[1].id, 1);
@@ -866,7 +856,6 @@ static int rec_note(void *payload, const mt_hist_rec *r)
 static void test_log_reader_big(void **state)
 {
     enum { BIG = 5 * 1024 * 1024 };
-    char path[] = "/tmp/mt-hist-log-XXXXXX";
     mt_buf b = MT_BUF_INIT;
     mt_hist_rec r;
     rec_seen seen;
@@ -893,9 +882,7 @@ static void test_log_reader_big(void **state)
         if (i == 0)
             first_end = b.len;
     }
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
+    fd = mt_test_temp_fd("hist-log");
     assert_int_equal(write(fd, b.ptr, b.len), (ssize_t)b.len);
     memset(&seen, 0, sizeof(seen));
     assert_int_equal(mt_hist_log_each(fd, &end, rec_note, &seen), 0);
@@ -947,7 +934,7 @@ static void test_log_big_records(void **state)
              "\"new_str\":\"OTHER\"}");
     /* Versions this big go straight into the database, not through the log. */
     changes_then_killed_with(&ts, &o, (const char *const *)json, 2);
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     n = mt_test_log(&v, ts.mem, "/memories/b.md", 10);
     assert_int_equal(n, 2);
     for (i = 0; i < n; i++) {
@@ -959,7 +946,7 @@ static void test_log_big_records(void **state)
         assert_memory_equal(data, text, BIG);
         free(data);
     }
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     mt_versions_free(v, n);
     for (k = 0; k < 2; k++)
         free(json[k]);
@@ -1182,7 +1169,7 @@ static void test_schema_upgrade(void **state)
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
     ts.mem = NULL;
-    assert_true(log_size(&ts) <= 0);
+    assert_true(mt_test_log_size(&ts) <= 0);
 
     /* Schema 2's table, then versions added by schema 2's own statements:
      * b.md made with "one\n" (its third reference) and deleted. */
@@ -1365,8 +1352,9 @@ static void test_recurring_content(void **state)
     if (wal >= BIG / 16)
         fail_msg("recording a content kept already wrote %ld bytes of log", wal);
     /* Nor did it go through the history's own log of versions. */
-    if (log_size(&ts) >= BIG / 16)
-        fail_msg("recording a content kept already wrote %ld bytes of history.log", log_size(&ts));
+    if (mt_test_log_size(&ts) >= BIG / 16)
+        fail_msg("recording a content kept already wrote %ld bytes of history.log",
+                 mt_test_log_size(&ts));
     n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
     assert_int_equal(n, 3);
     assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[0].id), 0);
