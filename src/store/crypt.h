@@ -25,6 +25,10 @@
 #define MT_CRYPT_KDF_KEY  0
 #define MT_CRYPT_KDF_PASS 1
 
+/* A process meets few salts; past this many, a passphrase key drops its
+ * oldest derivation (crypt_key.c). Named here so tests can go past it. */
+#define MT_CRYPT_KEY_CACHE 8
+
 typedef struct {
     unsigned char kdf;
     unsigned char key_id[MT_CRYPT_ID];

@@ -25,11 +25,9 @@
 
 #include "crypt.h"
 
-/* A process meets few salts; past this many, the oldest derivation is
- * dropped. Callers get a copy of a derivation's material (and wipe it),
- * never a pointer into the cache, so dropping one frees nothing in use. */
-#define CACHE_MAX 8
-
+/* Past MT_CRYPT_KEY_CACHE salts the oldest derivation is dropped. Callers
+ * get a copy of a derivation's material (and wipe it), never a pointer into
+ * the cache, so dropping one frees nothing in use. */
 typedef struct {
     unsigned char salt[MT_CRYPT_SALT];
     unsigned char *material; /* sodium_malloc'd */
@@ -43,7 +41,7 @@ struct mt_crypt_key {
     size_t secret_len;
     unsigned char id[MT_CRYPT_ID]; /* a key file's */
     pthread_mutex_t lock;          /* the derivations of a passphrase */
-    derived cache[CACHE_MAX];
+    derived cache[MT_CRYPT_KEY_CACHE];
     size_t cached, next;
     unsigned char write_salt[MT_CRYPT_SALT];
     int have_write_salt;
@@ -275,12 +273,12 @@ static int derive(derived **out, mt_crypt_key *key, const unsigned char salt[MT_
         return mt_error_set(MT_ENOMEM, "out of memory deriving a key from the passphrase "
                                        "(Argon2id needs 64 MiB)");
     }
-    if (key->cached < CACHE_MAX)
+    if (key->cached < MT_CRYPT_KEY_CACHE)
         d = &key->cache[key->cached++];
     else {
         /* No thread holds a slot's material: each copies it under the lock. */
         d = &key->cache[key->next];
-        key->next = (key->next + 1) % CACHE_MAX;
+        key->next = (key->next + 1) % MT_CRYPT_KEY_CACHE;
         sodium_free(d->material);
     }
     d->material = fresh;

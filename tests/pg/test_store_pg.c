@@ -389,11 +389,17 @@ static void test_errors(void **state)
             one_line(text, "may not use memtool's tables", "memtool.content_refs", NULL);
             free(text);
         }
-        grant_memtool(owner);
+        /* With content_refs granted the change goes through; a search
+         * without search_docs' grant names that table. */
+        sql_ok(owner, "GRANT SELECT, INSERT, UPDATE, DELETE ON memtool.content_refs TO memtool");
         mt_test_expect(mem,
                        "{\"command\":\"create\",\"path\":\"/memories/u.md\",\"file_text\":"
                        "\"found after the upgrade\"}",
                        0, "File created successfully at: /memories/u.md");
+        assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), MT_EIO);
+        one_line(mt_error_last()->message, "may not use memtool's tables", "memtool.search_docs",
+                 NULL);
+        grant_memtool(owner);
         assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), 0);
         assert_int_equal(n, 1);
         assert_string_equal(h[0].path, "/memories/u.md");

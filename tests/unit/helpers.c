@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <memtool/store.h>
@@ -105,6 +106,15 @@ char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len)
     return buf;
 }
 
+long mt_test_log_size(const mt_test_store *ts)
+{
+    char path[512];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.log", ts->root);
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
 static int cmp_path(const void *a, const void *b)
 {
     return strcmp(((const mt_store_hit *)a)->path, ((const mt_store_hit *)b)->path);
@@ -154,6 +164,41 @@ int mt_test_scratch_remove(const char *dir)
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+int mt_test_temp_fd(const char *name)
+{
+    char dir[256], path[300];
+    int fd;
+
+    mt_test_scratch_make(dir, sizeof(dir), name);
+    snprintf(path, sizeof(path), "%s/file", dir);
+    assert_true((fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600)) >= 0);
+    assert_int_equal(mt_test_scratch_remove(dir), 0);
+    return fd;
+}
+
+void mt_test_barrier_make(mt_test_barrier *b)
+{
+    assert_int_equal(pipe(b->fd), 0);
+}
+
+int mt_test_barrier_wait(mt_test_barrier *b)
+{
+    char c;
+    ssize_t n;
+
+    close(b->fd[1]);
+    /* Nothing is ever written: the read ends at the parent's close. */
+    n = read(b->fd[0], &c, 1);
+    close(b->fd[0]);
+    return n == 0 ? 0 : -1;
+}
+
+void mt_test_barrier_release(mt_test_barrier *b)
+{
+    close(b->fd[0]);
+    assert_int_equal(close(b->fd[1]), 0);
 }
 
 void mt_test_keys_init(mt_test_keys *s, const char *name)

@@ -38,6 +38,14 @@ void mt_test_create(mt_memory *mem, const char *path, const char *text);
 /* The whole content of a file under the store root (malloc'd), or NULL. */
 char *mt_test_read(const mt_test_store *ts, const char *rel, size_t *len);
 
+/* The size of the store's history log of versions not yet loaded
+ * (.memtool/history.log), or -1 when there is none. */
+long mt_test_log_size(const mt_test_store *ts);
+
+/* A new empty file in a scratch directory, already unlinked (the directory
+ * removed too): open for reading and writing, gone when closed. */
+int mt_test_temp_fd(const char *name);
+
 /* What the store's own search finds for query beneath "" (the words of each
  * memory's first max_size bytes): its paths sorted, one a line, or "-" for
  * none (malloc'd). Fails the test when the search fails. */
@@ -47,6 +55,19 @@ char *mt_test_store_found(mt_store *st, const char *query, size_t limit, uint64_
  * 256 bytes), and its removal with everything in it (0, or -1). */
 void mt_test_scratch_make(char *dir, size_t size, const char *name);
 int mt_test_scratch_remove(const char *dir);
+
+/* A start barrier for forked children: made before the forks, each child
+ * waits on it (its store open, ready to act) and the parent releases them
+ * all at once by closing the write end, so their work overlaps. */
+typedef struct {
+    int fd[2];
+} mt_test_barrier;
+
+void mt_test_barrier_make(mt_test_barrier *b);
+/* In a child (no cmocka there): 0 once released, or -1. */
+int mt_test_barrier_wait(mt_test_barrier *b);
+/* In the parent, after the forks. */
+void mt_test_barrier_release(mt_test_barrier *b);
 
 /* A scratch directory holding two new key files, key and key2; free with
  * mt_test_keys_free (which removes the directory). */

@@ -35,21 +35,18 @@ static mt_memory *open_encrypted(const char *root, const char *key_path)
 
 static void fill(mt_memory *m)
 {
-    char json[256];
-    int i, e, err;
+    char json[256], path[32];
+    int i, e;
 
     for (i = 0; i < MEMORIES; i++) {
-        snprintf(json, sizeof(json),
-                 "{\"command\":\"create\",\"path\":\"/memories/m%d.md\",\"file_text\":\"v0\"}", i);
-        free(mt_test_call(m, &err, json));
-        assert_int_equal(err, 0);
+        snprintf(path, sizeof(path), "m%d.md", i);
+        mt_test_create(m, path, "v0");
         for (e = 1; e < EDITS; e++) {
             snprintf(json, sizeof(json),
                      "{\"command\":\"str_replace\",\"path\":\"/memories/m%d.md\",\"old_str\":"
                      "\"v%d\",\"new_str\":\"v%d\"}",
                      i, e - 1, e);
-            free(mt_test_call(m, &err, json));
-            assert_int_equal(err, 0);
+            mt_test_ok(m, json);
         }
     }
 }
@@ -87,13 +84,17 @@ static void test_decrypts(void **state)
         mt_crypt_key_free(next);
     }
     mt_crypt_unseal_hook = NULL;
-    /* A migration opens each version at most once for its size and SHA-256
-     * and once for its content, and each memory's file once. */
-    assert_true(migrate_n <= 2 * VERSIONS + MEMORIES);
-    /* A rekey opens each file and each version once. */
+    /* A migration opens each version once for its size and SHA-256 and each
+     * memory's file once; the destination's import then asks for a version's
+     * content only when it does not keep it already (the memories share the
+     * same EDITS texts) and for each memory's current file. Fewer than one
+     * per version would be a version not read through the layer at all. */
+    assert_true(migrate_n >= VERSIONS);
+    assert_true(migrate_n <= VERSIONS + MEMORIES + EDITS + MEMORIES);
+    /* A rekey opens each file and each version once, exactly. */
     assert_int_equal(r.files, MEMORIES);
     assert_int_equal(r.versions, VERSIONS);
-    assert_true(rekey_n <= VERSIONS + MEMORIES);
+    assert_int_equal(rekey_n, VERSIONS + MEMORIES);
     print_message("%d versions: migrate decrypted %lu times, rekey %lu (files %llu, versions "
                   "%llu)\n",
                   VERSIONS, migrate_n, rekey_n, (unsigned long long)r.files,

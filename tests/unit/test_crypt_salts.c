@@ -13,9 +13,10 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "store/crypt.h"
 
 #define PASS    "correct horse battery"
-#define SALTS   9 /* more than the key keeps (8) */
+#define SALTS   (MT_CRYPT_KEY_CACHE + 1) /* more than the key keeps */
 #define THREADS 4
 #define ROUNDS  2
 #define HANDLES 5 /* each with a new key: its first evictions are where a thread is caught */

@@ -22,16 +22,6 @@
 
 #define DAY_MS 86400000LL
 
-/* The size of the history's log (-1: none). */
-static long log_size(const mt_test_store *ts)
-{
-    char path[512];
-    struct stat sb;
-
-    snprintf(path, sizeof(path), "%s/.memtool/history.log", ts->root);
-    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
-}
-
 /* How many versions the database holds, read by SQLite itself: memtool
  * would load the log first. */
 static int db_versions(const mt_test_store *ts)
@@ -85,15 +75,14 @@ static void test_view_then_edit_logged(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    mt_test_ok(ts.mem,
-               "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"one\\n\"}");
+    mt_test_create(ts.mem, "a.md", "one\\n");
     /* Idle for two minutes, as far as its times say; the log's catch-up
      * records how the file looks now, in the database. */
     times_back(&ts, "a.md", 120000);
     n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     in_db = db_versions(&ts);
     assert_int_equal(in_db, 1);
 
@@ -110,7 +99,7 @@ static void test_view_then_edit_logged(void **state)
     mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
                        "\"one\",\"new_str\":\"two\"}");
     /* The edit's version waits in the log; no transaction wrote the database. */
-    assert_true(log_size(&ts) > 0);
+    assert_true(mt_test_log_size(&ts) > 0);
     assert_int_equal(db_versions(&ts), in_db);
     n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
     assert_int_equal(n, 2);
@@ -381,20 +370,19 @@ static void test_log_moved_away(void **state)
     (void)state;
 
     mt_test_store_init(&ts, NULL);
-    mt_test_ok(ts.mem,
-               "{\"command\":\"create\",\"path\":\"/memories/m.md\",\"file_text\":\"one\\n\"}");
+    mt_test_create(ts.mem, "m.md", "one\\n");
     n = mt_test_log(&v, ts.mem, "/memories/m.md", 10);
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
     mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/m.md\",\"old_str\":"
                        "\"one\",\"new_str\":\"two\"}");
-    assert_true(log_size(&ts) > 0);
+    assert_true(mt_test_log_size(&ts) > 0);
     snprintf(path, sizeof(path), "%s/.memtool/history.log", ts.root);
     snprintf(aside, sizeof(aside), "%s/history.log.aside", ts.dir);
     assert_int_equal(rename(path, aside), 0);
     mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/m.md\",\"old_str\":"
                        "\"two\",\"new_str\":\"three\"}");
-    assert_true(log_size(&ts) > 0);
+    assert_true(mt_test_log_size(&ts) > 0);
     n = mt_test_log(&v, ts.mem, "/memories/m.md", 10);
     /* The version of "two" went with the file moved away; this change's
      * came after it, found the file not as recorded (so "two" is a version
@@ -435,7 +423,6 @@ static int take(void *payload, const mt_hist_rec *r)
  * them: at the end of the last record it took. */
 static void test_log_readers_agree(void **state)
 {
-    char path[] = "/tmp/mt-hist-log-XXXXXX";
     mt_buf b = MT_BUF_INIT;
     mt_hist_rec r;
     size_t ends[3];
@@ -457,9 +444,7 @@ static void test_log_readers_agree(void **state)
         assert_int_equal(mt_hist_rec_encode(&b, &r), 0);
         ends[i] = b.len;
     }
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
+    fd = mt_test_temp_fd("hist-log");
     assert_int_equal(write(fd, b.ptr, b.len), (ssize_t)b.len);
     for (whole = 0; whole < 2; whole++) {
         size_t at_most = whole ? SIZE_MAX : 0;

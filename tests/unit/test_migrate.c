@@ -283,6 +283,10 @@ static int (*raw_opener(size_t kind))(mt_memory **, const char *, const mt_optio
         return mt_test_open_fs;
     if (strcmp(mt_test_stores[kind].name, "sqlite-crypt") == 0)
         return mt_test_open_sqlite;
+#ifdef MT_TEST_STORE_OPENERS_PG_H
+    if (strcmp(mt_test_stores[kind].name, "postgresql-crypt") == 0)
+        return mt_test_open_pg;
+#endif
     return NULL;
 }
 
@@ -927,6 +931,97 @@ static void exec_bound(sqlite3 *db, const char *sql, const void *data, int len, 
     sqlite3_finalize(q);
 }
 
+#ifdef MT_TEST_STORE_OPENERS_PG_H
+/* A statement run as the cluster's superuser (past the tables' row
+ * security); text parameters unless formats says otherwise, binary results. */
+static PGresult *pg_run(PGconn *c, ExecStatusType want, const char *sql, int n,
+                        const char *const *values, const int *lengths, const int *formats)
+{
+    PGresult *r = PQexecParams(c, sql, n, NULL, values, lengths, formats, 1);
+
+    if (PQresultStatus(r) != want)
+        fail_msg("%s: %s", sql, PQerrorMessage(c));
+    return r;
+}
+
+/* The rows a statement changed, which must be one. */
+static void pg_one(PGconn *c, const char *sql, int n, const char *const *values, const int *lengths,
+                   const int *formats)
+{
+    PGresult *r = pg_run(c, PGRES_COMMAND_OK, sql, n, values, lengths, formats);
+
+    assert_string_equal(PQcmdTuples(r), "1");
+    PQclear(r);
+}
+
+/* damage_version's damage done to the PostgreSQL store's tables, through
+ * libpq as the superuser, in the tenant mt_test_pg_store named for s. */
+static void damage_version_pg(const store *s, int64_t id, int rehash)
+{
+    const char *admin = getenv("MEMTOOL_TEST_PG_ADMIN"), *base = strrchr(s->dir, '/');
+    char tenant[300], ids[24], sha[65], now[65];
+    unsigned char *data;
+    PGconn *c;
+    PGresult *r;
+    int len;
+
+    if (!admin)
+        fail_msg("MEMTOOL_TEST_PG_ADMIN is not set: run this test through scripts/with-pg.sh");
+    snprintf(tenant, sizeof(tenant), "t-%s", base ? base + 1 : s->dir);
+    snprintf(ids, sizeof(ids), "%lld", (long long)id);
+    c = PQconnectdb(admin);
+    if (PQstatus(c) != CONNECTION_OK)
+        fail_msg("connecting as the superuser: %s", PQerrorMessage(c));
+    {
+        const char *v[2] = {tenant, ids};
+
+        r = pg_run(c, PGRES_TUPLES_OK,
+                   "SELECT sha256 FROM memtool.versions WHERE tenant = $1 AND id = $2::int8", 2, v,
+                   NULL, NULL);
+        assert_int_equal(PQntuples(r), 1);
+        assert_int_equal(PQgetlength(r, 0, 0), 64);
+        memcpy(sha, PQgetvalue(r, 0, 0), 64);
+        sha[64] = '\0';
+        PQclear(r);
+    }
+    {
+        const char *v[2] = {tenant, sha};
+
+        r = pg_run(c, PGRES_TUPLES_OK,
+                   "SELECT data FROM memtool.contents WHERE tenant = $1 AND sha256 = $2", 2, v,
+                   NULL, NULL);
+        assert_int_equal(PQntuples(r), 1);
+        len = PQgetlength(r, 0, 0);
+        assert_true(len >= 100);
+        assert_non_null(data = malloc((size_t)len));
+        memcpy(data, PQgetvalue(r, 0, 0), (size_t)len);
+        PQclear(r);
+    }
+    data[len - 1] ^= 0x01;
+    mt_hist_sha256(now, (const char *)data, (size_t)len);
+    {
+        const char *v[4] = {(const char *)data, rehash ? now : sha, tenant, sha};
+        const int lengths[4] = {len, 0, 0, 0}, formats[4] = {1, 0, 0, 0};
+
+        pg_one(c,
+               "UPDATE memtool.contents SET data = $1, sha256 = $2 WHERE tenant = $3 AND "
+               "sha256 = $4",
+               4, v, lengths, formats);
+    }
+    if (rehash) {
+        /* Only this version holds it (each sealing has a nonce of its own). */
+        const char *v[3] = {now, tenant, sha};
+
+        pg_one(c, "UPDATE memtool.versions SET sha256 = $1 WHERE tenant = $2 AND sha256 = $3", 3, v,
+               NULL, NULL);
+        pg_one(c, "UPDATE memtool.content_refs SET sha256 = $1 WHERE tenant = $2 AND sha256 = $3",
+               3, v, NULL, NULL);
+    }
+    free(data);
+    PQfinish(c);
+}
+#endif
+
 /*
  * Flip the last byte (in the authentication tag) of version id's sealed
  * content. As the disk would damage it: the history's own SHA-256 of the
@@ -941,6 +1036,12 @@ static void damage_version(const store *s, int64_t id, int rehash)
     unsigned char *data;
     int len;
 
+#ifdef MT_TEST_STORE_OPENERS_PG_H
+    if (strcmp(mt_test_stores[s->kind].name, "postgresql-crypt") == 0) {
+        damage_version_pg(s, id, rehash);
+        return;
+    }
+#endif
     history_db(path, sizeof(path), s);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(
@@ -1110,7 +1211,7 @@ static void damaged(size_t from, size_t to, int rehash)
 
 static void test_damaged_version(void **state)
 {
-    size_t i, j;
+    size_t i, j, pairs = 0;
     (void)state;
 
     for (i = 0; i < MT_TEST_NSTORES; i++)
@@ -1118,7 +1219,11 @@ static void test_damaged_version(void **state)
             if (raw_opener(i) && !strstr(mt_test_stores[j].name, "crypt")) {
                 damaged(i, j, 0);
                 damaged(i, j, 1);
+                pairs++;
             }
+    /* Every list of stores has an encrypted one to damage: none run would
+     * pass having tested nothing. */
+    assert_true(pairs > 0);
 }
 
 int main(void)

@@ -34,12 +34,10 @@ typedef struct {
 
 static void scratch_init(scratch *s, const char *name)
 {
-    const char *tmp = getenv("TMPDIR");
     size_t j;
 
     s->name = name;
-    snprintf(s->dir, sizeof(s->dir), "%s/memtool-rekeyc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(s->dir));
+    mt_test_scratch_make(s->dir, sizeof(s->dir), "rekeyc");
     for (j = 0; j < 3; j++) {
         snprintf(s->key[j], sizeof(s->key[j]), "%s/k%zu", s->dir, j + 1);
         assert_int_equal(mt_crypt_key_generate_file(s->key[j]), 0);
@@ -48,19 +46,7 @@ static void scratch_init(scratch *s, const char *name)
 
 static void scratch_free(scratch *s)
 {
-    char cmd[400];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-static mt_crypt_key *key_of(const scratch *s, int k)
-{
-    mt_crypt_key *key = NULL;
-
-    if (mt_crypt_key_load_file(&key, s->key[k]) < 0)
-        fail_msg("%s", mt_error_last()->message);
-    return key;
+    assert_int_equal(mt_test_scratch_remove(s->dir), 0);
 }
 
 /* The store with key k, also reading with key old (-1: none). 0 or an error. */
@@ -208,7 +194,7 @@ static void assert_all_under(const scratch *s, int k, int workers, const unsigne
 {
     mt_crypt_status st;
     mt_memory *m = open_ok(s, k, -1);
-    mt_crypt_key *key = key_of(s, k);
+    mt_crypt_key *key = mt_test_key_load(s->key[k]);
     char id[17];
     int w;
 
@@ -229,8 +215,9 @@ static void assert_all_under(const scratch *s, int k, int workers, const unsigne
 typedef struct {
     mt_memory *m;
     int w;
-    atomic_int *stop;
+    atomic_int *stop, *started;
     unsigned rounds;
+    unsigned overlapped; /* rounds that ended while the rekeys ran */
     char err[600];
 } worker;
 
@@ -244,6 +231,7 @@ static void *work(void *p)
         if (round_of(w->m, w->err, sizeof(w->err), w->w, w->rounds) < 0)
             return NULL;
         w->rounds++;
+        w->overlapped += atomic_load(w->started) && !atomic_load(w->stop);
     }
     while (!atomic_load(w->stop) || views < 4) {
         char path[64], want[32];
@@ -259,7 +247,7 @@ static void *work(void *p)
 typedef struct {
     mt_memory *m;
     mt_crypt_key *keys[REKEYS];
-    atomic_int *stop;
+    atomic_int *stop, *started;
     int done, retried;
     char err[600];
 } rekeyer;
@@ -272,6 +260,7 @@ static void *rekey_main(void *p)
     /* A version its memory's writes made current after the rekey passed
      * the file stays under the key it was written with, named as a failure:
      * as SECURITY.md says, a rekey run again (the writes done) takes it. */
+    atomic_store(r->started, 1);
     for (i = 0; i < REKEYS && !r->err[0]; i++) {
         int tries;
         for (tries = 0; tries < 50; tries++) {
@@ -308,24 +297,27 @@ static void threads_one_handle(const char *name)
     worker w[WORKERS];
     rekeyer r;
     pthread_t tw[WORKERS], tr;
-    atomic_int stop;
-    unsigned rounds[WORKERS];
+    atomic_int stop, started;
+    unsigned rounds[WORKERS], overlapped = 0;
     mt_rekey_result res;
     int i;
 
     scratch_init(&s, name);
     m = open_ok(&s, 0, -1);
     atomic_init(&stop, 0);
+    atomic_init(&started, 0);
     memset(&r, 0, sizeof(r));
     r.m = m;
     r.stop = &stop;
+    r.started = &started;
     for (i = 0; i < REKEYS; i++)
-        r.keys[i] = key_of(&s, order[i]);
+        r.keys[i] = mt_test_key_load(s.key[order[i]]);
     for (i = 0; i < WORKERS; i++) {
         memset(&w[i], 0, sizeof(w[i]));
         w[i].m = m;
         w[i].w = i;
         w[i].stop = &stop;
+        w[i].started = &started;
         /* The first round before the rekeys start: a store with files. */
         if (round_of(m, w[i].err, sizeof(w[i].err), i, 0) < 0)
             fail_msg("%s", w[i].err);
@@ -343,6 +335,11 @@ static void threads_one_handle(const char *name)
     if (r.err[0])
         fail_msg("%s: %s", name, r.err);
     assert_int_equal(r.done, REKEYS);
+    /* Some write ran while a rekey did: otherwise nothing here was concurrent. */
+    for (i = 0; i < WORKERS; i++)
+        overlapped += w[i].overlapped;
+    if (overlapped == 0)
+        fail_msg("%s: no worker's round ended while the rekeys ran", name);
     /* The handle still reads all it wrote, every version too. */
     for (i = 0; i < WORKERS; i++) {
         rounds[i] = w[i].rounds;
@@ -368,8 +365,9 @@ static void test_threads_one_handle(void **state)
     threads_one_handle("sqlite-crypt");
 }
 
-/* A child: rekeys the store with k1 to k2 (rekey), or writes with k2 reading k1. */
-static int child(const scratch *s, int rekey, unsigned *rounds)
+/* A child: rekeys the store with k1 to k2 (rekey), or writes with k2 reading k1,
+ * once go releases it. */
+static int child(const scratch *s, int rekey, unsigned *rounds, mt_test_barrier *go)
 {
     char err[600] = "";
     mt_memory *m = NULL;
@@ -377,6 +375,12 @@ static int child(const scratch *s, int rekey, unsigned *rounds)
 
     if (open_keys(&m, s, rekey ? 0 : 1, rekey ? -1 : 0) < 0) {
         fprintf(stderr, "open: %s\n", mt_error_last()->message);
+        return 1;
+    }
+    /* The three start together, each with its store open. */
+    if (mt_test_barrier_wait(go) < 0) {
+        fprintf(stderr, "the start barrier failed\n");
+        mt_memory_free(m);
         return 1;
     }
     if (rekey) {
@@ -408,6 +412,7 @@ static void two_processes(const char *name)
     mt_memory *m;
     unsigned rounds[2] = {CREATES, CREATES};
     pid_t pids[3];
+    mt_test_barrier go;
     char err[600];
     unsigned i;
     int k, status;
@@ -420,12 +425,14 @@ static void two_processes(const char *name)
     if (round_of(m, err, sizeof(err), 1, 0) < 0)
         fail_msg("%s", err);
     mt_memory_free(m);
+    mt_test_barrier_make(&go);
     for (k = 0; k < 3; k++) {
         pids[k] = fork();
         assert_true(pids[k] >= 0);
         if (pids[k] == 0)
-            _exit(child(&s, k < 2, &rounds[1]));
+            _exit(child(&s, k < 2, &rounds[1], &go));
     }
+    mt_test_barrier_release(&go);
     for (k = 0; k < 3; k++) {
         assert_int_equal(waitpid(pids[k], &status, 0), pids[k]);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -136,7 +136,8 @@ static void one_phrase(sqlite3 *db, const char *query, size_t min_hits)
                              by_rank[i - 1].rank == by_rank[i].rank);
             ties += by_rank[i - 1].rank == by_rank[i].rank;
         }
-        /* a positive score, bm25()'s with the phrase's weight left out */
+        /* a negative rank (FTS5 orders best first, ascending), bm25()'s
+         * with the phrase's IDF left out */
         assert_true(by_rank[i].rank < 0);
         assert_true(by_rank[i].bm25 == -1.0 * (0.0 + idf(n) * -by_rank[i].rank));
     }

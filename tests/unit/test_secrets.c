@@ -729,20 +729,15 @@ static void test_note_not_inherited(void **state)
     pthread_t t;
     int64_t now;
     uintptr_t old_at;
-    int err, reused;
+    int reused;
 
     (void)state;
     mt_test_store_init(&ts, NULL);
     mt_memory_free(ts.mem);
     ts.mem = open_handle(ts.root, MT_SECRETS_OFF);
-    free(mt_test_call(ts.mem, &err,
-                      "{\"command\":\"create\",\"path\":\"/memories/a\",\"file_text\":\"card "
-                      "4111111111111111\\n\"}"));
-    assert_false(err);
-    free(mt_test_call(ts.mem, &err,
-                      "{\"command\":\"str_replace\",\"path\":\"/memories/a\",\"old_str\":\"card "
-                      "4111111111111111\",\"new_str\":\"no card\"}"));
-    assert_false(err);
+    mt_test_create(ts.mem, "a", "card 4111111111111111\\n");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a\",\"old_str\":\"card "
+                       "4111111111111111\",\"new_str\":\"no card\"}");
     /* This thread. */
     old = open_handle(ts.root, MT_SECRETS_REDACT);
     assert_int_equal(mt_memory_restore(&now, old, 1), 0);

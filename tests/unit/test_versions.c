@@ -446,16 +446,6 @@ static void test_history_off(void **state)
     mt_test_store_free(&ts);
 }
 
-/* The size of the history's log of versions not yet loaded (-1: none). */
-static long log_size(const mt_test_store *ts)
-{
-    char path[512];
-    struct stat sb;
-
-    snprintf(path, sizeof(path), "%s/.memtool/history.log", ts->root);
-    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
-}
-
 /* Whether needle is in the log of versions not yet loaded. */
 static int in_log(const mt_test_store *ts, const char *needle)
 {
@@ -538,7 +528,8 @@ static void test_log_kill_after_append(void **state)
     mt_test_store ts;
     mt_version *v = NULL;
     pid_t pid[READERS];
-    int go[2], round, p, status;
+    mt_test_barrier go;
+    int round, p, status;
     size_t n, i;
     (void)state;
 
@@ -546,9 +537,9 @@ static void test_log_kill_after_append(void **state)
         mt_test_store_init(&ts, NULL);
         changes_then_killed(&ts, three_changes, 3);
         /* The versions are in the log only. */
-        assert_true(log_size(&ts) > 0);
+        assert_true(mt_test_log_size(&ts) > 0);
         assert_true(in_log(&ts, "three\n"));
-        assert_int_equal(pipe(go), 0);
+        mt_test_barrier_make(&go);
         for (p = 0; p < READERS; p++) {
             pid[p] = fork();
             assert_true(pid[p] >= 0);
@@ -557,13 +548,11 @@ static void test_log_kill_after_append(void **state)
                 mt_log_query q;
                 mt_version *cv = NULL;
                 size_t cn = 0, k;
-                char token;
                 int ok;
-                close(go[1]);
                 if (mt_memory_open(&mem, ts.root, NULL) < 0)
                     _exit(3);
                 /* All readers start together, each with its store open. */
-                if (read(go[0], &token, 1) != 1)
+                if (mt_test_barrier_wait(&go) < 0)
                     _exit(4);
                 memset(&q, 0, sizeof(q));
                 q.path = "/memories/k.md";
@@ -578,16 +567,13 @@ static void test_log_kill_after_append(void **state)
                 _exit(ok ? 0 : 6);
             }
         }
-        close(go[0]);
-        for (p = 0; p < READERS; p++)
-            assert_int_equal(write(go[1], "g", 1), 1);
-        close(go[1]);
+        mt_test_barrier_release(&go);
         for (p = 0; p < READERS; p++) {
             assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 fail_msg("round %d: reader %d: status %d", round, p, status);
         }
-        assert_int_equal(log_size(&ts), 0);
+        assert_int_equal(mt_test_log_size(&ts), 0);
         /* Each version once in the whole history, in order. */
         n = mt_test_log(&v, ts.mem, "/memories", 100);
         assert_int_equal(n, 3);
@@ -619,7 +605,7 @@ static void test_log_torn_record(void **state)
     for (cut = 0; cut < 2; cut++) {
         mt_test_store_init(&ts, NULL);
         changes_then_killed(&ts, three_changes, 3);
-        size = log_size(&ts);
+        size = mt_test_log_size(&ts);
         assert_true(size > 40);
         snprintf(path, sizeof(path), "%s/.memtool/history.log", ts.root);
         if (cut) {
@@ -646,7 +632,7 @@ static void test_log_torn_record(void **state)
             contents_are(ts.mem, v, n, want);
         }
         mt_versions_free(v, n);
-        assert_int_equal(log_size(&ts), 0);
+        assert_int_equal(mt_test_log_size(&ts), 0);
         /* What comes after is appended to an emptied log, and kept. */
         mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":"
                            "\"three\",\"new_str\":\"four\"}");
@@ -660,14 +646,15 @@ static void test_log_torn_record(void **state)
 
 /* A file put in the store from outside under a name no request could give
  * (a backslash, a name past the path limit) is no memory: the catch-up
- * records a version of the nameable one beside it and none of it. */
+ * records a version of the nameable ones beside it and none of it. A name
+ * exactly at the limit is a memory like any other. */
 static void test_unnameable_not_recorded(void **state)
 {
     mt_test_store ts;
     mt_version *v = NULL;
-    char path[8192], name[300];
-    size_t n, i;
-    int fd;
+    char path[8192], name[300], longest[4200], dirpath[4200], *data = NULL, *text;
+    size_t n, i, len = 0;
+    int fd, found = 0, err;
     (void)state;
 
     mt_test_store_init(&ts, NULL);
@@ -680,10 +667,14 @@ static void test_unnameable_not_recorded(void **state)
     assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
     assert_int_equal(write(fd, "y\n", 2), 2);
     close(fd);
-    /* 15 directories of 255 bytes and a file of 250: a store path of 4,090
-     * bytes, past the 4,086 a request can name beneath /memories/. */
+    /* 15 directories of 255 bytes, and in the last a file of 250: a store
+     * path of 4,090 bytes, past the 4,086 (MT_FS_REL_MAX) a request can name
+     * beneath /memories/; beside it one of 246, a store path of exactly
+     * 4,086. */
     memset(name, 'd', 255);
     name[255] = '\0';
+    memcpy(dirpath, "/memories", 9);
+    len = 9;
     {
         /* Beneath one directory at a time: the whole path is past PATH_MAX. */
         int at = open(ts.root, O_RDONLY | O_DIRECTORY);
@@ -694,24 +685,51 @@ static void test_unnameable_not_recorded(void **state)
             assert_true((next = openat(at, name, O_RDONLY | O_DIRECTORY)) >= 0);
             close(at);
             at = next;
+            dirpath[len++] = '/';
+            memcpy(dirpath + len, name, 255);
+            len += 255;
         }
+        dirpath[len] = '\0';
         memset(name, 'f', 247);
         memcpy(name + 247, ".md", 4);
         assert_true((fd = openat(at, name, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
         assert_int_equal(write(fd, "z\n", 2), 2);
         close(fd);
+        memcpy(name + 243, ".md", 4);
+        assert_true((fd = openat(at, name, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+        assert_int_equal(write(fd, "w\n", 2), 2);
+        close(fd);
         close(at);
     }
+    snprintf(longest, sizeof(longest), "%s/%s", dirpath, name);
+    assert_int_equal(strlen(longest) - (sizeof("/memories/") - 1), 4086);
     n = mt_test_log(&v, ts.mem, NULL, 100);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     for (i = 0; i < n; i++) {
         assert_null(strchr(v[i].path, '\\'));
-        assert_true(strlen(v[i].path) < 4000);
+        assert_true(strlen(v[i].path) <= strlen(longest));
     }
-    assert_string_equal(v[0].path, "/memories/outside.md");
-    assert_string_equal(v[0].actor, "external");
-    assert_string_equal(v[1].path, "/memories/kept.md");
+    /* The two from outside, in either order, then the one made by request. */
+    for (i = 0; i < 2; i++) {
+        assert_string_equal(v[i].actor, "external");
+        if (strcmp(v[i].path, longest) == 0)
+            found++;
+        else
+            assert_string_equal(v[i].path, "/memories/outside.md");
+    }
+    assert_int_equal(found, 1);
+    assert_string_equal(v[2].path, "/memories/kept.md");
     mt_versions_free(v, n);
+    /* And it is a memory: read by its name, listed in its directory. */
+    assert_int_equal(mt_memory_read(&data, &len, ts.mem, longest), 0);
+    assert_int_equal(len, 2);
+    assert_memory_equal(data, "w\n", 2);
+    free(data);
+    snprintf(path, sizeof(path), "{\"command\":\"view\",\"path\":\"%s\"}", dirpath);
+    text = mt_test_call(ts.mem, &err, path);
+    assert_int_equal(err, 0);
+    assert_non_null(strstr(text, longest + strlen(dirpath))); /* "/" and its name */
+    free(text);
     mt_test_store_free(&ts);
 }
 
@@ -762,7 +780,7 @@ static void test_log_processes_in_order(void **state)
     assert_int_equal(write(to[0][1], "t", 1), 1);
     for (p = 0; p < 2; p++)
         assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
-    assert_true(log_size(&ts) > 0);
+    assert_true(mt_test_log_size(&ts) > 0);
     n = mt_test_log(&v, ts.mem, "/memories/t.md", 100);
     assert_int_equal(n, 2 * TURNS + 1);
     for (i = 0; i + 1 < n; i++) {
@@ -804,7 +822,7 @@ static void test_log_redact_pending(void **state)
     /* Version 1 is the create: the first version of a new history. */
     assert_int_equal(mt_memory_redact(ts.mem, 1), 0);
     assert_false(in_history_files(&ts, "SECRET-77aa88bb99cc"));
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     n = mt_test_log(&v, ts.mem, "/memories/s.md", 10);
     assert_int_equal(n, 2);
     assert_int_equal(v[1].id, 1);
@@ -838,7 +856,6 @@ static int rec_note(void *payload, const mt_hist_rec *r)
 static void test_log_reader_big(void **state)
 {
     enum { BIG = 5 * 1024 * 1024 };
-    char path[] = "/tmp/mt-hist-log-XXXXXX";
     mt_buf b = MT_BUF_INIT;
     mt_hist_rec r;
     rec_seen seen;
@@ -865,9 +882,7 @@ static void test_log_reader_big(void **state)
         if (i == 0)
             first_end = b.len;
     }
-    fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
+    fd = mt_test_temp_fd("hist-log");
     assert_int_equal(write(fd, b.ptr, b.len), (ssize_t)b.len);
     memset(&seen, 0, sizeof(seen));
     assert_int_equal(mt_hist_log_each(fd, &end, rec_note, &seen), 0);
@@ -919,7 +934,7 @@ static void test_log_big_records(void **state)
              "\"new_str\":\"OTHER\"}");
     /* Versions this big go straight into the database, not through the log. */
     changes_then_killed_with(&ts, &o, (const char *const *)json, 2);
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     n = mt_test_log(&v, ts.mem, "/memories/b.md", 10);
     assert_int_equal(n, 2);
     for (i = 0; i < n; i++) {
@@ -931,7 +946,7 @@ static void test_log_big_records(void **state)
         assert_memory_equal(data, text, BIG);
         free(data);
     }
-    assert_int_equal(log_size(&ts), 0);
+    assert_int_equal(mt_test_log_size(&ts), 0);
     mt_versions_free(v, n);
     for (k = 0; k < 2; k++)
         free(json[k]);
@@ -1134,7 +1149,8 @@ static void test_schema_upgrade(void **state)
     mt_options o;
     mt_version *v = NULL;
     char path_b[256];
-    int go[2], i, status;
+    mt_test_barrier go;
+    int i, status;
     pid_t pids[OPENERS];
     sqlite3 *db;
     size_t n;
@@ -1153,7 +1169,7 @@ static void test_schema_upgrade(void **state)
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
     ts.mem = NULL;
-    assert_true(log_size(&ts) <= 0);
+    assert_true(mt_test_log_size(&ts) <= 0);
 
     /* Schema 2's table, then versions added by schema 2's own statements:
      * b.md made with "one\n" (its third reference) and deleted. */
@@ -1181,7 +1197,7 @@ static void test_schema_upgrade(void **state)
     assert_int_equal(schema_get(&ts), 2);
 
     /* Several processes open it at once: one upgrades, the others find it done. */
-    assert_int_equal(pipe(go), 0);
+    mt_test_barrier_make(&go);
     for (i = 0; i < OPENERS; i++) {
         pids[i] = fork();
         assert_true(pids[i] >= 0);
@@ -1189,18 +1205,15 @@ static void test_schema_upgrade(void **state)
             mt_memory *mem = NULL;
             mt_version *cv = NULL;
             size_t cn = 0;
-            char c;
             int bad;
-            close(go[1]);
-            bad = read(go[0], &c, 1) != 0 || mt_memory_open(&mem, ts.root, NULL) < 0;
+            bad = mt_test_barrier_wait(&go) < 0 || mt_memory_open(&mem, ts.root, NULL) < 0;
             bad = bad || mt_memory_log(&cv, &cn, mem, NULL) < 0 || cn != 5;
             if (!bad)
                 mt_versions_free(cv, cn);
             _exit(bad);
         }
     }
-    close(go[0]);
-    close(go[1]); /* all start */
+    mt_test_barrier_release(&go); /* all start */
     for (i = 0; i < OPENERS; i++) {
         assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -1338,6 +1351,10 @@ static void test_recurring_content(void **state)
     wal = reserved_size(&ts, "history.db-wal");
     if (wal >= BIG / 16)
         fail_msg("recording a content kept already wrote %ld bytes of log", wal);
+    /* Nor did it go through the history's own log of versions. */
+    if (mt_test_log_size(&ts) >= BIG / 16)
+        fail_msg("recording a content kept already wrote %ld bytes of history.log",
+                 mt_test_log_size(&ts));
     n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
     assert_int_equal(n, 3);
     assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[0].id), 0);
