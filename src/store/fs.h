@@ -106,10 +106,11 @@ int mt_fs_hist_settle(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, c
 /* Every file at rel or beneath it, and every memory recorded there. */
 int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel);
 /* A version of the change just made: the file is now open as fd (or
- * name in dirfd) with this content (NULL: unchanged, for a rename). */
+ * name in dirfd) with this content (NULL: unchanged, for a rename), whose
+ * SHA-256 is sha256 when it was hashed already (NULL or "": not yet). */
 int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
-                      const char *previous, const char *data, size_t len, int fd, int dirfd,
-                      const char *name);
+                      const char *previous, const char *data, size_t len, const char *sha256,
+                      int fd, int dirfd, const char *name);
 /* Every memory at or beneath rel deleted, or moved to `to`. */
 int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to);
 /* The SHA-256 of what the file (already open) holds, checked against
@@ -226,9 +227,11 @@ int mt_fs_sync(int fd, const char *rel);
  * path rules refuse, so no request can name one. */
 void mt_fs_temp_name(char name[64]);
 
-/* Write data to a new temporary file in dirfd; returns its fd and fills name. */
+/* Write data to a new temporary file in dirfd; returns its fd and fills
+ * name. With sha256 set, a big content's SHA-256 is put there (hashed while
+ * it is written), else "" (the caller hashes it if it must). */
 int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
-                     const char *rel);
+                     const char *rel, char sha256[65]);
 
 /* Remove everything below the directory dirfd, however deep (never
  * following a link, never holding more than a few dozen descriptors). */

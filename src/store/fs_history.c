@@ -172,7 +172,7 @@ static int named_memory(const char **out, char id[24], mt_fs *fs, mt_store_op *o
  * from the record: there is no content of it to make a version of. */
 static int settle_gone(mt_fs *fs, const char *rel, const mt_hist_mem *m)
 {
-    mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, m->id, EXTERNAL, NULL, 0, NULL};
+    mt_hist_event e = {MT_VERSION_DELETED, rel, NULL, m->id, EXTERNAL, NULL, 0, NULL, NULL};
     int64_t id;
 
     if (!m->sha256[0])
@@ -231,7 +231,8 @@ static int settle_file(mt_fs *fs, mt_store_op *op, int dirfd, const char *name, 
                            EXTERNAL,
                            data,
                            len,
-                           &fp};
+                           &fp,
+                           sha};
         /* Same content, new look (touched, copied back): only the look is new. */
         if (found && strcmp(sha, m->sha256) == 0)
             e.actor = NULL;
@@ -507,12 +508,12 @@ static int track_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const ch
 }
 
 int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
-                      const char *previous, const char *data, size_t len, int fd, int dirfd,
-                      const char *name)
+                      const char *previous, const char *data, size_t len, const char *sha256,
+                      int fd, int dirfd, const char *name)
 {
     struct stat sb;
     mt_hist_fp fp;
-    mt_hist_event e = {what, rel, previous, op->memory_id, op->actor, data, len, NULL};
+    mt_hist_event e = {what, rel, previous, op->memory_id, op->actor, data, len, NULL, NULL};
     int ok;
 
     if (fs->hist_track && track_record(fs, op, what, rel, previous, data, len) < 0)
@@ -528,6 +529,8 @@ int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char
     }
     if (what != MT_VERSION_CREATED)
         e.memory_id = NULL; /* the memory is the one recorded at the path */
+    if (data && sha256 && sha256[0])
+        e.sha256 = sha256;
     if (mt_hist_record(fs->hist, &op->version, &e) < 0)
         return hist_drop(fs, op);
     if (what != MT_VERSION_DELETED && op->history_keep) {
@@ -549,7 +552,7 @@ static int tree_one(void *payload, const char *path, const mt_hist_mem *m)
 {
     tree_change *c = payload;
     char moved[8192];
-    mt_hist_event e = {MT_VERSION_DELETED, path, NULL, m->id, c->op->actor, NULL, 0, NULL};
+    mt_hist_event e = {MT_VERSION_DELETED, path, NULL, m->id, c->op->actor, NULL, 0, NULL, NULL};
     int64_t id;
     int rc;
 

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "history.h"
 #include "usage.h"
 
 /* Levels of a tree being removed that hold a descriptor each; a directory
@@ -47,11 +49,39 @@ static int fs_write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
-int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
-                     const char *rel)
-{
-    int fd = -1, rc, tries;
+/* A content at least this big is hashed for its version on another thread
+ * while this one writes it: below it, a thread costs more than it saves. */
+#define HASH_AHEAD_MIN (1u << 20)
 
+typedef struct {
+    const char *data;
+    size_t len;
+    char *hex;
+} hash_job;
+
+static void *hash_run(void *payload)
+{
+    hash_job *j = payload;
+
+    mt_hist_sha256(j->hex, j->data, j->len);
+    return NULL;
+}
+
+int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
+                     const char *rel, char sha256[65])
+{
+    hash_job job = {data, len, sha256};
+    pthread_t hasher;
+    int fd = -1, rc, tries, hashing = 0;
+
+    /* The version's SHA-256 and the write of a big content are each about
+     * one pass over it; the write mostly waits for the kernel and the disk,
+     * so the hash is had for the price of a thread. Not started: history
+     * hashes the content itself, as it does a small one. */
+    if (sha256) {
+        sha256[0] = '\0';
+        hashing = len >= HASH_AHEAD_MIN && pthread_create(&hasher, NULL, hash_run, &job) == 0;
+    }
     /* Locked while it lives: a recount after a crash removes every
      * temporary it can lock, and a change prepared outside the store's lock
      * may own this one. A cleaner that tried its lock in the instant after
@@ -71,8 +101,10 @@ int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const cha
         fd = -1;
         errno = EAGAIN;
     }
-    if (fd < 0)
-        return mt_fs_error(errno, "cannot write", rel);
+    if (fd < 0) {
+        rc = mt_fs_error(errno, "cannot write", rel);
+        goto done;
+    }
     if ((rc = fs_write_all(fd, data, len)) < 0) {
         rc = mt_fs_error(-rc, "cannot write", rel);
         goto fail;
@@ -80,10 +112,14 @@ int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const cha
     if (fs->durability != MT_DURABILITY_NONE && (rc = mt_fs_sync(fd, rel)) < 0)
         goto fail;
     *out_fd = fd;
-    return 0;
+    rc = 0;
+    goto done;
 fail:
     unlinkat(dirfd, name, 0);
     close(fd);
+done:
+    if (hashing)
+        pthread_join(hasher, NULL);
     return rc;
 }
 
@@ -118,12 +154,12 @@ static int fs_rename_dir_noreplace(int fromfd, const char *from, int tofd, const
 /* Put data at name in dirfd atomically: a temporary file, synced as the
  * durability asks, renamed into place (never replacing unless asked). */
 static int fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size_t len, int replace,
-                  const char *rel)
+                  const char *rel, char sha256[65])
 {
     char tmp[64];
     int fd = -1, rc;
 
-    if ((rc = mt_fs_write_temp(fs, &fd, tmp, dirfd, data, len, rel)) < 0)
+    if ((rc = mt_fs_write_temp(fs, &fd, tmp, dirfd, data, len, rel, sha256)) < 0)
         return rc;
     rc = replace ? (renameat(dirfd, tmp, dirfd, name) < 0 ? -errno : 0)
                  : fs_rename_noreplace(dirfd, tmp, dirfd, name);
@@ -337,7 +373,7 @@ int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, 
 {
     int fds[MT_STORE_MAX_DEPTH];
     fs_parents p = {-1, NULL, 0, 0, NULL};
-    char top[64];
+    char top[64], sha[65] = "";
     int fd = -1, rc;
 
     if ((rc = fs_find_parents(&p, fs, rel, "cannot create")) < 0)
@@ -349,10 +385,11 @@ int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, 
         /* Fail early without writing when the name is taken (the rename checks again). */
         if (faccessat(p.fd, p.name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
             rc = mt_fs_error(EEXIST, "cannot create", rel);
-        } else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel)) == 0 ||
+        } else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel, sha)) == 0 ||
                    rc == MT_ENOTDURABLE) {
             mt_fs_account(t, (int64_t)len, 1, 0);
-            mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, -1, p.fd, p.name);
+            mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, sha, -1, p.fd,
+                              p.name);
         }
         goto done;
     }
@@ -384,7 +421,7 @@ int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, 
         }
     }
     mt_fs_account(t, (int64_t)len, 1, p.count);
-    mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, fd, -1, NULL);
+    mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, NULL, fd, -1, NULL);
     if (fs->durability == MT_DURABILITY_FULL)
         rc = mt_fs_sync_done(p.fd, rel);
     fs_close_dirs(fds, p.count);
@@ -483,7 +520,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
 {
     const char *name;
     struct stat sb;
-    char *data = NULL, *out = NULL, tmp[64];
+    char *data = NULL, *out = NULL, tmp[64], sha[65] = "";
     size_t len = 0, out_len = 0;
     int dirfd = -1, fd = -1, tfd = -1, rc, locked = 0;
     mt_fs_txn t;
@@ -500,7 +537,8 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         (rc = mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, rel)) < 0 ||
         (rc = mt_fs_hist_expect(op, rel, data, len)) < 0 ||
         (rc = cb(&out, &out_len, data, len, payload)) < 0 ||
-        (rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, out, out_len, rel)) < 0)
+        (rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, out, out_len, rel, op->history ? sha : NULL)) <
+            0)
         goto done;
     if (op->keep_access)
         fs_keep_times(tfd, &sb);
@@ -519,7 +557,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         rc = errno == ENOENT ? 0 : mt_fs_error(errno, "cannot replace", rel);
         goto drop;
     }
-    mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, tfd, -1, NULL);
+    mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, sha, tfd, -1, NULL);
     rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)out_len - (int64_t)len, 0);
     goto done;
 drop:
@@ -558,7 +596,7 @@ static int fs_create_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const cha
                               const char *data, size_t len)
 {
     const char *name;
-    char tmp[64];
+    char tmp[64], sha[65] = "";
     int dirfd = -1, tfd = -1, rc, locked = 0;
     mt_fs_txn t;
 
@@ -573,7 +611,7 @@ static int fs_create_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const cha
         rc = mt_fs_error(EEXIST, "cannot create", rel);
         goto done;
     }
-    if ((rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, data, len, rel)) < 0)
+    if ((rc = mt_fs_write_temp(fs, &tfd, tmp, dirfd, data, len, rel, op->history ? sha : NULL)) < 0)
         goto done;
     if ((rc = mt_fs_begin(fs, &t, op, rel, 0)) < 0)
         goto drop;
@@ -586,7 +624,7 @@ static int fs_create_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const cha
         rc = rc == -ENOENT ? 0 : mt_fs_error(-rc, "cannot create", rel);
         goto drop;
     }
-    mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, tfd, -1, NULL);
+    mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, sha, tfd, -1, NULL);
     rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)len, 1);
     goto done;
 drop:
@@ -618,7 +656,7 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
 {
     const char *name;
     struct stat sb;
-    char *data = NULL, *out = NULL;
+    char *data = NULL, *out = NULL, sha[65] = "";
     size_t len = 0, out_len = 0;
     int dirfd = -1, fd = -1, rc;
     mt_fs_txn t;
@@ -638,12 +676,13 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
         goto done;
     if ((rc = mt_fs_quota(&t, op, rel, (int64_t)out_len - (int64_t)len, 0, 0)) < 0)
         goto done;
-    rc = fs_put(fs, dirfd, name, out, out_len, 1, rel);
+    rc = fs_put(fs, dirfd, name, out, out_len, 1, rel, fs->hist_active ? sha : NULL);
     if (rc == 0 || rc == MT_ENOTDURABLE) {
         if (op->keep_access)
             fs_keep_times_at(dirfd, name, &sb);
         mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
-        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, -1, dirfd, name);
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, sha, -1, dirfd,
+                          name);
     }
 done:
     if (fd >= 0)
@@ -788,7 +827,7 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
         if (S_ISREG(sb.st_mode))
             mt_fs_account(&t, -(int64_t)sb.st_size, -1, 0);
         if (regular)
-            mt_fs_hist_record(fs, op, MT_VERSION_DELETED, rel, NULL, NULL, 0, -1, -1, NULL);
+            mt_fs_hist_record(fs, op, MT_VERSION_DELETED, rel, NULL, NULL, 0, NULL, -1, -1, NULL);
         goto sync;
     }
     mt_fs_hist_settle_tree(fs, op, rel);
@@ -992,7 +1031,7 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     if (S_ISDIR(sb.st_mode))
         mt_fs_hist_tree(fs, op, from, to);
     else if (S_ISREG(sb.st_mode))
-        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, NULL, 0, -1,
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, NULL, 0, NULL, -1,
                           made ? fds[p.count - 1] : p.fd, p.name);
     if (fs->durability == MT_DURABILITY_FULL &&
         (rc = mt_fs_sync_done(made ? fds[p.count - 1] : p.fd, to)) == 0)

@@ -1399,7 +1399,10 @@ int mt_hist_record(mt_hist *h, int64_t *out_id, const mt_hist_event *e)
         r.size = 0;
     } else {
         if (e->data) {
-            mt_hist_sha256(r.sha256, e->data, e->len);
+            if (e->sha256)
+                memcpy(r.sha256, e->sha256, sizeof(r.sha256));
+            else
+                mt_hist_sha256(r.sha256, e->data, e->len);
             r.size = e->len;
             r.data = e->data;
             r.len = e->len;

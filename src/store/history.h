@@ -41,6 +41,7 @@ typedef struct {
     const char *data; /* the new content (created, modified; NULL keeps the current) */
     size_t len;
     const mt_hist_fp *fp; /* how the file looks now (not for deleted) */
+    const char *sha256;   /* data's SHA-256 when the caller hashed it, else NULL */
 } mt_hist_event;
 
 /* Open (creating) the database `name` in the directory dirfd. */

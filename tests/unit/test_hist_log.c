@@ -260,7 +260,7 @@ static size_t text_len(const char *s)
 
 #define EV(op_, path_, prev_, id_, actor_, data_)                                                  \
     {                                                                                              \
-        op_, path_, prev_, id_, actor_, data_, text_len(data_), NULL                               \
+        op_, path_, prev_, id_, actor_, data_, text_len(data_), NULL, NULL                         \
     }
 
 static void test_batch_prunes_as_direct(void **state)

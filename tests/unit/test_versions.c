@@ -424,6 +424,51 @@ static void test_big_content(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A content over a MiB is hashed on another thread while it is written: each
+ * version's SHA-256 is still that of its content, created and edited. */
+static void test_big_hashed_aside(void **state)
+{
+    enum { BIG = 3 * 1024 * 1024 + 17 };
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    char hex[65], *json, *text, *data;
+    mt_test_store ts;
+    mt_options o;
+    mt_version *v = NULL;
+    size_t n, len, i;
+    (void)state;
+
+    mt_options_init(&o);
+    o.max_file_size = 2 * BIG;
+    mt_test_store_init(&ts, &o);
+    text = malloc(BIG + 1);
+    json = malloc(BIG + 256);
+    assert_non_null(text);
+    assert_non_null(json);
+    for (i = 0; i < BIG; i++)
+        text[i] = (char)('a' + i % 21);
+    memcpy(text + BIG - 100, "TOKEN-ONE", 9);
+    text[BIG] = '\0';
+    snprintf(json, BIG + 256,
+             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
+    mt_test_ok(ts.mem, json);
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":"
+                       "\"TOKEN-ONE\",\"new_str\":\"TOKEN-TWO-LONGER\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
+    assert_int_equal(n, 2);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(mt_memory_version_content(&data, &len, ts.mem, v[i].id), 0);
+        assert_int_equal(len, i == 0 ? BIG + 7 : BIG);
+        crypto_hash_sha256(digest, (const unsigned char *)data, len);
+        sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
+        assert_string_equal(v[i].content_sha256, hex);
+        free(data);
+    }
+    mt_versions_free(v, n);
+    free(json);
+    free(text);
+    mt_test_store_free(&ts);
+}
+
 /* With history off nothing is recorded, and the history calls say why. */
 static void test_history_off(void **state)
 {
@@ -1380,6 +1425,7 @@ int main(void)
         cmocka_unit_test(test_gone_from_disk),
         cmocka_unit_test(test_history_off),
         cmocka_unit_test(test_big_content),
+        cmocka_unit_test(test_big_hashed_aside),
         cmocka_unit_test(test_log_kill_after_append),
         cmocka_unit_test(test_log_torn_record),
         cmocka_unit_test(test_unnameable_not_recorded),
