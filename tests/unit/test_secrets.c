@@ -281,6 +281,18 @@ static void test_offsets_lines_and_bytes(void **state)
         assert_string_equal(h[0].kind, ex[k].kind);
         assert_int_equal(h[0].line, 3);
         assert_memory_equal(text + h[0].offset, ex[k].secret, sl);
+        /* At each place in a run of eight bytes (the scan looks at eight
+         * at once) and with 0 to 8 bytes after it. */
+        for (len = 0; len < 17; len++) {
+            size_t at = (size_t)(strstr(ex[k].core, ex[k].secret) - ex[k].core);
+            memset(text, ' ', len);
+            memcpy(text + len, ex[k].core, cl);
+            memset(text + len + cl, ' ', len % 9);
+            assert_int_equal(scan(h, 4, text, len + cl + len % 9, NULL), 1);
+            assert_string_equal(h[0].kind, ex[k].kind);
+            assert_int_equal(h[0].offset, len + at);
+            assert_int_equal(h[0].length, sl);
+        }
     }
     /* Cut short, a token is no token. */
     assert_int_equal(scan(h, 4, "ghp_abcDEF123", 13, NULL), 0);
