@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "memory.h"
 #include "text.h"
 
@@ -81,10 +82,44 @@ static int list_match_lines(mt_buf *out, const char *data, size_t len, size_t hi
                                                                                       : 0;
 }
 
+/* The snippet of new text put at [at, at + ins) of d: lines first..last,
+ * four either side of those it is on, and `off`, where line first starts.
+ * Newlines are counted up to the edit and a few lines either side of it, not
+ * over the whole file (SPEC's line count: a last line without its newline
+ * counts). */
+typedef struct {
+    size_t first, last, off;
+} snippet;
+
+static void snippet_find(snippet *sn, const char *d, size_t len, size_t at, size_t ins)
+{
+    size_t s, e, pe = ins ? at + ins - 1 : at, after = 0, k;
+    const char *nl;
+
+    s = mt_text_line_at(d, len, at);
+    e = ins ? s + mt_text_line_at(d + at, len - at, ins - 1) - 1 : s;
+    sn->first = s > 4 ? s - 4 : 1;
+    nl = at ? memrchr(d, '\n', at) : NULL;
+    sn->off = nl ? (size_t)(nl - d) + 1 : 0;
+    for (k = s; k > sn->first; k--) {
+        nl = sn->off > 1 ? memrchr(d, '\n', sn->off - 1) : NULL;
+        sn->off = nl ? (size_t)(nl - d) + 1 : 0;
+    }
+    /* Line e and the four after it exist when five newlines follow pe;
+     * fewer, and the file's last line is the snippet's. */
+    for (nl = d + pe; after < 5 && pe < len && (nl = memchr(nl, '\n', len - (size_t)(nl - d)));
+         nl++)
+        after++;
+    sn->last = after == 5 ? e + 4 : e - 1 + after + (len > 0 && d[len - 1] != '\n');
+    if (sn->last > e + 4)
+        sn->last = e + 4;
+}
+
 static int replace_cb(char **out, size_t *out_len, const char *data, size_t len, void *payload)
 {
     replace_ctx *c = payload;
-    size_t at, new_len, s, e, n, first, last;
+    size_t at, new_len, first, last, off;
+    snippet sn;
     char *buf;
     int rc;
 
@@ -114,7 +149,7 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     new_len = len - c->old_str.len + c->new_str.len;
     if ((rc = mt_edit_reserve(&c->e, new_len)) != 0)
         return rc;
-    if (!(buf = malloc(new_len + 1)))
+    if (!(buf = mt_alloc_big(new_len + 1)))
         return MT_ENOMEM;
     memcpy(buf, data, at);
     memcpy(buf + at, c->new_str.ptr, c->new_str.len);
@@ -122,16 +157,16 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     buf[new_len] = '\0';
 
     /* The snippet: four lines either side of the replaced text, in the new
-     * file (as written: a redaction keeps every line where it was). */
-    n = mt_text_line_count(buf, new_len);
-    s = mt_text_line_at(buf, new_len, at);
-    e = c->new_str.len ? mt_text_line_at(buf, new_len, at + c->new_str.len - 1) : s;
-    first = s > 4 ? s - 4 : 1;
-    last = e + 4 < n ? e + 4 : n;
+     * file (as written: a redaction keeps every line where it was, not
+     * every byte). */
+    snippet_find(&sn, buf, new_len, at, c->new_str.len);
+    first = sn.first;
+    last = sn.last;
     /* The file as it would be is what may not hold a secret: one split
      * between old_str and new_str is whole only here. */
     if ((rc = mt_edit_guard(&c->e, &buf, &new_len)) != 0)
         return rc;
+    off = c->e.redacted.count ? mt_text_line_start(buf, new_len, first) : sn.off;
     *out = buf;
     *out_len = new_len;
     if (mt_reply_ok(c->e.r, "The memory file has been edited", (mt_str){"", 0}, "") < 0 ||
@@ -141,18 +176,22 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
     if (first > last)
         return 0;
     if (last - first + 1 <= SNIPPET_MAX_LINES)
-        return mt_text_number_lines(&c->e.r->text, buf, new_len, first, last, SNIPPET_MAX_CHARS) < 0
+        return mt_text_number_lines_at(&c->e.r->text, buf, new_len, off, first, last,
+                                       SNIPPET_MAX_CHARS) < 0
                    ? MT_ENOMEM
                    : 0;
     /* A model that wrote a hundred lines knows them: the first and the last
      * twenty are shown, with what was left out said in between. */
-    if (mt_text_number_lines(&c->e.r->text, buf, new_len, first, first + SNIPPET_MAX_LINES / 2 - 1,
-                             SNIPPET_MAX_CHARS) < 0 ||
+    if (mt_text_number_lines_at(&c->e.r->text, buf, new_len, off, first,
+                                first + SNIPPET_MAX_LINES / 2 - 1, SNIPPET_MAX_CHARS) < 0 ||
         mt_buf_printf(&c->e.r->text,
                       "\n[snippet cut: lines %zu to %zu not shown; view them with view_range]",
                       first + SNIPPET_MAX_LINES / 2, last - SNIPPET_MAX_LINES / 2) < 0 ||
-        mt_text_number_lines(&c->e.r->text, buf, new_len, last - SNIPPET_MAX_LINES / 2 + 1, last,
-                             SNIPPET_MAX_CHARS) < 0)
+        mt_text_number_lines_at(
+            &c->e.r->text, buf, new_len,
+            off + mt_text_line_start(buf + off, new_len - off,
+                                     last - SNIPPET_MAX_LINES / 2 + 1 - first + 1),
+            last - SNIPPET_MAX_LINES / 2 + 1, last, SNIPPET_MAX_CHARS) < 0)
         return MT_ENOMEM;
     return 0;
 }

@@ -53,6 +53,9 @@ static inline void mt_text_prefix_next(mt_text_prefix *p)
  * and ends "… [line cut: {n} bytes in all]", n its length in bytes. */
 int mt_text_number_lines(mt_buf *out, const char *data, size_t len, size_t first, size_t last,
                          size_t max_chars);
+/* The same, given off, where line `first` starts in data. */
+int mt_text_number_lines_at(mt_buf *out, const char *data, size_t len, size_t off, size_t first,
+                            size_t last, size_t max_chars);
 
 /* Append s shown as valid UTF-8, or, when it shows as more than max_chars
  * code points, its first max_chars and then "…" (never half a character).

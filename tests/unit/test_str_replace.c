@@ -428,6 +428,94 @@ static void test_snippet_cap(void **state)
     mt_test_store_free(&ts);
 }
 
+/* The snippet as SPEC words it, the slow way: the new file cut into its
+ * lines, four either side of those the new text is on. */
+static void snippet_want(mt_buf *want, const char *d, size_t len, size_t at, size_t ins)
+{
+    size_t n = 0, s = 1, e, first, last, line, i, start[256];
+
+    for (i = 0; i < at; i++)
+        s += d[i] == '\n';
+    e = s;
+    for (i = at; ins && i < at + ins - 1; i++)
+        e += d[i] == '\n';
+    for (i = 0; i < len; i++)
+        if (i == 0 || d[i - 1] == '\n')
+            start[n++] = i;
+    first = s > 4 ? s - 4 : 1;
+    last = e + 4 < n ? e + 4 : n;
+    assert_int_equal(mt_buf_puts(want, "The memory file has been edited. Here is the snippet "
+                                       "showing the change (with line numbers):"),
+                     0);
+    for (line = first; line <= last; line++) {
+        size_t from = start[line - 1], to = line < n ? start[line] - 1 : len;
+        if (last - first + 1 > 40 && line == first + 20) {
+            assert_int_equal(mt_buf_printf(want,
+                                           "\n[snippet cut: lines %zu to %zu not shown; view "
+                                           "them with view_range]",
+                                           first + 20, last - 20),
+                             0);
+            line = last - 20;
+            continue;
+        }
+        if (to > from && d[to - 1] == '\n')
+            to--;
+        assert_int_equal(mt_buf_printf(want, "\n%6zu\t%.*s", line, (int)(to - from), d + from), 0);
+    }
+}
+
+/* Random files of short lines, with and without a last newline, and random
+ * new text at every place: the snippet's lines are those the slow way finds. */
+static void test_snippet_lines_random(void **state)
+{
+    mt_test_store ts;
+    mt_buf file = MT_BUF_INIT, want = MT_BUF_INIT, now = MT_BUF_INIT;
+    char ins[128];
+    unsigned seed = 7;
+    int round;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    for (round = 0; round < 1500; round++) {
+        size_t before = (seed = seed * 1103515245u + 12345u) >> 16 & 31;
+        size_t after = (seed = seed * 1103515245u + 12345u) >> 16 & 31;
+        size_t k, nins = (seed = seed * 1103515245u + 12345u) >> 16 & (round % 10 ? 15 : 127);
+        char *got;
+        int err;
+
+        mt_buf_truncate(&file, 0);
+        mt_buf_truncate(&now, 0);
+        mt_buf_truncate(&want, 0);
+        for (k = 0; k < before + 1 + after; k++) {
+            seed = seed * 1103515245u + 12345u;
+            assert_int_equal(mt_buf_putc(&file, k == before      ? '#'
+                                                : seed >> 16 & 1 ? 'a'
+                                                                 : '\n'),
+                             0);
+        }
+        for (k = 0; k < nins; k++) {
+            seed = seed * 1103515245u + 12345u;
+            ins[k] = seed >> 16 & 1 ? 'x' : '\n';
+        }
+        ins[nins] = '\0';
+        write_file(&ts, "f.txt", file.ptr, file.len);
+        assert_int_equal(mt_buf_put(&now, file.ptr, before), 0);
+        assert_int_equal(mt_buf_put(&now, ins, nins), 0);
+        assert_int_equal(mt_buf_put(&now, file.ptr + before + 1, after), 0);
+        snippet_want(&want, now.ptr ? now.ptr : "", now.len, before, nins);
+        got = replace(ts.mem, &err, "#", ins);
+        assert_int_equal(err, 0);
+        if (strcmp(got, want.ptr) != 0)
+            fail_msg("round %d, file '%s', new text '%s':\ngot  %s\nwant %s", round, file.ptr, ins,
+                     got, want.ptr);
+        free(got);
+    }
+    mt_buf_dispose(&file);
+    mt_buf_dispose(&want);
+    mt_buf_dispose(&now);
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_line_list_cap),
         cmocka_unit_test(test_echo_cap),
         cmocka_unit_test(test_snippet_cap),
+        cmocka_unit_test(test_snippet_lines_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
