@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "memory.h"
 #include "text.h"
 
@@ -35,7 +36,7 @@ static int insert_cb(char **out, size_t *out_len, const char *data, size_t len, 
     new_len = len + (size_t)needs_nl + text_len + 1;
     if ((rc = mt_edit_reserve(&c->e, new_len)) != 0)
         return rc;
-    if (!(buf = malloc(new_len + 1)))
+    if (!(buf = mt_alloc_big(new_len + 1)))
         return MT_ENOMEM;
     memcpy(buf, data, at);
     o = at;

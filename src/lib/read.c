@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "memory.h"
 
 typedef struct {
@@ -65,7 +66,7 @@ int mt_memory_read(char **out, size_t *len, mt_memory *m, const char *path)
     }
     s.cap = (size_t)size;
     s.max = (size_t)m->opts.max_file_size;
-    if (!(s.data = malloc(s.cap + 1))) {
+    if (!(s.data = mt_alloc_big(s.cap + 1))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/alloc.h"
 #include "lib/path.h"
 
 /* How often a resolution that raced with a rename elsewhere is tried again. */
@@ -253,7 +254,7 @@ static int read_exact(size_t *out_len, char *data, int fd, size_t size, const ch
 
 int mt_fs_read_fd(char **out, size_t *out_len, int fd, size_t size, const char *rel)
 {
-    char *data = malloc(size + 1);
+    char *data = mt_alloc_big(size + 1);
     int rc;
 
     if (!data)
