@@ -373,13 +373,33 @@ static void test_gone_from_disk(void **state)
 
 /* A content of many pages (more than one write's worth of the log's
  * frames) is kept whole: another process reads back both versions. */
+/* /memories/big.md made through the library: `big` bytes of letters
+ * cycling with `period`, `token` at `at`. Returns its text (malloc'd). */
+static char *big_create(mt_memory *m, size_t big, unsigned period, size_t at, const char *token)
+{
+    char *json, *text = malloc(big + 1);
+    size_t i;
+
+    json = malloc(big + 256);
+    assert_non_null(text);
+    assert_non_null(json);
+    for (i = 0; i < big; i++)
+        text[i] = (char)('a' + i % period);
+    memcpy(text + at, token, strlen(token));
+    text[big] = '\0';
+    snprintf(json, big + 256,
+             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
+    mt_test_ok(m, json);
+    return text;
+}
+
 static void test_big_content(void **state)
 {
     enum { BIG = 600 * 1024 };
     mt_test_store ts;
     mt_options o;
     mt_version *v = NULL;
-    char *json, *text, *data;
+    char *text, *data;
     size_t n, len, i;
     int status;
     pid_t pid;
@@ -387,17 +407,7 @@ static void test_big_content(void **state)
 
     mt_options_init(&o);
     mt_test_store_init(&ts, &o);
-    text = malloc(BIG + 1);
-    json = malloc(BIG + 256);
-    assert_non_null(text);
-    assert_non_null(json);
-    for (i = 0; i < BIG; i++)
-        text[i] = (char)('a' + i % 23);
-    memcpy(text + BIG / 2, "TOKEN-ONE", 9);
-    text[BIG] = '\0';
-    snprintf(json, BIG + 256,
-             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
-    mt_test_ok(ts.mem, json);
+    text = big_create(ts.mem, BIG, 23, BIG / 2, "TOKEN-ONE");
     mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":"
                        "\"TOKEN-ONE\",\"new_str\":\"TOKEN-TWO\"}");
     n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
@@ -419,7 +429,6 @@ static void test_big_content(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     mt_versions_free(v, n);
-    free(json);
     free(text);
     mt_test_store_free(&ts);
 }
@@ -430,7 +439,7 @@ static void test_big_hashed_aside(void **state)
 {
     enum { BIG = 3 * 1024 * 1024 + 17 };
     unsigned char digest[crypto_hash_sha256_BYTES];
-    char hex[65], *json, *text, *data;
+    char hex[65], *text, *data;
     mt_test_store ts;
     mt_options o;
     mt_version *v = NULL;
@@ -440,17 +449,7 @@ static void test_big_hashed_aside(void **state)
     mt_options_init(&o);
     o.max_file_size = 2 * BIG;
     mt_test_store_init(&ts, &o);
-    text = malloc(BIG + 1);
-    json = malloc(BIG + 256);
-    assert_non_null(text);
-    assert_non_null(json);
-    for (i = 0; i < BIG; i++)
-        text[i] = (char)('a' + i % 21);
-    memcpy(text + BIG - 100, "TOKEN-ONE", 9);
-    text[BIG] = '\0';
-    snprintf(json, BIG + 256,
-             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
-    mt_test_ok(ts.mem, json);
+    text = big_create(ts.mem, BIG, 21, BIG - 100, "TOKEN-ONE");
     mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/big.md\",\"old_str\":"
                        "\"TOKEN-ONE\",\"new_str\":\"TOKEN-TWO-LONGER\"}");
     n = mt_test_log(&v, ts.mem, "/memories/big.md", 10);
@@ -464,7 +463,6 @@ static void test_big_hashed_aside(void **state)
         free(data);
     }
     mt_versions_free(v, n);
-    free(json);
     free(text);
     mt_test_store_free(&ts);
 }
@@ -1366,25 +1364,15 @@ static void test_recurring_content(void **state)
     mt_test_store ts;
     mt_options o;
     mt_version *v = NULL;
-    char *json, *text, *data;
+    char *text, *data;
     long wal, db;
-    size_t n, i, len;
+    size_t n, len;
     (void)state;
 
     mt_options_init(&o);
     o.max_file_size = 2 * BIG;
     mt_test_store_init(&ts, &o);
-    text = malloc(BIG + 1);
-    json = malloc(BIG + 256);
-    assert_non_null(text);
-    assert_non_null(json);
-    for (i = 0; i < BIG; i++)
-        text[i] = (char)('a' + i % 19);
-    memcpy(text, "FIRST", 5);
-    text[BIG] = '\0';
-    snprintf(json, BIG + 256,
-             "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
-    mt_test_ok(ts.mem, json);
+    text = big_create(ts.mem, BIG, 19, 0, "FIRST");
     mt_test_ok(ts.mem, edits[0]);
     /* The last close leaves the database's log empty. */
     mt_memory_free(ts.mem);
@@ -1411,7 +1399,6 @@ static void test_recurring_content(void **state)
     ts.mem = NULL;
     if (reserved_size(&ts, "history.db") - db >= BIG / 16)
         fail_msg("the database grew by %ld bytes", reserved_size(&ts, "history.db") - db);
-    free(json);
     free(text);
     mt_test_store_free(&ts);
 }
