@@ -580,6 +580,61 @@ static void test_rekey_everything(void **state)
     on_each_crypt_store(rekey_all);
 }
 
+/* A handle keeps reading the keys of rekeys that failed, at most 8 (the
+ * running one included, SECURITY.md): a memory another handle seals with the
+ * first of 8 failed rekeys' keys is read; after a 9th, that key is dropped. */
+static void rekey_keys_capped(scratch *s)
+{
+    enum { FAILED = 9 };
+    mt_crypt_key *k[FAILED];
+    mt_memory *m, *other;
+    mt_rekey_result r;
+    char path[FAILED][300], keyfile[300];
+    char *data;
+    size_t len;
+    int j;
+
+    /* A memory under k3, which m does not read: every rekey of m fails. */
+    other = open_with(s, 2);
+    mt_test_ok(other, "{\"command\":\"create\",\"path\":\"/memories/k3.md\",\"file_text\":\"3\"}");
+    mt_memory_free(other);
+    m = open_with(s, 0);
+    for (j = 0; j < FAILED; j++) {
+        snprintf(path[j], sizeof(path[j]), "%s/failed%d", s->dir, j);
+        assert_int_equal(mt_crypt_key_generate_file(path[j]), 0);
+        k[j] = mt_test_key_load(path[j]);
+    }
+    for (j = 0; j < FAILED; j++) {
+        if (j == FAILED - 1) {
+            /* Sealed with the first failed rekey's key, by a handle opened with it. */
+            snprintf(keyfile, sizeof(keyfile), "%s/key", s->dir);
+            copy_file(path[0], keyfile);
+            if (s->crypt->open(&other, s->dir, NULL) < 0)
+                fail_msg("open %s: %s", s->crypt->name, mt_error_last()->message);
+            mt_test_ok(
+                other,
+                "{\"command\":\"create\",\"path\":\"/memories/probe.md\",\"file_text\":\"p\"}");
+            mt_memory_free(other);
+            assert_int_equal(mt_memory_read(&data, &len, m, "/memories/probe.md"), 0);
+            assert_string_equal(data, "p");
+            free(data);
+        }
+        assert_int_equal(mt_memory_rekey(&r, m, k[j], NULL, NULL), MT_ECRYPT);
+        mt_rekey_result_dispose(&r);
+    }
+    assert_int_equal(mt_memory_read(&data, &len, m, "/memories/probe.md"), MT_ECRYPT);
+    assert_non_null(strstr(mt_error_last()->message, "encrypted with key"));
+    mt_memory_free(m);
+    for (j = 0; j < FAILED; j++)
+        mt_crypt_key_free(k[j]);
+}
+
+static void test_rekey_keys_capped(void **state)
+{
+    (void)state;
+    on_each_crypt_store(rekey_keys_capped);
+}
+
 static void test_rekey_failures(void **state)
 {
     (void)state;
@@ -597,6 +652,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rekey_everything),
         cmocka_unit_test(test_rekey_failures),
+        cmocka_unit_test(test_rekey_keys_capped),
         cmocka_unit_test(test_rekey_history_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
