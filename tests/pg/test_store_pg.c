@@ -947,6 +947,19 @@ static PGconn *deadlock_other(const char *tenant)
     return c;
 }
 
+/* The role's setting test_deadlock_retried makes for its connection goes
+ * even when the test fails before it undoes it: later tests open with the
+ * server's own deadlock_timeout. */
+static int reset_role_setting(void **state)
+{
+    PGconn *su = pg_connect(admin);
+    (void)state;
+
+    sql_ok(su, "ALTER ROLE memtool RESET deadlock_timeout");
+    PQfinish(su);
+    return 0;
+}
+
 static void test_deadlock_retried(void **state)
 {
     PGconn *su = pg_connect(admin), *other;
@@ -1444,13 +1457,20 @@ static void test_writer_killed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_by_owner),  cmocka_unit_test(test_schema_on_first_use),
-        cmocka_unit_test(test_errors),           cmocka_unit_test(test_upgrade_refs),
-        cmocka_unit_test(test_tenant_isolation), cmocka_unit_test(test_search_words),
-        cmocka_unit_test(test_connection_lost),  cmocka_unit_test(test_lock_timeout),
-        cmocka_unit_test(test_deadlock_retried), cmocka_unit_test(test_concurrent_inserts),
-        cmocka_unit_test(test_max_files_race),   cmocka_unit_test(test_same_as_files),
-        cmocka_unit_test(test_round_trips),      cmocka_unit_test(test_writer_killed),
+        cmocka_unit_test(test_schema_by_owner),
+        cmocka_unit_test(test_schema_on_first_use),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_upgrade_refs),
+        cmocka_unit_test(test_tenant_isolation),
+        cmocka_unit_test(test_search_words),
+        cmocka_unit_test(test_connection_lost),
+        cmocka_unit_test(test_lock_timeout),
+        cmocka_unit_test_teardown(test_deadlock_retried, reset_role_setting),
+        cmocka_unit_test(test_concurrent_inserts),
+        cmocka_unit_test(test_max_files_race),
+        cmocka_unit_test(test_same_as_files),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_writer_killed),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
