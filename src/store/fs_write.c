@@ -385,7 +385,8 @@ int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, 
         /* Fail early without writing when the name is taken (the rename checks again). */
         if (faccessat(p.fd, p.name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
             rc = mt_fs_error(EEXIST, "cannot create", rel);
-        } else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel, sha)) == 0 ||
+        } else if ((rc = fs_put(fs, p.fd, p.name, data, len, 0, rel,
+                                fs->hist_active ? sha : NULL)) == 0 ||
                    rc == MT_ENOTDURABLE) {
             mt_fs_account(t, (int64_t)len, 1, 0);
             mt_fs_hist_record(fs, op, MT_VERSION_CREATED, rel, NULL, data, len, sha, -1, p.fd,
