@@ -390,6 +390,7 @@ static char *big_create(mt_memory *m, size_t big, unsigned period, size_t at, co
     snprintf(json, big + 256,
              "{\"command\":\"create\",\"path\":\"/memories/big.md\",\"file_text\":\"%s\"}", text);
     mt_test_ok(m, json);
+    free(json);
     return text;
 }
 
