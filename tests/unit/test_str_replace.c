@@ -472,7 +472,7 @@ static void test_snippet_lines_random(void **state)
     mt_buf file = MT_BUF_INIT, want = MT_BUF_INIT, now = MT_BUF_INIT;
     char ins[128];
     unsigned seed = 7;
-    int round;
+    int round, cut = 0, unended = 0;
     (void)state;
 
     mt_test_store_init(&ts, NULL);
@@ -508,8 +508,13 @@ static void test_snippet_lines_random(void **state)
         if (strcmp(got, want.ptr) != 0)
             fail_msg("round %d, file '%s', new text '%s':\ngot  %s\nwant %s", round, file.ptr, ins,
                      got, want.ptr);
+        cut += strstr(want.ptr, "[snippet cut") != NULL;
+        unended += now.len > 0 && now.ptr[now.len - 1] != '\n';
         free(got);
     }
+    /* The rounds met both kinds of snippet and both kinds of file end. */
+    assert_true(cut > 10 && cut < 1500);
+    assert_true(unended > 100 && unended < 1400);
     mt_buf_dispose(&file);
     mt_buf_dispose(&want);
     mt_buf_dispose(&now);
