@@ -89,7 +89,7 @@ static void test_decrypts(void **state)
      * content only when it does not keep it already (the memories share the
      * same EDITS texts) and for each memory's current file. Fewer than one
      * per version would be a version not read through the layer at all. */
-    assert_true(migrate_n >= VERSIONS);
+    assert_true(migrate_n >= VERSIONS + MEMORIES);
     assert_true(migrate_n <= VERSIONS + MEMORIES + EDITS + MEMORIES);
     /* A rekey opens each file and each version once, exactly. */
     assert_int_equal(r.files, MEMORIES);
