@@ -505,6 +505,7 @@ static void test_upgrade_refs(void **state)
                      1);
     r = sql(su, PGRES_TUPLES_OK,
             "SELECT sha256 FROM memtool.nodes WHERE tenant = 'refs_a' AND path = 'lone.md'");
+    assert_int_equal(PQntuples(r), 1);
     {
         char q[512];
         snprintf(q, sizeof(q),
@@ -512,6 +513,7 @@ static void test_upgrade_refs(void **state)
                  "(SELECT count(*) FROM memtool.content_refs WHERE sha256 = '%s')",
                  PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 0));
         PQclear(r);
+        assert_int_equal(sql_long(su, q), 2); /* its content and its count */
         op_with_history(&op, 0);
         assert_int_equal(a->remove(a, &op, "lone.md"), 0);
         assert_int_equal(sql_long(su, q), 0);
@@ -921,8 +923,6 @@ static void await_lock_wait(PGconn *su, const char *app)
     assert_true(i < 600);
 }
 
-/* A deadlock with another session (40P01) rolls the change back and the
- * core runs it again, which then goes through: the caller sees success. */
 /*
  * The server looks for a cycle once, deadlock_timeout after a session began
  * to wait, and the session that looks first and finds one is the one ended.
@@ -960,6 +960,8 @@ static int reset_role_setting(void **state)
     return 0;
 }
 
+/* A deadlock with another session (40P01) rolls the change back and the
+ * core runs it again, which then goes through: the caller sees success. */
 static void test_deadlock_retried(void **state)
 {
     PGconn *su = pg_connect(admin), *other;

@@ -371,8 +371,6 @@ static void test_gone_from_disk(void **state)
     mt_test_store_free(&ts);
 }
 
-/* A content of many pages (more than one write's worth of the log's
- * frames) is kept whole: another process reads back both versions. */
 /* /memories/big.md made through the library: `big` bytes of letters
  * cycling with `period`, `token` at `at`. Returns its text (malloc'd). */
 static char *big_create(mt_memory *m, size_t big, unsigned period, size_t at, const char *token)
@@ -394,6 +392,8 @@ static char *big_create(mt_memory *m, size_t big, unsigned period, size_t at, co
     return text;
 }
 
+/* A content of many pages (more than one write's worth of the log's
+ * frames) is kept whole: another process reads back both versions. */
 static void test_big_content(void **state)
 {
     enum { BIG = 600 * 1024 };
