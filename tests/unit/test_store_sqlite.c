@@ -180,22 +180,35 @@ static void sql_run(const char *text)
     sqlite3_close(db);
 }
 
-/* The first column of text's one row as a number (-1: no row); ?1 is arg. */
-static long long sql_num(const char *text, const char *arg)
+/* The first column of text's first row (?1 is arg): as a number in *num,
+ * as text in str (size bytes). Returns whether there was a row. */
+static int sql_first(long long *num, char *str, size_t size, const char *text, const char *arg)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *q;
-    long long got = -1;
+    int row;
 
     assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
     if (sqlite3_prepare_v2(db, text, -1, &q, NULL) != SQLITE_OK)
         fail_msg("%s: %s", text, sqlite3_errmsg(db));
     if (arg)
         sqlite3_bind_text(q, 1, arg, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) == SQLITE_ROW)
-        got = sqlite3_column_int64(q, 0);
+    row = sqlite3_step(q) == SQLITE_ROW;
+    if (row && num)
+        *num = sqlite3_column_int64(q, 0);
+    if (row && str)
+        snprintf(str, size, "%s", (const char *)sqlite3_column_text(q, 0));
     sqlite3_finalize(q);
     sqlite3_close(db);
+    return row;
+}
+
+/* The first column of text's one row as a number (-1: no row); ?1 is arg. */
+static long long sql_num(const char *text, const char *arg)
+{
+    long long got = -1;
+
+    sql_first(&got, NULL, 0, text, arg);
     return got;
 }
 
@@ -265,20 +278,9 @@ static void test_upgrade_refs(void **state)
     assert_int_equal(sql_num("SELECT count(*) FROM contents", NULL), 3);
 
     /* The last reference goes: the content and its count with it. */
-    {
-        sqlite3 *db = NULL;
-        sqlite3_stmt *q;
-        assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_prepare_v2(db,
-                                            "SELECT sha256 FROM nodes WHERE tenant = 'a' AND "
-                                            "path = 'lone.md'",
-                                            -1, &q, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-        snprintf(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(q, 0));
-        sqlite3_finalize(q);
-        sqlite3_close(db);
-    }
+    assert_true(sql_first(NULL, sha, sizeof(sha),
+                          "SELECT sha256 FROM nodes WHERE tenant = 'a' AND path = 'lone.md'",
+                          NULL));
     assert_int_equal(sql_num("SELECT count(*) FROM contents WHERE sha256 = ?1", sha), 1);
     assert_int_equal(sql_num("SELECT count(*) FROM content_refs WHERE sha256 = ?1", sha), 1);
     op_with_history(&op, 0);
@@ -356,41 +358,24 @@ static void test_upgrade_search(void **state)
 {
     mt_memory *mem = open_mem(NULL, NULL);
     mt_search_hit *h = NULL;
-    sqlite3 *db = NULL;
-    sqlite3_stmt *q;
     size_t n = 0;
 
     (void)state;
     mt_test_ok(mem, "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"kept "
                     "across the upgrade\"}");
     mt_memory_free(mem);
-    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  TO_SCHEMA_3
-                                  "DROP TRIGGER search_docs_put; DROP TRIGGER search_docs_gone;"
-                                  "DROP TRIGGER search_docs_set; DROP TABLE search_words;"
-                                  "DROP TABLE search_docs;"
-                                  "UPDATE meta SET value = '2' WHERE key = 'schema'",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    sql_run(TO_SCHEMA_3 "DROP TRIGGER search_docs_put; DROP TRIGGER search_docs_gone;"
+                        "DROP TRIGGER search_docs_set; DROP TABLE search_words;"
+                        "DROP TABLE search_docs;"
+                        "UPDATE meta SET value = '2' WHERE key = 'schema'");
     mem = open_mem(NULL, NULL);
     assert_int_equal(mt_memory_search(&h, &n, mem, "upgrade", NULL), 0);
     assert_int_equal(n, 1);
     assert_string_equal(h[0].path, "/memories/a.md");
     mt_search_hits_free(h, n);
     mt_memory_free(mem);
-    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT (SELECT value FROM meta WHERE key = 'schema'), "
-                                        "(SELECT count(*) FROM search_docs)",
-                                        -1, &q, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "4");
-    assert_int_equal(sqlite3_column_int(q, 1), 1);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 4);
+    assert_int_equal(sql_num("SELECT count(*) FROM search_docs", NULL), 1);
 }
 
 #define PROCS   8
