@@ -252,6 +252,14 @@ typedef struct {
     char err[600];
 } rekeyer;
 
+/* Each file or version a rekey has dealt with: one is under way. */
+static int rekey_seen(void *payload, const mt_rekey_event *e)
+{
+    (void)e;
+    atomic_store((atomic_int *)payload, 1);
+    return 0;
+}
+
 static void *rekey_main(void *p)
 {
     rekeyer *r = p;
@@ -260,12 +268,11 @@ static void *rekey_main(void *p)
     /* A version its memory's writes made current after the rekey passed
      * the file stays under the key it was written with, named as a failure:
      * as SECURITY.md says, a rekey run again (the writes done) takes it. */
-    atomic_store(r->started, 1);
     for (i = 0; i < REKEYS && !r->err[0]; i++) {
         int tries;
         for (tries = 0; tries < 50; tries++) {
             mt_rekey_result res;
-            int rc = mt_memory_rekey(&res, r->m, r->keys[i], NULL, NULL), others = 0;
+            int rc = mt_memory_rekey(&res, r->m, r->keys[i], rekey_seen, r->started), others = 0;
             size_t f;
             for (f = 0; f < res.nfailures; f++)
                 if (res.failures[f].kind != MT_REKEY_VERSION ||
