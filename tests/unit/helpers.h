@@ -58,7 +58,8 @@ int mt_test_scratch_remove(const char *dir);
 
 /* A start barrier for forked children: made before the forks, each child
  * waits on it (its store open, ready to act) and the parent releases them
- * all at once by closing the write end, so their work overlaps. */
+ * all at once by closing the write end, so they start together (whether
+ * their work then overlaps is for each test to show). */
 typedef struct {
     int fd[2];
 } mt_test_barrier;
