@@ -429,14 +429,6 @@ static long refs_at(PGconn *su, const char *tenant, const char *path)
     return sql_long(su, q);
 }
 
-static void op_with_history(mt_store_op *op, int history)
-{
-    mt_store_op_init(op);
-    op->max_file_size = op->max_store_size = op->max_files = op->max_dirs = 0;
-    op->history = history;
-    op->history_keep = op->history_days = 0;
-}
-
 /* Every tenant's counts, in one text. */
 #define ALL_COUNTS                                                                                 \
     "SELECT string_agg(tenant || ' ' || sha256 || ' ' || refs, ',' ORDER BY tenant, sha256) "      \
@@ -457,12 +449,7 @@ static void test_upgrade_refs(void **state)
 
     assert_int_equal(mt_store_pg_open(&a, url, "refs_a"), 0);
     assert_int_equal(mt_store_pg_open(&b, url, "refs_b"), 0);
-    op_with_history(&op, 1);
-    assert_int_equal(a->create(a, &op, "x.md", "shared\n", 7), 0);
-    assert_int_equal(a->create(a, &op, "y.md", "shared\n", 7), 0);
-    assert_int_equal(b->create(b, &op, "x.md", "shared\n", 7), 0);
-    op_with_history(&op, 0);
-    assert_int_equal(a->create(a, &op, "lone.md", "lonely\n", 7), 0);
+    mt_test_refs_fixture(a, b);
     a->free(a);
     b->free(b);
     assert_int_equal(refs_at(su, "refs_a", "x.md"), 4);
@@ -514,11 +501,11 @@ static void test_upgrade_refs(void **state)
                  PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 0));
         PQclear(r);
         assert_int_equal(sql_long(su, q), 2); /* its content and its count */
-        op_with_history(&op, 0);
+        mt_test_store_op(&op, 0);
         assert_int_equal(a->remove(a, &op, "lone.md"), 0);
         assert_int_equal(sql_long(su, q), 0);
     }
-    op_with_history(&op, 1);
+    mt_test_store_op(&op, 1);
     assert_int_equal(a->remove(a, &op, "y.md"), 0);
     assert_int_equal(refs_at(su, "refs_a", "x.md"), 3);
     assert_int_equal(refs_at(su, "refs_b", "x.md"), 2);

@@ -223,3 +223,23 @@ mt_crypt_key *mt_test_key_load(const char *path)
         fail_msg("%s", mt_error_last()->message);
     return k;
 }
+
+void mt_test_store_op(mt_store_op *op, int history)
+{
+    mt_store_op_init(op);
+    op->max_file_size = op->max_store_size = op->max_files = op->max_dirs = 0;
+    op->history = history;
+    op->history_keep = op->history_days = 0;
+}
+
+void mt_test_refs_fixture(mt_store *a, mt_store *b)
+{
+    mt_store_op op;
+
+    mt_test_store_op(&op, 1);
+    assert_int_equal(a->create(a, &op, "x.md", "shared\n", 7), 0);
+    assert_int_equal(a->create(a, &op, "y.md", "shared\n", 7), 0);
+    assert_int_equal(b->create(b, &op, "x.md", "shared\n", 7), 0);
+    mt_test_store_op(&op, 0);
+    assert_int_equal(a->create(a, &op, "lone.md", "lonely\n", 7), 0);
+}

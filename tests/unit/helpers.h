@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <memtool.h>
+#include <memtool/store.h>
 
 /* A fresh store in a new temporary directory; free with mt_test_store_free. */
 typedef struct {
@@ -82,5 +83,15 @@ void mt_test_keys_free(mt_test_keys *s);
 
 /* The key in a key file; fails the test when it cannot be read. */
 mt_crypt_key *mt_test_key_load(const char *path);
+
+/* A change's settings for a store called directly: no limits, history on
+ * or off, every version kept. */
+void mt_test_store_op(mt_store_op *op, int history);
+
+/* The contents two tenants' stores share, for tests of their counts of
+ * references: in a, x.md and y.md hold "shared\n" with history and lone.md
+ * "lonely\n" without; in b, x.md holds "shared\n" with history. So a's
+ * "shared\n" counts 4 (two files, two versions), its "lonely\n" 1, b's 2. */
+void mt_test_refs_fixture(mt_store *a, mt_store *b);
 
 #endif

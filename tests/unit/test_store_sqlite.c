@@ -230,14 +230,6 @@ static mt_store *open_store(const char *tenant)
     return st;
 }
 
-static void op_with_history(mt_store_op *op, int history)
-{
-    mt_store_op_init(op);
-    op->max_file_size = op->max_store_size = op->max_files = op->max_dirs = 0;
-    op->history = history;
-    op->history_keep = op->history_days = 0;
-}
-
 /* Schema 3 (each count a column of its content's row) is brought to 4 when
  * opened: every count is kept, now in content_refs, the column is gone, and
  * a content still goes with its last reference. */
@@ -248,12 +240,7 @@ static void test_upgrade_refs(void **state)
     char sha[65];
     (void)state;
 
-    op_with_history(&op, 1);
-    assert_int_equal(a->create(a, &op, "x.md", "shared\n", 7), 0);
-    assert_int_equal(a->create(a, &op, "y.md", "shared\n", 7), 0);
-    assert_int_equal(b->create(b, &op, "x.md", "shared\n", 7), 0);
-    op_with_history(&op, 0);
-    assert_int_equal(a->create(a, &op, "lone.md", "lonely\n", 7), 0);
+    mt_test_refs_fixture(a, b);
     a->free(a);
     b->free(b);
     /* Two files and their versions; one file, history off; the other
@@ -283,12 +270,12 @@ static void test_upgrade_refs(void **state)
                           NULL));
     assert_int_equal(sql_num("SELECT count(*) FROM contents WHERE sha256 = ?1", sha), 1);
     assert_int_equal(sql_num("SELECT count(*) FROM content_refs WHERE sha256 = ?1", sha), 1);
-    op_with_history(&op, 0);
+    mt_test_store_op(&op, 0);
     assert_int_equal(a->remove(a, &op, "lone.md"), 0);
     assert_int_equal(sql_num("SELECT count(*) FROM contents WHERE sha256 = ?1", sha), 0);
     assert_int_equal(sql_num("SELECT count(*) FROM content_refs WHERE sha256 = ?1", sha), 0);
     /* One reference fewer (the file; its versions keep the content). */
-    op_with_history(&op, 1);
+    mt_test_store_op(&op, 1);
     assert_int_equal(a->remove(a, &op, "y.md"), 0);
     assert_int_equal(refs_at("a/x.md"), 3);
     assert_int_equal(refs_at("b/x.md"), 2);
@@ -335,9 +322,9 @@ static void test_ref_writes_little(void **state)
     assert_non_null(big);
     for (i = 0; i < BIG; i++)
         big[i] = (char)('a' + (i * 7 + i / 4096) % 26);
-    op_with_history(&op, 0);
+    mt_test_store_op(&op, 0);
     assert_int_equal(st->create(st, &op, "big.md", big, BIG), 0);
-    op_with_history(&op, 1);
+    mt_test_store_op(&op, 1);
     assert_int_equal(st->create(st, &op, "warm.md", "w", 1), 0);
     before = written();
     assert_int_equal(st->create(st, &op, "copy.md", big, BIG), 0);
