@@ -1,6 +1,8 @@
 /* memtool's FTS5 ranking function (see fts5_rank.h). */
 #include "fts5_rank.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -16,7 +18,117 @@ typedef struct {
     double avgdl;
     double *idf;
     double *freq;
+    sqlite3 *db;
+    sqlite3_int64 rows;  /* the rows ranked so far */
+    sqlite3_stmt *sizes; /* the cursor along %_docsize, once prepared */
+    sqlite3_int64 at;    /* the id its row has; INT64_MAX: past the end */
+    int sizes_off;       /* 1: every length from xColumnSize */
+    int checked;         /* 1: a length read so agreed with xColumnSize */
 } rank_data;
+
+/*
+ * A row's length in tokens. FTS5's xColumnSize looks each row up in the
+ * table's %_docsize: for a word most memories hold, a third of the ranking.
+ * The matches of a query come in rowid order, so once a query has ranked a
+ * few rows (a rare word never pays for this) the lengths are read by one
+ * cursor stepping along %_docsize beside them, in the query's own
+ * transaction, and sought again only across a gap. Its first length is
+ * checked against xColumnSize: a table kept another way (no %_docsize, a
+ * format not understood) ranks by xColumnSize alone.
+ */
+#define SIZES_AFTER 32 /* rows looked up before the cursor is made */
+#define SIZES_STEP  4  /* a gap in rowids up to which stepping beats seeking */
+
+static void rank_data_free(void *p)
+{
+    rank_data *d = p;
+
+    sqlite3_finalize(d->sizes);
+    sqlite3_free(d);
+}
+
+/* The sum of the varints of a %_docsize row: one per column. */
+static int sizes_decode(sqlite3_int64 *out, const unsigned char *p, int n)
+{
+    sqlite3_uint64 sum = 0, v;
+    int i;
+
+    while (n > 0) {
+        v = 0;
+        for (i = 0; i < 8 && i < n; i++) {
+            v = (v << 7) | (p[i] & 0x7f);
+            if (!(p[i] & 0x80))
+                break;
+        }
+        if (i == 8 && n > 8)
+            v = (v << 8) | p[8];
+        else if (i == n)
+            return -1;
+        sum += v;
+        p += i + 1;
+        n -= i + 1;
+    }
+    if (sum > (sqlite3_uint64)INT_MAX)
+        return -1;
+    *out = (sqlite3_int64)sum;
+    return 0;
+}
+
+static int sizes_move(rank_data *d, sqlite3_int64 id)
+{
+    int rc;
+
+    if (d->at > id || id - d->at > SIZES_STEP) {
+        sqlite3_reset(d->sizes);
+        sqlite3_bind_int64(d->sizes, 1, id);
+        d->at = -1;
+    }
+    while (d->at < id) {
+        if ((rc = sqlite3_step(d->sizes)) == SQLITE_ROW) {
+            d->at = sqlite3_column_int64(d->sizes, 0);
+        } else {
+            d->at = INT64_MAX;
+            return rc == SQLITE_DONE ? SQLITE_OK : rc;
+        }
+    }
+    return SQLITE_OK;
+}
+
+static int row_tokens(int *out, rank_data *d, const Fts5ExtensionApi *api, Fts5Context *fts)
+{
+    sqlite3_int64 id = api->xRowid(fts), tokens;
+    int rc, slow;
+
+    if (d->sizes_off || ++d->rows <= SIZES_AFTER)
+        return api->xColumnSize(fts, -1, out);
+    if (!d->sizes) {
+        /* Both stores name their FTS5 table search_words. */
+        if (sqlite3_prepare_v2(d->db,
+                               "SELECT id, sz FROM search_words_docsize WHERE id >= ?1 ORDER BY id",
+                               -1, &d->sizes, NULL) != SQLITE_OK) {
+            d->sizes_off = 1;
+            return api->xColumnSize(fts, -1, out);
+        }
+        d->at = INT64_MAX;
+    }
+    if ((rc = sizes_move(d, id)) != SQLITE_OK)
+        return rc;
+    if (d->at != id || sizes_decode(&tokens, sqlite3_column_blob(d->sizes, 1),
+                                    sqlite3_column_bytes(d->sizes, 1)) < 0)
+        return api->xColumnSize(fts, -1, out);
+    if (!d->checked) {
+        if ((rc = api->xColumnSize(fts, -1, &slow)) != SQLITE_OK)
+            return rc;
+        d->checked = 1;
+        d->sizes_off = slow != tokens;
+        if (d->sizes_off) {
+            *out = slow;
+            return SQLITE_OK;
+        }
+    }
+    *out = (int)tokens;
+    return SQLITE_OK;
+}
 
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *p)
 {
@@ -26,7 +138,8 @@ static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *p)
     return SQLITE_OK;
 }
 
-static int rank_data_get(rank_data **out, const Fts5ExtensionApi *api, Fts5Context *fts)
+static int rank_data_get(rank_data **out, const Fts5ExtensionApi *api, Fts5Context *fts,
+                         sqlite3_context *ctx)
 {
     rank_data *d = api->xGetAuxdata(fts, 0);
     sqlite3_int64 rows = 0, tokens = 0, hits;
@@ -48,6 +161,7 @@ static int rank_data_get(rank_data **out, const Fts5ExtensionApi *api, Fts5Conte
     d->phrases = phrases;
     d->idf = (double *)(d + 1);
     d->freq = d->idf + phrases;
+    d->db = sqlite3_context_db_handle(ctx);
     if ((rc = api->xRowCount(fts, &rows)) != SQLITE_OK ||
         (rc = api->xColumnTotalSize(fts, -1, &tokens)) != SQLITE_OK)
         goto done;
@@ -61,12 +175,12 @@ static int rank_data_get(rank_data **out, const Fts5ExtensionApi *api, Fts5Conte
         d->idf[i] = mt_bm25_idf((double)rows, (double)hits);
     }
     /* The query owns it from here, even when this fails (it frees it). */
-    rc = api->xSetAuxdata(fts, d, sqlite3_free);
+    rc = api->xSetAuxdata(fts, d, rank_data_free);
     if (rc != SQLITE_OK)
         d = NULL;
 done:
     if (rc != SQLITE_OK && d && api->xGetAuxdata(fts, 0) != d)
-        sqlite3_free(d);
+        rank_data_free(d);
     *out = rc == SQLITE_OK ? d : NULL;
     return rc;
 }
@@ -82,7 +196,7 @@ static void rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context 
 
     (void)nval;
     (void)val;
-    if ((rc = rank_data_get(&d, api, fts)) != SQLITE_OK ||
+    if ((rc = rank_data_get(&d, api, fts, ctx)) != SQLITE_OK ||
         (rc = api->xInstCount(fts, &insts)) != SQLITE_OK)
         goto done;
     memset(d->freq, 0, (size_t)d->phrases * sizeof(double));
@@ -91,7 +205,7 @@ static void rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context 
             goto done;
         d->freq[phrase] += 1.0;
     }
-    if ((rc = api->xColumnSize(fts, -1, &tokens)) != SQLITE_OK)
+    if ((rc = row_tokens(&tokens, d, api, fts)) != SQLITE_OK)
         goto done;
     dl = (double)tokens;
     if (d->phrases == 1)

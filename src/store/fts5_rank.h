@@ -9,6 +9,9 @@
  * the IDF's count of the matching rows, for a phrase or a prefix a second
  * full evaluation of the query, is not made. A query of several phrases
  * gets bm25()'s value exactly: there the weights change the order.
+ *
+ * Each match's length is FTS5's own, read past a query's first few matches
+ * by one cursor along the table's %_docsize rather than a lookup a match.
  */
 #ifndef MT_STORE_FTS5_RANK_H
 #define MT_STORE_FTS5_RANK_H

@@ -35,19 +35,19 @@ static uint64_t next_random(void)
     return rng;
 }
 
-static sqlite3 *corpus(void)
+/* The table made with FTS5 options beyond the tokenizer ("" none). */
+static sqlite3 *corpus_with(const char *options)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *put = NULL;
     mt_buf text = MT_BUF_INIT;
+    char sql[256];
 
     assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
     assert_int_equal(mt_fts5_rank_register(db), 0);
-    assert_int_equal(sqlite3_exec(db,
-                                  "CREATE VIRTUAL TABLE search_words USING fts5(words, "
-                                  "tokenize='ascii')",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    snprintf(sql, sizeof(sql),
+             "CREATE VIRTUAL TABLE search_words USING fts5(words, tokenize='ascii'%s)", options);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(
         sqlite3_prepare_v2(db, "INSERT INTO search_words(words) VALUES(?1)", -1, &put, NULL),
         SQLITE_OK);
@@ -69,6 +69,11 @@ static sqlite3 *corpus(void)
     sqlite3_finalize(put);
     mt_buf_dispose(&text);
     return db;
+}
+
+static sqlite3 *corpus(void)
+{
+    return corpus_with("");
 }
 
 typedef struct {
@@ -110,12 +115,18 @@ static row *ranked(size_t *n, sqlite3 *db, const char *query, const char *fn)
     return rows;
 }
 
-/* One phrase's bm25() as FTS5 weighs it: its IDF from how many rows match. */
-static double idf(size_t hits)
+/* One phrase's bm25() as FTS5 weighs it: its IDF from how many of the
+ * table's rows match. */
+static double idf_of(size_t rows, size_t hits)
 {
-    double w = log(((double)DOCS - (double)hits + 0.5) / ((double)hits + 0.5));
+    double w = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
 
     return w <= 0.0 ? 1e-6 : w;
+}
+
+static double idf(size_t hits)
+{
+    return idf_of(DOCS, hits);
 }
 
 static size_t one_phrase(sqlite3 *db, const char *query, size_t min_hits)
@@ -208,7 +219,9 @@ static int pages_read(sqlite3 *db, const char *query, const char *fn)
 }
 
 /* One phrase is not counted again before it is ranked: fewer pages than
- * bm25() reads; several phrases are, as bm25() counts them. */
+ * bm25() reads; several phrases are, as bm25() counts them (their values
+ * are bm25()'s, above), and their lengths read along cost no more pages
+ * than FTS5's lookups. */
 static void test_one_phrase_not_counted(void **state)
 {
     sqlite3 *db = corpus();
@@ -217,8 +230,93 @@ static void test_one_phrase_not_counted(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
         assert_true(pages_read(db, one[i], "mt_rank") < pages_read(db, one[i], "bm25"));
-    assert_int_equal(pages_read(db, "\"ka\" AND \"gro\"", "mt_rank"),
-                     pages_read(db, "\"ka\" AND \"gro\"", "bm25"));
+    assert_true(pages_read(db, "\"ka\" AND \"gro\"", "mt_rank") <=
+                pages_read(db, "\"ka\" AND \"gro\"", "bm25"));
+    sqlite3_close(db);
+}
+
+/* The statement on db reading %_docsize, if one is being stepped. */
+static sqlite3_stmt *lengths_cursor(sqlite3 *db)
+{
+    for (sqlite3_stmt *s = sqlite3_next_stmt(db, NULL); s; s = sqlite3_next_stmt(db, s))
+        if (strstr(sqlite3_sql(s), "search_words_docsize") && sqlite3_stmt_busy(s))
+            return s;
+    return NULL;
+}
+
+/* Every match of a query, in a scan in rowid order `order`, against
+ * bm25(): mt_rank() is bm25() without the IDF for one phrase, bm25() for
+ * several (`several`), whichever way each length was read. The cursor
+ * along %_docsize is still reading lengths at the scan's last rows when
+ * `along`. */
+static void scan_agrees(sqlite3 *db, const char *match, int several, const char *order, int along)
+{
+    char sql[256];
+    sqlite3_stmt *s = NULL, *cursor;
+    size_t rows, hits, i = 0;
+    int steps = -1;
+
+    snprintf(sql, sizeof(sql),
+             "SELECT (SELECT count(*) FROM search_words), count(*) FROM search_words "
+             "WHERE search_words MATCH '%s'",
+             match);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    rows = (size_t)sqlite3_column_int64(s, 0);
+    hits = (size_t)sqlite3_column_int64(s, 1);
+    sqlite3_finalize(s);
+    assert_true(hits > 64); /* past the rows looked up before the cursor */
+    snprintf(sql, sizeof(sql),
+             "SELECT bm25(search_words), mt_rank(search_words) FROM search_words "
+             "WHERE search_words MATCH '%s' ORDER BY rowid %s",
+             match, order);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        double bm25 = sqlite3_column_double(s, 0), rank = sqlite3_column_double(s, 1);
+
+        if (bm25 != (several ? rank : -1.0 * (0.0 + idf_of(rows, hits) * -rank)))
+            fail_msg("%s %s: match %zu: bm25() %.17g, mt_rank() %.17g", match, order, i, bm25,
+                     rank);
+        if (along && ++i > hits - 8) {
+            /* the cursor reads on: its steps grow row by row */
+            assert_non_null(cursor = lengths_cursor(db));
+            assert_true(sqlite3_stmt_status(cursor, SQLITE_STMTSTATUS_VM_STEP, 0) > steps);
+            steps = sqlite3_stmt_status(cursor, SQLITE_STMTSTATUS_VM_STEP, 0);
+        }
+    }
+    assert_int_equal(sqlite3_errcode(db), SQLITE_DONE);
+    sqlite3_finalize(s);
+    assert_null(lengths_cursor(db)); /* gone with the query */
+}
+
+/* The lengths of a word most rows hold are read by a cursor along
+ * %_docsize: stepping over gaps in the rowids of every size, seeking
+ * across big ones and in a scan backwards, in a write transaction that
+ * changed them, and not at all from a table without %_docsize. */
+static void test_lengths_read_along(void **state)
+{
+    sqlite3 *db = corpus(), *bare = corpus_with(", columnsize=0");
+
+    (void)state;
+    /* gaps of 1 to 6 rows, and one of 100 */
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM search_words WHERE rowid % 7 = 3 OR "
+                                  "rowid % 11 IN (1, 2, 3, 4, 5) OR rowid BETWEEN 150 AND 249",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    scan_agrees(db, "ka", 0, "ASC", 1);
+    scan_agrees(db, "ka OR lo", 1, "ASC", 1);
+    scan_agrees(db, "ka", 0, "DESC", 1);
+    scan_agrees(db, "ka*", 0, "ASC", 1);
+    assert_int_equal(sqlite3_exec(db,
+                                  "BEGIN; UPDATE search_words SET words = words || ' mi mi mi' "
+                                  "WHERE rowid % 3 = 0",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    scan_agrees(db, "ka", 0, "ASC", 1);
+    assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    scan_agrees(bare, "ka", 0, "ASC", 0);
+    sqlite3_close(bare);
     sqlite3_close(db);
 }
 
@@ -249,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_one_phrase_orders_as_bm25),
         cmocka_unit_test(test_several_phrases_are_bm25),
         cmocka_unit_test(test_one_phrase_not_counted),
+        cmocka_unit_test(test_lengths_read_along),
         cmocka_unit_test(test_registered_per_connection),
     };
 
