@@ -216,11 +216,12 @@ static void cfg_free(void *p)
  * word, their average length) count every tenant's: a score depends a
  * little on what other tenants hold, never which memories are found.
  */
-#define SEARCH_SCHEMA                                                                              \
+#define SEARCH_DOCS_TABLE                                                                          \
     "CREATE TABLE search_docs(id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, path TEXT NOT NULL,"   \
-    "  sha256 TEXT NOT NULL, words TEXT NOT NULL, UNIQUE (tenant, path));"                         \
+    "  sha256 TEXT NOT NULL, words TEXT NOT NULL, UNIQUE (tenant, path));"
+#define SEARCH_WORDS_TABLE                                                                         \
     "CREATE VIRTUAL TABLE search_words USING fts5(words, content='search_docs',"                   \
-    "  content_rowid='id', tokenize='ascii');"                                                     \
+    "  content_rowid='id', tokenize='ascii', " MT_FTS5_PREFIXES ");"                               \
     "CREATE TRIGGER search_docs_put AFTER INSERT ON search_docs BEGIN"                             \
     "  INSERT INTO search_words(rowid, words) VALUES (new.id, new.words); END;"                    \
     "CREATE TRIGGER search_docs_gone AFTER DELETE ON search_docs BEGIN"                            \
@@ -229,6 +230,21 @@ static void cfg_free(void *p)
     "CREATE TRIGGER search_docs_set AFTER UPDATE ON search_docs BEGIN"                             \
     "  INSERT INTO search_words(search_words, rowid, words) VALUES ('delete', old.id, old.words);" \
     "  INSERT INTO search_words(rowid, words) VALUES (new.id, new.words); END;"
+#define SEARCH_SCHEMA SEARCH_DOCS_TABLE SEARCH_WORDS_TABLE
+
+/*
+ * The FTS5 table of an older memtool, made without prefix indexes
+ * (MT_FTS5_PREFIXES), is made again when a store is opened, as search_clean
+ * is: not a schema change (an older memtool reads and writes the new table
+ * alike). Its words go with it: search_docs is emptied (its delete trigger
+ * dropped first, as it would delete from the new table rows it never had),
+ * so every tenant's next search indexes its memories again, in its
+ * batches, rather than this open holding the write lock for all of them.
+ */
+static const char search_words_remake[] =
+    "DROP TRIGGER IF EXISTS search_docs_put; DROP TRIGGER IF EXISTS search_docs_gone;"
+    "DROP TRIGGER IF EXISTS search_docs_set;"
+    "DROP TABLE search_words; DELETE FROM search_docs;" SEARCH_WORDS_TABLE;
 
 /*
  * What lets a search skip its catch-up (the check of every file's SHA-256
@@ -397,6 +413,11 @@ static int check_schema(mt_db_conn *c)
         goto sqlite_fail;
     if (!clean && sqlite3_exec(c->db, search_clean_schema, NULL, NULL, &msg) != SQLITE_OK)
         goto sqlite_fail;
+    if ((rc = mt_fts5_prefixes_missing(c->db)) < 0)
+        goto done;
+    if (rc > 0 && sqlite3_exec(c->db, search_words_remake, NULL, NULL, &msg) != SQLITE_OK)
+        goto sqlite_fail;
+    rc = 0;
     if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
         goto sqlite_fail;
     goto done;

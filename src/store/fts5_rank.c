@@ -241,3 +241,23 @@ done:
     sqlite3_finalize(s);
     return rc;
 }
+
+int mt_fts5_prefixes_missing(sqlite3 *db)
+{
+    sqlite3_stmt *s = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                           "name = 'search_words' AND instr(sql, ?1) = 0",
+                           -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(s, 1, MT_FTS5_PREFIXES, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        rc = mt_error_set(MT_EIO, "search: cannot read the index's schema: %s", sqlite3_errmsg(db));
+        goto done;
+    }
+    rc = sqlite3_column_int(s, 0) > 0;
+done:
+    sqlite3_finalize(s);
+    return rc;
+}

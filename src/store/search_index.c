@@ -13,7 +13,12 @@
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS search_docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,"
     " stamp TEXT NOT NULL);"
-    "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, tokenize='ascii');";
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, "
+    "tokenize='ascii', " MT_FTS5_PREFIXES ");";
+
+/* An index made without the prefix indexes goes, words and stamps: the
+ * next search indexes every memory again, in its batches. */
+static const char REMAKE[] = "DROP TABLE search_words; DELETE FROM search_docs;";
 
 /* Rows at or beneath ?1 ("" all): '/' sorts just before '0'. */
 #define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"
@@ -309,6 +314,27 @@ done:
     return rc;
 }
 
+/* Make an index of an older memtool's again (REMAKE), once: whoever takes
+ * the lock first. */
+static int remake_old(sqlite3 *db)
+{
+    int rc;
+
+    if ((rc = mt_fts5_prefixes_missing(db)) <= 0)
+        return rc;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return db_error(db, "make its tables again");
+    if ((rc = mt_fts5_prefixes_missing(db)) > 0 &&
+        (sqlite3_exec(db, REMAKE, NULL, NULL, NULL) != SQLITE_OK ||
+         sqlite3_exec(db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK))
+        rc = db_error(db, "make its tables again");
+    if (rc >= 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_error(db, "make its tables again");
+    if (rc < 0)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc < 0 ? rc : 0;
+}
+
 int mt_search_index_open(mt_search_index **out, sqlite3 *db)
 {
     mt_search_index *ix;
@@ -319,7 +345,7 @@ int mt_search_index_open(mt_search_index **out, sqlite3 *db)
     if (!(ix = calloc(1, sizeof(*ix))))
         return mt_error_set(MT_ENOMEM, "out of memory opening the search index");
     ix->db = db;
-    if ((rc = mt_fts5_rank_register(db)) < 0)
+    if ((rc = mt_fts5_rank_register(db)) < 0 || (rc = remake_old(db)) < 0)
         goto done;
     if (sqlite3_exec(db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_error(db, "make its tables");

@@ -552,6 +552,83 @@ static void test_fresh_store_race(void **state)
     }
 }
 
+/* The index's FTS5 table as the history database of the store at root
+ * holds it: its SQL, and its rows of words (after the SQL's text). */
+static long words_table(char *sql, size_t size, const char *root)
+{
+    char path[600];
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", root);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT sql, (SELECT count(*) FROM search_words) FROM "
+                                        "sqlite_master WHERE name = 'search_words'",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    snprintf(sql, size, "%s", (const char *)sqlite3_column_text(s, 0));
+    n = (long)sqlite3_column_int64(s, 1);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+}
+
+static void search_finds(mt_memory *mem, const char *query, size_t want, const char *first)
+{
+    mt_search_hit *h;
+    size_t n = search(&h, mem, query, 10);
+
+    if (n != want || (first && strcmp(h[0].path, first) != 0))
+        fail_msg("%s: %zu hits, the first %s", query, n, n ? h[0].path : "none");
+    mt_search_hits_free(h, n);
+}
+
+/* An index an older memtool made, without FTS5's prefix indexes, is made
+ * again when a search opens it: its words and stamps go, the next search
+ * indexes every memory again, and prefixes of every length (indexed and
+ * merged) find what they did. */
+static void test_older_index_remade(void **state)
+{
+    mt_test_store ts;
+    char path[600], sql[512];
+    sqlite3 *db;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    put(ts.mem, "/memories/a.md", "alphabetical order");
+    put(ts.mem, "/memories/b.md", "bravo alphabet");
+    search_finds(ts.mem, "zulu", 0, NULL);
+    assert_int_equal(words_table(sql, sizeof(sql), ts.root), 2);
+    assert_non_null(strstr(sql, "prefix='2 3 4 5'"));
+    mt_memory_free(ts.mem);
+    /* the table as an older memtool made it, with the same rows */
+    snprintf(path, sizeof(path), "%s/.memtool/history.db", ts.root);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE kept AS SELECT rowid AS id, words FROM search_words;"
+                     "DROP TABLE search_words;"
+                     "CREATE VIRTUAL TABLE search_words USING fts5(words, tokenize='ascii');"
+                     "INSERT INTO search_words(rowid, words) SELECT id, words FROM kept;"
+                     "DROP TABLE kept;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(words_table(sql, sizeof(sql), ts.root), 2);
+    assert_null(strstr(sql, "prefix="));
+    assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
+    search_finds(ts.mem, "al*", 2, NULL);
+    assert_int_equal(words_table(sql, sizeof(sql), ts.root), 2);
+    assert_non_null(strstr(sql, "prefix='2 3 4 5'"));
+    search_finds(ts.mem, "alph*", 2, NULL);
+    search_finds(ts.mem, "alphabetic*", 1, "/memories/a.md");
+    search_finds(ts.mem, "br*", 1, "/memories/b.md");
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,7 +636,7 @@ int main(void)
         cmocka_unit_test(test_outside_changes),  cmocka_unit_test(test_big_file_no_snippet),
         cmocka_unit_test(test_tenants),          cmocka_unit_test(test_race_with_writers),
         cmocka_unit_test(test_fresh_store_race), cmocka_unit_test(test_store_sees_outside_edits),
-        cmocka_unit_test(test_statements_kept),
+        cmocka_unit_test(test_statements_kept),  cmocka_unit_test(test_older_index_remade),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
