@@ -171,7 +171,8 @@ typedef enum {
     /* nodes(tenant, path, kind, memory_id, sha256, size) */
     MT_DB_NODE_GET,             /* (tenant, path) -> kind, memory_id, sha256, size */
     MT_DB_NODE_PUT,             /* (tenant, path, kind, memory_id, sha256, size): insert */
-    MT_DB_NODE_SET,             /* (tenant, path, sha256, size): new content */
+    MT_DB_NODE_SET,             /* (tenant, path, sha256, size, at): new content, its
+                                 * accessed and modified = at unless at is NULL */
     MT_DB_NODE_DELETE,          /* (tenant, path) */
     MT_DB_NODES_BENEATH,        /* (tenant, lo, hi) -> path, kind, memory_id, sha256, size;
                                    lo < path < hi, ordered by path */

@@ -32,7 +32,11 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
         "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODE_PUT] = "INSERT INTO nodes(tenant, path, kind, memory_id, sha256, size) "
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    [MT_DB_NODE_SET] = "UPDATE nodes SET sha256 = ?3, size = ?4 WHERE tenant = ?1 AND path = ?2",
+    /* An edit that is no use of the memory (?5 NULL) keeps its times. */
+    [MT_DB_NODE_SET] = "UPDATE nodes SET sha256 = ?3, size = ?4, "
+                       "accessed = COALESCE(CAST(?5 AS BIGINT), accessed), "
+                       "modified = COALESCE(CAST(?5 AS BIGINT), modified) "
+                       "WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODE_DELETE] = "DELETE FROM nodes WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODES_BENEATH] = "SELECT path, kind, memory_id, sha256, size FROM nodes "
                             "WHERE tenant = ?1 AND path > ?2 AND path < ?3 ORDER BY path",

@@ -469,19 +469,18 @@ static int edit_in(mt_db_txn *t, void *arg)
         goto done;
     mt_hist_sha256(sha, out, out_len);
     {
-        mt_db_value v[4] = {mt_db_text(t->db->tenant), mt_db_text(a->path), mt_db_text(sha),
-                            mt_db_int((int64_t)out_len)};
+        /* An edit that is no use of the memory keeps its times. */
+        mt_db_value v[5] = {mt_db_text(t->db->tenant), mt_db_text(a->path), mt_db_text(sha),
+                            mt_db_int((int64_t)out_len),
+                            op->keep_access ? mt_db_null() : mt_db_int(mt_db_now_ms())};
         int64_t k;
         if ((rc = mt_db_content_ref(t, sha, out, out_len)) < 0 ||
             (rc = mt_db_content_unref(t, n.sha256)) < 0)
             goto done;
-        if ((k = mt_db_exec(t->db, MT_DB_NODE_SET, v, 4, NULL, NULL)) < 0) {
+        if ((k = mt_db_exec(t->db, MT_DB_NODE_SET, v, 5, NULL, NULL)) < 0) {
             rc = (int)k;
             goto done;
         }
-        /* An edit that is no use of the memory keeps its times. */
-        if (!op->keep_access && (rc = mt_db_accessed_now(t, a->path, 1)) < 0)
-            goto done;
     }
     mt_db_account(t, (int64_t)out_len - (int64_t)now.len, 0, 0);
     rc = record_content(t, MT_VERSION_MODIFIED, a->path, NULL, n.memory_id, sha, out_len);
