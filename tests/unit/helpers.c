@@ -1,10 +1,13 @@
 #include "helpers.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <memtool/store.h>
@@ -199,6 +202,21 @@ void mt_test_barrier_release(mt_test_barrier *b)
 {
     close(b->fd[0]);
     assert_int_equal(close(b->fd[1]), 0);
+}
+
+pid_t mt_test_fork(const pid_t *pids, size_t n)
+{
+    pid_t pid = fork();
+    int err = errno;
+
+    if (pid < 0) {
+        while (n-- > 0) {
+            kill(pids[n], SIGKILL);
+            waitpid(pids[n], NULL, 0);
+        }
+        fail_msg("fork: %s", strerror(err));
+    }
+    return pid;
 }
 
 void mt_test_keys_init(mt_test_keys *s, const char *name)

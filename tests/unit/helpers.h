@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/types.h>
+
 #include <memtool.h>
 #include <memtool/store.h>
 
@@ -70,6 +72,11 @@ void mt_test_barrier_make(mt_test_barrier *b);
 int mt_test_barrier_wait(mt_test_barrier *b);
 /* In the parent, after the forks. */
 void mt_test_barrier_release(mt_test_barrier *b);
+
+/* fork() for one of several children: when it fails, the n children forked
+ * before (pids) are killed and reaped and the test fails, so that none is
+ * left waiting at a barrier the failed test never releases. */
+pid_t mt_test_fork(const pid_t *pids, size_t n);
 
 /* A scratch directory holding two new key files, key and key2; free with
  * mt_test_keys_free (which removes the directory). */

@@ -434,8 +434,7 @@ static void two_processes(const char *name)
     mt_memory_free(m);
     mt_test_barrier_make(&go);
     for (k = 0; k < 3; k++) {
-        pids[k] = fork();
-        assert_true(pids[k] >= 0);
+        pids[k] = mt_test_fork(pids, (size_t)k);
         if (pids[k] == 0)
             _exit(child(&s, k < 2, &rounds[1], &go));
     }

@@ -585,8 +585,7 @@ static void test_log_kill_after_append(void **state)
         assert_true(in_log(&ts, "three\n"));
         mt_test_barrier_make(&go);
         for (p = 0; p < READERS; p++) {
-            pid[p] = fork();
-            assert_true(pid[p] >= 0);
+            pid[p] = mt_test_fork(pid, (size_t)p);
             if (pid[p] == 0) {
                 mt_memory *mem;
                 mt_log_query q;
@@ -794,8 +793,7 @@ static void test_log_processes_in_order(void **state)
     for (p = 0; p < 2; p++)
         assert_int_equal(pipe(to[p]), 0);
     for (p = 0; p < 2; p++) {
-        pid[p] = fork();
-        assert_true(pid[p] >= 0);
+        pid[p] = mt_test_fork(pid, (size_t)p);
         if (pid[p] == 0) {
             mt_memory *mem;
             char json[256], token;
@@ -1243,8 +1241,7 @@ static void test_schema_upgrade(void **state)
     /* Several processes open it at once: one upgrades, the others find it done. */
     mt_test_barrier_make(&go);
     for (i = 0; i < OPENERS; i++) {
-        pids[i] = fork();
-        assert_true(pids[i] >= 0);
+        pids[i] = mt_test_fork(pids, (size_t)i);
         if (pids[i] == 0) {
             mt_memory *mem = NULL;
             mt_version *cv = NULL;
