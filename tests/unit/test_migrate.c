@@ -919,6 +919,7 @@ static void history_db(char *out, size_t size, const store *s)
         fail_msg("%s: not an encrypted store", mt_test_stores[s->kind].name);
 }
 
+/* sql run with ?1 the blob data (when there is one), ?2 a and ?3 b. */
 static void exec_bound(sqlite3 *db, const char *sql, const void *data, int len, const char *a,
                        const char *b)
 {
@@ -928,8 +929,6 @@ static void exec_bound(sqlite3 *db, const char *sql, const void *data, int len, 
         fail_msg("%s: %s", sql, sqlite3_errmsg(db));
     if (data)
         sqlite3_bind_blob(q, 1, data, len, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(q, 1);
     sqlite3_bind_text(q, 2, a, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, b, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE)
@@ -1075,11 +1074,9 @@ static void damage_version(const store *s, int64_t id, int rehash)
     assert_int_equal(sqlite3_changes(db), 1);
     if (rehash) {
         /* Only this version holds it (each sealing has a nonce of its own). */
-        exec_bound(db, "UPDATE versions SET sha256 = ?2 WHERE sha256 = ?3 AND ?1 IS NULL", NULL, 0,
-                   now, sha);
+        exec_bound(db, "UPDATE versions SET sha256 = ?2 WHERE sha256 = ?3", NULL, 0, now, sha);
         assert_int_equal(sqlite3_changes(db), 1);
-        exec_bound(db, "UPDATE content_refs SET sha256 = ?2 WHERE sha256 = ?3 AND ?1 IS NULL", NULL,
-                   0, now, sha);
+        exec_bound(db, "UPDATE content_refs SET sha256 = ?2 WHERE sha256 = ?3", NULL, 0, now, sha);
         assert_int_equal(sqlite3_changes(db), 1);
     }
     free(data);
