@@ -204,6 +204,16 @@ void mt_test_barrier_release(mt_test_barrier *b)
     assert_int_equal(close(b->fd[1]), 0);
 }
 
+int mt_test_replace_with(char **out, size_t *out_len, const char *data, size_t len, void *payload)
+{
+    (void)data;
+    (void)len;
+    if (!(*out = strdup(payload)))
+        return MT_ENOMEM;
+    *out_len = strlen(*out);
+    return 0;
+}
+
 pid_t mt_test_fork(const pid_t *pids, size_t n)
 {
     pid_t pid = fork();

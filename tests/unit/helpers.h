@@ -73,6 +73,9 @@ int mt_test_barrier_wait(mt_test_barrier *b);
 /* In the parent, after the forks. */
 void mt_test_barrier_release(mt_test_barrier *b);
 
+/* An edit callback (mt_edit_cb) whose new content is payload, a string. */
+int mt_test_replace_with(char **out, size_t *out_len, const char *data, size_t len, void *payload);
+
 /* fork() for one of several children: when it fails, the n children forked
  * before (pids) are killed and reaped and the test fails, so that none is
  * left waiting at a barrier the failed test never releases. */

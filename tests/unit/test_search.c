@@ -103,9 +103,10 @@ static void stop_here(size_t written, int committed)
         pause();
 }
 
-/* The memories the index of the file store at root holds, read as another
- * process reads them: what was committed. */
-static long indexed_rows(const char *root)
+/* The first row of sql in the history database of the file store at root,
+ * read as another process reads it (what was committed): its first column
+ * as a number, and its second as text in text (size bytes) when asked. */
+static long history_row(const char *root, const char *sql, char *text, size_t size)
 {
     char path[600];
     sqlite3 *db;
@@ -114,13 +115,20 @@ static long indexed_rows(const char *root)
 
     snprintf(path, sizeof(path), "%s/.memtool/history.db", root);
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM search_docs", -1, &s, NULL),
-                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
     n = (long)sqlite3_column_int64(s, 0);
+    if (text)
+        snprintf(text, size, "%s", (const char *)sqlite3_column_text(s, 1));
     sqlite3_finalize(s);
     sqlite3_close(db);
     return n;
+}
+
+/* The memories the index of the file store at root holds. */
+static long indexed_rows(const char *root)
+{
+    return history_row(root, "SELECT count(*) FROM search_docs", NULL, 0);
 }
 
 /* A child searches, which indexes, and stops once it has written `at`
@@ -556,24 +564,10 @@ static void test_fresh_store_race(void **state)
  * holds it: its SQL, and its rows of words (after the SQL's text). */
 static long words_table(char *sql, size_t size, const char *root)
 {
-    char path[600];
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/.memtool/history.db", root);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT sql, (SELECT count(*) FROM search_words) FROM "
-                                        "sqlite_master WHERE name = 'search_words'",
-                                        -1, &s, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    snprintf(sql, size, "%s", (const char *)sqlite3_column_text(s, 0));
-    n = (long)sqlite3_column_int64(s, 1);
-    sqlite3_finalize(s);
-    sqlite3_close(db);
-    return n;
+    return history_row(root,
+                       "SELECT (SELECT count(*) FROM search_words), sql FROM sqlite_master "
+                       "WHERE name = 'search_words'",
+                       sql, size);
 }
 
 static void search_finds(mt_memory *mem, const char *query, size_t want, const char *first)

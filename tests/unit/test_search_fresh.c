@@ -41,16 +41,6 @@ static int teardown(void **state)
 }
 
 /* An edit that writes the payload's text whatever the file held. */
-static int replace_all(char **out, size_t *out_len, const char *data, size_t len, void *payload)
-{
-    (void)data;
-    (void)len;
-    if (!(*out = strdup(payload)))
-        return MT_ENOMEM;
-    *out_len = strlen(*out);
-    return 0;
-}
-
 static mt_store *open_tenant(const char *tenant)
 {
     mt_store *st;
@@ -191,7 +181,7 @@ static void test_changes_of_other_processes(void **state)
             if (step == 0)
                 rc = other->create(other, &op, "d.md", "delta words\n", 12);
             else if (step == 1)
-                rc = other->edit(other, &op, "a.md", replace_all, "alpha again\n");
+                rc = other->edit(other, &op, "a.md", mt_test_replace_with, "alpha again\n");
             else if (step == 2)
                 rc = other->rename(other, &op, "b.md", "e.md");
             else
@@ -233,7 +223,7 @@ static void test_own_edit_caught_up(void **state)
     CAUGHT_UP(st, "alpha", "a.md\n");
     SKIPPED(st, "alpha", "a.md\n");
     mt_store_op_init(&op);
-    assert_int_equal(st->edit(st, &op, "a.md", replace_all, "zulu words\n"), 0);
+    assert_int_equal(st->edit(st, &op, "a.md", mt_test_replace_with, "zulu words\n"), 0);
     CAUGHT_UP(st, "alpha", "-");
     assert_int_equal(indexed, 1);
     SKIPPED(st, "zulu", "a.md\n");
@@ -475,11 +465,11 @@ static void test_record_table_gone(void **state)
     assert_non_null(strstr(mt_error_last()->message, "search_clean"));
     mt_search_query_free(q);
     mt_store_op_init(&op);
-    assert_true(st->edit(st, &op, "a.md", replace_all, "zulu words\n") < 0);
+    assert_true(st->edit(st, &op, "a.md", mt_test_replace_with, "zulu words\n") < 0);
     st->free(st);
     st = open_store();
     mt_store_op_init(&op);
-    assert_int_equal(st->edit(st, &op, "a.md", replace_all, "zulu words\n"), 0);
+    assert_int_equal(st->edit(st, &op, "a.md", mt_test_replace_with, "zulu words\n"), 0);
     CAUGHT_UP(st, "zulu", "a.md\n");
     SKIPPED(st, "alpha", "-");
     st->free(st);
@@ -531,7 +521,7 @@ static void test_counter_replaced(void **state)
     assert_int_equal(indexed, 2);
     SKIPPED(st, "words", "a.md\nb.md\n");
     mt_store_op_init(&op);
-    assert_int_equal(st->edit(st, &op, "a.md", replace_all, "zulu words\n"), 0);
+    assert_int_equal(st->edit(st, &op, "a.md", mt_test_replace_with, "zulu words\n"), 0);
     CAUGHT_UP(st, "alpha", "-");
     SKIPPED(st, "zulu", "a.md\n");
     st->free(st);

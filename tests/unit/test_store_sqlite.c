@@ -631,16 +631,6 @@ static void test_read_stops(void **state)
     free(data);
 }
 
-static int replace_with(char **out, size_t *out_len, const char *data, size_t len, void *payload)
-{
-    (void)data;
-    (void)len;
-    if (!(*out = strdup(payload)))
-        return MT_ENOMEM;
-    *out_len = strlen(*out);
-    return 0;
-}
-
 /* An edit is a use of the memory: its last access and change become now,
  * with its content, in one statement; an edit that is no use of it (a
  * re-encryption's: keep_access) changes the content and keeps both. */
@@ -657,14 +647,14 @@ static void test_edit_times(void **state)
     sql_run("UPDATE nodes SET accessed = 1000, modified = 2000");
     mt_store_op_init(&op);
     op.keep_access = 1;
-    assert_int_equal(st->edit(st, &op, "a.md", replace_with, "two!\n"), 0);
+    assert_int_equal(st->edit(st, &op, "a.md", mt_test_replace_with, "two!\n"), 0);
     assert_int_equal(sql_num("SELECT size FROM nodes WHERE path = 'a.md'", NULL), 5);
     assert_int_equal(sql_num("SELECT accessed FROM nodes WHERE path = 'a.md'", NULL), 1000);
     assert_int_equal(sql_num("SELECT modified FROM nodes WHERE path = 'a.md'", NULL), 2000);
     clock_gettime(CLOCK_REALTIME, &ts);
     before = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     mt_store_op_init(&op);
-    assert_int_equal(st->edit(st, &op, "a.md", replace_with, "three\n"), 0);
+    assert_int_equal(st->edit(st, &op, "a.md", mt_test_replace_with, "three\n"), 0);
     assert_int_equal(sql_num("SELECT size FROM nodes WHERE path = 'a.md'", NULL), 6);
     assert_true(sql_num("SELECT accessed FROM nodes WHERE path = 'a.md'", NULL) >= before);
     assert_int_equal(sql_num("SELECT modified = accessed FROM nodes WHERE path = 'a.md'", NULL), 1);
