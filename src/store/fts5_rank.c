@@ -2,7 +2,6 @@
 #include "fts5_rank.h"
 
 #include <limits.h>
-#include <stdint.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -21,7 +20,8 @@ typedef struct {
     sqlite3 *db;
     sqlite3_int64 rows;  /* the rows ranked so far */
     sqlite3_stmt *sizes; /* the cursor along %_docsize, once prepared */
-    sqlite3_int64 at;    /* the id its row has; INT64_MAX: past the end */
+    int where;           /* SIZES_BEFORE its first row, on a row (SIZES_ROW), SIZES_END */
+    sqlite3_int64 at;    /* the id of its row, when on one */
     int sizes_off;       /* 1: every length from xColumnSize */
     int checked;         /* 1: a length read so agreed with xColumnSize */
 } rank_data;
@@ -37,7 +37,8 @@ typedef struct {
  * format not understood) ranks by xColumnSize alone.
  */
 #define SIZES_AFTER 32 /* rows looked up before the cursor is made */
-#define SIZES_STEP  4  /* a gap in rowids up to which stepping beats seeking */
+enum { SIZES_BEFORE, SIZES_ROW, SIZES_END };
+#define SIZES_STEP 4 /* a gap in rowids up to which stepping beats seeking */
 
 static void rank_data_free(void *p)
 {
@@ -78,18 +79,21 @@ static int sizes_move(rank_data *d, sqlite3_int64 id)
 {
     int rc;
 
-    if (d->at > id || id - d->at > SIZES_STEP) {
+    /* Forwards by a small gap: step; else seek (id - at cannot overflow
+     * once at <= id, taken unsigned). */
+    if (d->where != SIZES_ROW || d->at > id ||
+        (sqlite3_uint64)id - (sqlite3_uint64)d->at > SIZES_STEP) {
         sqlite3_reset(d->sizes);
         sqlite3_bind_int64(d->sizes, 1, id);
-        d->at = -1;
+        d->where = SIZES_BEFORE;
     }
-    while (d->at < id) {
-        if ((rc = sqlite3_step(d->sizes)) == SQLITE_ROW) {
-            d->at = sqlite3_column_int64(d->sizes, 0);
-        } else {
-            d->at = INT64_MAX;
+    while (d->where == SIZES_BEFORE || (d->where == SIZES_ROW && d->at < id)) {
+        if ((rc = sqlite3_step(d->sizes)) != SQLITE_ROW) {
+            d->where = SIZES_END;
             return rc == SQLITE_DONE ? SQLITE_OK : rc;
         }
+        d->where = SIZES_ROW;
+        d->at = sqlite3_column_int64(d->sizes, 0);
     }
     return SQLITE_OK;
 }
@@ -102,19 +106,22 @@ static int row_tokens(int *out, rank_data *d, const Fts5ExtensionApi *api, Fts5C
     if (d->sizes_off || ++d->rows <= SIZES_AFTER)
         return api->xColumnSize(fts, -1, out);
     if (!d->sizes) {
-        /* Both stores name their FTS5 table search_words. */
+        /* The one table memtool ranks (fts5_rank.h), named in full: no
+         * temporary table of the same name is read in its place. */
         if (sqlite3_prepare_v2(d->db,
-                               "SELECT id, sz FROM search_words_docsize WHERE id >= ?1 ORDER BY id",
+                               "SELECT id, sz FROM main.search_words_docsize WHERE id >= ?1 "
+                               "ORDER BY id",
                                -1, &d->sizes, NULL) != SQLITE_OK) {
             d->sizes_off = 1;
             return api->xColumnSize(fts, -1, out);
         }
-        d->at = INT64_MAX;
+        d->where = SIZES_END;
     }
     if ((rc = sizes_move(d, id)) != SQLITE_OK)
         return rc;
-    if (d->at != id || sizes_decode(&tokens, sqlite3_column_blob(d->sizes, 1),
-                                    sqlite3_column_bytes(d->sizes, 1)) < 0)
+    if (d->where != SIZES_ROW || d->at != id ||
+        sizes_decode(&tokens, sqlite3_column_blob(d->sizes, 1), sqlite3_column_bytes(d->sizes, 1)) <
+            0)
         return api->xColumnSize(fts, -1, out);
     if (!d->checked) {
         if ((rc = api->xColumnSize(fts, -1, &slow)) != SQLITE_OK)

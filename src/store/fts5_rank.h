@@ -11,7 +11,9 @@
  * gets bm25()'s value exactly: there the weights change the order.
  *
  * Each match's length is FTS5's own, read past a query's first few matches
- * by one cursor along the table's %_docsize rather than a lookup a match.
+ * by one cursor along the table's %_docsize rather than a lookup a match:
+ * it ranks the one FTS5 table both stores search, main.search_words, and
+ * no other.
  */
 #ifndef MT_STORE_FTS5_RANK_H
 #define MT_STORE_FTS5_RANK_H

@@ -16,9 +16,12 @@ static const char SCHEMA[] =
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, "
     "tokenize='ascii', " MT_FTS5_PREFIXES ");";
 
-/* An index made without the prefix indexes goes, words and stamps: the
- * next search indexes every memory again, in its batches. */
-static const char REMAKE[] = "DROP TABLE search_words; DELETE FROM search_docs;";
+/* An index made without the prefix indexes goes: its words, and its
+ * stamps, so that the next search indexes every memory again, in its
+ * batches. Each memory keeps its row and id: a search of an older memtool
+ * that planned its batches before this (ids read outside its writes) then
+ * writes each memory's words under that memory's id still. */
+static const char REMAKE[] = "DROP TABLE search_words; UPDATE search_docs SET stamp = '';";
 
 /* Rows at or beneath ?1 ("" all): '/' sorts just before '0'. */
 #define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"

@@ -580,14 +580,19 @@ static void search_finds(mt_memory *mem, const char *query, size_t want, const c
     mt_search_hits_free(h, n);
 }
 
+#define IDS_OF_PATHS                                                                               \
+    "SELECT count(*), group_concat(id || ' ' || path, ', ') FROM (SELECT id, path FROM "           \
+    "search_docs ORDER BY path)"
+
 /* An index an older memtool made, without FTS5's prefix indexes, is made
  * again when a search opens it: its words and stamps go, the next search
- * indexes every memory again, and prefixes of every length (indexed and
+ * indexes every memory again, each under the id it had (a search of an
+ * older memtool may hold them), and prefixes of every length (indexed and
  * merged) find what they did. */
 static void test_older_index_remade(void **state)
 {
     mt_test_store ts;
-    char path[600], sql[512];
+    char path[600], sql[512], ids[512], ids_after[512];
     sqlite3 *db;
 
     (void)state;
@@ -603,7 +608,8 @@ static void test_older_index_remade(void **state)
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(
         sqlite3_exec(db,
-                     "CREATE TABLE kept AS SELECT rowid AS id, words FROM search_words;"
+                     "CREATE TABLE kept AS SELECT rowid + 10 AS id, words FROM search_words;"
+                     "UPDATE search_docs SET id = id + 10;"
                      "DROP TABLE search_words;"
                      "CREATE VIRTUAL TABLE search_words USING fts5(words, tokenize='ascii');"
                      "INSERT INTO search_words(rowid, words) SELECT id, words FROM kept;"
@@ -613,10 +619,14 @@ static void test_older_index_remade(void **state)
     sqlite3_close(db);
     assert_int_equal(words_table(sql, sizeof(sql), ts.root), 2);
     assert_null(strstr(sql, "prefix="));
+    assert_int_equal(history_row(ts.root, IDS_OF_PATHS, ids, sizeof(ids)), 2);
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     search_finds(ts.mem, "al*", 2, NULL);
     assert_int_equal(words_table(sql, sizeof(sql), ts.root), 2);
     assert_non_null(strstr(sql, "prefix='2 3 4 5'"));
+    assert_int_equal(history_row(ts.root, IDS_OF_PATHS, ids_after, sizeof(ids_after)), 2);
+    assert_string_equal(ids_after, ids);
+    assert_non_null(strstr(ids, "11 "));
     search_finds(ts.mem, "alph*", 2, NULL);
     search_finds(ts.mem, "alphabetic*", 1, "/memories/a.md");
     search_finds(ts.mem, "br*", 1, "/memories/b.md");

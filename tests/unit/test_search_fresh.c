@@ -40,7 +40,6 @@ static int teardown(void **state)
     return mt_test_scratch_remove(dir);
 }
 
-/* An edit that writes the payload's text whatever the file held. */
 static mt_store *open_tenant(const char *tenant)
 {
     mt_store *st;

@@ -291,15 +291,18 @@ static void scan_agrees(sqlite3 *db, const char *match, int several, const char 
 
 /* The lengths of a word most rows hold are read by a cursor along
  * %_docsize: stepping over gaps in the rowids of every size, seeking
- * across big ones and in a scan backwards, in a write transaction that
- * changed them, and not at all from a table without %_docsize. */
+ * across big ones and in a scan backwards, over rowids below zero, in a
+ * write transaction that changed them, and not at all from a table
+ * without %_docsize. */
 static void test_lengths_read_along(void **state)
 {
     sqlite3 *db = corpus(), *bare = corpus_with(", columnsize=0");
 
     (void)state;
-    /* gaps of 1 to 6 rows, and one of 100 */
+    /* rowids below zero too (-1 among them); gaps of 1 to 6 rows, and one of 100 */
     assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO search_words(rowid, words) SELECT -rowid, words "
+                                  "FROM search_words WHERE rowid <= 120;"
                                   "DELETE FROM search_words WHERE rowid % 7 = 3 OR "
                                   "rowid % 11 IN (1, 2, 3, 4, 5) OR rowid BETWEEN 150 AND 249",
                                   NULL, NULL, NULL),
