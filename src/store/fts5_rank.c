@@ -207,7 +207,11 @@ static void rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context 
         (rc = api->xInstCount(fts, &insts)) != SQLITE_OK)
         goto done;
     memset(d->freq, 0, (size_t)d->phrases * sizeof(double));
-    for (i = 0; i < insts; i++) {
+    /* One phrase: every instance is its own (a common word has a hundred
+     * in a memory, each an xInst call otherwise). */
+    if (d->phrases == 1)
+        d->freq[0] = (double)insts;
+    for (i = 0; d->phrases > 1 && i < insts; i++) {
         if ((rc = api->xInst(fts, i, &phrase, &col, &off)) != SQLITE_OK)
             goto done;
         d->freq[phrase] += 1.0;
