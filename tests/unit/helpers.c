@@ -12,6 +12,8 @@
 
 #include <memtool/store.h>
 
+#include <sqlite3.h>
+
 #include "search/text.h"
 
 void mt_test_store_init(mt_test_store *ts, const mt_options *opts)
@@ -202,6 +204,25 @@ void mt_test_barrier_release(mt_test_barrier *b)
 {
     close(b->fd[0]);
     assert_int_equal(close(b->fd[1]), 0);
+}
+
+void mt_test_sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        fail_msg("%s: %s", path, sqlite3_errmsg(db));
+    sqlite3_busy_timeout(db, 10000);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        char why[512];
+
+        snprintf(why, sizeof(why), "%s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        sqlite3_close(db);
+        fail_msg("%s: %s", sql, why);
+    }
+    sqlite3_close(db);
 }
 
 int mt_test_replace_with(char **out, size_t *out_len, const char *data, size_t len, void *payload)

@@ -73,6 +73,11 @@ int mt_test_barrier_wait(mt_test_barrier *b);
 /* In the parent, after the forks. */
 void mt_test_barrier_release(mt_test_barrier *b);
 
+/* Run sql (one or more statements) on the SQLite database at path, as
+ * another process would, waiting up to 10 s for its lock; fails the test
+ * with SQLite's message. */
+void mt_test_sql_exec(const char *path, const char *sql);
+
 /* An edit callback (mt_edit_cb) whose new content is payload, a string. */
 int mt_test_replace_with(char **out, size_t *out_len, const char *data, size_t len, void *payload);
 

@@ -6,8 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "helpers.h"
 #include <memtool/store.h>
 
@@ -183,7 +181,6 @@ static void test_swap_detected(void **state)
     mt_test_keys s;
     mt_crypt_key *k;
     mt_memory *m;
-    sqlite3 *db;
     char path[400];
 
     (void)state;
@@ -196,15 +193,9 @@ static void test_swap_detected(void **state)
                    0, "File created successfully at: /memories/b.md");
     mt_memory_free(m);
     snprintf(path, sizeof(path), "%s/store.db", s.dir);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE TEMP TABLE t AS SELECT path, sha256 FROM nodes WHERE path IN "
-                     "('a.md', 'b.md'); UPDATE nodes SET sha256 = (SELECT sha256 FROM t WHERE "
-                     "t.path <> nodes.path) WHERE path IN ('a.md', 'b.md')",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    mt_test_sql_exec(path, "CREATE TEMP TABLE t AS SELECT path, sha256 FROM nodes WHERE path IN "
+                           "('a.md', 'b.md'); UPDATE nodes SET sha256 = (SELECT sha256 FROM t "
+                           "WHERE t.path <> nodes.path) WHERE path IN ('a.md', 'b.md')");
     m = open_store(&s, 1, k, NULL);
     expect_error_with(m, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}",
                       "/memories/a.md failed its integrity check: it holds the content of memory");

@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "helpers.h"
 #include <memtool/store.h>
 
@@ -335,7 +333,6 @@ static void test_copy_detected_after_catch_up(void **state)
 static void three_memories(const scratch *s, int history, const char *sql)
 {
     mt_memory *m = open_enc(s, history);
-    sqlite3 *db;
     char p[600];
 
     mt_test_create(m, "a.md", "alpha");
@@ -343,9 +340,7 @@ static void three_memories(const scratch *s, int history, const char *sql)
     mt_test_create(m, "c.md", "charlie");
     mt_memory_free(m);
     snprintf(p, sizeof(p), "%s/.memtool/history.db", s->root);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    mt_test_sql_exec(p, sql);
 }
 
 /* A file the store has no record of that names a memory recorded nowhere

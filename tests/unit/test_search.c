@@ -593,7 +593,6 @@ static void test_older_index_remade(void **state)
 {
     mt_test_store ts;
     char path[600], sql[512], ids[512], ids_after[512];
-    sqlite3 *db;
 
     (void)state;
     mt_test_store_init(&ts, NULL);
@@ -605,18 +604,12 @@ static void test_older_index_remade(void **state)
     mt_memory_free(ts.mem);
     /* the table as an older memtool made it, with the same rows */
     snprintf(path, sizeof(path), "%s/.memtool/history.db", ts.root);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE TABLE kept AS SELECT rowid + 10 AS id, words FROM search_words;"
-                     "UPDATE search_docs SET id = id + 10;"
-                     "DROP TABLE search_words;"
-                     "CREATE VIRTUAL TABLE search_words USING fts5(words, tokenize='ascii');"
-                     "INSERT INTO search_words(rowid, words) SELECT id, words FROM kept;"
-                     "DROP TABLE kept;",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    mt_test_sql_exec(path, "CREATE TABLE kept AS SELECT rowid + 10 AS id, words FROM search_words;"
+                           "UPDATE search_docs SET id = id + 10;"
+                           "DROP TABLE search_words;"
+                           "CREATE VIRTUAL TABLE search_words USING fts5(words, tokenize='ascii');"
+                           "INSERT INTO search_words(rowid, words) SELECT id, words FROM kept;"
+                           "DROP TABLE kept;");
     assert_int_equal(words_table(sql, sizeof(sql), ts.root), 2);
     assert_null(strstr(sql, "prefix="));
     assert_int_equal(history_row(ts.root, IDS_OF_PATHS, ids, sizeof(ids)), 2);

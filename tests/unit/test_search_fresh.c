@@ -65,14 +65,7 @@ static void create(mt_store *st, const char *path, const char *text)
 
 static void sql(const char *text)
 {
-    sqlite3 *db;
-    char *msg = NULL;
-
-    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 10000);
-    if (sqlite3_exec(db, text, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", text, msg);
-    sqlite3_close(db);
+    mt_test_sql_exec(db_path, text);
 }
 
 /* The first column of the first row of a query, as a number. */

@@ -172,12 +172,7 @@ static void test_not_a_store(void **state)
 
 static void sql_run(const char *text)
 {
-    sqlite3 *db = NULL;
-
-    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
-    if (sqlite3_exec(db, text, NULL, NULL, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", text, sqlite3_errmsg(db));
-    sqlite3_close(db);
+    mt_test_sql_exec(db_path, text);
 }
 
 /* The first column of text's first row (?1 is arg): as a number in *num,

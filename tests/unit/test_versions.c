@@ -1041,13 +1041,10 @@ static void old_layout(const mt_test_store *ts, const char *version)
 static void schema_set(const mt_test_store *ts, const char *value)
 {
     char path[512], sql[128];
-    sqlite3 *db = NULL;
 
     snprintf(path, sizeof(path), "%s/.memtool/history.db", ts->root);
     snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%s' WHERE key = 'schema'", value);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    mt_test_sql_exec(path, sql);
 }
 
 static int schema_get(const mt_test_store *ts)
