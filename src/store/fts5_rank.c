@@ -37,8 +37,8 @@ typedef struct {
  * format not understood) ranks by xColumnSize alone.
  */
 #define SIZES_AFTER 32 /* rows looked up before the cursor is made */
-enum { SIZES_BEFORE, SIZES_ROW, SIZES_END };
-#define SIZES_STEP 4 /* a gap in rowids up to which stepping beats seeking */
+#define SIZES_STEP  4  /* a gap in rowids up to which stepping beats seeking */
+enum { SIZES_BEFORE, SIZES_ROW, SIZES_END }; /* where the cursor is */
 
 static void rank_data_free(void *p)
 {
@@ -211,11 +211,12 @@ static void rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context 
      * in a memory, each an xInst call otherwise). */
     if (d->phrases == 1)
         d->freq[0] = (double)insts;
-    for (i = 0; d->phrases > 1 && i < insts; i++) {
-        if ((rc = api->xInst(fts, i, &phrase, &col, &off)) != SQLITE_OK)
-            goto done;
-        d->freq[phrase] += 1.0;
-    }
+    else
+        for (i = 0; i < insts; i++) {
+            if ((rc = api->xInst(fts, i, &phrase, &col, &off)) != SQLITE_OK)
+                goto done;
+            d->freq[phrase] += 1.0;
+        }
     if ((rc = row_tokens(&tokens, d, api, fts)) != SQLITE_OK)
         goto done;
     dl = (double)tokens;
