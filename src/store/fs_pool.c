@@ -233,6 +233,20 @@ static int push(mt_fs_pool *p, int fd, unsigned depth, void *dir)
     return 0;
 }
 
+void mt_fs_pool_start(mt_fs_pool *p)
+{
+    int start;
+
+    /* as push's count would: whichever comes first starts them, once */
+    pthread_mutex_lock(&p->lock);
+    start = p->pushed < HELPERS_AFTER;
+    if (start)
+        p->pushed = HELPERS_AFTER;
+    pthread_mutex_unlock(&p->lock);
+    if (start)
+        start_helpers(p);
+}
+
 void mt_fs_pool_dir(mt_fs_pool *p, int fd, unsigned depth, void *dir)
 {
     push(p, fd, depth, dir);

@@ -67,6 +67,10 @@ int mt_fs_pool_init(mt_fs_pool *p, const mt_fs_walker *walker, void *payload);
  * thread or a helper. */
 void mt_fs_pool_dir(mt_fs_pool *p, int fd, unsigned depth, void *dir);
 
+/* Start the helpers now, not once there is much to share: they walk what
+ * was handed over while this thread does other work before it finishes. */
+void mt_fs_pool_start(mt_fs_pool *p);
+
 /* Fail the walk from outside it (rc and its message set on this thread). */
 void mt_fs_pool_fail(mt_fs_pool *p, int rc);
 

@@ -8,6 +8,11 @@
  * answers from words a file no longer holds. A file bigger than the words
  * indexed of it (the handle's max file size) has that size in its stamp
  * too: a handle with another limit indexes it again, to its own.
+ *
+ * The walk that stamps every file is a search's biggest cost besides the
+ * query, and it is system calls: it runs on the helper threads while this
+ * one answers the query from the index, and that answer stands when the
+ * index held every file as found (mt_search_index_run).
  */
 #include "fs.h"
 
@@ -54,6 +59,29 @@ static void index_closing(void *ix)
     mt_search_index_free(ix);
 }
 
+/* The walk, on the helper threads while the index answers the query. */
+typedef struct {
+    mt_fs_search_walking walking;
+    mt_fs_search_files files;
+    int begun;
+} walk_job;
+
+static int walk_end(void *payload, const mt_search_doc **docs, size_t *n)
+{
+    walk_job *w = payload;
+    int rc;
+
+    if (!w->begun) {
+        rc = mt_error_set(MT_EINVAL, "the search's walk has already ended");
+    } else {
+        w->begun = 0;
+        rc = mt_fs_search_walk_end(&w->files, &w->walking);
+    }
+    *docs = w->files.docs;
+    *n = w->files.count;
+    return rc;
+}
+
 void mt_fs_search_close(mt_fs *fs)
 {
     if (fs->search && fs->search_forks == mt_fs_forks())
@@ -68,7 +96,9 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     mt_fs *fs = (mt_fs *)st;
     uint64_t max_size = q->max_size ? q->max_size : MT_SEARCH_INDEX_CAP;
     size_t indexed = max_size < SIZE_MAX ? (size_t)max_size : SIZE_MAX;
-    mt_fs_search_files files = {NULL, 0, NULL};
+    walk_job walk = {.begun = 0};
+    const mt_search_doc *docs;
+    size_t n;
     int rc;
 
     *out = NULL;
@@ -87,12 +117,14 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
         }
         mt_hist_on_close(fs->search, index_closing, fs->search_index);
     }
-    if ((rc = mt_fs_search_walk(&files, fs, path, indexed)) < 0)
-        goto done;
-    rc = mt_search_index_run(out, count, fs->search_index, files.docs, files.count, read_doc, st,
-                             indexed, q, path, limit);
+    mt_fs_search_walk_begin(&walk.walking, fs, path, indexed);
+    walk.begun = 1;
+    rc = mt_search_index_run(out, count, fs->search_index, walk_end, &walk, read_doc, st, indexed,
+                             q, path, limit);
 done:
+    if (walk.begun) /* never, as the index ends it: its helpers must not outlive this */
+        walk_end(&walk, &docs, &n);
     pthread_mutex_unlock(&fs->search_lock);
-    mt_fs_search_files_dispose(&files);
+    mt_fs_search_files_dispose(&walk.files);
     return rc;
 }

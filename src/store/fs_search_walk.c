@@ -16,8 +16,8 @@
  * before its answer is taken as it is (the next search sees the rest). */
 #define WALK_TRIES 3
 
-/* One directory: the directories found in it, then the files, in the order
- * found. Paths are offsets into `names` until the walk ends. */
+/* One directory: the directories found in it, then the files, sorted by
+ * path once it is walked (till then their paths are offsets into `names`). */
 struct mt_fs_dir_files {
     mt_fs_dir_files *kids, *sibling;
     char *path;  /* relative to the store's root, "" the root */
@@ -186,6 +186,25 @@ static int dir_subdir(void *payload, void **child, void *dir, const char *name, 
     return 0;
 }
 
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const mt_search_doc *)a)->path, ((const mt_search_doc *)b)->path);
+}
+
+/* A directory's files in path order, on the thread that walked it: the
+ * names are all in, so offsets become pointers. */
+static void dir_leave(void *payload, void *dir)
+{
+    mt_fs_dir_files *d = dir;
+    size_t i;
+
+    (void)payload;
+    for (i = 0; i < d->count; i++)
+        d->docs[i].path = d->names.ptr + (uintptr_t)d->docs[i].path;
+    if (d->count > 1)
+        qsort(d->docs, d->count, sizeof(*d->docs), by_path);
+}
+
 /* The same memories as fs_each.c's walk (mt_fs_entry's rule): a walk that
  * cannot open a directory replaced meanwhile goes on without it. */
 static const mt_fs_walker search_walker = {
@@ -197,6 +216,7 @@ static const mt_fs_walker search_walker = {
     .enter = dir_enter,
     .file = dir_file,
     .subdir = dir_subdir,
+    .leave = dir_leave,
 };
 
 static int same_dir(const struct stat *a, const struct stat *b)
@@ -241,21 +261,32 @@ static int unchanged(const mt_fs_dir_files *d, int fd)
     return same;
 }
 
-/* One walk of the tree beneath fd (rel), into *root. */
-static int walk_once(mt_fs_dir_files **root, int fd, const char *rel, size_t indexed)
+/* Begin one walk of the tree beneath fd (rel), into *root. */
+static int walk_begin(mt_fs_dir_files **root, mt_fs_pool *pool, int fd, const char *rel,
+                      size_t *indexed)
 {
-    mt_fs_pool pool;
     int rc, dfd;
 
     if (!(*root = dir_new(rel, "", 0)))
         return mt_error_set(MT_ENOMEM, "out of memory searching the store");
-    if ((rc = mt_fs_pool_init(&pool, &search_walker, &indexed)) < 0)
+    if ((rc = mt_fs_pool_init(pool, &search_walker, indexed)) < 0)
         return rc;
     /* A descriptor of its own: a directory's offset is its open file's. */
     if ((dfd = mt_fs_openat(fd, "", O_RDONLY | O_DIRECTORY, 0)) < 0)
-        mt_fs_pool_fail(&pool, mt_fs_error(-dfd, "cannot walk", rel));
+        mt_fs_pool_fail(pool, mt_fs_error(-dfd, "cannot walk", rel));
     else
-        mt_fs_pool_dir(&pool, dfd, 0, *root);
+        mt_fs_pool_dir(pool, dfd, 0, *root);
+    return 0;
+}
+
+/* One walk of the tree beneath fd (rel), into *root. */
+static int walk_once(mt_fs_dir_files **root, int fd, const char *rel, size_t *indexed)
+{
+    mt_fs_pool pool;
+    int rc;
+
+    if ((rc = walk_begin(root, &pool, fd, rel, indexed)) < 0)
+        return rc;
     return mt_fs_pool_finish(&pool);
 }
 
@@ -283,14 +314,10 @@ static int by_dir(const void *a, const void *b)
     return strcmp((*(mt_fs_dir_files *const *)a)->path, (*(mt_fs_dir_files *const *)b)->path);
 }
 
-static int by_path(const void *a, const void *b)
-{
-    return strcmp(((const mt_search_doc *)a)->path, ((const mt_search_doc *)b)->path);
-}
-
-/* The docs of every directory in one array sorted by path. Directories
- * taken in path order give it at once when no directory holds both files
- * and directories whose names sort around each other; else it is sorted. */
+/* The docs of every directory in one array sorted by path. Directories,
+ * each sorted as it was walked, taken in path order give it at once when
+ * no directory holds both files and directories whose names sort around
+ * each other; else it is sorted. */
 static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
 {
     mt_fs_dir_files **dirs = NULL, *d;
@@ -310,7 +337,6 @@ static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
         d = dirs[i];
         for (j = 0; j < d->count; j++) {
             out->docs[at] = d->docs[j];
-            out->docs[at].path = d->names.ptr + (uintptr_t)d->docs[j].path;
             if (at && sorted && strcmp(out->docs[at - 1].path, out->docs[at].path) > 0)
                 sorted = 0;
             at++;
@@ -327,26 +353,55 @@ done:
     return rc;
 }
 
-int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_t indexed)
+void mt_fs_search_walk_begin(mt_fs_search_walking *w, mt_fs *fs, const char *rel, size_t indexed)
 {
-    int fd, tries, rc;
+    memset(w, 0, sizeof(*w));
+    w->rel = rel;
+    w->indexed = indexed;
+    if ((w->fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) < 0)
+        w->rc = mt_fs_error(-w->fd, "cannot walk", rel);
+    else if ((w->rc = walk_begin(&w->root, &w->pool, w->fd, rel, &w->indexed)) == 0)
+        mt_fs_pool_start(&w->pool);
+    if (w->rc < 0)
+        snprintf(w->why, sizeof(w->why), "%s", mt_error_last()->message);
+}
+
+int mt_fs_search_walk_end(mt_fs_search_files *out, mt_fs_search_walking *w)
+{
+    int tries, rc;
 
     memset(out, 0, sizeof(*out));
-    if ((fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) < 0)
-        return mt_fs_error(-fd, "cannot walk", rel);
-    for (tries = 1;; tries++) {
-        if ((rc = walk_once(&out->dirs, fd, rel, indexed)) < 0 || tries == WALK_TRIES ||
-            unchanged(out->dirs, fd))
-            break;
-        dir_free(out->dirs);
-        out->dirs = NULL;
+    if (w->rc < 0) {
+        rc = mt_error_set(w->rc, "%s", w->why);
+        goto done;
     }
-    close(fd);
+    rc = mt_fs_pool_finish(&w->pool);
+    for (tries = 1; rc == 0 && tries < WALK_TRIES && !unchanged(w->root, w->fd); tries++) {
+        dir_free(w->root);
+        w->root = NULL;
+        rc = walk_once(&w->root, w->fd, w->rel, &w->indexed);
+    }
     if (rc == 0)
-        rc = gather(out, out->dirs);
+        rc = gather(out, w->root);
+done:
+    out->dirs = w->root;
+    w->root = NULL;
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    w->rc = MT_EINVAL; /* ended: once only */
+    snprintf(w->why, sizeof(w->why), "the search's walk has ended");
     if (rc < 0)
         mt_fs_search_files_dispose(out);
     return rc;
+}
+
+int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_t indexed)
+{
+    mt_fs_search_walking w;
+
+    mt_fs_search_walk_begin(&w, fs, rel, indexed);
+    return mt_fs_search_walk_end(out, &w);
 }
 
 void mt_fs_search_files_dispose(mt_fs_search_files *f)

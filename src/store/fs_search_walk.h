@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "fs.h"
+#include "fs_pool.h"
 #include "search_index.h"
 
 typedef struct mt_fs_dir_files mt_fs_dir_files;
@@ -34,6 +35,24 @@ typedef struct {
  */
 int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_t indexed);
 void mt_fs_search_files_dispose(mt_fs_search_files *f);
+
+/* The same walk in two halves: begun, it goes on on helper threads while
+ * this one does something else (a search answers its query from the
+ * index), then ended, this thread joining in. Begun, it is ended exactly
+ * once, and stays where it is meanwhile (the helpers use it); beginning
+ * cannot fail: its failure is what the end returns. */
+typedef struct {
+    const char *rel;
+    size_t indexed;
+    int fd;
+    int rc;
+    mt_fs_pool pool;
+    mt_fs_dir_files *root;
+    char why[1024]; /* a failure to begin, kept for the end (errors are per thread) */
+} mt_fs_search_walking;
+
+void mt_fs_search_walk_begin(mt_fs_search_walking *w, mt_fs *fs, const char *rel, size_t indexed);
+int mt_fs_search_walk_end(mt_fs_search_files *out, mt_fs_search_walking *w);
 
 /* The stamp of a file with this stat (fits an mt_search_doc's). */
 void mt_fs_search_stamp(char *out, size_t size, const struct stat *sb, size_t indexed);

@@ -13,6 +13,8 @@
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS search_docs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,"
     " stamp TEXT NOT NULL);"
+    /* what a search compares with the files, read from the index alone */
+    "CREATE INDEX IF NOT EXISTS search_docs_stamps ON search_docs(path, stamp);"
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, "
     "tokenize='ascii', " MT_FTS5_PREFIXES ");";
 
@@ -258,22 +260,6 @@ done:
     return rc;
 }
 
-static int sync_docs(index_conn *c, const mt_search_doc *docs, size_t n, mt_search_read_fn read,
-                     void *payload, size_t cap, const char *path)
-{
-    todo *t = NULL;
-    size_t k = 0, at = 0, used = 0, written = 0;
-    int rc;
-
-    if ((rc = plan(&t, &k, c, docs, n, path)) < 0)
-        goto done;
-    for (at = 0; at < k && rc == 0; at += used)
-        rc = write_batch(&used, &written, c, t + at, k - at, read, payload, cap);
-done:
-    free(t);
-    return rc;
-}
-
 static int find(mt_store_hit **out, size_t *count, index_conn *c, const mt_search_query *q,
                 const char *path, size_t limit)
 {
@@ -380,16 +366,57 @@ void mt_search_index_free(mt_search_index *ix)
     free(ix);
 }
 
-int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
-                        const mt_search_doc *docs, size_t n, mt_search_read_fn read, void *payload,
-                        size_t cap, const mt_search_query *q, const char *path, size_t limit)
+/* The end of a read: a COMMIT that fails (it cannot, having written
+ * nothing) rolls back, so the connection is never left inside it. */
+static void end_read(index_conn *c)
 {
-    int rc;
+    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
+                        mt_search_docs_fn docs, void *docs_payload, mt_search_read_fn read,
+                        void *payload, size_t cap, const mt_search_query *q, const char *path,
+                        size_t limit)
+{
+    const mt_search_doc *now = NULL;
+    mt_store_hit *guess = NULL;
+    size_t n = 0, nguess = 0, k = 0, at, used = 0, written = 0;
+    todo *t = NULL;
+    int rc = 0, found, guessed, began;
 
     *out = NULL;
     *count = 0;
-    if ((rc = sync_docs(ix, docs, n, read, payload, cap, path)) == 0)
+    /* The query answered and the index compared with the files in one read,
+     * the answer while the files are still being found: when nothing
+     * differs, it stands, as it is from the words of every memory as found. */
+    if (!(began = sqlite3_exec(ix->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK))
+        rc = db_error(ix->db, "read the index");
+    guessed = began && find(&guess, &nguess, ix, q, path, limit) == 0;
+    found = docs(docs_payload, &now, &n);
+    if (rc == 0)
+        rc = found;
+    if (rc == 0)
+        rc = plan(&t, &k, ix, now, n, path);
+    if (began)
+        end_read(ix);
+    if (rc < 0)
+        goto done;
+    if (k == 0 && guessed) {
+        *out = guess;
+        *count = nguess;
+        guess = NULL;
+        goto done;
+    }
+    /* Else the index catches up, and the query runs again (and says again
+     * what was wrong with it, when that was why it had no answer). */
+    for (at = 0; at < k && rc == 0; at += used)
+        rc = write_batch(&used, &written, ix, t + at, k - at, read, payload, cap);
+    if (rc == 0)
         rc = find(out, count, ix, q, path, limit);
+done:
+    mt_store_hits_free(guess, nguess);
+    free(t);
     return rc;
 }
 

@@ -44,16 +44,23 @@ typedef struct mt_search_index mt_search_index;
 int mt_search_index_open(mt_search_index **out, struct sqlite3 *db);
 void mt_search_index_free(mt_search_index *ix);
 
+/* The memories at or beneath path now ("" all), sorted by path in byte
+ * order, in *docs (kept by the payload). */
+typedef int (*mt_search_docs_fn)(void *payload, const mt_search_doc **docs, size_t *n);
+
 /*
- * Bring the index up to docs (the memories at or beneath path, "" all,
- * sorted by path in byte order; the words of each memory's first `cap`
- * bytes) and answer the query there. Short write transactions, a batch of
- * memories each, so the database's other users (the history) never wait
- * long.
+ * Bring the index up to the memories `docs` gives (the words of each one's
+ * first `cap` bytes) and answer the query there. Short write transactions,
+ * a batch of memories each, so the database's other users (the history)
+ * never wait long. `docs` is called once, after the query was answered
+ * from the index as it is: a caller that finds the memories on other
+ * threads meanwhile has both at the cost of the longer, and that answer is
+ * the one given when the index already held every memory as found.
  */
 int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
-                        const mt_search_doc *docs, size_t n, mt_search_read_fn read, void *payload,
-                        size_t cap, const mt_search_query *q, const char *path, size_t limit);
+                        mt_search_docs_fn docs, void *docs_payload, mt_search_read_fn read,
+                        void *payload, size_t cap, const mt_search_query *q, const char *path,
+                        size_t limit);
 
 /*
  * For tests, NULL otherwise: called by a store's catch-up after each memory
