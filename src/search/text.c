@@ -221,6 +221,11 @@ static void add_folded(words_state *s, const char *f, size_t n)
     }
 }
 
+static int ascii_word(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
 int mt_search_words(const char *text, size_t len, mt_search_word_cb cb, void *payload)
 {
     words_state s;
@@ -235,9 +240,28 @@ int mt_search_words(const char *text, size_t len, mt_search_word_cb cb, void *pa
     s.payload = payload;
     while (i < len) {
         if (t[i] < 0x80) {
-            n = 1;
-            cp = t[i];
-        } else if (!(n = mt_utf8_decode(&cp, t + i, len - i))) {
+            /* ASCII, most text, a byte at a time: what classify and fold say of it */
+            if (!ascii_word(t[i])) {
+                if ((rc = end_word(&s)) != 0 || (rc = end_run(&s)) != 0)
+                    goto done;
+                i++;
+                continue;
+            }
+            if ((rc = end_run(&s)) != 0)
+                goto done;
+            if (!s.open) {
+                s.open = 1;
+                s.start = i;
+            }
+            do {
+                if (s.len < MT_SEARCH_WORD_MAX)
+                    s.word[s.len++] = (char)(t[i] | (t[i] >= 'A' && t[i] <= 'Z' ? 0x20 : 0));
+                i++;
+            } while (i < len && ascii_word(t[i]));
+            s.end = i;
+            continue;
+        }
+        if (!(n = mt_utf8_decode(&cp, t + i, len - i))) {
             if ((rc = end_word(&s)) != 0 || (rc = end_run(&s)) != 0)
                 goto done;
             i++;

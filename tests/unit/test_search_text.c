@@ -129,6 +129,52 @@ static void test_words_offsets(void **state)
     assert_string_equal(out, "ab@0-2 日本@3-9 本語@6-12 e@13-15 ");
 }
 
+/* Each ASCII byte between two letters, and ASCII next to what is not: where
+ * a word of ASCII begins, ends and goes on is as for any other character. */
+static void test_words_every_ascii(void **state)
+{
+    char text[4], out[256], want[64];
+    int c;
+
+    (void)state;
+    for (c = 0; c < 0x80; c++) {
+        int word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+
+        text[0] = 'x';
+        text[1] = (char)c;
+        text[2] = 'Y';
+        out[0] = '\0';
+        assert_int_equal(mt_search_words(text, 3, collect, out), 0);
+        if (word)
+            snprintf(want, sizeof(want), "x%cy@0-3 ", (char)(c >= 'A' && c <= 'Z' ? c + 0x20 : c));
+        else
+            snprintf(want, sizeof(want), "x@0-1 y@2-3 ");
+        if (strcmp(out, want) != 0)
+            fail_msg("byte 0x%02x: words \"%s\", want \"%s\"", (unsigned)c, out, want);
+    }
+    {
+        static const char *const cases[][2] = {
+            /* a combining mark goes on the word, and ASCII after it too */
+            {"e\xCC\x81tE", "ete@0-5 "},
+            /* accented letters within and around ASCII */
+            {"\xC3\x89t\xC3\xa9S", "etes@0-6 "},
+            /* CJK ends an ASCII word, and ASCII ends a CJK run */
+            {"ab\xE7\x8C\xAB", "ab@0-2 \xE7\x8C\xAB@2-5 "},
+            {"\xE7\x8C\xAB\xE7\x8A\xACz", "\xE7\x8C\xAB\xE7\x8A\xAC@0-6 z@6-7 "},
+            /* invalid UTF-8 between ASCII */
+            {"a\x80Z", "a@0-1 z@2-3 "},
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            out[0] = '\0';
+            assert_int_equal(mt_search_words(cases[i][0], strlen(cases[i][0]), collect, out), 0);
+            if (strcmp(out, cases[i][1]) != 0)
+                fail_msg("\"%s\": words \"%s\", want \"%s\"", cases[i][0], out, cases[i][1]);
+        }
+    }
+}
+
 static void test_words_long(void **state)
 {
     char text[300], *got, want[MT_SEARCH_WORD_MAX + 2];
@@ -401,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_words_folding),      cmocka_unit_test(test_words_cjk),
         cmocka_unit_test(test_words_separators),   cmocka_unit_test(test_words_offsets),
         cmocka_unit_test(test_words_long),         cmocka_unit_test(test_words_stop),
+        cmocka_unit_test(test_words_every_ascii),
         cmocka_unit_test(test_query_forms),        cmocka_unit_test(test_query_errors),
         cmocka_unit_test(test_query_phrase_limit), cmocka_unit_test(test_match_lines),
         cmocka_unit_test(test_match_line_cap),     cmocka_unit_test(test_match_cjk_and_accents),
