@@ -443,14 +443,21 @@ static void test_tsvector(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_words_ascii),        cmocka_unit_test(test_tsvector),
-        cmocka_unit_test(test_words_folding),      cmocka_unit_test(test_words_cjk),
-        cmocka_unit_test(test_words_separators),   cmocka_unit_test(test_words_offsets),
-        cmocka_unit_test(test_words_long),         cmocka_unit_test(test_words_stop),
+        cmocka_unit_test(test_words_ascii),
+        cmocka_unit_test(test_tsvector),
+        cmocka_unit_test(test_words_folding),
+        cmocka_unit_test(test_words_cjk),
+        cmocka_unit_test(test_words_separators),
+        cmocka_unit_test(test_words_offsets),
+        cmocka_unit_test(test_words_long),
+        cmocka_unit_test(test_words_stop),
         cmocka_unit_test(test_words_every_ascii),
-        cmocka_unit_test(test_query_forms),        cmocka_unit_test(test_query_errors),
-        cmocka_unit_test(test_query_phrase_limit), cmocka_unit_test(test_match_lines),
-        cmocka_unit_test(test_match_line_cap),     cmocka_unit_test(test_match_cjk_and_accents),
+        cmocka_unit_test(test_query_forms),
+        cmocka_unit_test(test_query_errors),
+        cmocka_unit_test(test_query_phrase_limit),
+        cmocka_unit_test(test_match_lines),
+        cmocka_unit_test(test_match_line_cap),
+        cmocka_unit_test(test_match_cjk_and_accents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
