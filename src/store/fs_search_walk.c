@@ -353,14 +353,15 @@ done:
     return rc;
 }
 
-void mt_fs_search_walk_begin(mt_fs_search_walking *w, mt_fs *fs, const char *rel, size_t indexed)
+void mt_fs_search_walk_begin(mt_fs_search_walking *w, mt_fs *fs, const char *rel, size_t indexed,
+                             int helpers)
 {
     memset(w, 0, sizeof(*w));
     w->rel = rel;
     w->indexed = indexed;
     if ((w->fd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0)) < 0)
         w->rc = mt_fs_error(-w->fd, "cannot walk", rel);
-    else if ((w->rc = walk_begin(&w->root, &w->pool, w->fd, rel, &w->indexed)) == 0)
+    else if ((w->rc = walk_begin(&w->root, &w->pool, w->fd, rel, &w->indexed)) == 0 && helpers)
         mt_fs_pool_start(&w->pool);
     if (w->rc < 0)
         snprintf(w->why, sizeof(w->why), "%s", mt_error_last()->message);
@@ -400,7 +401,7 @@ int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_
 {
     mt_fs_search_walking w;
 
-    mt_fs_search_walk_begin(&w, fs, rel, indexed);
+    mt_fs_search_walk_begin(&w, fs, rel, indexed, 0);
     return mt_fs_search_walk_end(out, &w);
 }
 

@@ -38,9 +38,12 @@ void mt_fs_search_files_dispose(mt_fs_search_files *f);
 
 /* The same walk in two halves: begun, it goes on on helper threads while
  * this one does something else (a search answers its query from the
- * index), then ended, this thread joining in. Begun, it is ended exactly
- * once, and stays where it is meanwhile (the helpers use it); beginning
- * cannot fail: its failure is what the end returns. */
+ * index), then ended, this thread joining in. The helpers start at once
+ * when `helpers` says so (their start costs about as much as walking a
+ * few dozen files), else only once the walk, from its end, has many
+ * directories to share. Begun, it is ended exactly once, and stays where
+ * it is meanwhile (the helpers use it); beginning cannot fail: its failure
+ * is what the end returns. */
 typedef struct {
     const char *rel;
     size_t indexed;
@@ -51,7 +54,8 @@ typedef struct {
     char why[1024]; /* a failure to begin, kept for the end (errors are per thread) */
 } mt_fs_search_walking;
 
-void mt_fs_search_walk_begin(mt_fs_search_walking *w, mt_fs *fs, const char *rel, size_t indexed);
+void mt_fs_search_walk_begin(mt_fs_search_walking *w, mt_fs *fs, const char *rel, size_t indexed,
+                             int helpers);
 int mt_fs_search_walk_end(mt_fs_search_files *out, mt_fs_search_walking *w);
 
 /* The stamp of a file with this stat (fits an mt_search_doc's). */

@@ -2,6 +2,7 @@
 #include "search_index.h"
 
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static const char REMAKE[] = "DROP TABLE search_words; UPDATE search_docs SET st
 #define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"
 #define D_BENEATH    BENEATH("d.path")
 
-enum { Q_DOCS, Q_PUT, Q_WORDS_DEL, Q_WORDS_PUT, Q_DOC_DEL, Q_FIND, Q_COUNT };
+enum { Q_DOCS, Q_PUT, Q_WORDS_DEL, Q_WORDS_PUT, Q_DOC_DEL, Q_FIND, Q_VERSION, Q_HELD, Q_COUNT };
 
 static const char *const SQL[Q_COUNT] = {
     [Q_DOCS] = "SELECT id, path, stamp FROM search_docs WHERE " BENEATH("path") " ORDER BY path",
@@ -61,6 +62,10 @@ static const char *const SQL[Q_COUNT] = {
                " ORDER BY mt_rank(search_words), d.path"
                " LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?3 END))"
                " ORDER BY s, path LIMIT ?3",
+    /* changed whenever another connection has committed since the last time */
+    [Q_VERSION] = "PRAGMA data_version",
+    [Q_HELD] =
+        "SELECT count(*) FROM (SELECT 1 FROM search_docs WHERE " BENEATH("path") " LIMIT ?2)",
 };
 
 struct mt_search_index {
@@ -366,12 +371,35 @@ void mt_search_index_free(mt_search_index *ix)
     free(ix);
 }
 
-/* The end of a read: a COMMIT that fails (it cannot, having written
- * nothing) rolls back, so the connection is never left inside it. */
-static void end_read(index_conn *c)
+/* What PRAGMA data_version says now: another connection's commit since
+ * the last time changes it (in a transaction, as of the transaction's start). */
+static int data_version(sqlite3_int64 *out, index_conn *c)
 {
-    if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_stmt *s = c->st[Q_VERSION];
+    int rc = 0;
+
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = sqlite3_column_int64(s, 0);
+    else
+        rc = db_error(c->db, "read the index's version");
+    sqlite3_reset(s);
+    return rc;
+}
+
+int mt_search_index_held(size_t *out, mt_search_index *ix, const char *path, size_t at_most)
+{
+    sqlite3_stmt *s = ix->st[Q_HELD];
+    int rc = 0;
+
+    *out = 0;
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, at_most < INT64_MAX ? (sqlite3_int64)at_most : INT64_MAX);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *out = (size_t)sqlite3_column_int64(s, 0);
+    else
+        rc = db_error(ix->db, "count the memories indexed");
+    sqlite3_reset(s);
+    return rc;
 }
 
 int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
@@ -382,27 +410,32 @@ int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
     const mt_search_doc *now = NULL;
     mt_store_hit *guess = NULL;
     size_t n = 0, nguess = 0, k = 0, at, used = 0, written = 0;
+    sqlite3_int64 before = 0, after = 0;
     todo *t = NULL;
-    int rc = 0, found, guessed, began;
+    int rc, guessed;
 
     *out = NULL;
     *count = 0;
-    /* The query answered and the index compared with the files in one read,
-     * the answer while the files are still being found: when nothing
-     * differs, it stands, as it is from the words of every memory as found. */
-    if (!(began = sqlite3_exec(ix->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK))
+    /* The query is answered from the index while the files are still being
+     * found. That answer stands when nothing differs between the files and
+     * the index and nothing was committed to the index between the query
+     * and the comparison (the two reads then saw the same index): it is
+     * from the words of every memory as found. Two short reads, not one
+     * that lasts the walk: a read holds back the history's checkpoints. */
+    guessed = data_version(&before, ix) == 0 && find(&guess, &nguess, ix, q, path, limit) == 0;
+    if ((rc = docs(docs_payload, &now, &n)) < 0)
+        goto done;
+    if (sqlite3_exec(ix->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_error(ix->db, "read the index");
-    guessed = began && find(&guess, &nguess, ix, q, path, limit) == 0;
-    found = docs(docs_payload, &now, &n);
-    if (rc == 0)
-        rc = found;
-    if (rc == 0)
-        rc = plan(&t, &k, ix, now, n, path);
-    if (began)
-        end_read(ix);
+        goto done;
+    }
+    rc = plan(&t, &k, ix, now, n, path);
+    guessed = guessed && rc == 0 && k == 0 && data_version(&after, ix) == 0 && after == before;
+    if (sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL); /* it wrote nothing: cannot fail */
     if (rc < 0)
         goto done;
-    if (k == 0 && guessed) {
+    if (guessed) {
         *out = guess;
         *count = nguess;
         guess = NULL;

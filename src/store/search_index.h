@@ -44,6 +44,11 @@ typedef struct mt_search_index mt_search_index;
 int mt_search_index_open(mt_search_index **out, struct sqlite3 *db);
 void mt_search_index_free(mt_search_index *ix);
 
+/* How many memories at or beneath path ("" all) the index holds, counting
+ * no further than at_most: what a caller that finds the files meanwhile
+ * weighs starting threads for against. */
+int mt_search_index_held(size_t *out, mt_search_index *ix, const char *path, size_t at_most);
+
 /* The memories at or beneath path now ("" all), sorted by path in byte
  * order, in *docs (kept by the payload). */
 typedef int (*mt_search_docs_fn)(void *payload, const mt_search_doc **docs, size_t *n);

@@ -21,7 +21,7 @@
 #include "store/fs_search_walk.h"
 
 /* More directories than a walk takes before its helpers start. */
-#define DIRS 24
+#define DIRS 48
 
 static void write_at(const char *root, const char *rel, const char *text)
 {
@@ -121,23 +121,35 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const mt_search_doc *)a)->path, ((const mt_search_doc *)b)->path);
 }
 
+/* The walk as one call, and in two halves with the helpers started at
+ * once (a search's): the same files, stamps and order as the store's walk. */
 static void same_as_serial(mt_store *st, const char *root, const char *rel, size_t indexed)
 {
     serial s = {root, indexed, NULL, 0};
+    mt_fs_search_walking w;
     mt_fs_search_files f;
     size_t i;
+    int halves;
 
     assert_int_equal(mt_fs_walk(st, rel, serial_file, &s), 0);
     qsort(s.v, s.n, sizeof(*s.v), by_path);
-    assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, rel, indexed), 0);
-    assert_int_equal(f.count, s.n);
-    for (i = 0; i < s.n; i++) {
-        assert_string_equal(f.docs[i].path, s.v[i].path);
-        assert_string_equal(f.docs[i].stamp, s.v[i].stamp);
-        free(s.v[i].path);
+    for (halves = 0; halves < 2; halves++) {
+        if (halves) {
+            mt_fs_search_walk_begin(&w, (mt_fs *)st, rel, indexed, 1);
+            assert_int_equal(mt_fs_search_walk_end(&f, &w), 0);
+        } else {
+            assert_int_equal(mt_fs_search_walk(&f, (mt_fs *)st, rel, indexed), 0);
+        }
+        assert_int_equal(f.count, s.n);
+        for (i = 0; i < s.n; i++) {
+            assert_string_equal(f.docs[i].path, s.v[i].path);
+            assert_string_equal(f.docs[i].stamp, s.v[i].stamp);
+        }
+        mt_fs_search_files_dispose(&f);
     }
+    for (i = 0; i < s.n; i++)
+        free(s.v[i].path);
     free(s.v);
-    mt_fs_search_files_dispose(&f);
 }
 
 static void test_walk_matches_store_walk(void **state)

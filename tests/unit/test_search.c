@@ -14,6 +14,7 @@
 
 #include "helpers.h"
 #include "lib/memory.h"
+#include "search/text.h"
 #include "store/fs.h"
 #include "store/history.h"
 #include "store/search_index.h"
@@ -368,10 +369,11 @@ static int find_runs(sqlite3 *db)
  * runs the first one's again. The query is answered while the files are
  * walked, and that answer stands when the index held them all: the first
  * search (a new memory) runs it twice, the second (nothing changed) once,
- * the third (a memory changed) twice again. */
+ * the third (a memory changed: the early answer, a.md, is stale) twice again. */
 static void test_statements_kept(void **state)
 {
     static const int runs[] = {2, 3, 5};
+    static const char *const want[] = {"a.md\nb.md\n", "a.md\nb.md\n", "b.md\n"};
     mt_test_store ts;
     mt_store *st;
     mt_store_op op;
@@ -382,11 +384,12 @@ static void test_statements_kept(void **state)
     assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
     mt_store_op_init(&op);
     assert_int_equal(st->create(st, &op, "a.md", "kept words", 10), 0);
+    assert_int_equal(st->create(st, &op, "b.md", "kept too", 8), 0);
     for (int i = 0; i < 3; i++) {
         if (i == 2)
-            write_file(ts.root, "a.md", "kept other words\n");
+            write_file(ts.root, "a.md", "other words\n");
         got = mt_test_store_found(st, "kept", 10, 1 << 20);
-        assert_string_equal(got, "a.md\n");
+        assert_string_equal(got, want[i]);
         free(got);
         assert_int_equal(find_runs(mt_hist_sqlite(((mt_fs *)st)->search)), runs[i]);
     }
@@ -395,6 +398,87 @@ static void test_statements_kept(void **state)
     free(got);
     st->free(st);
     mt_test_store_free(&ts);
+}
+
+/* The index as another connection's search leaves it, in the callback
+ * that gives the files: between the query's early answer and the
+ * comparison, as a search of another process may. */
+typedef struct {
+    mt_search_index *other;
+    const mt_search_query *q;
+    const mt_search_doc *doc;
+} meanwhile;
+
+static int doc_text(void *payload, mt_buf *out, const char *path, size_t cap)
+{
+    (void)path;
+    (void)cap;
+    return mt_buf_puts(out, payload);
+}
+
+static int one_doc(void *payload, const mt_search_doc **docs, size_t *n)
+{
+    *docs = payload;
+    *n = 1;
+    return 0;
+}
+
+static int indexed_meanwhile(void *payload, const mt_search_doc **docs, size_t *n)
+{
+    meanwhile *m = payload;
+    mt_store_hit *hits;
+    size_t count;
+
+    assert_int_equal(mt_search_index_run(&hits, &count, m->other, one_doc, (void *)m->doc, doc_text,
+                                         "bravo words", 1 << 20, m->q, "", 10),
+                     0);
+    mt_store_hits_free(hits, count);
+    *docs = m->doc;
+    *n = 1;
+    return 0;
+}
+
+/* The comparison finds the index as the files are (the other search
+ * brought it there), yet the early answer was from before: it does not
+ * stand, and the query runs again. */
+static void test_index_changed_meanwhile(void **state)
+{
+    static const mt_search_doc before = {"a.md", "1:11:1.000000000:1.000000000"},
+                               after = {"a.md", "1:12:2.000000000:2.000000000"};
+    char dir[256], path[300];
+    sqlite3 *db, *odb;
+    mt_search_index *ix, *ox;
+    mt_search_query *q;
+    mt_store_hit *hits;
+    size_t count;
+    meanwhile m;
+
+    (void)state;
+    mt_test_scratch_make(dir, sizeof(dir), "meanwhile");
+    snprintf(path, sizeof(path), "%s/index.db", dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open(path, &odb), SQLITE_OK);
+    assert_int_equal(mt_search_index_open(&ix, db), 0);
+    assert_int_equal(mt_search_index_open(&ox, odb), 0);
+    assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
+    assert_int_equal(mt_search_index_run(&hits, &count, ix, one_doc, (void *)&before, doc_text,
+                                         "alpha words", 1 << 20, q, "", 10),
+                     0);
+    assert_int_equal(count, 1);
+    mt_store_hits_free(hits, count);
+    m = (meanwhile){ox, q, &after};
+    assert_int_equal(mt_search_index_run(&hits, &count, ix, indexed_meanwhile, &m, doc_text,
+                                         "alpha words", 1 << 20, q, "", 10),
+                     0);
+    assert_int_equal(count, 0);
+    mt_store_hits_free(hits, count);
+    mt_search_query_free(q);
+    mt_search_index_free(ox);
+    mt_search_index_free(ix);
+    assert_int_equal(sqlite3_close(odb), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    assert_int_equal(mt_test_scratch_remove(dir), 0);
 }
 
 static void test_big_file_no_snippet(void **state)
@@ -643,11 +727,17 @@ static void test_older_index_remade(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranking),          cmocka_unit_test(test_killed_while_indexing),
-        cmocka_unit_test(test_outside_changes),  cmocka_unit_test(test_big_file_no_snippet),
-        cmocka_unit_test(test_tenants),          cmocka_unit_test(test_race_with_writers),
-        cmocka_unit_test(test_fresh_store_race), cmocka_unit_test(test_store_sees_outside_edits),
-        cmocka_unit_test(test_statements_kept),  cmocka_unit_test(test_older_index_remade),
+        cmocka_unit_test(test_ranking),
+        cmocka_unit_test(test_killed_while_indexing),
+        cmocka_unit_test(test_outside_changes),
+        cmocka_unit_test(test_big_file_no_snippet),
+        cmocka_unit_test(test_tenants),
+        cmocka_unit_test(test_race_with_writers),
+        cmocka_unit_test(test_fresh_store_race),
+        cmocka_unit_test(test_store_sees_outside_edits),
+        cmocka_unit_test(test_statements_kept),
+        cmocka_unit_test(test_older_index_remade),
+        cmocka_unit_test(test_index_changed_meanwhile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
