@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <openssl/sha.h>
@@ -13,6 +15,11 @@
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static __typeof__(SHA256) *accel;
+static atomic_int loaded;
+/* What libsodium has hashed in one step in this process: past ACCEL_MIN the
+ * process is one that hashes much (a server, a binding, a migration), and
+ * libcrypto's loading is paid back by the hashes still to come. */
+static _Atomic uint64_t hashed_small;
 
 /*
  * The names libcrypto goes by whose SHA256() is the one called here: the
@@ -54,6 +61,7 @@ static void load(void)
      * handlers to run at exit that closing it would leave dangling. */
     if (lib && mt_dl_resolve(lib, "SHA256", &fn, sizeof(fn)) == 0 && agrees(fn))
         accel = fn;
+    atomic_store(&loaded, 1);
 }
 
 static void to_hex(char out[65], const unsigned char md[32])
@@ -75,7 +83,8 @@ void mt_sha256_digest(unsigned char md[32], const void *data, size_t len)
 
     if (!data)
         data = none;
-    if (len >= ACCEL_MIN) {
+    if (len >= ACCEL_MIN ||
+        atomic_fetch_add_explicit(&hashed_small, len, memory_order_relaxed) + len >= ACCEL_MIN) {
         pthread_once(&load_once, load);
         if (accel && accel(data, len, md))
             return;
@@ -89,6 +98,11 @@ void mt_sha256_hex(char out[65], const void *data, size_t len)
 
     mt_sha256_digest(md, data, len);
     to_hex(out, md);
+}
+
+int mt_sha256_loaded(void)
+{
+    return atomic_load(&loaded);
 }
 
 int mt_sha256_accelerated(void)

@@ -20,6 +20,40 @@ static void expect_hex(const char *data, size_t len, const char *want)
     assert_string_equal(got, want);
 }
 
+/* Small hashes are libsodium's until it has hashed 1 MiB in the process,
+ * then libcrypto is loaded for them too; the digests never change. Runs
+ * first: nothing before it may have hashed. */
+static void test_small_hashes_load_later(void **state)
+{
+    enum { SMALL = 1300, MIB = 1024 * 1024 };
+    unsigned char data[SMALL], md[crypto_hash_sha256_BYTES];
+    char one[65], sodium[65];
+    size_t total = 0;
+
+    (void)state;
+    assert_false(mt_sha256_loaded());
+    for (;;) {
+        data[0] = (unsigned char)total;
+        randombytes_buf(data + 1, sizeof(data) - 1);
+        mt_sha256_hex(one, data, sizeof(data));
+        crypto_hash_sha256(md, data, sizeof(data));
+        sodium_bin2hex(sodium, sizeof(sodium), md, sizeof(md));
+        assert_string_equal(one, sodium);
+        total += sizeof(data);
+        if (total >= MIB)
+            break;
+        assert_false(mt_sha256_loaded());
+    }
+    assert_true(mt_sha256_loaded());
+    /* libcrypto3 comes with the build's libssl-dev: the fast code is there. */
+    assert_true(mt_sha256_accelerated());
+    randombytes_buf(data, sizeof(data));
+    mt_sha256_hex(one, data, sizeof(data));
+    crypto_hash_sha256(md, data, sizeof(data));
+    sodium_bin2hex(sodium, sizeof(sodium), md, sizeof(md));
+    assert_string_equal(one, sodium);
+}
+
 /* FIPS 180-2's examples, and the digest of no bytes (a NULL pointer with it too). */
 static void test_vectors(void **state)
 {
@@ -101,6 +135,7 @@ static void test_big(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_hashes_load_later),
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_pieces_and_libsodium),
         cmocka_unit_test(test_big),
