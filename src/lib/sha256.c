@@ -12,13 +12,18 @@
 
 /* Where libcrypto starts to pay for its loading (sha256.h). */
 #define ACCEL_MIN (1024 * 1024)
+/* Below this libsodium is the faster, libcrypto's call costing more than
+ * its speed saves (200 ns against 295 for 20 bytes here, 395 against 329
+ * for 64). */
+#define ACCEL_SMALL 64
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static __typeof__(SHA256) *accel;
 static atomic_int loaded;
-/* What libsodium has hashed in one step in this process: past ACCEL_MIN the
- * process is one that hashes much (a server, a binding, a migration), and
- * libcrypto's loading is paid back by the hashes still to come. */
+/* What libsodium has hashed in one step in this process, in hashes of
+ * ACCEL_SMALL bytes and more: past ACCEL_MIN the process is one that hashes
+ * much (a server, a binding, a migration), and libcrypto's loading is paid
+ * back by the hashes still to come. */
 static _Atomic uint64_t hashed_small;
 
 /*
@@ -84,7 +89,8 @@ void mt_sha256_digest(unsigned char md[32], const void *data, size_t len)
     if (!data)
         data = none;
     if (len >= ACCEL_MIN ||
-        atomic_fetch_add_explicit(&hashed_small, len, memory_order_relaxed) + len >= ACCEL_MIN) {
+        (len >= ACCEL_SMALL &&
+         atomic_fetch_add_explicit(&hashed_small, len, memory_order_relaxed) + len >= ACCEL_MIN)) {
         pthread_once(&load_once, load);
         if (accel && accel(data, len, md))
             return;

@@ -3,9 +3,9 @@
  * Every write hashes what it writes, so this is the whole cost of hashing a
  * big file: one-step hashes of 1 MiB and more use OpenSSL's libcrypto, which uses the CPU's SHA
  * instructions where it has them (5-6x libsodium's portable code on 100 MB
- * here, 4x on a 1.3 KB memory), loaded at its first use; so do all one-step
- * hashes once libsodium has hashed 1 MiB in smaller ones in the process (a
- * server's, a binding's: then loading pays); below that, and wherever
+ * here, 4x on a 1.3 KB memory), loaded at its first use; so do one-step
+ * hashes of 64 bytes and more once libsodium has hashed 1 MiB in such ones
+ * in the process (a server's, a binding's: then loading pays); below that, and wherever
  * libcrypto cannot be loaded, libsodium's code. Loading libcrypto costs a
  * process about 1.7 ms here, what libsodium takes to hash about 600 KB, and
  * most processes (every view, every small write) never need it. Both give
