@@ -3,6 +3,7 @@
 // turning while a call waits for the store's lock.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -132,6 +133,34 @@ test('history: log, versionContent, restore, undo, redact, as the C API has them
     await assert.rejects(store.redact(5), { code: 'MT_EINVAL', message: /^memtool: / });
     assert.deepEqual(await store.usage(), { bytes: 6, files: 1, dirs: 0 });
     await store.close();
+  }
+});
+
+// Past 1 MiB of hashing a process loads the system's libcrypto for SHA-256; in node, whose
+// own OpenSSL is linked in, its digests must still be SHA-256's, as another process sees them.
+test('content hashes stay right once libcrypto is loaded into node', async (t) => {
+  for (const [kind, url] of stores(t)) {
+    const store = await MemoryStore.open({ store: url, durability: 'none' });
+    let text = '';
+    for (let i = 0; i < 600; i++) {
+      text = `${i} `.padEnd(2000, 'abcdefgh') + '\n';
+      await store.create(`/memories/m${i}.md`, text);
+    }
+    const maps = fs.readFileSync('/proc/self/maps', 'utf8');
+    assert.match(maps, /libcrypto\.so/, `${kind}: libcrypto was not loaded`);
+    const [last] = await store.log({ limit: 1 });
+    const want = crypto.createHash('sha256').update(text).digest('hex');
+    assert.equal(last.contentSha256, want, kind);
+    assert.deepEqual(await store.versionContent(last.id), Buffer.from(text), kind);
+    await store.strReplace('/memories/m599.md', '599 ', 'ABCDEFGH ');
+    const edited = text.replace('599 ', 'ABCDEFGH ');
+    const [now] = await store.log({ limit: 1 });
+    assert.equal(now.contentSha256, crypto.createHash('sha256').update(edited).digest('hex'), kind);
+    await store.close();
+    // Another process, which hashes with libsodium, reads what this one recorded.
+    const got = cliCall(url, { command: 'view', path: '/memories/m599.md', view_range: [1, 1] });
+    assert.equal(got.status, 0, got.stderr);
+    assert.match(got.stdout, /ABCDEFGH/);
   }
 });
 
