@@ -1,17 +1,17 @@
 /* SHA-256, the hash that names every memory's content and every version's.
  *
  * Every write hashes what it writes, so this is the whole cost of hashing a
- * big file: one-step hashes of 1 MiB and more use OpenSSL's libcrypto, which uses the CPU's SHA
- * instructions where it has them (5-6x libsodium's portable code on 100 MB
- * here, 4x on a 1.3 KB memory), loaded at its first use; so do one-step
- * hashes of 64 bytes and more once libsodium has hashed 1 MiB in such ones
- * in the process (a server's, a binding's: then loading pays); below that, and wherever
- * libcrypto cannot be loaded, libsodium's code. Loading libcrypto costs a
- * process about 1.7 ms here, what libsodium takes to hash about 600 KB, and
- * most processes (every view, every small write) never need it. Both give
- * the same digest: a libcrypto whose SHA256() is missing, fails, or
- * disagrees with libsodium's on a probe at loading is not used. Hashing
- * never fails. */
+ * big file: one-step hashes of 1 MiB and more use OpenSSL's libcrypto,
+ * which uses the CPU's SHA instructions where it has them (5-6x libsodium's
+ * portable code on 100 MB here, 4x on a 1.3 KB memory), loaded at its first
+ * use; so do one-step hashes of 64 bytes and more once libsodium has hashed
+ * 1 MiB in such ones in the process (a server's, a binding's: then loading
+ * pays). Below that, and wherever libcrypto cannot be loaded, libsodium's
+ * code. Loading libcrypto costs a process about 1.7 ms here, what libsodium
+ * takes to hash about 600 KB, and most processes (every view, every small
+ * write) never need it. Both give the same digest: a libcrypto whose
+ * SHA256() is missing, fails, or disagrees with libsodium's on a probe at
+ * loading is not used. Hashing never fails. */
 #ifndef MT_SHA256_H
 #define MT_SHA256_H
 

@@ -255,7 +255,7 @@ int mt_search_words(const char *text, size_t len, mt_search_word_cb cb, void *pa
             }
             do {
                 if (s.len < MT_SEARCH_WORD_MAX)
-                    s.word[s.len++] = (char)(t[i] | (t[i] >= 'A' && t[i] <= 'Z' ? 0x20 : 0));
+                    s.word[s.len++] = (char)(t[i] | 0x20); /* digits have the bit */
                 i++;
             } while (i < len && ascii_word(t[i]));
             s.end = i;

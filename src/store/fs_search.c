@@ -68,20 +68,15 @@ static void index_closing(void *ix)
 typedef struct {
     mt_fs_search_walking walking;
     mt_fs_search_files files;
-    int begun;
 } walk_job;
 
+/* mt_search_index_run calls this once, on every path: the helpers are
+ * joined before the search returns. */
 static int walk_end(void *payload, const mt_search_doc **docs, size_t *n)
 {
     walk_job *w = payload;
-    int rc;
+    int rc = mt_fs_search_walk_end(&w->files, &w->walking);
 
-    if (!w->begun) {
-        rc = mt_error_set(MT_EINVAL, "the search's walk has already ended");
-    } else {
-        w->begun = 0;
-        rc = mt_fs_search_walk_end(&w->files, &w->walking);
-    }
     *docs = w->files.docs;
     *n = w->files.count;
     return rc;
@@ -101,9 +96,8 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     mt_fs *fs = (mt_fs *)st;
     uint64_t max_size = q->max_size ? q->max_size : MT_SEARCH_INDEX_CAP;
     size_t indexed = max_size < SIZE_MAX ? (size_t)max_size : SIZE_MAX;
-    walk_job walk = {.begun = 0};
-    const mt_search_doc *docs;
-    size_t n, held;
+    walk_job walk = {.files = {NULL, 0, NULL}};
+    size_t held;
     int rc;
 
     *out = NULL;
@@ -126,12 +120,9 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     if ((rc = mt_search_index_held(&held, fs->search_index, path, WALK_EARLY)) < 0)
         goto done;
     mt_fs_search_walk_begin(&walk.walking, fs, path, indexed, held >= WALK_EARLY);
-    walk.begun = 1;
     rc = mt_search_index_run(out, count, fs->search_index, walk_end, &walk, read_doc, st, indexed,
                              q, path, limit);
 done:
-    if (walk.begun) /* never, as the index ends it: its helpers must not outlive this */
-        walk_end(&walk, &docs, &n);
     pthread_mutex_unlock(&fs->search_lock);
     mt_fs_search_files_dispose(&walk.files);
     return rc;

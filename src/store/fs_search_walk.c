@@ -397,14 +397,6 @@ done:
     return rc;
 }
 
-int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_t indexed)
-{
-    mt_fs_search_walking w;
-
-    mt_fs_search_walk_begin(&w, fs, rel, indexed, 0);
-    return mt_fs_search_walk_end(out, &w);
-}
-
 void mt_fs_search_files_dispose(mt_fs_search_files *f)
 {
     free(f->docs);

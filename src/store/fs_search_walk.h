@@ -27,23 +27,21 @@ typedef struct {
     mt_fs_dir_files *dirs;
 } mt_fs_search_files;
 
+void mt_fs_search_files_dispose(mt_fs_search_files *f);
+
 /*
  * Every memory at or beneath rel (a directory; mt_fs_entry's rule, as
  * mt_fs_walk sees them: links never followed, never a memory), each
  * with its stamp: inode, size, modification and change times, and, for a
- * file bigger than `indexed` bytes, that limit.
+ * file bigger than `indexed` bytes, that limit. The walk is in two halves:
+ * begun, it goes on on helper threads while this one does something else
+ * (a search answers its query from the index), then ended, this thread
+ * joining in. The helpers start at once when `helpers` says so (their
+ * start costs about as much as walking a few dozen files), else only once
+ * the walk, from its end, has many directories to share. Begun, it is
+ * ended exactly once, and stays where it is meanwhile (the helpers use
+ * it); beginning cannot fail: its failure is what the end returns.
  */
-int mt_fs_search_walk(mt_fs_search_files *out, mt_fs *fs, const char *rel, size_t indexed);
-void mt_fs_search_files_dispose(mt_fs_search_files *f);
-
-/* The same walk in two halves: begun, it goes on on helper threads while
- * this one does something else (a search answers its query from the
- * index), then ended, this thread joining in. The helpers start at once
- * when `helpers` says so (their start costs about as much as walking a
- * few dozen files), else only once the walk, from its end, has many
- * directories to share. Begun, it is ended exactly once, and stays where
- * it is meanwhile (the helpers use it); beginning cannot fail: its failure
- * is what the end returns. */
 typedef struct {
     const char *rel;
     size_t indexed;
