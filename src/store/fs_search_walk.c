@@ -45,18 +45,30 @@ static void dir_free(mt_fs_dir_files *d)
     free(d);
 }
 
+/* "00" to "99": two digits a division, as a search formats some fifty per file. */
+static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                            "34353637383940414243444546474849505152535455565758596061626364656667"
+                            "6869707172737475767778798081828384858687888990919293949596979899";
+
 static char *put_u64(char *p, uint64_t v)
 {
-    char digits[20];
-    size_t n = 0;
+    char digits[20], *d = digits + sizeof(digits);
+    size_t n;
 
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = digits[--n];
-    return p;
+    while (v >= 100) {
+        d -= 2;
+        memcpy(d, PAIRS + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        d -= 2;
+        memcpy(d, PAIRS + 2 * v, 2);
+    } else {
+        *--d = (char)('0' + v);
+    }
+    n = (size_t)(digits + sizeof(digits) - d);
+    memcpy(p, d, n);
+    return p + n;
 }
 
 static char *put_i64(char *p, int64_t v)
@@ -71,14 +83,16 @@ static char *put_i64(char *p, int64_t v)
 /* seconds.nanoseconds, the nanoseconds as nine digits */
 static char *put_time(char *p, const struct timespec *t)
 {
-    long ns = t->tv_nsec;
+    unsigned long ns = t->tv_nsec < 0 ? 0 : (unsigned long)t->tv_nsec % 1000000000;
     int i;
 
     p = put_i64(p, (int64_t)t->tv_sec);
     *p++ = '.';
-    for (i = 8; i >= 0; i--) {
-        p[i] = (char)('0' + (ns < 0 ? 0 : ns % 10));
-        ns /= 10;
+    p[0] = (char)('0' + ns / 100000000);
+    ns %= 100000000;
+    for (i = 7; i >= 1; i -= 2) {
+        memcpy(p + i, PAIRS + 2 * (ns % 100), 2);
+        ns /= 100;
     }
     return p + 9;
 }
@@ -191,18 +205,72 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const mt_search_doc *)a)->path, ((const mt_search_doc *)b)->path);
 }
 
+/* A file of one directory to sort: its name's first 8 bytes as a number
+ * (zero beyond its end) order names as strcmp does, the rest only ties. */
+typedef struct {
+    uint64_t key;
+    const char *name;
+    size_t at;
+} by_name_item;
+
+static int by_name(const void *pa, const void *pb)
+{
+    const by_name_item *a = pa, *b = pb;
+
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The bytes after the first 8 of a name ("" when it is shorter: then the
+ * key holds all of it, and a tie is the same name). */
+static const char *name_rest(const char *name, uint64_t *key)
+{
+    uint64_t k = 0;
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        k <<= 8;
+        if (*name)
+            k |= (unsigned char)*name++;
+    }
+    *key = k;
+    return name;
+}
+
 /* A directory's files in path order, on the thread that walked it: the
- * names are all in, so offsets become pointers. */
+ * names are all in, so offsets become pointers. They share the
+ * directory's path, so its names alone are compared, and the files are
+ * moved once (a doc is big). Short of memory, they are sorted in place. */
 static void dir_leave(void *payload, void *dir)
 {
     mt_fs_dir_files *d = dir;
-    size_t i;
+    size_t skip = *d->path ? strlen(d->path) + 1 : 0, i;
+    by_name_item *items = NULL;
+    mt_search_doc *sorted = NULL;
 
     (void)payload;
     for (i = 0; i < d->count; i++)
         d->docs[i].path = d->names.ptr + (uintptr_t)d->docs[i].path;
-    if (d->count > 1)
+    if (d->count < 2)
+        return;
+    if (!(items = malloc(d->count * sizeof(*items))) ||
+        !(sorted = malloc(d->count * sizeof(*sorted)))) {
+        free(items);
         qsort(d->docs, d->count, sizeof(*d->docs), by_path);
+        return;
+    }
+    for (i = 0; i < d->count; i++) {
+        items[i].name = name_rest(d->docs[i].path + skip, &items[i].key);
+        items[i].at = i;
+    }
+    qsort(items, d->count, sizeof(*items), by_name);
+    for (i = 0; i < d->count; i++)
+        sorted[i] = d->docs[items[i].at];
+    free(items);
+    free(d->docs);
+    d->docs = sorted;
+    d->cap = d->count;
 }
 
 /* The same memories as fs_each.c's walk (mt_fs_entry's rule): a walk that
@@ -321,7 +389,7 @@ static int by_dir(const void *a, const void *b)
 static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
 {
     mt_fs_dir_files **dirs = NULL, *d;
-    size_t ndirs = 0, total = 0, i, j, at = 0;
+    size_t ndirs = 0, total = 0, i, at = 0;
     int rc = 0, sorted = 1;
 
     count_dirs(&ndirs, &total, root);
@@ -335,12 +403,11 @@ static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
     qsort(dirs, ndirs, sizeof(mt_fs_dir_files *), by_dir);
     for (i = 0; i < ndirs; i++) {
         d = dirs[i];
-        for (j = 0; j < d->count; j++) {
-            out->docs[at] = d->docs[j];
-            if (at && sorted && strcmp(out->docs[at - 1].path, out->docs[at].path) > 0)
-                sorted = 0;
-            at++;
-        }
+        /* each directory's own files are in order: only where two meet may not be */
+        if (d->count && at && sorted && strcmp(out->docs[at - 1].path, d->docs[0].path) > 0)
+            sorted = 0;
+        memcpy(out->docs + at, d->docs, d->count * sizeof(*d->docs));
+        at += d->count;
         free(d->docs);
         d->docs = NULL;
         d->count = d->cap = 0;

@@ -67,6 +67,27 @@ static void make_tree(const char *root)
     assert_int_equal(symlink("a.md", p), 0);
     snprintf(p, sizeof(p), "%s/fifo.md", root);
     assert_int_equal(mkfifo(p, 0600), 0);
+    /* names a directory's sort tells apart past their first 8 bytes, or
+     * by bytes past ASCII */
+    mkdir_at(root, "keys");
+    for (i = 0; i < 12; i++) {
+        static const char *const names[] = {
+            "longname-same-1.md",
+            "longname-same-10.md",
+            "longname-same-2.md",
+            "longnam",
+            "longname",
+            "longname.md",
+            "longname\xc3\xa9.md",
+            "\xc3\xbc.md",
+            "Z.md",
+            "longnamf",
+            "l",
+            "longname-same-1",
+        };
+        snprintf(rel, sizeof(rel), "keys/%s", names[i]);
+        write_at(root, rel, "keyed\n");
+    }
     for (i = 0; i < DIRS; i++) {
         snprintf(rel, sizeof(rel), "d%02d", i);
         mkdir_at(root, rel);
@@ -175,6 +196,8 @@ static void test_walk_matches_store_walk(void **state)
     same_as_serial(st, ts.root, "", 10); /* some files over the limit indexed */
     same_as_serial(st, ts.root, "d07", 1 << 20);
     same_as_serial(st, ts.root, "a-b", 1 << 20);
+    /* no directories around its files: the order is its own sort's alone */
+    same_as_serial(st, ts.root, "keys", 1 << 20);
     st->free(st);
     mt_test_store_free(&ts);
 }
@@ -358,10 +381,10 @@ static void renamed_while_walked(const char *at, const char *name, const char *f
     assert_non_null(strstr(paths, want));
     snprintf(want, sizeof(want), "\n%s/", from);
     assert_null(strstr(paths, want));
-    /* Nothing else went missing: the tree's 7, and 7 in each directory. */
+    /* Nothing else went missing: the tree's 7, the 12 in keys, and 7 in each directory. */
     for (j = -1, name = paths; (name = strchr(name, '\n')); name++)
         j++;
-    assert_int_equal(j, 7 + DIRS * 7);
+    assert_int_equal(j, 7 + 12 + DIRS * 7);
     free(paths);
     st->free(st);
     mt_test_store_free(&ts);
