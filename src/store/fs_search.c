@@ -12,7 +12,9 @@
  * The walk that stamps every file is a search's biggest cost besides the
  * query, and it is system calls: it runs on the helper threads while this
  * one answers the query from the index, and that answer stands when the
- * index held every file as found (mt_search_index_run).
+ * index held every file as found (mt_search_index_run). The walk's digest
+ * of what it found spares comparing the index's every memory with them
+ * when the index still holds what it held at the last search.
  */
 #include "fs.h"
 
@@ -72,13 +74,14 @@ typedef struct {
 
 /* mt_search_index_run calls this once, on every path: the helpers are
  * joined before the search returns. */
-static int walk_end(void *payload, const mt_search_doc **docs, size_t *n)
+static int walk_end(void *payload, const mt_search_doc **docs, size_t *n, const unsigned char **sum)
 {
     walk_job *w = payload;
     int rc = mt_fs_search_walk_end(&w->files, &w->walking);
 
     *docs = w->files.docs;
     *n = w->files.count;
+    *sum = rc == 0 ? w->files.sum : NULL;
     return rc;
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ struct mt_fs_dir_files {
     mt_buf names;
     mt_search_doc *docs;
     size_t count, cap;
+    unsigned char sum[MT_SEARCH_SUM_BYTES]; /* of its files, once sorted */
 };
 
 static void dir_free(mt_fs_dir_files *d)
@@ -238,6 +240,23 @@ static const char *name_rest(const char *name, uint64_t *key)
     return name;
 }
 
+/* The digest of a directory's files, in path order: each one's path and
+ * stamp with their ends, so no two lists give the same bytes. */
+static void dir_sum(mt_fs_dir_files *d)
+{
+    crypto_generichash_state h;
+    size_t i;
+
+    crypto_generichash_init(&h, NULL, 0, sizeof(d->sum));
+    for (i = 0; i < d->count; i++) {
+        crypto_generichash_update(&h, (const unsigned char *)d->docs[i].path,
+                                  strlen(d->docs[i].path) + 1);
+        crypto_generichash_update(&h, (const unsigned char *)d->docs[i].stamp,
+                                  strlen(d->docs[i].stamp) + 1);
+    }
+    crypto_generichash_final(&h, d->sum, sizeof(d->sum));
+}
+
 /* A directory's files in path order, on the thread that walked it: the
  * names are all in, so offsets become pointers. They share the
  * directory's path, so its names alone are compared, and the files are
@@ -252,12 +271,15 @@ static void dir_leave(void *payload, void *dir)
     (void)payload;
     for (i = 0; i < d->count; i++)
         d->docs[i].path = d->names.ptr + (uintptr_t)d->docs[i].path;
-    if (d->count < 2)
+    if (d->count < 2) {
+        dir_sum(d);
         return;
+    }
     if (!(items = malloc(d->count * sizeof(*items))) ||
         !(sorted = malloc(d->count * sizeof(*sorted)))) {
         free(items);
         qsort(d->docs, d->count, sizeof(*d->docs), by_path);
+        dir_sum(d);
         return;
     }
     for (i = 0; i < d->count; i++) {
@@ -271,6 +293,7 @@ static void dir_leave(void *payload, void *dir)
     free(d->docs);
     d->docs = sorted;
     d->cap = d->count;
+    dir_sum(d);
 }
 
 /* The same memories as fs_each.c's walk (mt_fs_entry's rule): a walk that
@@ -389,6 +412,7 @@ static int by_dir(const void *a, const void *b)
 static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
 {
     mt_fs_dir_files **dirs = NULL, *d;
+    crypto_generichash_state h;
     size_t ndirs = 0, total = 0, i, at = 0;
     int rc = 0, sorted = 1;
 
@@ -401,8 +425,16 @@ static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
     i = 0;
     list_dirs(dirs, &i, root);
     qsort(dirs, ndirs, sizeof(mt_fs_dir_files *), by_dir);
+    /* The files' digest: of the directories that hold files, in path
+     * order, each one's path and its files' digest (which names them in
+     * full: a file moved between two directories changes both). */
+    crypto_generichash_init(&h, NULL, 0, sizeof(out->sum));
     for (i = 0; i < ndirs; i++) {
         d = dirs[i];
+        if (d->count) {
+            crypto_generichash_update(&h, (const unsigned char *)d->path, strlen(d->path) + 1);
+            crypto_generichash_update(&h, d->sum, sizeof(d->sum));
+        }
         /* each directory's own files are in order: only where two meet may not be */
         if (d->count && at && sorted && strcmp(out->docs[at - 1].path, d->docs[0].path) > 0)
             sorted = 0;
@@ -412,6 +444,7 @@ static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
         d->docs = NULL;
         d->count = d->cap = 0;
     }
+    crypto_generichash_final(&h, out->sum, sizeof(out->sum));
     if (!sorted)
         qsort(out->docs, total, sizeof(*out->docs), by_path);
     out->count = total;

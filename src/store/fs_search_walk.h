@@ -20,11 +20,14 @@
 typedef struct mt_fs_dir_files mt_fs_dir_files;
 
 /* The files found: docs sorted by path in byte order, their paths held by
- * the directories' own buffers (dirs: the tree walked). */
+ * the directories' own buffers (dirs: the tree walked), and their digest
+ * (MT_SEARCH_SUM_BYTES, search_index.h): the same files with the same
+ * stamps, and only they, give the same digest. */
 typedef struct {
     mt_search_doc *docs;
     size_t count;
     mt_fs_dir_files *dirs;
+    unsigned char sum[MT_SEARCH_SUM_BYTES];
 } mt_fs_search_files;
 
 void mt_fs_search_files_dispose(mt_fs_search_files *f);

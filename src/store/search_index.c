@@ -17,20 +17,48 @@ static const char SCHEMA[] =
     /* what a search compares with the files, read from the index alone */
     "CREATE INDEX IF NOT EXISTS search_docs_stamps ON search_docs(path, stamp);"
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, "
-    "tokenize='ascii', " MT_FTS5_PREFIXES ");";
+    "tokenize='ascii', " MT_FTS5_PREFIXES ");"
+    /* The digest of the memories beneath a path when the index last held
+     * them exactly, kept by a search that found so. Any change to the
+     * memories indexed deletes every one, in its own transaction, whoever
+     * makes it (the triggers are in the database): a digest that is here
+     * is the digest of what the index holds. `cookie` is the schema's
+     * version it was kept under: one from before a trigger was dropped or
+     * made again is not trusted. */
+    "CREATE TABLE IF NOT EXISTS search_sum(path TEXT PRIMARY KEY, digest BLOB NOT NULL,"
+    " cookie INTEGER NOT NULL);"
+    "CREATE TRIGGER IF NOT EXISTS search_sum_put AFTER INSERT ON search_docs"
+    " BEGIN DELETE FROM search_sum; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_sum_set AFTER UPDATE ON search_docs"
+    " BEGIN DELETE FROM search_sum; END;"
+    "CREATE TRIGGER IF NOT EXISTS search_sum_gone AFTER DELETE ON search_docs"
+    " BEGIN DELETE FROM search_sum; END;";
 
 /* An index made without the prefix indexes goes: its words, and its
  * stamps, so that the next search indexes every memory again, in its
  * batches. Each memory keeps its row and id: a search of an older memtool
  * that planned its batches before this (ids read outside its writes) then
  * writes each memory's words under that memory's id still. */
-static const char REMAKE[] = "DROP TABLE search_words; UPDATE search_docs SET stamp = '';";
+static const char REMAKE[] =
+    "DROP TABLE search_words; UPDATE search_docs SET stamp = ''; DROP TABLE IF EXISTS search_sum;";
 
 /* Rows at or beneath ?1 ("" all): '/' sorts just before '0'. */
 #define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"
 #define D_BENEATH    BENEATH("d.path")
 
-enum { Q_DOCS, Q_PUT, Q_WORDS_DEL, Q_WORDS_PUT, Q_DOC_DEL, Q_FIND, Q_VERSION, Q_HELD, Q_COUNT };
+enum {
+    Q_DOCS,
+    Q_PUT,
+    Q_WORDS_DEL,
+    Q_WORDS_PUT,
+    Q_DOC_DEL,
+    Q_FIND,
+    Q_VERSION,
+    Q_HELD,
+    Q_SUM,
+    Q_SUM_PUT,
+    Q_COUNT
+};
 
 static const char *const SQL[Q_COUNT] = {
     [Q_DOCS] = "SELECT id, path, stamp FROM search_docs WHERE " BENEATH("path") " ORDER BY path",
@@ -66,6 +94,14 @@ static const char *const SQL[Q_COUNT] = {
     [Q_VERSION] = "PRAGMA data_version",
     [Q_HELD] =
         "SELECT count(*) FROM (SELECT 1 FROM search_docs WHERE " BENEATH("path") " LIMIT ?2)",
+    [Q_SUM] = "SELECT digest FROM search_sum WHERE path = ?1 AND"
+              " cookie = (SELECT schema_version FROM pragma_schema_version)",
+    /* only while every trigger that deletes it is there */
+    [Q_SUM_PUT] = "INSERT OR REPLACE INTO search_sum(path, digest, cookie)"
+                  " SELECT ?1, ?2, schema_version FROM pragma_schema_version WHERE"
+                  " (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND"
+                  " tbl_name = 'search_docs' AND name IN"
+                  " ('search_sum_put', 'search_sum_set', 'search_sum_gone')) = 3",
 };
 
 struct mt_search_index {
@@ -386,6 +422,49 @@ static int data_version(sqlite3_int64 *out, index_conn *c)
     return rc;
 }
 
+/* The digest kept of the memories beneath path, when there is one to
+ * trust (read in the caller's transaction): 1 when it is in out. */
+static int sum_read(unsigned char *out, index_conn *c, const char *path)
+{
+    sqlite3_stmt *s = c->st[Q_SUM];
+    int found = 0;
+
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_bytes(s, 0) == MT_SEARCH_SUM_BYTES) {
+        memcpy(out, sqlite3_column_blob(s, 0), MT_SEARCH_SUM_BYTES);
+        found = 1;
+    }
+    sqlite3_reset(s);
+    return found;
+}
+
+/*
+ * Keep sum as the digest of what the index holds beneath path: the
+ * comparison that found them the same read the index at `version`, and
+ * the digest is kept only when no other connection has committed since.
+ * Nothing depends on it: a failure leaves the next search to compare
+ * every memory again, as without it.
+ */
+static void sum_keep(index_conn *c, const char *path, const unsigned char *sum,
+                     sqlite3_int64 version)
+{
+    sqlite3_stmt *s = c->st[Q_SUM_PUT];
+    sqlite3_int64 now;
+    int ok;
+
+    if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return;
+    ok = data_version(&now, c) == 0 && now == version;
+    if (ok) {
+        sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+        sqlite3_bind_blob(s, 2, sum, MT_SEARCH_SUM_BYTES, SQLITE_STATIC);
+        ok = sqlite3_step(s) == SQLITE_DONE;
+        sqlite3_reset(s);
+    }
+    if (!ok || sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 int mt_search_index_held(size_t *out, mt_search_index *ix, const char *path, size_t at_most)
 {
     sqlite3_stmt *s = ix->st[Q_HELD];
@@ -408,33 +487,49 @@ int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
                         size_t limit)
 {
     const mt_search_doc *now = NULL;
+    const unsigned char *sum = NULL;
+    unsigned char kept[MT_SEARCH_SUM_BYTES];
     mt_store_hit *guess = NULL;
     size_t n = 0, nguess = 0, k = 0, at, used = 0, written = 0;
     sqlite3_int64 before = 0, after = 0;
     todo *t = NULL;
-    int rc, guessed;
+    int rc, guessed = 0, have_kept = 0, same, versioned = 0;
 
     *out = NULL;
     *count = 0;
     /* The query is answered from the index while the files are still being
-     * found. That answer stands when nothing differs between the files and
-     * the index and nothing was committed to the index between the query
-     * and the comparison (the two reads then saw the same index): it is
-     * from the words of every memory as found. Two short reads, not one
-     * that lasts the walk: a read holds back the history's checkpoints. */
-    guessed = data_version(&before, ix) == 0 && find(&guess, &nguess, ix, q, path, limit) == 0;
-    if ((rc = docs(docs_payload, &now, &n)) < 0)
-        goto done;
-    if (sqlite3_exec(ix->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_error(ix->db, "read the index");
-        goto done;
+     * found, and in the same read the digest kept of the memories the
+     * index holds is read. That answer stands when it is the files'
+     * digest: it is from the words of every memory as found. Else it
+     * stands when nothing differs between the files and the index and
+     * nothing was committed to the index between the query and the
+     * comparison (the two reads then saw the same index). Short reads, not
+     * one that lasts the walk: a read holds back the history's checkpoints. */
+    if (sqlite3_exec(ix->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) {
+        guessed = find(&guess, &nguess, ix, q, path, limit) == 0 && data_version(&before, ix) == 0;
+        have_kept = sum_read(kept, ix, path);
+        if (sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL); /* it wrote nothing */
     }
-    rc = plan(&t, &k, ix, now, n, path);
-    guessed = guessed && rc == 0 && k == 0 && data_version(&after, ix) == 0 && after == before;
-    if (sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL); /* it wrote nothing: cannot fail */
-    if (rc < 0)
+    if ((rc = docs(docs_payload, &now, &n, &sum)) < 0)
         goto done;
+    same = sum && have_kept && memcmp(sum, kept, sizeof(kept)) == 0;
+    if (!guessed || !same) {
+        if (sqlite3_exec(ix->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+            rc = db_error(ix->db, "read the index");
+            goto done;
+        }
+        rc = plan(&t, &k, ix, now, n, path);
+        versioned = data_version(&after, ix) == 0; /* as of what was just read */
+        guessed = guessed && rc == 0 && k == 0 && versioned && after == before;
+        if (sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL); /* it wrote nothing */
+        if (rc < 0)
+            goto done;
+        /* the index holds the files as found: the next search may know so by their digest */
+        if (k == 0 && sum && !same && versioned)
+            sum_keep(ix, path, sum, after);
+    }
     if (guessed) {
         *out = guess;
         *count = nguess;

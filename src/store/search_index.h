@@ -49,9 +49,15 @@ void mt_search_index_free(mt_search_index *ix);
  * weighs starting threads for against. */
 int mt_search_index_held(size_t *out, mt_search_index *ix, const char *path, size_t at_most);
 
+/* The size of a digest of memories as found (a BLAKE2b's). */
+#define MT_SEARCH_SUM_BYTES 32
+
 /* The memories at or beneath path now ("" all), sorted by path in byte
- * order, in *docs (kept by the payload). */
-typedef int (*mt_search_docs_fn)(void *payload, const mt_search_doc **docs, size_t *n);
+ * order, in *docs (kept by the payload), and in *sum their digest, or NULL
+ * when there is none: MT_SEARCH_SUM_BYTES that the same memories with the
+ * same stamps, and only they, give. */
+typedef int (*mt_search_docs_fn)(void *payload, const mt_search_doc **docs, size_t *n,
+                                 const unsigned char **sum);
 
 /*
  * Bring the index up to the memories `docs` gives (the words of each one's
@@ -60,7 +66,9 @@ typedef int (*mt_search_docs_fn)(void *payload, const mt_search_doc **docs, size
  * never wait long. `docs` is called once, after the query was answered
  * from the index as it is: a caller that finds the memories on other
  * threads meanwhile has both at the cost of the longer, and that answer is
- * the one given when the index already held every memory as found.
+ * the one given when the index already held every memory as found. A
+ * digest from `docs` spares the comparison with the index's every memory
+ * when the index last matched the same digest and has not changed since.
  */
 int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
                         mt_search_docs_fn docs, void *docs_payload, mt_search_read_fn read,

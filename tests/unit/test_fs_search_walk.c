@@ -156,6 +156,7 @@ static int by_path(const void *a, const void *b)
 static void same_as_serial(mt_store *st, const char *root, const char *rel, size_t indexed)
 {
     serial s = {root, indexed, NULL, 0};
+    unsigned char sum[MT_SEARCH_SUM_BYTES];
     mt_fs_search_walking w;
     mt_fs_search_files f;
     size_t i;
@@ -175,6 +176,10 @@ static void same_as_serial(mt_store *st, const char *root, const char *rel, size
             assert_string_equal(f.docs[i].path, s.v[i].path);
             assert_string_equal(f.docs[i].stamp, s.v[i].stamp);
         }
+        /* the same digest whichever threads walked which directories */
+        if (halves)
+            assert_memory_equal(f.sum, sum, sizeof(sum));
+        memcpy(sum, f.sum, sizeof(sum));
         mt_fs_search_files_dispose(&f);
     }
     for (i = 0; i < s.n; i++)
@@ -213,6 +218,7 @@ static void test_edit_in_place_deep(void **state)
     struct stat before, after, dir_before, dir_after;
     struct timespec times[2];
     char p[1024], d[1024], old_stamp[160];
+    unsigned char sum[MT_SEARCH_SUM_BYTES];
     size_t i;
     int fd, seen = 0;
     char *got;
@@ -230,6 +236,7 @@ static void test_edit_in_place_deep(void **state)
         if (strcmp(f.docs[i].path, "d17/sub/x.md") == 0)
             snprintf(old_stamp, sizeof(old_stamp), "%s", f.docs[i].stamp), seen = 1;
     assert_true(seen);
+    memcpy(sum, f.sum, sizeof(sum));
     mt_fs_search_files_dispose(&f);
     usleep(50 * 1000); /* another change time from the kernel's clock */
 
@@ -255,6 +262,7 @@ static void test_edit_in_place_deep(void **state)
     for (i = 0; i < f.count; i++)
         if (strcmp(f.docs[i].path, "d17/sub/x.md") == 0)
             assert_string_not_equal(f.docs[i].stamp, old_stamp);
+    assert_memory_not_equal(f.sum, sum, sizeof(sum));
     mt_fs_search_files_dispose(&f);
     got = mt_test_store_found(st, "tucked", 100, 1 << 20);
     assert_string_equal(got, "d17/sub/x.md\n");
@@ -262,6 +270,52 @@ static void test_edit_in_place_deep(void **state)
     got = mt_test_store_found(st, "nested", 100, 1 << 20);
     assert_int_equal(strlen(got), (size_t)(DIRS - 1) * strlen("d00/sub/x.md\n"));
     free(got);
+    st->free(st);
+    mt_test_store_free(&ts);
+}
+
+/* The walk's digest of the files: another walk of the same files gives it
+ * again (an empty directory made meanwhile holds none), and a file moved
+ * to another directory, renamed in its own, or removed changes it. */
+static void test_digest_follows_files(void **state)
+{
+    static const char *const moves[][2] = {
+        {"d03/m1.md", "d04/m1.md"},
+        {"d05/m2.md", "d05/m2-renamed.md"},
+        {"d06/sub/x.md", NULL},
+    };
+    unsigned char sum[MT_SEARCH_SUM_BYTES];
+    mt_test_store ts;
+    mt_store *st;
+    mt_fs_search_files f;
+    char p[1024], q[1024];
+    size_t i;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
+    make_tree(ts.root);
+    assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
+    assert_int_equal(search_walk(&f, st, "", 1 << 20), 0);
+    memcpy(sum, f.sum, sizeof(sum));
+    mt_fs_search_files_dispose(&f);
+    mkdir_at(ts.root, "d02/empty");
+    assert_int_equal(search_walk(&f, st, "", 1 << 20), 0);
+    assert_memory_equal(f.sum, sum, sizeof(sum));
+    mt_fs_search_files_dispose(&f);
+    for (i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+        snprintf(p, sizeof(p), "%s/%s", ts.root, moves[i][0]);
+        if (moves[i][1]) {
+            snprintf(q, sizeof(q), "%s/%s", ts.root, moves[i][1]);
+            assert_int_equal(rename(p, q), 0);
+        } else {
+            assert_int_equal(unlink(p), 0);
+        }
+        assert_int_equal(search_walk(&f, st, "", 1 << 20), 0);
+        assert_memory_not_equal(f.sum, sum, sizeof(sum));
+        memcpy(sum, f.sum, sizeof(sum));
+        mt_fs_search_files_dispose(&f);
+    }
     st->free(st);
     mt_test_store_free(&ts);
 }
@@ -463,7 +517,7 @@ int main(void)
         cmocka_unit_test(test_walk_matches_store_walk), cmocka_unit_test(test_edit_in_place_deep),
         cmocka_unit_test(test_too_deep_fails),          cmocka_unit_test(test_missing_path_fails),
         cmocka_unit_test(test_renamed_before_opened),   cmocka_unit_test(test_renamed_while_walked),
-        cmocka_unit_test(test_longer_than_path_max),
+        cmocka_unit_test(test_longer_than_path_max),    cmocka_unit_test(test_digest_follows_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

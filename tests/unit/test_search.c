@@ -416,14 +416,16 @@ static int doc_text(void *payload, mt_buf *out, const char *path, size_t cap)
     return mt_buf_puts(out, payload);
 }
 
-static int one_doc(void *payload, const mt_search_doc **docs, size_t *n)
+static int one_doc(void *payload, const mt_search_doc **docs, size_t *n, const unsigned char **sum)
 {
     *docs = payload;
     *n = 1;
+    *sum = NULL;
     return 0;
 }
 
-static int indexed_meanwhile(void *payload, const mt_search_doc **docs, size_t *n)
+static int indexed_meanwhile(void *payload, const mt_search_doc **docs, size_t *n,
+                             const unsigned char **sum)
 {
     meanwhile *m = payload;
     mt_store_hit *hits;
@@ -435,6 +437,7 @@ static int indexed_meanwhile(void *payload, const mt_search_doc **docs, size_t *
     mt_store_hits_free(hits, count);
     *docs = m->doc;
     *n = 1;
+    *sum = NULL;
     return 0;
 }
 
@@ -687,6 +690,187 @@ static void search_finds(mt_memory *mem, const char *query, size_t want, const c
  * indexes every memory again, each under the id it had (a search of an
  * older memtool may hold them), and prefixes of every length (indexed and
  * merged) find what they did. */
+/* A search that gives the index the files' digest. */
+typedef struct {
+    const mt_search_doc *doc;
+    const unsigned char *sum;
+} summed;
+
+static int summed_doc(void *payload, const mt_search_doc **docs, size_t *n,
+                      const unsigned char **sum)
+{
+    const summed *s = payload;
+
+    *docs = s->doc;
+    *n = 1;
+    *sum = s->sum;
+    return 0;
+}
+
+/* How many times the comparison of every memory with the index ran. */
+static int compared(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+
+    for (s = sqlite3_next_stmt(db, NULL); s; s = sqlite3_next_stmt(db, s))
+        if (strncmp(sqlite3_sql(s), "SELECT id, path, stamp FROM search_docs", 39) == 0)
+            return sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+    fail_msg("no comparison prepared");
+    return -1;
+}
+
+static int sums_kept(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    int n;
+
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM search_sum", -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    n = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return n;
+}
+
+/* As another program (or an older memtool) may: a.md's row indexed again
+ * with other words and another stamp. */
+#define REINDEXED_OUTSIDE                                                                          \
+    "UPDATE search_docs SET stamp = 'elsewhere' WHERE path = 'a.md';"                              \
+    "DELETE FROM search_words WHERE rowid = (SELECT id FROM search_docs WHERE path = 'a.md');"     \
+    "INSERT INTO search_words(rowid, words) SELECT id, ' bravo words' FROM search_docs"            \
+    " WHERE path = 'a.md';"
+
+static size_t run_summed(mt_search_index *ix, const summed *s, const mt_search_query *q)
+{
+    mt_store_hit *hits;
+    size_t count;
+
+    assert_int_equal(mt_search_index_run(&hits, &count, ix, summed_doc, (void *)s, doc_text,
+                                         "alpha words", 1 << 20, q, "", 10),
+                     0);
+    mt_store_hits_free(hits, count);
+    return count;
+}
+
+/*
+ * The files' digest is kept by the search that finds the index holding
+ * exactly them, and spares the next ones the comparison of every memory.
+ * A change to the index (here by another program, with other words)
+ * deletes it, and the next search compares again and indexes the file
+ * again. A digest kept before a trigger was dropped and made again is not
+ * trusted, and none is kept while a trigger is missing.
+ */
+static void test_digest_kept(void **state)
+{
+    static const mt_search_doc doc = {"a.md", "1:11:1.000000000:1.000000000"};
+    static const char *const outside[] = {
+        REINDEXED_OUTSIDE,
+        "DROP TRIGGER search_sum_set;" REINDEXED_OUTSIDE
+        "CREATE TRIGGER search_sum_set AFTER UPDATE ON search_docs BEGIN DELETE FROM search_sum;"
+        " END;",
+    };
+    unsigned char digest[MT_SEARCH_SUM_BYTES];
+    summed s = {&doc, digest};
+    char dir[256], path[300];
+    sqlite3 *db;
+    mt_search_index *ix;
+    mt_search_query *q;
+    size_t i;
+
+    (void)state;
+    memset(digest, 0x5a, sizeof(digest));
+    for (i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+        mt_test_scratch_make(dir, sizeof(dir), "digest");
+        snprintf(path, sizeof(path), "%s/index.db", dir);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(mt_search_index_open(&ix, db), 0);
+        assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
+        /* indexed, then found the same: kept */
+        assert_int_equal(run_summed(ix, &s, q), 1);
+        assert_int_equal(sums_kept(db), 0);
+        assert_int_equal(run_summed(ix, &s, q), 1);
+        assert_int_equal(sums_kept(db), 1);
+        assert_int_equal(compared(db), 2);
+        /* the same digest: nothing compared */
+        assert_int_equal(run_summed(ix, &s, q), 1);
+        assert_int_equal(compared(db), 2);
+        mt_test_sql_exec(path, outside[i]);
+        /* compared again, and a.md indexed again from its file */
+        assert_int_equal(run_summed(ix, &s, q), 1);
+        assert_int_equal(compared(db), 3);
+        mt_search_query_free(q);
+        mt_search_index_free(ix);
+        assert_int_equal(sqlite3_close(db), SQLITE_OK);
+        assert_int_equal(mt_test_scratch_remove(dir), 0);
+    }
+    /* no trigger, no digest kept */
+    mt_test_scratch_make(dir, sizeof(dir), "digest");
+    snprintf(path, sizeof(path), "%s/index.db", dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mt_search_index_open(&ix, db), 0);
+    assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
+    assert_int_equal(sqlite3_exec(db, "DROP TRIGGER search_sum_put", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(run_summed(ix, &s, q), 1);
+    assert_int_equal(run_summed(ix, &s, q), 1);
+    assert_int_equal(sums_kept(db), 0);
+    mt_search_query_free(q);
+    mt_search_index_free(ix);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    assert_int_equal(mt_test_scratch_remove(dir), 0);
+}
+
+/* The other connection's write, committed while the search waits for the lock. */
+static int commit_other(void *payload, int tries)
+{
+    sqlite3 *other = payload;
+
+    (void)tries;
+    assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    return 1;
+}
+
+/* A digest is kept only when nothing was committed between the comparison
+ * that found the index holding the files and its keeping: here another
+ * connection commits while the search waits for the write lock. */
+static void test_digest_not_kept_after_commit(void **state)
+{
+    static const mt_search_doc doc = {"a.md", "1:11:1.000000000:1.000000000"};
+    unsigned char digest[MT_SEARCH_SUM_BYTES];
+    summed s = {&doc, digest};
+    char dir[256], path[300];
+    sqlite3 *db, *odb;
+    mt_search_index *ix;
+    mt_search_query *q;
+
+    (void)state;
+    memset(digest, 0xa5, sizeof(digest));
+    mt_test_scratch_make(dir, sizeof(dir), "digest-commit");
+    snprintf(path, sizeof(path), "%s/index.db", dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE unrelated(x)", NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_open(path, &odb), SQLITE_OK);
+    assert_int_equal(mt_search_index_open(&ix, db), 0);
+    assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
+    assert_int_equal(run_summed(ix, &s, q), 1);
+    assert_int_equal(
+        sqlite3_exec(odb, "BEGIN IMMEDIATE; INSERT INTO unrelated VALUES(1)", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_busy_handler(db, commit_other, odb);
+    assert_int_equal(run_summed(ix, &s, q), 1);
+    assert_int_equal(sums_kept(db), 0);
+    sqlite3_busy_handler(db, NULL, NULL);
+    assert_int_equal(run_summed(ix, &s, q), 1);
+    assert_int_equal(sums_kept(db), 1);
+    mt_search_query_free(q);
+    mt_search_index_free(ix);
+    assert_int_equal(sqlite3_close(odb), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    assert_int_equal(mt_test_scratch_remove(dir), 0);
+}
+
 static void test_older_index_remade(void **state)
 {
     mt_test_store ts;
@@ -738,6 +922,8 @@ int main(void)
         cmocka_unit_test(test_statements_kept),
         cmocka_unit_test(test_older_index_remade),
         cmocka_unit_test(test_index_changed_meanwhile),
+        cmocka_unit_test(test_digest_kept),
+        cmocka_unit_test(test_digest_not_kept_after_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
