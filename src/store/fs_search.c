@@ -99,7 +99,7 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     mt_fs *fs = (mt_fs *)st;
     uint64_t max_size = q->max_size ? q->max_size : MT_SEARCH_INDEX_CAP;
     size_t indexed = max_size < SIZE_MAX ? (size_t)max_size : SIZE_MAX;
-    walk_job walk = {.files = {NULL, 0, NULL}};
+    walk_job walk = {.files = {.docs = NULL}};
     size_t held;
     int rc;
 

@@ -434,12 +434,12 @@ static int gather(mt_fs_search_files *out, mt_fs_dir_files *root)
         if (d->count) {
             crypto_generichash_update(&h, (const unsigned char *)d->path, strlen(d->path) + 1);
             crypto_generichash_update(&h, d->sum, sizeof(d->sum));
+            /* each directory's own files are in order: only where two meet may not be */
+            if (at && sorted && strcmp(out->docs[at - 1].path, d->docs[0].path) > 0)
+                sorted = 0;
+            memcpy(out->docs + at, d->docs, d->count * sizeof(*d->docs));
+            at += d->count;
         }
-        /* each directory's own files are in order: only where two meet may not be */
-        if (d->count && at && sorted && strcmp(out->docs[at - 1].path, d->docs[0].path) > 0)
-            sorted = 0;
-        memcpy(out->docs + at, d->docs, d->count * sizeof(*d->docs));
-        at += d->count;
         free(d->docs);
         d->docs = NULL;
         d->count = d->cap = 0;
