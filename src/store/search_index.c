@@ -9,6 +9,27 @@
 #include "fts5_rank.h"
 #include "search/text.h"
 
+/* The digest of the memories beneath a path when the index last held
+ * them exactly, kept by a search that found so. Any change to the
+ * memories indexed deletes every one, in its own transaction, whoever
+ * makes it (the triggers are in the database): a digest that is here is
+ * the digest of what the index holds. `cookie` is the schema's version it
+ * was kept under: one from before a trigger was dropped or made again is
+ * not trusted, and none is kept unless each trigger is as memtool makes it
+ * (its text in sqlite_master, as SQLite keeps it: without IF NOT EXISTS).
+ * Whoever can write the database can still make a search answer wrongly
+ * (by writing other words under a memory's stamp, or by turning triggers
+ * off for a connection): these guard against a change made without
+ * knowing of the digests, not against one made to deceive. */
+#define SUM_TABLE                                                                                  \
+    "CREATE TABLE IF NOT EXISTS search_sum(path TEXT PRIMARY KEY, digest BLOB NOT NULL,"           \
+    " cookie INTEGER NOT NULL);"
+#define SUM_TRIGGER(name, event)                                                                   \
+    name " AFTER " event " ON search_docs BEGIN DELETE FROM search_sum; END"
+#define SUM_PUT  SUM_TRIGGER("search_sum_put", "INSERT")
+#define SUM_SET  SUM_TRIGGER("search_sum_set", "UPDATE")
+#define SUM_GONE SUM_TRIGGER("search_sum_gone", "DELETE")
+
 /* The index's own tables: which memory each row of words is, and the words.
  * Created on first use; a store's other tables never refer to them. */
 static const char SCHEMA[] =
@@ -17,30 +38,19 @@ static const char SCHEMA[] =
     /* what a search compares with the files, read from the index alone */
     "CREATE INDEX IF NOT EXISTS search_docs_stamps ON search_docs(path, stamp);"
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, "
-    "tokenize='ascii', " MT_FTS5_PREFIXES ");"
-    /* The digest of the memories beneath a path when the index last held
-     * them exactly, kept by a search that found so. Any change to the
-     * memories indexed deletes every one, in its own transaction, whoever
-     * makes it (the triggers are in the database): a digest that is here
-     * is the digest of what the index holds. `cookie` is the schema's
-     * version it was kept under: one from before a trigger was dropped or
-     * made again is not trusted. */
-    "CREATE TABLE IF NOT EXISTS search_sum(path TEXT PRIMARY KEY, digest BLOB NOT NULL,"
-    " cookie INTEGER NOT NULL);"
-    "CREATE TRIGGER IF NOT EXISTS search_sum_put AFTER INSERT ON search_docs"
-    " BEGIN DELETE FROM search_sum; END;"
-    "CREATE TRIGGER IF NOT EXISTS search_sum_set AFTER UPDATE ON search_docs"
-    " BEGIN DELETE FROM search_sum; END;"
-    "CREATE TRIGGER IF NOT EXISTS search_sum_gone AFTER DELETE ON search_docs"
-    " BEGIN DELETE FROM search_sum; END;";
+    "tokenize='ascii', " MT_FTS5_PREFIXES ");" SUM_TABLE "CREATE TRIGGER IF NOT EXISTS " SUM_PUT ";"
+    "CREATE TRIGGER IF NOT EXISTS " SUM_SET ";"
+    "CREATE TRIGGER IF NOT EXISTS " SUM_GONE ";";
 
 /* An index made without the prefix indexes goes: its words, and its
  * stamps, so that the next search indexes every memory again, in its
  * batches. Each memory keeps its row and id: a search of an older memtool
  * that planned its batches before this (ids read outside its writes) then
- * writes each memory's words under that memory's id still. */
+ * writes each memory's words under that memory's id still. The digests'
+ * table is made first: the stamps' update fires the triggers that empty
+ * it, which fail without it (as when it was dropped by hand). */
 static const char REMAKE[] =
-    "DROP TABLE search_words; UPDATE search_docs SET stamp = ''; DROP TABLE IF EXISTS search_sum;";
+    SUM_TABLE "DROP TABLE search_words; UPDATE search_docs SET stamp = '';";
 
 /* Rows at or beneath ?1 ("" all): '/' sorts just before '0'. */
 #define BENEATH(col) "(?1 = '' OR " col " = ?1 OR (" col " > ?1 || '/' AND " col " < ?1 || '0'))"
@@ -57,6 +67,7 @@ enum {
     Q_HELD,
     Q_SUM,
     Q_SUM_PUT,
+    Q_BUSY,
     Q_COUNT
 };
 
@@ -96,12 +107,13 @@ static const char *const SQL[Q_COUNT] = {
         "SELECT count(*) FROM (SELECT 1 FROM search_docs WHERE " BENEATH("path") " LIMIT ?2)",
     [Q_SUM] = "SELECT digest FROM search_sum WHERE path = ?1 AND"
               " cookie = (SELECT schema_version FROM pragma_schema_version)",
-    /* only while every trigger that deletes it is there */
+    /* only while every trigger that deletes it is there, as made */
     [Q_SUM_PUT] = "INSERT OR REPLACE INTO search_sum(path, digest, cookie)"
                   " SELECT ?1, ?2, schema_version FROM pragma_schema_version WHERE"
-                  " (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND"
-                  " tbl_name = 'search_docs' AND name IN"
-                  " ('search_sum_put', 'search_sum_set', 'search_sum_gone')) = 3",
+                  " (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND sql IN"
+                  " ('CREATE TRIGGER " SUM_PUT "', 'CREATE TRIGGER " SUM_SET "',"
+                  " 'CREATE TRIGGER " SUM_GONE "')) = 3",
+    [Q_BUSY] = "PRAGMA busy_timeout",
 };
 
 struct mt_search_index {
@@ -442,17 +454,26 @@ static int sum_read(unsigned char *out, index_conn *c, const char *path)
  * Keep sum as the digest of what the index holds beneath path: the
  * comparison that found them the same read the index at `version`, and
  * the digest is kept only when no other connection has committed since.
- * Nothing depends on it: a failure leaves the next search to compare
- * every memory again, as without it.
+ * Nothing depends on it: when another connection holds the write lock it
+ * is not waited for (that writer is changing the index, most likely, and
+ * the digest would not be kept anyway), and a failure leaves the next
+ * search to compare every memory again, as without it. The connection's
+ * busy timeout is put back after (a busy handler of its own would not be).
  */
 static void sum_keep(index_conn *c, const char *path, const unsigned char *sum,
                      sqlite3_int64 version)
 {
     sqlite3_stmt *s = c->st[Q_SUM_PUT];
-    sqlite3_int64 now;
-    int ok;
+    sqlite3_int64 now = 0;
+    int wait_ms = 0, begun, ok;
 
-    if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_step(c->st[Q_BUSY]) == SQLITE_ROW)
+        wait_ms = sqlite3_column_int(c->st[Q_BUSY], 0);
+    sqlite3_reset(c->st[Q_BUSY]);
+    sqlite3_busy_timeout(c->db, 0);
+    begun = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_busy_timeout(c->db, wait_ms);
+    if (!begun)
         return;
     ok = data_version(&now, c) == 0 && now == version;
     if (ok) {
