@@ -67,7 +67,6 @@ enum {
     Q_HELD,
     Q_SUM,
     Q_SUM_PUT,
-    Q_BUSY,
     Q_COUNT
 };
 
@@ -113,7 +112,6 @@ static const char *const SQL[Q_COUNT] = {
                   " (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND sql IN"
                   " ('CREATE TRIGGER " SUM_PUT "', 'CREATE TRIGGER " SUM_SET "',"
                   " 'CREATE TRIGGER " SUM_GONE "')) = 3",
-    [Q_BUSY] = "PRAGMA busy_timeout",
 };
 
 struct mt_search_index {
@@ -463,13 +461,16 @@ static int sum_read(unsigned char *out, index_conn *c, const char *path)
 static void sum_keep(index_conn *c, const char *path, const unsigned char *sum,
                      sqlite3_int64 version)
 {
-    sqlite3_stmt *s = c->st[Q_SUM_PUT];
+    sqlite3_stmt *s = c->st[Q_SUM_PUT], *busy = NULL;
     sqlite3_int64 now = 0;
     int wait_ms = 0, begun, ok;
 
-    if (sqlite3_step(c->st[Q_BUSY]) == SQLITE_ROW)
-        wait_ms = sqlite3_column_int(c->st[Q_BUSY], 0);
-    sqlite3_reset(c->st[Q_BUSY]);
+    /* prepared each time: the pragma's value is taken as it is prepared */
+    if (sqlite3_prepare_v2(c->db, "PRAGMA busy_timeout", -1, &busy, NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(busy) == SQLITE_ROW)
+        wait_ms = sqlite3_column_int(busy, 0);
+    sqlite3_finalize(busy);
     sqlite3_busy_timeout(c->db, 0);
     begun = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_busy_timeout(c->db, wait_ms);

@@ -104,6 +104,14 @@ static void make_tree(const char *root)
     }
 }
 
+/* A store of make_tree's files, in ts's scratch directory. */
+static void tree_store(mt_test_store *ts)
+{
+    mt_test_store_init(ts, NULL);
+    snprintf(ts->root, sizeof(ts->root), "%s/tree", ts->dir);
+    make_tree(ts->root);
+}
+
 /* The walk in one go, its helpers started as a search of a small store does. */
 static int search_walk(mt_fs_search_files *out, mt_store *st, const char *rel, size_t indexed)
 {
@@ -193,9 +201,7 @@ static void test_walk_matches_store_walk(void **state)
     mt_store *st;
 
     (void)state;
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
     same_as_serial(st, ts.root, "", 1 << 20);
     same_as_serial(st, ts.root, "", 10); /* some files over the limit indexed */
@@ -224,9 +230,7 @@ static void test_edit_in_place_deep(void **state)
     char *got;
 
     (void)state;
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
     got = mt_test_store_found(st, "nested", 100, 1 << 20);
     assert_int_equal(strlen(got), (size_t)DIRS * strlen("d00/sub/x.md\n"));
@@ -292,9 +296,7 @@ static void test_digest_follows_files(void **state)
     size_t i;
 
     (void)state;
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
     assert_int_equal(search_walk(&f, st, "", 1 << 20), 0);
     memcpy(sum, f.sum, sizeof(sum));
@@ -332,9 +334,7 @@ static void test_too_deep_fails(void **state)
     int i;
 
     (void)state;
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     len = (size_t)snprintf(rel, sizeof(rel), "d03/sub");
     for (i = 0; i < MT_WALK_MAX_DEPTH + 1; i++) {
         assert_true(len + 3 < sizeof(rel));
@@ -357,9 +357,7 @@ static void test_missing_path_fails(void **state)
     mt_fs_search_files f;
 
     (void)state;
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
     assert_true(search_walk(&f, st, "nowhere", 1 << 20) < 0);
     assert_non_null(strstr(mt_error_last()->message, "nowhere"));
@@ -410,9 +408,7 @@ static void renamed_while_walked(const char *at, const char *name, const char *f
     char *paths, want[64];
     int j;
 
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     usleep(50 * 1000); /* the rename's times differ from the tree's on any clock */
     assert_int_equal(mt_store_fs_open(&st, ts.root, MT_DURABILITY_NONE), 0);
     move.root = ts.root;
@@ -474,9 +470,7 @@ static void test_longer_than_path_max(void **state)
     int fd, next, i;
 
     (void)state;
-    mt_test_store_init(&ts, NULL);
-    snprintf(ts.root, sizeof(ts.root), "%s/tree", ts.dir);
-    make_tree(ts.root);
+    tree_store(&ts);
     memset(name, 'n', sizeof(name) - 1);
     name[sizeof(name) - 1] = '\0';
     mkdir_at(ts.root, "deep");

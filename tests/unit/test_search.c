@@ -733,6 +733,32 @@ static int sums_kept(sqlite3 *db)
     return n;
 }
 
+/* A search index of its own in a scratch directory, and the query "alpha". */
+typedef struct {
+    char dir[256], path[300];
+    sqlite3 *db;
+    mt_search_index *ix;
+    mt_search_query *q;
+} scratch_index;
+
+static void scratch_index_open(scratch_index *x, const char *name)
+{
+    mt_test_scratch_make(x->dir, sizeof(x->dir), name);
+    snprintf(x->path, sizeof(x->path), "%s/index.db", x->dir);
+    assert_int_equal(sqlite3_open(x->path, &x->db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(x->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(mt_search_index_open(&x->ix, x->db), 0);
+    assert_int_equal(mt_search_query_parse(&x->q, "alpha", 5), 0);
+}
+
+static void scratch_index_close(scratch_index *x)
+{
+    mt_search_query_free(x->q);
+    mt_search_index_free(x->ix);
+    assert_int_equal(sqlite3_close(x->db), SQLITE_OK);
+    assert_int_equal(mt_test_scratch_remove(x->dir), 0);
+}
+
 /* As another program (or an older memtool) may: a.md's row indexed again
  * with other words and another stamp. */
 #define REINDEXED_OUTSIDE                                                                          \
@@ -777,54 +803,36 @@ static void test_digest_kept(void **state)
     };
     unsigned char digest[MT_SEARCH_SUM_BYTES];
     summed s = {&doc, digest};
-    char dir[256], path[300];
-    sqlite3 *db;
-    mt_search_index *ix;
-    mt_search_query *q;
+    scratch_index x;
     size_t i;
 
     (void)state;
     memset(digest, 0x5a, sizeof(digest));
     for (i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
-        mt_test_scratch_make(dir, sizeof(dir), "digest");
-        snprintf(path, sizeof(path), "%s/index.db", dir);
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
-        assert_int_equal(mt_search_index_open(&ix, db), 0);
-        assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
+        scratch_index_open(&x, "digest");
         /* indexed, then found the same: kept */
-        assert_int_equal(run_summed(ix, &s, q), 1);
-        assert_int_equal(sums_kept(db), 0);
-        assert_int_equal(run_summed(ix, &s, q), 1);
-        assert_int_equal(sums_kept(db), 1);
-        assert_int_equal(compared(db), 2);
+        assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+        assert_int_equal(sums_kept(x.db), 0);
+        assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+        assert_int_equal(sums_kept(x.db), 1);
+        assert_int_equal(compared(x.db), 2);
         /* the same digest: nothing compared */
-        assert_int_equal(run_summed(ix, &s, q), 1);
-        assert_int_equal(compared(db), 2);
-        mt_test_sql_exec(path, outside[i]);
+        assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+        assert_int_equal(compared(x.db), 2);
+        mt_test_sql_exec(x.path, outside[i]);
         /* compared again, and a.md indexed again from its file */
-        assert_int_equal(run_summed(ix, &s, q), 1);
-        assert_int_equal(compared(db), 3);
-        mt_search_query_free(q);
-        mt_search_index_free(ix);
-        assert_int_equal(sqlite3_close(db), SQLITE_OK);
-        assert_int_equal(mt_test_scratch_remove(dir), 0);
+        assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+        assert_int_equal(compared(x.db), 3);
+        scratch_index_close(&x);
     }
     /* a trigger missing, or one of the same name that would not delete: no digest kept */
     for (i = 0; i < sizeof(unmade) / sizeof(unmade[0]); i++) {
-        mt_test_scratch_make(dir, sizeof(dir), "digest");
-        snprintf(path, sizeof(path), "%s/index.db", dir);
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        assert_int_equal(mt_search_index_open(&ix, db), 0);
-        assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
-        assert_int_equal(sqlite3_exec(db, unmade[i], NULL, NULL, NULL), SQLITE_OK);
-        assert_int_equal(run_summed(ix, &s, q), 1);
-        assert_int_equal(run_summed(ix, &s, q), 1);
-        assert_int_equal(sums_kept(db), 0);
-        mt_search_query_free(q);
-        mt_search_index_free(ix);
-        assert_int_equal(sqlite3_close(db), SQLITE_OK);
-        assert_int_equal(mt_test_scratch_remove(dir), 0);
+        scratch_index_open(&x, "digest");
+        assert_int_equal(sqlite3_exec(x.db, unmade[i], NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+        assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+        assert_int_equal(sums_kept(x.db), 0);
+        scratch_index_close(&x);
     }
 }
 
@@ -865,48 +873,37 @@ static void test_digest_not_kept_after_commit(void **state)
     static const mt_search_doc doc = {"a.md", "1:11:1.000000000:1.000000000"};
     unsigned char digest[MT_SEARCH_SUM_BYTES];
     summed s = {&doc, digest};
-    char dir[256], path[300];
-    sqlite3 *db, *odb;
-    mt_search_index *ix;
-    mt_search_query *q;
+    scratch_index x;
+    sqlite3 *odb;
     struct timespec t0, t1;
 
     (void)state;
     memset(digest, 0xa5, sizeof(digest));
-    mt_test_scratch_make(dir, sizeof(dir), "digest-commit");
-    snprintf(path, sizeof(path), "%s/index.db", dir);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE unrelated(x)", NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_busy_timeout(db, 60000);
-    assert_int_equal(sqlite3_open(path, &odb), SQLITE_OK);
-    assert_int_equal(mt_search_index_open(&ix, db), 0);
-    assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
-    assert_int_equal(run_summed(ix, &s, q), 1);
+    scratch_index_open(&x, "digest-commit");
+    assert_int_equal(sqlite3_exec(x.db, "CREATE TABLE unrelated(x)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(x.db, 60000);
+    assert_int_equal(sqlite3_open(x.path, &odb), SQLITE_OK);
+    assert_int_equal(run_summed(x.ix, &s, x.q), 1);
     /* the lock held by another connection throughout: not waited for */
     assert_int_equal(
         sqlite3_exec(odb, "BEGIN IMMEDIATE; INSERT INTO unrelated VALUES(1)", NULL, NULL, NULL),
         SQLITE_OK);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(run_summed(ix, &s, q), 1);
+    assert_int_equal(run_summed(x.ix, &s, x.q), 1);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_true(t1.tv_sec - t0.tv_sec < 30);
-    assert_int_equal(sums_kept(db), 0);
-    assert_int_equal(busy_timeout(db), 60000);
+    assert_int_equal(sums_kept(x.db), 0);
+    assert_int_equal(busy_timeout(x.db), 60000);
     /* committed just before the search takes the lock: not kept either */
-    sqlite3_trace_v2(db, SQLITE_TRACE_STMT, commit_other, odb);
-    assert_int_equal(run_summed(ix, &s, q), 1);
-    sqlite3_trace_v2(db, 0, NULL, NULL);
+    sqlite3_trace_v2(x.db, SQLITE_TRACE_STMT, commit_other, odb);
+    assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+    sqlite3_trace_v2(x.db, 0, NULL, NULL);
     assert_int_equal(sqlite3_get_autocommit(odb), 1);
-    assert_int_equal(sums_kept(db), 0);
-    assert_int_equal(run_summed(ix, &s, q), 1);
-    assert_int_equal(sums_kept(db), 1);
-    mt_search_query_free(q);
-    mt_search_index_free(ix);
+    assert_int_equal(sums_kept(x.db), 0);
+    assert_int_equal(run_summed(x.ix, &s, x.q), 1);
+    assert_int_equal(sums_kept(x.db), 1);
     assert_int_equal(sqlite3_close(odb), SQLITE_OK);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
-    assert_int_equal(mt_test_scratch_remove(dir), 0);
+    scratch_index_close(&x);
 }
 
 static void test_older_index_remade(void **state)
