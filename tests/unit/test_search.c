@@ -906,6 +906,80 @@ static void test_digest_not_kept_after_commit(void **state)
     scratch_index_close(&x);
 }
 
+/* A searcher in a process of its own, till it is killed: 1 when a search failed. */
+static void search_forever(const char *root)
+{
+    static const char *const queries[] = {"word*", "topic3", "memory"};
+    mt_search_options so = {NULL, 5};
+    mt_memory *mem;
+    mt_search_hit *h;
+    size_t n;
+
+    if (mt_memory_open(&mem, root, NULL) < 0)
+        _exit(1);
+    for (unsigned i = 0;; i++) {
+        if (mt_memory_search(&h, &n, mem, queries[i % 3], &so) < 0)
+            _exit(1);
+        mt_search_hits_free(h, n);
+    }
+}
+
+/*
+ * Searches in other processes, each on its connection of its own, keep
+ * digests, use them and bring the index up to date all the while; none
+ * of that makes this process's search answer from words a file no longer
+ * holds: after each edit made outside memtool, a search finds the file by
+ * its new word and not by the one before. (Each edit grows the file, so
+ * its stamp changes on any kernel's clock.)
+ */
+static void test_digests_across_processes(void **state)
+{
+    mt_test_store ts;
+    mt_search_hit *h;
+    pid_t kids[2];
+    char text[256], word[32], why[128] = "";
+    size_t n;
+    int i, k, status, running[2];
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    fill(ts.mem, 300);
+    write_file(ts.root, "a.md", "word0\n");
+    n = search(&h, ts.mem, "word0", 10);
+    assert_int_equal(n, 1);
+    mt_search_hits_free(h, n);
+    for (k = 0; k < 2; k++) {
+        assert_true((kids[k] = fork()) >= 0);
+        if (kids[k] == 0)
+            search_forever(ts.root);
+    }
+    /* a failure is told after the searchers are killed, not left running */
+    for (i = 1; i <= 150 && !*why; i++) {
+        snprintf(text, sizeof(text), "word%d%*s\n", i, i, "");
+        write_file(ts.root, "a.md", text);
+        snprintf(word, sizeof(word), "word%d", i);
+        n = search(&h, ts.mem, word, 10);
+        if (n != 1 || strcmp(h[0].path, "/memories/a.md") != 0)
+            snprintf(why, sizeof(why), "edit %d: %s found %zu memories", i, word, n);
+        mt_search_hits_free(h, n);
+        snprintf(word, sizeof(word), "word%d", i - 1);
+        n = search(&h, ts.mem, word, 10);
+        if (n != 0 && !*why)
+            snprintf(why, sizeof(why), "edit %d: %s, the word before it, still found", i, word);
+        mt_search_hits_free(h, n);
+    }
+    for (k = 0; k < 2; k++) {
+        /* still searching, never failed, when killed */
+        running[k] = waitpid(kids[k], &status, WNOHANG) == 0;
+        kill(kids[k], SIGKILL);
+        assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
+    }
+    if (*why)
+        fail_msg("%s", why);
+    assert_true(running[0] && running[1]);
+    mt_test_store_free(&ts);
+}
+
 static void test_older_index_remade(void **state)
 {
     mt_test_store ts;
@@ -961,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_index_changed_meanwhile),
         cmocka_unit_test(test_digest_kept),
         cmocka_unit_test(test_digest_not_kept_after_commit),
+        cmocka_unit_test(test_digests_across_processes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
