@@ -19,7 +19,6 @@
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static __typeof__(SHA256) *accel;
-static atomic_int loaded;
 /* What libsodium has hashed in one step in this process, in hashes of
  * ACCEL_SMALL bytes and more: past ACCEL_MIN the process is one that hashes
  * much (a server, a binding, a migration), and libcrypto's loading is paid
@@ -66,7 +65,6 @@ static void load(void)
      * handlers to run at exit that closing it would leave dangling. */
     if (lib && mt_dl_resolve(lib, "SHA256", &fn, sizeof(fn)) == 0 && agrees(fn))
         accel = fn;
-    atomic_store(&loaded, 1);
 }
 
 static void to_hex(char out[65], const unsigned char md[32])
@@ -104,11 +102,6 @@ void mt_sha256_hex(char out[65], const void *data, size_t len)
 
     mt_sha256_digest(md, data, len);
     to_hex(out, md);
-}
-
-int mt_sha256_loaded(void)
-{
-    return atomic_load(&loaded);
 }
 
 int mt_sha256_accelerated(void)

@@ -36,7 +36,4 @@ void mt_sha256_hex(char out[65], const void *data, size_t len);
 /* Whether hashes of 1 MiB and more come from libcrypto (it loaded). */
 int mt_sha256_accelerated(void);
 
-/* Whether libcrypto's loading was tried yet (never tries it). */
-int mt_sha256_loaded(void);
-
 #endif
