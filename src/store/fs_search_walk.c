@@ -257,30 +257,19 @@ static void dir_sum(mt_fs_dir_files *d)
     crypto_generichash_final(&h, d->sum, sizeof(d->sum));
 }
 
-/* A directory's files in path order, on the thread that walked it: the
- * names are all in, so offsets become pointers. They share the
- * directory's path, so its names alone are compared, and the files are
- * moved once (a doc is big). Short of memory, they are sorted in place. */
-static void dir_leave(void *payload, void *dir)
+/* A directory's files sorted by their names alone (they share the
+ * directory's path, skip bytes of it), each moved once (a doc is big); -1
+ * short of memory, when they are as they were. */
+static int sort_by_name(mt_fs_dir_files *d, size_t skip)
 {
-    mt_fs_dir_files *d = dir;
-    size_t skip = *d->path ? strlen(d->path) + 1 : 0, i;
-    by_name_item *items = NULL;
-    mt_search_doc *sorted = NULL;
+    by_name_item *items = malloc(d->count * sizeof(*items));
+    mt_search_doc *sorted = malloc(d->count * sizeof(*sorted));
+    size_t i;
 
-    (void)payload;
-    for (i = 0; i < d->count; i++)
-        d->docs[i].path = d->names.ptr + (uintptr_t)d->docs[i].path;
-    if (d->count < 2) {
-        dir_sum(d);
-        return;
-    }
-    if (!(items = malloc(d->count * sizeof(*items))) ||
-        !(sorted = malloc(d->count * sizeof(*sorted)))) {
+    if (!items || !sorted) {
         free(items);
-        qsort(d->docs, d->count, sizeof(*d->docs), by_path);
-        dir_sum(d);
-        return;
+        free(sorted);
+        return -1;
     }
     for (i = 0; i < d->count; i++) {
         items[i].name = name_rest(d->docs[i].path + skip, &items[i].key);
@@ -293,6 +282,21 @@ static void dir_leave(void *payload, void *dir)
     free(d->docs);
     d->docs = sorted;
     d->cap = d->count;
+    return 0;
+}
+
+/* A directory's files in path order, and their digest, on the thread that
+ * walked it: the names are all in, so offsets become pointers. */
+static void dir_leave(void *payload, void *dir)
+{
+    mt_fs_dir_files *d = dir;
+    size_t i;
+
+    (void)payload;
+    for (i = 0; i < d->count; i++)
+        d->docs[i].path = d->names.ptr + (uintptr_t)d->docs[i].path;
+    if (d->count > 1 && sort_by_name(d, *d->path ? strlen(d->path) + 1 : 0) < 0)
+        qsort(d->docs, d->count, sizeof(*d->docs), by_path);
     dir_sum(d);
 }
 
