@@ -48,8 +48,13 @@
  * column of its contents row (whose change rewrote all of the content). A
  * memtool that knows only 2 would not keep the counts there, so it refuses
  * the database as it refuses any schema but its own. A database of schema 1
- * or 2 is brought to 3 at its first open by this memtool (upgrade_schema). */
-#define SCHEMA_VERSION 3
+ * or 2 is brought to 3 at its first open by this memtool (upgrade_schema).
+ * 4: versions are indexed by time, and meta records how far the prune by
+ * days got (prune_days_at). A memtool that knows only 3 would prune
+ * without keeping that record, which a later prune trusts, so it refuses
+ * the database. A database of schema 1 to 3 is brought to 4 at its first
+ * open. */
+#define SCHEMA_VERSION 4
 #define BUSY_MS        10000
 /* Prune a memory's versions only when it is this far over its cap: one
  * prune, and its checkpoint, per so many writes. */
@@ -132,7 +137,8 @@ static const char schema[] =
     "  redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS versions_memory ON versions(memory_id, id);"
     "CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);"
-    "INSERT OR IGNORE INTO meta VALUES ('schema', '3');";
+    "CREATE INDEX IF NOT EXISTS versions_at ON versions(at);"
+    "INSERT OR IGNORE INTO meta VALUES ('schema', '4');";
 
 /* Statements of the record of ids alone (mt_hist_track_put...), prepared at
  * their first use: most handles never need them, and an open's statements
@@ -331,12 +337,15 @@ static int schema_version(sqlite3 *db)
 }
 
 /*
- * Schema 1 or 2 to 3, in one transaction: each content's count moves from
- * its row to content_refs, and the column goes (which rewrites every
- * content once, here rather than at each later change of a count). Schema
- * 1 differs from 2 only in having no log yet. The version is read again
- * under the write lock: another process opening the database at the same
- * time may have upgraded it already, and then there is nothing to do.
+ * Schema 1 or 2 to 3, and 3 to 4, in one transaction. 3: each content's
+ * count moves from its row to content_refs, and the column goes (which
+ * rewrites every content once, here rather than at each later change of a
+ * count); schema 1 differs from 2 only in having no log yet. 4: the index
+ * of versions by time (the first prune by days after it looks at every
+ * version once, as it finds no record of an earlier one). The version is
+ * read again under the write lock: another process opening the database at
+ * the same time may have upgraded it already, and then there is nothing to
+ * do.
  */
 static int upgrade_schema(sqlite3 *db, int *version)
 {
@@ -353,6 +362,13 @@ static int upgrade_schema(sqlite3 *db, int *version)
                      "INSERT INTO content_refs(sha256, refs) SELECT sha256, refs FROM contents;"
                      "ALTER TABLE contents DROP COLUMN refs;"
                      "UPDATE meta SET value = '3' WHERE key = 'schema';",
+                     NULL, NULL, &msg) != SQLITE_OK)
+        goto fail;
+    if (*version >= 1 && *version <= 3 &&
+        sqlite3_exec(db,
+                     "CREATE INDEX IF NOT EXISTS versions_at ON versions(at);"
+                     "DELETE FROM meta WHERE key IN ('expired_before', 'expiry_seen');"
+                     "UPDATE meta SET value = '4' WHERE key = 'schema';",
                      NULL, NULL, &msg) != SQLITE_OK)
         goto fail;
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
@@ -481,7 +497,7 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             }
             version = schema_version(h->db);
         }
-        if ((version == 1 || version == 2) && (rc = upgrade_schema(h->db, &version)) < 0)
+        if (version >= 1 && version < SCHEMA_VERSION && (rc = upgrade_schema(h->db, &version)) < 0)
             goto done;
         if (version != SCHEMA_VERSION) {
             rc = mt_error_set(MT_EINVAL,
@@ -848,34 +864,89 @@ static int days_due(mt_hist *h)
     return now_ms() - h->last_days_run >= 60000;
 }
 
-/* Versions older than `days` before `now` go, except each memory's newest
- * (a live memory's is its current content). */
+/*
+ * Versions older than `days` before `now` go, except each memory's newest
+ * (a live memory's is its current content), in work that grows with what
+ * changed since the last prune, not with the whole history (a scan of every
+ * version was 5 ms of each one-shot write in a history of 100,000).
+ *
+ * meta keeps how far the last prune got: every version older than
+ * 'expired_before' is gone or was its memory's newest then, and
+ * 'expiry_seen' was the newest id + 1 then. So a prune deletes
+ *   - among versions from expired_before to the cut (by the index on
+ *     `at`), those that are not their memory's newest, and
+ *   - among the versions of memories that have one since expiry_seen, those
+ *     older than the cut that are no longer the newest (a memory left alone
+ *     past the cut, then changed).
+ * Without a record (a new or upgraded database) the first prune looks at
+ * every version older than the cut, once.
+ */
 static int prune_days_at(mt_hist *h, unsigned days, int64_t now)
 {
+    static const char *const q_state =
+        "SELECT (SELECT value FROM meta WHERE key = 'expired_before'),"
+        "  (SELECT value FROM meta WHERE key = 'expiry_seen'),"
+        "  (SELECT coalesce(max(id), 0) FROM versions)";
+    static const char *const q_range =
+        "DELETE FROM versions WHERE at >= ?1 AND at < ?2 AND EXISTS (SELECT 1 FROM versions n "
+        "WHERE n.memory_id = versions.memory_id AND n.id > versions.id) RETURNING sha256";
+    /* Written so that the memories come from the newest versions by id,
+     * not from a DISTINCT over the index of all of them. */
+    static const char *const q_touched =
+        "DELETE FROM versions WHERE id IN (SELECT o.id FROM versions o WHERE o.memory_id IN "
+        "(SELECT memory_id FROM versions WHERE id >= ?1) AND o.at < ?2 AND EXISTS (SELECT 1 "
+        "FROM versions n WHERE n.memory_id = o.memory_id AND n.id > o.id)) RETURNING sha256";
+    static const char *const q_keep =
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('expired_before', ?1), "
+        "('expiry_seen', ?2)";
     sqlite3_stmt *s = NULL;
-    int rc;
+    int64_t cut = now - (int64_t)days * MS_PER_DAY, before = 0, seen = 0, newest = 0;
+    int known = 0, rc = 0;
 
-    /* Most runs find nothing that old: a scan says so for much less than
-     * the DELETE's list of each memory's newest version (a tenth of a
-     * one-shot `memtool log` of 10,000 versions). */
-    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM versions WHERE at < ?1 LIMIT 1", -1, &s, NULL) !=
-        SQLITE_OK)
-        return db_error(h, "cannot prune");
-    sqlite3_bind_int64(s, 1, now - (int64_t)days * MS_PER_DAY);
-    rc = sqlite3_step(s);
+    if (sqlite3_prepare_v2(h->db, q_state, -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        goto fail;
+    known = sqlite3_column_type(s, 0) != SQLITE_NULL && sqlite3_column_type(s, 1) != SQLITE_NULL;
+    before = known ? sqlite3_column_int64(s, 0) : 0;
+    seen = known ? sqlite3_column_int64(s, 1) : 0;
+    newest = sqlite3_column_int64(s, 2);
     sqlite3_finalize(s);
     s = NULL;
-    if (rc == SQLITE_DONE)
-        return 0;
-    if (rc != SQLITE_ROW)
-        return db_error(h, "cannot prune");
-    if (sqlite3_prepare_v2(h->db,
-                           "DELETE FROM versions WHERE at < ?1 AND id NOT IN "
-                           "(SELECT max(id) FROM versions GROUP BY memory_id) RETURNING sha256",
-                           -1, &s, NULL) != SQLITE_OK)
-        return db_error(h, "cannot prune");
-    sqlite3_bind_int64(s, 1, now - (int64_t)days * MS_PER_DAY);
-    rc = drop_returned(h, s);
+
+    if (!known)
+        before = INT64_MIN;
+    if (before < cut) {
+        if (sqlite3_prepare_v2(h->db, q_range, -1, &s, NULL) != SQLITE_OK)
+            goto fail;
+        sqlite3_bind_int64(s, 1, before);
+        sqlite3_bind_int64(s, 2, cut);
+        if ((rc = drop_returned(h, s)) < 0)
+            goto done;
+        sqlite3_finalize(s);
+        s = NULL;
+    }
+    if (known && seen <= newest) {
+        if (sqlite3_prepare_v2(h->db, q_touched, -1, &s, NULL) != SQLITE_OK)
+            goto fail;
+        sqlite3_bind_int64(s, 1, seen);
+        sqlite3_bind_int64(s, 2, cut);
+        if ((rc = drop_returned(h, s)) < 0)
+            goto done;
+        sqlite3_finalize(s);
+        s = NULL;
+    }
+    /* A cut earlier than the last (more days now) is where the record
+     * holds from: versions between the two stay, and are looked at again. */
+    if (sqlite3_prepare_v2(h->db, q_keep, -1, &s, NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(s, 1, cut);
+    sqlite3_bind_int64(s, 2, newest + 1);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        goto fail;
+    goto done;
+fail:
+    rc = db_error(h, "cannot prune");
+done:
     sqlite3_finalize(s);
     return rc;
 }

@@ -357,6 +357,124 @@ static void test_batch_prunes_as_direct(void **state)
 }
 
 /*
+ * The prune by days: what goes is what always went (each memory's versions
+ * older than the cut but its newest), and a prune reads what changed since
+ * the last one, not the whole history. Two histories differ only in how
+ * many memories were left alone past the cut (each such memory's one
+ * version is its newest, kept); the same changes then prune the same, and
+ * the prune after the first costs the big one about what it costs the
+ * small one, counted in SQLite's virtual-machine steps (a scan of every
+ * version, as before, costs a hundred times more).
+ */
+static int count_step(void *p)
+{
+    ++*(long *)p;
+    return 0;
+}
+
+/* One change of `path` (made if new) in a handle of its own, whose commit
+ * prunes by `days` (due: a new handle); returns its VM steps. */
+static long prune_change(side *s, const char *path, const char *id, const char *data, unsigned days)
+{
+    mt_hist_event e =
+        EV(id ? MT_VERSION_CREATED : MT_VERSION_MODIFIED, path, NULL, id, "library", data);
+    mt_store_op op;
+    long steps = 0;
+    int64_t vid;
+
+    mt_store_op_init(&op);
+    op.history_days = days;
+    mt_hist_close(s->h);
+    side_open(s);
+    sqlite3_progress_handler(mt_hist_sqlite(s->h), 1, count_step, &steps);
+    assert_int_equal(mt_hist_begin(s->h), 0);
+    if (mt_hist_record(s->h, &vid, &e) < 0)
+        fail_msg("record: %s", mt_error_last()->message);
+    if (mt_hist_commit(s->h, &op) < 0)
+        fail_msg("commit: %s", mt_error_last()->message);
+    sqlite3_progress_handler(mt_hist_sqlite(s->h), 0, NULL, NULL);
+    return steps;
+}
+
+static void test_prune_days_follows_changes(void **state)
+{
+    static const int stale[2] = {100, 20000};
+    long cost[2];
+    char path[64], id[32], sql[256];
+    size_t k;
+    int i, j;
+    (void)state;
+
+    for (k = 0; k < 2; k++) {
+        side s;
+        int64_t vid;
+
+        memset(&s, 0, sizeof(s));
+        mt_test_scratch_make(s.dir, sizeof(s.dir), "hist-days");
+        s.dirfd = open(s.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(s.dirfd >= 0);
+        side_open(&s);
+        /* 200 days ago: the stale memories, one version each; a.md with
+         * three, z.md with one. */
+        assert_int_equal(mt_hist_begin(s.h), 0);
+        for (i = 0; i < stale[k]; i++) {
+            mt_hist_event e;
+            snprintf(path, sizeof(path), "old/%05d.md", i);
+            snprintf(id, sizeof(id), "mem_%016x", (unsigned)i);
+            e = (mt_hist_event)EV(MT_VERSION_CREATED, path, NULL, id, "library", "left alone");
+            assert_int_equal(mt_hist_record(s.h, &vid, &e), 0);
+        }
+        for (j = 0; j < 3; j++) {
+            char data[16];
+            mt_hist_event e = EV(j ? MT_VERSION_MODIFIED : MT_VERSION_CREATED, "a.md", NULL,
+                                 j ? NULL : "mem_aaaaaaaaaaaaaaaa", "library", NULL);
+            snprintf(data, sizeof(data), "a %d", j);
+            e.data = data;
+            e.len = strlen(data);
+            assert_int_equal(mt_hist_record(s.h, &vid, &e), 0);
+        }
+        {
+            mt_hist_event e =
+                EV(MT_VERSION_CREATED, "z.md", NULL, "mem_zzzzzzzzzzzzzzzz", "library", "z 0");
+            assert_int_equal(mt_hist_record(s.h, &vid, &e), 0);
+        }
+        assert_int_equal(mt_hist_commit(s.h, NULL), 0);
+        snprintf(sql, sizeof(sql), "UPDATE versions SET at = at - %lld", 200 * DAY_MS);
+        exec_ok(&s, sql);
+
+        /* The first prune has no record of an earlier one: a's older
+         * versions go; every memory's newest stays. */
+        prune_change(&s, "a.md", NULL, "a 3", 90);
+        assert_int_equal(versions_of(&s, "mem_aaaaaaaaaaaaaaaa"), 1);
+        assert_int_equal(versions_of(&s, "mem_zzzzzzzzzzzzzzzz"), 1);
+        assert_int_equal(versions_of(&s, "mem_0000000000000000"), 1);
+        /* z.md, left alone past the cut, then changed: its old version goes
+         * at the next prune, though it was older than the last cut. */
+        prune_change(&s, "z.md", NULL, "z 1", 90);
+        assert_int_equal(versions_of(&s, "mem_zzzzzzzzzzzzzzzz"), 1);
+        {
+            char *text = versions_text(&s);
+            assert_non_null(strstr(text, " z.md 3 z 1\n"));
+            assert_null(strstr(text, " z.md 3 z 0\n"));
+            free(text);
+        }
+        /* A new memory and one more change: nothing else goes. */
+        prune_change(&s, "b.md", "mem_bbbbbbbbbbbbbbbb", "b 0", 90);
+        cost[k] = prune_change(&s, "b.md", NULL, "b 1", 90);
+        assert_int_equal(versions_of(&s, "mem_bbbbbbbbbbbbbbbb"), 2);
+        assert_int_equal(versions_of(&s, "mem_0000000000000000"), 1);
+        snprintf(id, sizeof(id), "mem_%016x", (unsigned)(stale[k] - 1));
+        assert_int_equal(versions_of(&s, id), 1);
+        mt_hist_close(s.h);
+        close(s.dirfd);
+        assert_int_equal(mt_test_scratch_remove(s.dir), 0);
+    }
+    if (cost[1] > 2 * cost[0])
+        fail_msg("a prune after %d memories left alone took %ld VM steps, after %d %ld", stale[1],
+                 cost[1], stale[0], cost[0]);
+}
+
+/*
  * A log moved away (or replaced) between two changes of one handle: the
  * second change's version goes into the log the name holds now, where
  * loads find it, not into the file that was moved.
@@ -475,6 +593,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_view_then_edit_logged),
         cmocka_unit_test(test_batch_prunes_as_direct),
+        cmocka_unit_test(test_prune_days_follows_changes),
         cmocka_unit_test(test_log_moved_away),
         cmocka_unit_test(test_log_readers_agree),
     };

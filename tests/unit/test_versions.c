@@ -1016,7 +1016,8 @@ static void sql_ok(sqlite3 *db, const char *sql)
 }
 
 /* The history's content table as schemas 1 and 2 had it (each content's
- * count in its row), marked schema `version`. */
+ * count in its row), without schema 4's index of versions by time, marked
+ * schema `version`. */
 static void old_layout(const mt_test_store *ts, const char *version)
 {
     char sql[1024];
@@ -1030,6 +1031,7 @@ static void old_layout(const mt_test_store *ts, const char *version)
              "  JOIN content_refs r USING (sha256);"
              "DROP TABLE contents; DROP TABLE content_refs;"
              "ALTER TABLE old RENAME TO contents;"
+             "DROP INDEX versions_at;"
              "UPDATE meta SET value = '%s' WHERE key = 'schema';"
              "COMMIT;",
              version);
@@ -1067,7 +1069,7 @@ static int schema_get(const mt_test_store *ts)
 }
 
 /* A history of schema 1 (from before versions could wait in its log) is
- * brought to 3 when this memtool opens it, so that a memtool that knows only
+ * brought to 4 when this memtool opens it, so that a memtool that knows only
  * 1, which would not load the log, refuses it from then on; a newer schema
  * is refused here with the same error. */
 static void test_schema_marked(void **state)
@@ -1084,7 +1086,7 @@ static void test_schema_marked(void **state)
     assert_int_equal(n, 1);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
-    assert_int_equal(schema_get(&ts), 3);
+    assert_int_equal(schema_get(&ts), 4);
     old_layout(&ts, "1");
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":"
@@ -1093,11 +1095,11 @@ static void test_schema_marked(void **state)
     assert_int_equal(n, 2);
     mt_versions_free(v, n);
     mt_memory_free(ts.mem);
-    assert_int_equal(schema_get(&ts), 3);
-    schema_set(&ts, "4");
+    assert_int_equal(schema_get(&ts), 4);
+    schema_set(&ts, "5");
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
-    assert_non_null(strstr(mt_error_last()->message, "schema 4, and this memtool knows 3"));
+    assert_non_null(strstr(mt_error_last()->message, "schema 5, and this memtool knows 4"));
     mt_test_store_free(&ts);
 }
 
@@ -1256,12 +1258,14 @@ static void test_schema_upgrade(void **state)
         assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    assert_int_equal(schema_get(&ts), 3);
+    assert_int_equal(schema_get(&ts), 4);
     db = hist_db(&ts);
     assert_int_equal(
         sql_long(db, "SELECT count(*) FROM pragma_table_info('contents') WHERE name = 'refs'",
                  NULL),
         0);
+    assert_int_equal(
+        sql_long(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'versions_at'", NULL), 1);
     assert_int_equal(refs_of(db, "one\n"), 3);
     assert_int_equal(refs_of(db, "two\n"), 1);
     assert_int_equal(sql_long(db, "SELECT count(*) FROM versions", NULL), 5);
@@ -1324,7 +1328,7 @@ static void test_schema_upgrade_atomic(void **state)
     sqlite3_close(db);
     assert_int_equal(mt_memory_open(&ts.mem, ts.root, NULL), 0);
     assert_true(mt_memory_log(&v, &n, ts.mem, NULL) < 0);
-    assert_non_null(strstr(mt_error_last()->message, "cannot upgrade it from schema 2 to 3"));
+    assert_non_null(strstr(mt_error_last()->message, "cannot upgrade it from schema 2 to 4"));
     assert_int_equal(schema_get(&ts), 2);
     db = hist_db(&ts);
     assert_int_equal(
