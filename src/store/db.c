@@ -70,12 +70,14 @@ static int usage_row(void *payload, const mt_db_value *cols, size_t ncols)
 {
     mt_db_txn *t = payload;
 
-    if (ncols < 4)
+    if (ncols < 6)
         return mt_error_set(MT_EIO, "the store's usage row is damaged");
     t->usage.bytes = cols[0].i > 0 ? (uint64_t)cols[0].i : 0;
     t->usage.files = cols[1].i > 0 ? (uint64_t)cols[1].i : 0;
     t->usage.dirs = cols[2].i > 0 ? (uint64_t)cols[2].i : 0;
     t->next_version = cols[3].i > 0 ? cols[3].i : 1;
+    t->expired_before = cols[4].i;
+    t->expiry_seen = cols[5].i > 0 ? cols[5].i : 0;
     return 0;
 }
 
@@ -96,10 +98,14 @@ static int usage_get(mt_db *db, mt_db_txn *t)
 
 static int usage_put(mt_db *db, const mt_db_txn *t)
 {
-    mt_db_value a[5] = {mt_db_text(db->tenant), mt_db_int((int64_t)t->usage.bytes),
-                        mt_db_int((int64_t)t->usage.files), mt_db_int((int64_t)t->usage.dirs),
-                        mt_db_int(t->next_version)};
-    int64_t n = mt_db_exec(db, MT_DB_USAGE_SET, a, 5, NULL, NULL);
+    mt_db_value a[7] = {mt_db_text(db->tenant),
+                        mt_db_int((int64_t)t->usage.bytes),
+                        mt_db_int((int64_t)t->usage.files),
+                        mt_db_int((int64_t)t->usage.dirs),
+                        mt_db_int(t->next_version),
+                        mt_db_int(t->expired_before),
+                        mt_db_int(t->expiry_seen)};
+    int64_t n = mt_db_exec(db, MT_DB_USAGE_SET, a, 7, NULL, NULL);
 
     return n < 0 ? (int)n : 0;
 }

@@ -52,7 +52,8 @@
  * its own DDL; paths compare by bytes: COLLATE "C" in PostgreSQL):
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)   ('schema', '1')
- *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8)
+ *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8,
+ *         expired_before INT8, expiry_seen INT8 (schema 5, both default 0))
  *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
  *         sha256 TEXT NULL, size INT8, accessed INT8, modified INT8 (schema 2),
  *         PRIMARY KEY (tenant, path))
@@ -64,7 +65,8 @@
  *            redacted INT, PRIMARY KEY (tenant, id))
  *   search_docs(tenant TEXT, path TEXT, sha256 TEXT, words, PRIMARY KEY (tenant, path))
  *         (schema 3)
- *   indexes: versions(tenant, memory_id, id), versions(tenant, path, id)
+ *   indexes: versions(tenant, memory_id, id), versions(tenant, path, id),
+ *         versions(tenant, at) (schema 5)
  *
  * A directory is a node of kind 2 with NULL memory_id and sha256 and size 0;
  * the root "" is no row. A file's `accessed` is its last access in ms since
@@ -108,7 +110,7 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 4
+#define MT_DB_SCHEMA_VERSION 5
 
 typedef enum {
     MT_DB_NULL = 0,
@@ -166,8 +168,10 @@ typedef int (*mt_db_row_cb)(void *payload, const mt_db_value *cols, size_t ncols
 typedef enum {
     /* usage(tenant, bytes, files, dirs, next_version) */
     MT_DB_USAGE_ENSURE, /* (tenant): the tenant's row, made if missing */
-    MT_DB_USAGE_GET,    /* (tenant) -> bytes, files, dirs, next_version */
-    MT_DB_USAGE_SET,    /* (tenant, bytes, files, dirs, next_version) */
+    MT_DB_USAGE_GET,    /* (tenant) -> bytes, files, dirs, next_version, expired_before,
+                           expiry_seen */
+    MT_DB_USAGE_SET,    /* (tenant, bytes, files, dirs, next_version, expired_before,
+                           expiry_seen) */
     /* nodes(tenant, path, kind, memory_id, sha256, size) */
     MT_DB_NODE_GET,             /* (tenant, path) -> kind, memory_id, sha256, size */
     MT_DB_NODE_PUT,             /* (tenant, path, kind, memory_id, sha256, size): insert */
@@ -203,8 +207,9 @@ typedef enum {
     MT_DB_VERSION_NTH,      /* (tenant, memory_id, n) -> id of the memory's n-th newest version
                                (0 the newest) */
     MT_DB_VERSIONS_UPTO,    /* (tenant, memory_id, id) -> id, sha256 of its versions <= id */
-    MT_DB_VERSIONS_EXPIRED, /* (tenant, before_at) -> id, sha256 of the versions made before
-                               before_at that are not their memory's newest */
+    MT_DB_VERSIONS_EXPIRED, /* (tenant, from_at, before_at) -> id, sha256 of the versions
+                               made from from_at to before before_at that are not their
+                               memory's newest (by an index of versions by time) */
     MT_DB_VERSION_DELETE,   /* (tenant, id) */
     MT_DB_CONTENT_GET,      /* (tenant, sha256) -> data */
     MT_DB_NODE_OF_MEMORY,   /* (tenant, memory_id) -> path of the live node holding it */
@@ -252,6 +257,10 @@ typedef enum {
     /* Counts of references (schema 4). */
     MT_DB_REFS_NEW,  /* (tenant, sha256): a new content_refs row with refs 1 */
     MT_DB_REFS_DROP, /* (tenant, sha256): delete the content_refs row when refs <= 0 */
+    /* Expiry's progress (schema 5). */
+    MT_DB_VERSIONS_SUPERSEDED, /* (tenant, from_id, before_at) -> id, sha256 of the versions
+                                  made before before_at, of memories with a version of
+                                  id >= from_id, that are not their memory's newest */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

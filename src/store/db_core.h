@@ -30,6 +30,10 @@ typedef struct {
     mt_store_op *op;
     mt_store_usage usage;
     int64_t next_version;
+    /* How far the prune by days got (mt_db_prune_days): every version made
+     * before expired_before is gone or was its memory's newest then, and
+     * expiry_seen was next_version then (0: no prune yet). */
+    int64_t expired_before, expiry_seen;
     int dropped; /* content was erased (prune, redact): scrub after the commit */
 } mt_db_txn;
 

@@ -219,6 +219,15 @@ static const char schema_v4[] =
     "ALTER TABLE memtool.contents DROP COLUMN refs;" ROW_SECURITY(
         "content_refs") "UPDATE memtool.meta SET value = '4' WHERE key = 'schema'";
 
+/* Schema 5: how far the prune by days got, in each tenant's usage row (0:
+ * none yet), and versions indexed by time (mt_db_prune_days). Adding a
+ * column with a constant default rewrites nothing. */
+static const char schema_v5[] =
+    "ALTER TABLE memtool.usage ADD COLUMN expired_before int8 NOT NULL DEFAULT 0,"
+    " ADD COLUMN expiry_seen int8 NOT NULL DEFAULT 0;"
+    "CREATE INDEX versions_at ON memtool.versions(tenant, at);"
+    "UPDATE memtool.meta SET value = '5' WHERE key = 'schema'";
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 /* Overwrite every occurrence of secret in s (len >= 1). */
@@ -568,6 +577,11 @@ steps:
     }
     if (version < 4) {
         if ((rc = run(c, schema_v4, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 4",
+                      0)) < 0)
+            goto done;
+    }
+    if (version < 5) {
+        if ((rc = run(c, schema_v5, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 5",
                       0)) < 0)
             goto done;
     }

@@ -18,6 +18,11 @@ mt_db_value mt_db_text(const char *s)
     "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, redacted "            \
     "FROM versions "
 
+/* A version (row alias v) that a later version of its memory follows. */
+#define NOT_NEWEST(v)                                                                              \
+    "EXISTS (SELECT 1 FROM versions n WHERE n.tenant = " v ".tenant AND n.memory_id = " v          \
+    ".memory_id AND n.id > " v ".id)"
+
 /* col at or beneath ?2 (bounds ?3, ?4), or anywhere when ?2 is the root "". */
 #define IN_RANGE(col) "(CAST(?2 AS TEXT) = '' OR " col " = ?2 OR (" col " > ?3 AND " col " < ?4))"
 
@@ -25,9 +30,10 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
                            "SELECT ?1, 0, 0, 0, 1 WHERE NOT EXISTS "
                            "(SELECT 1 FROM usage WHERE tenant = ?1)",
-    [MT_DB_USAGE_GET] = "SELECT bytes, files, dirs, next_version FROM usage WHERE tenant = ?1",
-    [MT_DB_USAGE_SET] = "UPDATE usage SET bytes = ?2, files = ?3, dirs = ?4, next_version = ?5 "
-                        "WHERE tenant = ?1",
+    [MT_DB_USAGE_GET] = "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen "
+                        "FROM usage WHERE tenant = ?1",
+    [MT_DB_USAGE_SET] = "UPDATE usage SET bytes = ?2, files = ?3, dirs = ?4, next_version = ?5, "
+                        "expired_before = ?6, expiry_seen = ?7 WHERE tenant = ?1",
     [MT_DB_NODE_GET] =
         "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODE_PUT] = "INSERT INTO nodes(tenant, path, kind, memory_id, sha256, size) "
@@ -77,9 +83,8 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                           "ORDER BY id DESC LIMIT 1 OFFSET ?3",
     [MT_DB_VERSIONS_UPTO] = "SELECT id, sha256 FROM versions WHERE tenant = ?1 AND "
                             "memory_id = ?2 AND id <= ?3",
-    [MT_DB_VERSIONS_EXPIRED] = "SELECT id, sha256 FROM versions WHERE tenant = ?1 AND at < ?2 "
-                               "AND id NOT IN (SELECT max(id) FROM versions WHERE tenant = ?1 "
-                               "GROUP BY memory_id)",
+    [MT_DB_VERSIONS_EXPIRED] = "SELECT o.id, o.sha256 FROM versions o WHERE o.tenant = ?1 AND "
+                               "o.at >= ?2 AND o.at < ?3 AND " NOT_NEWEST("o"),
     [MT_DB_VERSION_DELETE] = "DELETE FROM versions WHERE tenant = ?1 AND id = ?2",
     [MT_DB_READ_WHOLE] = "SELECT n.kind, n.size, CASE WHEN n.size <= ?3 THEN c.data END "
                          "FROM nodes n LEFT JOIN contents c ON c.tenant = n.tenant AND "
@@ -130,4 +135,10 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                       "n.sha256 AND substr(d.sha256, 65) = ?8))) ORDER BY n.path LIMIT ?6",
     [MT_DB_REFS_NEW] = "INSERT INTO content_refs(tenant, sha256, refs) VALUES (?1, ?2, 1)",
     [MT_DB_REFS_DROP] = "DELETE FROM content_refs WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 0",
+    /* The memories come from the newest versions by id, not from a DISTINCT
+     * over the index of all of them. */
+    [MT_DB_VERSIONS_SUPERSEDED] =
+        "SELECT o.id, o.sha256 FROM versions o WHERE o.tenant = ?1 AND o.memory_id IN "
+        "(SELECT memory_id FROM versions WHERE tenant = ?1 AND id >= ?2) AND o.at < ?3 "
+        "AND " NOT_NEWEST("o"),
 };

@@ -318,10 +318,30 @@ static const char search_clean_check[] =
     "CREATE TABLE content_refs(tenant TEXT NOT NULL, sha256 TEXT NOT NULL,"                        \
     "  refs INTEGER NOT NULL, PRIMARY KEY (tenant, sha256)) WITHOUT ROWID;"
 
+/* Schema 5: how far the prune by days got, and versions indexed by time
+ * (mt_db_prune_days). */
+#define EXPIRY_COLUMNS                                                                             \
+    "expired_before INTEGER NOT NULL DEFAULT 0, expiry_seen INTEGER NOT NULL DEFAULT 0"
+#define VERSIONS_AT "CREATE INDEX versions_at ON versions(tenant, at);"
+/* What the planner is told of versions, in place of statistics: a tenant is
+ * most of the table (one user's file holds one or a few), and a memory has
+ * a few versions. Without it SQLite takes `tenant = ?` for as selective as
+ * any key, and reads a memory's versions, or a prune's, by walking every
+ * version of the tenant. ANALYZE of sqlite_schema makes the table, and, run
+ * again, has the connection read what was put in it. */
+#define VERSIONS_STATS                                                                             \
+    "ANALYZE sqlite_schema; DELETE FROM sqlite_stat1 WHERE tbl = 'versions';"                      \
+    "INSERT INTO sqlite_stat1(tbl, idx, stat) VALUES"                                              \
+    "  ('versions', 'sqlite_autoindex_versions_1', '1000000 1000000 1'),"                          \
+    "  ('versions', 'versions_memory', '1000000 1000000 10 1'),"                                   \
+    "  ('versions', 'versions_path', '1000000 1000000 10 1'),"                                     \
+    "  ('versions', 'versions_at', '1000000 1000000 2');"                                          \
+    "ANALYZE sqlite_schema;"
+
 static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
-    "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL) WITHOUT ROWID;"
+    "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL, " EXPIRY_COLUMNS ") WITHOUT ROWID;"
     "CREATE TABLE nodes(tenant TEXT NOT NULL, path TEXT NOT NULL, kind INTEGER NOT NULL,"
     "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, accessed INTEGER NOT NULL DEFAULT 0,"
     "  modified INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, path)) WITHOUT ROWID;"
@@ -333,8 +353,8 @@ static const char schema[] =
     "  PRIMARY KEY (tenant, id)) WITHOUT ROWID;"
     "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
     "CREATE INDEX versions_path ON versions(tenant, path, id);"
-    "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);" SEARCH_SCHEMA
-    "INSERT INTO meta VALUES ('schema', '4');";
+    "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);" VERSIONS_AT VERSIONS_STATS
+        SEARCH_SCHEMA "INSERT INTO meta VALUES ('schema', '5');";
 
 /* From each schema to the next: a file holds one user's memories (no
  * operator stands between), so an older store is brought up to date when
@@ -346,7 +366,10 @@ static const char schema[] =
  * than at later changes of its count. Keeping the column unused would
  * spare the upgrade that, but a store made new and one upgraded would then
  * differ, and the column (NOT NULL, without a default) would still have to
- * be written by every new content. */
+ * be written by every new content. Schema 5: the record of how far the prune
+ * by days got, in each tenant's usage row (0: none yet, so the first prune
+ * looks at every version once), the index of versions by time, and what the
+ * planner is told of versions (VERSIONS_STATS). */
 static const char *const upgrades[] = {
     NULL,
     "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
@@ -359,6 +382,9 @@ static const char *const upgrades[] = {
                        "  SELECT tenant, sha256, refs FROM contents;"
                        "ALTER TABLE contents DROP COLUMN refs;"
                        "UPDATE meta SET value = '4' WHERE key = 'schema';",
+    "ALTER TABLE usage ADD COLUMN expired_before INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE usage ADD COLUMN expiry_seen INTEGER NOT NULL DEFAULT 0;" VERSIONS_AT
+        VERSIONS_STATS "UPDATE meta SET value = '5' WHERE key = 'schema';",
 };
 
 /* The first column of a row as a number (a count, a schema version). */

@@ -124,10 +124,20 @@ static void grant_memtool(PGconn *owner)
                   "TO memtool");
 }
 
+/* What schema 4 was, made from this memtool's: no record of the prune by
+ * days, no index of versions by time. */
+static void to_schema_4(PGconn *su)
+{
+    sql_ok(su, "DROP INDEX memtool.versions_at;"
+               "ALTER TABLE memtool.usage DROP COLUMN expired_before, DROP COLUMN expiry_seen;"
+               "UPDATE memtool.meta SET value = '4' WHERE key = 'schema'");
+}
+
 /* What schema 3 was, made by the superuser (past row security) from this
  * memtool's: each content's count a column of its row, no content_refs. */
 static void to_schema_3(PGconn *su)
 {
+    to_schema_4(su);
     sql_ok(su, "ALTER TABLE memtool.contents ADD COLUMN refs int8;"
                "UPDATE memtool.contents c SET refs = r.refs FROM memtool.content_refs r "
                "WHERE r.tenant = c.tenant AND r.sha256 = c.sha256;"
@@ -338,9 +348,9 @@ static void test_errors(void **state)
 
     /* A schema from a newer memtool; then one older than this one's. */
     owner = pg_connect(owner_url);
-    sql_ok(owner, "UPDATE memtool.meta SET value = '5' WHERE key = 'schema'");
+    sql_ok(owner, "UPDATE memtool.meta SET value = '6' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 5, newer than this memtool's 4",
+    one_line(mt_error_last()->message, "schema version 6, newer than this memtool's 5",
              "upgrade memtool", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), MT_EINVAL);
     one_line(mt_error_last()->message, "newer", NULL, NULL);
@@ -354,7 +364,7 @@ static void test_errors(void **state)
     sql_ok(owner, "DROP TABLE memtool.search_docs");
     sql_ok(owner, "UPDATE memtool.meta SET value = '1' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 4",
+    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 5",
              "memtool store upgrade URL", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
     grant_memtool(owner);
@@ -371,7 +381,7 @@ static void test_errors(void **state)
         sql_ok(owner, "DROP TABLE memtool.search_docs");
         sql_ok(owner, "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'");
         assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 4",
+        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 5",
                  "memtool store upgrade URL", NULL);
         assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
         assert_int_equal(sql_long(owner, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
@@ -429,6 +439,32 @@ static long refs_at(PGconn *su, const char *tenant, const char *path)
     return sql_long(su, q);
 }
 
+/* The prune by days (mt_test_days_prune) on the server, in a tenant of its
+ * own; the superuser sets the versions back, past row security. */
+static mt_memory *days_open(void *ctx, const mt_options *opts)
+{
+    (void)ctx;
+    return open_memory("days", opts);
+}
+
+static void days_age(void *ctx, int64_t ms)
+{
+    char q[160];
+
+    snprintf(q, sizeof(q), "UPDATE memtool.versions SET at = at - %lld WHERE tenant = 'days'",
+             (long long)ms);
+    sql_ok(ctx, q);
+}
+
+static void test_prune_days(void **state)
+{
+    PGconn *su = pg_connect(admin);
+    (void)state;
+
+    mt_test_days_prune(days_open, days_age, su);
+    PQfinish(su);
+}
+
 /* Every tenant's counts, in one text. */
 #define ALL_COUNTS                                                                                 \
     "SELECT string_agg(tenant || ' ' || sha256 || ' ' || refs, ',' ORDER BY tenant, sha256) "      \
@@ -462,7 +498,7 @@ static void test_upgrade_refs(void **state)
 
     to_schema_3(su);
     assert_int_equal(mt_store_pg_open(&a, url, "refs_a"), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 3, older than this memtool's 4",
+    one_line(mt_error_last()->message, "schema version 3, older than this memtool's 5",
              "memtool store upgrade URL", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
     r = sql(su, PGRES_TUPLES_OK, ALL_COUNTS);
@@ -473,6 +509,14 @@ static void test_upgrade_refs(void **state)
                                   "table_schema = 'memtool' AND table_name = 'contents' AND "
                                   "column_name = 'refs'"),
                      0);
+    /* Schema 5's record of the prune by days (none yet) and its index. */
+    assert_int_equal(sql_long(su, "SELECT count(*) FROM memtool.usage WHERE tenant IN "
+                                  "('refs_a', 'refs_b') AND expired_before = 0 AND "
+                                  "expiry_seen = 0"),
+                     2);
+    assert_int_equal(sql_long(su, "SELECT count(*) FROM pg_indexes WHERE schemaname = 'memtool' "
+                                  "AND indexname = 'versions_at'"),
+                     1);
     assert_int_equal(sql_long(su, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
                                   "n.oid = c.relnamespace WHERE n.nspname = 'memtool' AND "
                                   "c.relname IN ('contents', 'content_refs') AND "
@@ -1450,6 +1494,7 @@ int main(void)
         cmocka_unit_test(test_schema_on_first_use),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_upgrade_refs),
+        cmocka_unit_test(test_prune_days),
         cmocka_unit_test(test_tenant_isolation),
         cmocka_unit_test(test_search_words),
         cmocka_unit_test(test_connection_lost),

@@ -292,3 +292,84 @@ void mt_test_refs_fixture(mt_store *a, mt_store *b)
     mt_test_store_op(&op, 0);
     assert_int_equal(a->create(a, &op, "lone.md", "lonely\n", 7), 0);
 }
+
+/* How many versions the memory at path has had that are kept. */
+static size_t versions_at(mt_memory *mem, const char *path)
+{
+    mt_log_query q;
+    mt_version *v = NULL;
+    size_t n = 0;
+
+    memset(&q, 0, sizeof(q));
+    q.path = path;
+    q.limit = 1000;
+    if (mt_memory_log(&v, &n, mem, &q) < 0)
+        fail_msg("log %s: %s", path, mt_error_last()->message);
+    mt_versions_free(v, n);
+    return n;
+}
+
+/* One change through a new handle: its prune by days is due. */
+static mt_memory *days_change(mt_memory *(*open)(void *, const mt_options *), void *ctx,
+                              const char *json)
+{
+    mt_options o;
+    mt_memory *mem;
+
+    mt_options_init(&o);
+    o.history_days = 90;
+    mem = open(ctx, &o);
+    mt_test_ok(mem, json);
+    return mem;
+}
+
+void mt_test_days_prune(mt_memory *(*open)(void *ctx, const mt_options *opts),
+                        void (*age)(void *ctx, int64_t ms), void *ctx)
+{
+    static const char *const before[] = {
+        "{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"a 0\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"0\","
+        "\"new_str\":\"1\"}",
+        "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"1\","
+        "\"new_str\":\"2\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/z.md\",\"file_text\":\"z 0\"}",
+        "{\"command\":\"create\",\"path\":\"/memories/old.md\",\"file_text\":\"left alone\"}",
+    };
+    mt_options o;
+    mt_memory *mem;
+    size_t i;
+
+    /* History with no limit on days while the past is made. */
+    mt_options_init(&o);
+    o.history_days = 0;
+    mem = open(ctx, &o);
+    for (i = 0; i < sizeof(before) / sizeof(before[0]); i++)
+        mt_test_ok(mem, before[i]);
+    assert_int_equal(versions_at(mem, "/memories/a.md"), 3);
+    mt_memory_free(mem);
+    age(ctx, 200LL * 86400000);
+
+    /* The first prune: a's older versions go, every newest stays. */
+    mem = days_change(open, ctx,
+                      "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\",\"old_str\":\"2\","
+                      "\"new_str\":\"3\"}");
+    assert_int_equal(versions_at(mem, "/memories/a.md"), 1);
+    assert_int_equal(versions_at(mem, "/memories/z.md"), 1);
+    assert_int_equal(versions_at(mem, "/memories/old.md"), 1);
+    mt_memory_free(mem);
+    /* z.md, left alone past the cut, then changed: its old version goes at
+     * the next prune, though it was older than the last prune's cut. */
+    mem = days_change(open, ctx,
+                      "{\"command\":\"str_replace\",\"path\":\"/memories/z.md\",\"old_str\":\"0\","
+                      "\"new_str\":\"1\"}");
+    mt_memory_free(mem);
+    mem = days_change(open, ctx,
+                      "{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"b\"}");
+    assert_int_equal(versions_at(mem, "/memories/z.md"), 1);
+    assert_int_equal(versions_at(mem, "/memories/old.md"), 1);
+    assert_int_equal(versions_at(mem, "/memories/a.md"), 1);
+    assert_int_equal(versions_at(mem, "/memories/b.md"), 1);
+    mt_test_expect(mem, "{\"command\":\"view\",\"path\":\"/memories/z.md\"}", 0,
+                   "Here's the content of /memories/z.md with line numbers:\n     1\tz 1");
+    mt_memory_free(mem);
+}

@@ -109,4 +109,13 @@ void mt_test_store_op(mt_store_op *op, int history);
  * "shared\n" counts 4 (two files, two versions), its "lonely\n" 1, b's 2. */
 void mt_test_refs_fixture(mt_store *a, mt_store *b);
 
+/* The prune by days on a database store, through memories: open(ctx) gives
+ * a new handle of the store (each prunes at its first change, as one-shot
+ * processes do), with history on and a 90-day limit; age(ctx, ms) sets
+ * every version of its tenant back by ms. Each memory's versions older
+ * than the cut go but its newest, also the version of a memory left alone
+ * past the cut and then changed. */
+void mt_test_days_prune(mt_memory *(*open)(void *ctx, const mt_options *opts),
+                        void (*age)(void *ctx, int64_t ms), void *ctx);
+
 #endif
