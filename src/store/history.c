@@ -864,6 +864,22 @@ static int days_due(mt_hist *h)
     return now_ms() - h->last_days_run >= 60000;
 }
 
+/* Run one of the prune's DELETE ... RETURNING statements (?1 a, ?2 b) and
+ * drop the contents it freed. */
+static int prune_by(mt_hist *h, const char *text, int64_t a, int64_t b)
+{
+    sqlite3_stmt *s = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(h->db, text, -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot prune");
+    sqlite3_bind_int64(s, 1, a);
+    sqlite3_bind_int64(s, 2, b);
+    rc = drop_returned(h, s);
+    sqlite3_finalize(s);
+    return rc;
+}
+
 /*
  * Versions older than `days` before `now` go, except each memory's newest
  * (a live memory's is its current content), in work that grows with what
@@ -915,26 +931,10 @@ static int prune_days_at(mt_hist *h, unsigned days, int64_t now)
 
     if (!known)
         before = INT64_MIN;
-    if (before < cut) {
-        if (sqlite3_prepare_v2(h->db, q_range, -1, &s, NULL) != SQLITE_OK)
-            goto fail;
-        sqlite3_bind_int64(s, 1, before);
-        sqlite3_bind_int64(s, 2, cut);
-        if ((rc = drop_returned(h, s)) < 0)
-            goto done;
-        sqlite3_finalize(s);
-        s = NULL;
-    }
-    if (known && seen <= newest) {
-        if (sqlite3_prepare_v2(h->db, q_touched, -1, &s, NULL) != SQLITE_OK)
-            goto fail;
-        sqlite3_bind_int64(s, 1, seen);
-        sqlite3_bind_int64(s, 2, cut);
-        if ((rc = drop_returned(h, s)) < 0)
-            goto done;
-        sqlite3_finalize(s);
-        s = NULL;
-    }
+    if (before < cut && (rc = prune_by(h, q_range, before, cut)) < 0)
+        goto done;
+    if (known && seen <= newest && (rc = prune_by(h, q_touched, seen, cut)) < 0)
+        goto done;
     /* A cut earlier than the last (more days now) is where the record
      * holds from: versions between the two stay, and are looked at again. */
     if (sqlite3_prepare_v2(h->db, q_keep, -1, &s, NULL) != SQLITE_OK)
