@@ -201,11 +201,25 @@ int mt_db_prune_memory(mt_db_txn *t, const char *memory_id)
  * version is counted out twice. Without a record (a new or upgraded store)
  * the first prune looks at every version older than the cut, once.
  */
+/* Delete the versions a statement of (tenant, a, b) lists, and their
+ * references to contents. */
+static int drop_listed(mt_db_txn *t, mt_db_stmt which, int64_t a, int64_t b)
+{
+    mt_db_value v[3] = {mt_db_text(t->db->tenant), mt_db_int(a), mt_db_int(b)};
+    gone_list l = {NULL, 0, 0};
+    int64_t n = mt_db_exec(t->db, which, v, 3, gone_row, &l);
+
+    if (n < 0) {
+        free(l.v);
+        return (int)n;
+    }
+    return drop_versions(t, &l);
+}
+
 int mt_db_prune_days(mt_db_txn *t)
 {
     unsigned days = t->op->history_days;
-    gone_list l = {NULL, 0, 0};
-    int64_t now = now_ms(), cut, from, n;
+    int64_t now = now_ms(), cut, from;
     int known, rc;
 
     if (!days || !t->op->history || now - t->db->last_days_run < 60000)
@@ -214,24 +228,11 @@ int mt_db_prune_days(mt_db_txn *t)
     cut = now - (int64_t)days * MS_PER_DAY;
     known = t->expiry_seen > 0;
     from = known ? t->expired_before : INT64_MIN;
-    if (from < cut) {
-        mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_int(from), mt_db_int(cut)};
-        if ((n = mt_db_exec(t->db, MT_DB_VERSIONS_EXPIRED, a, 3, gone_row, &l)) < 0) {
-            free(l.v);
-            return (int)n;
-        }
-        if ((rc = drop_versions(t, &l)) < 0)
-            return rc;
-    }
-    if (known && t->expiry_seen < t->next_version) {
-        mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_int(t->expiry_seen), mt_db_int(cut)};
-        if ((n = mt_db_exec(t->db, MT_DB_VERSIONS_SUPERSEDED, a, 3, gone_row, &l)) < 0) {
-            free(l.v);
-            return (int)n;
-        }
-        if ((rc = drop_versions(t, &l)) < 0)
-            return rc;
-    }
+    if (from < cut && (rc = drop_listed(t, MT_DB_VERSIONS_EXPIRED, from, cut)) < 0)
+        return rc;
+    if (known && t->expiry_seen < t->next_version &&
+        (rc = drop_listed(t, MT_DB_VERSIONS_SUPERSEDED, t->expiry_seen, cut)) < 0)
+        return rc;
     /* A cut earlier than the last (more days now) is where the record holds
      * from: the versions between the two stay, and are looked at again. */
     t->expired_before = cut;

@@ -367,7 +367,6 @@ static int upgrade_schema(sqlite3 *db, int *version)
     if (*version >= 1 && *version <= 3 &&
         sqlite3_exec(db,
                      "CREATE INDEX IF NOT EXISTS versions_at ON versions(at);"
-                     "DELETE FROM meta WHERE key IN ('expired_before', 'expiry_seen');"
                      "UPDATE meta SET value = '4' WHERE key = 'schema';",
                      NULL, NULL, &msg) != SQLITE_OK)
         goto fail;
@@ -864,6 +863,16 @@ static int days_due(mt_hist *h)
     return now_ms() - h->last_days_run >= 60000;
 }
 
+static int max_id(mt_hist *h, int64_t *out)
+{
+    sqlite3_stmt *s = stmt(h, S_MAX_ID);
+    int step = sqlite3_step(s);
+
+    *out = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    sqlite3_reset(s);
+    return step == SQLITE_ROW ? 0 : db_error(h, "cannot read the newest version");
+}
+
 /* Run one of the prune's DELETE ... RETURNING statements (?1 a, ?2 b) and
  * drop the contents it freed. */
 static int prune_by(mt_hist *h, const char *text, int64_t a, int64_t b)
@@ -901,8 +910,7 @@ static int prune_days_at(mt_hist *h, unsigned days, int64_t now)
 {
     static const char *const q_state =
         "SELECT (SELECT value FROM meta WHERE key = 'expired_before'),"
-        "  (SELECT value FROM meta WHERE key = 'expiry_seen'),"
-        "  (SELECT coalesce(max(id), 0) FROM versions)";
+        "  (SELECT value FROM meta WHERE key = 'expiry_seen')";
     static const char *const q_range =
         "DELETE FROM versions WHERE at >= ?1 AND at < ?2 AND EXISTS (SELECT 1 FROM versions n "
         "WHERE n.memory_id = versions.memory_id AND n.id > versions.id) RETURNING sha256";
@@ -925,9 +933,10 @@ static int prune_days_at(mt_hist *h, unsigned days, int64_t now)
     known = sqlite3_column_type(s, 0) != SQLITE_NULL && sqlite3_column_type(s, 1) != SQLITE_NULL;
     before = known ? sqlite3_column_int64(s, 0) : 0;
     seen = known ? sqlite3_column_int64(s, 1) : 0;
-    newest = sqlite3_column_int64(s, 2);
     sqlite3_finalize(s);
     s = NULL;
+    if ((rc = max_id(h, &newest)) < 0)
+        goto done;
 
     if (!known)
         before = INT64_MIN;
@@ -1108,16 +1117,6 @@ static int batch_end(mt_hist *h)
                               : memory_gone(h, h->over[i].path);
     over_clear(h);
     return rc;
-}
-
-static int max_id(mt_hist *h, int64_t *out)
-{
-    sqlite3_stmt *s = stmt(h, S_MAX_ID);
-    int step = sqlite3_step(s);
-
-    *out = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    sqlite3_reset(s);
-    return step == SQLITE_ROW ? 0 : db_error(h, "cannot read the newest version");
 }
 
 /* A load's prune by days: what the changes since the last one would have
