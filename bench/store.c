@@ -225,7 +225,8 @@ static const char pg_begin[] =
 static const struct {
     const char *name, *sql;
 } pg_stmts[] = {
-    {"usage_get", "SELECT bytes, files, dirs, next_version FROM usage WHERE tenant = $1"},
+    {"usage_get", "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen FROM "
+                  "usage WHERE tenant = $1"},
     {"node_get", "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = $1 AND path = $2"},
     {"content_get", "SELECT data FROM contents WHERE tenant = $1 AND sha256 = $2"},
     {"nth", "SELECT id FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY id DESC "
@@ -238,8 +239,8 @@ static const struct {
     {"version_put", "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, actor, "
                     "at, sha256, size, redacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
                     "0)"},
-    {"usage_set", "UPDATE usage SET bytes = $2, files = $3, dirs = $4, next_version = $5 WHERE "
-                  "tenant = $1"},
+    {"usage_set", "UPDATE usage SET bytes = $2, files = $3, dirs = $4, next_version = $5, "
+                  "expired_before = $6, expiry_seen = $7 WHERE tenant = $1"},
 };
 
 typedef struct {
@@ -310,7 +311,9 @@ static void pg_floor_write(pg_floor *f)
         f->newest = f->next_version++;
     }
     bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
-    PQclear(pg_run(f->pg, "usage_set", 5, (const char *[]){t, f->bytes, f->files, f->dirs, next}));
+    /* The prune's record, as memtool writes it back unchanged between prunes. */
+    PQclear(pg_run(f->pg, "usage_set", 7,
+                   (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"}));
     pg_simple(f->pg, "COMMIT");
 }
 
