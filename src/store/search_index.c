@@ -183,10 +183,11 @@ static int write_one(index_conn *c, const todo *t, const char *words, size_t len
     return step_done(c, c->st[Q_WORDS_PUT], "index a memory");
 }
 
-/* Read and cut a batch into words, then write it in one short transaction:
- * from t, as many memories as BATCH_DOCS and BATCH_BYTES allow (*used). */
+/* Read and cut a batch into words, then write it in one short transaction
+ * (or in the caller's, `held`): from t, as many memories as BATCH_DOCS and
+ * BATCH_BYTES allow (*used). */
 static int write_batch(size_t *used, size_t *written, index_conn *c, const todo *t, size_t n,
-                       mt_search_read_fn read, void *payload, size_t cap)
+                       mt_search_read_fn read, void *payload, size_t cap, int held)
 {
     mt_buf *words = NULL, content = MT_BUF_INIT;
     int *have = NULL;
@@ -221,7 +222,7 @@ static int write_batch(size_t *used, size_t *written, index_conn *c, const todo 
         bytes += words[i].len;
     }
     n = i;
-    if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    if (!held && sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_error(c->db, "begin a transaction");
         goto done;
     }
@@ -230,13 +231,14 @@ static int write_batch(size_t *used, size_t *written, index_conn *c, const todo 
         if (rc == 0 && mt_search_index_hook)
             mt_search_index_hook(*written + i + 1, 0);
     }
-    if (rc == 0 && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (rc == 0 && !held && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = db_error(c->db, "commit");
     if (rc < 0) {
-        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        if (!held)
+            sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
     } else {
         *written += n;
-        if (mt_search_index_hook)
+        if (mt_search_index_hook && !held)
             mt_search_index_hook(*written, 1);
     }
 done:
@@ -503,6 +505,64 @@ int mt_search_index_held(size_t *out, mt_search_index *ix, const char *path, siz
     return rc;
 }
 
+/*
+ * The answer after catching up. Another search may have written between
+ * this one's comparison and its query (its older reading of a file, under
+ * that file's older stamp): the query must not answer from that. When no
+ * other connection committed since the comparison (`seen`, its data
+ * version; NULL: unknown), the index is what it showed plus this search's
+ * writes, which is the files as found. Else the comparison runs again in
+ * the query's read; what differs then is written again under the write
+ * lock, and the query runs before the lock is let go, so that no other
+ * writer comes between.
+ */
+static int find_caught_up(mt_store_hit **out, size_t *count, index_conn *c,
+                          const sqlite3_int64 *seen, const mt_search_doc *now, size_t n,
+                          mt_search_read_fn read, void *payload, size_t cap,
+                          const mt_search_query *q, const char *path, size_t limit, size_t *written)
+{
+    todo *t = NULL;
+    size_t k = 0, at, used = 0;
+    sqlite3_int64 version = 0;
+    int rc = 0, locked;
+
+    for (locked = 0; locked < 2; locked++) {
+        if (sqlite3_exec(c->db, locked ? "BEGIN IMMEDIATE" : "BEGIN", NULL, NULL, NULL) !=
+            SQLITE_OK)
+            return db_error(c->db, "read the index");
+        if (locked) {
+            rc = plan(&t, &k, c, now, n, path);
+            for (at = 0; rc == 0 && at < k; at += used)
+                rc = write_batch(&used, written, c, t + at, k - at, read, payload, cap, 1);
+            if (rc == 0)
+                rc = find(out, count, c, q, path, limit);
+        } else if ((rc = find(out, count, c, q, path, limit)) == 0 &&
+                   (rc = data_version(&version, c)) == 0 && !(seen && version == *seen)) {
+            rc = plan(&t, &k, c, now, n, path);
+        }
+        if (rc == 0 && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            rc = db_error(c->db, "commit");
+        if (rc == 0 && locked && k && mt_search_index_hook)
+            mt_search_index_hook(*written, 1);
+        if (rc < 0)
+            sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        free(t);
+        t = NULL;
+        if (rc < 0 || k == 0 || locked)
+            break;
+        /* this read's answer is not the files' */
+        mt_store_hits_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    if (rc < 0) {
+        mt_store_hits_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
 int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
                         mt_search_docs_fn docs, void *docs_payload, mt_search_read_fn read,
                         void *payload, size_t cap, const mt_search_query *q, const char *path,
@@ -561,9 +621,10 @@ int mt_search_index_run(mt_store_hit **out, size_t *count, mt_search_index *ix,
     /* Else the index catches up, and the query runs again (and says again
      * what was wrong with it, when that was why it had no answer). */
     for (at = 0; at < k && rc == 0; at += used)
-        rc = write_batch(&used, &written, ix, t + at, k - at, read, payload, cap);
+        rc = write_batch(&used, &written, ix, t + at, k - at, read, payload, cap, 0);
     if (rc == 0)
-        rc = find(out, count, ix, q, path, limit);
+        rc = find_caught_up(out, count, ix, versioned ? &after : NULL, now, n, read, payload, cap,
+                            q, path, limit, &written);
 done:
     mt_store_hits_free(guess, nguess);
     free(t);

@@ -442,6 +442,39 @@ static int indexed_meanwhile(void *payload, const mt_search_doc **docs, size_t *
     return 0;
 }
 
+/* Two connections to one scratch index, as two processes' searches have,
+ * and a query. */
+typedef struct {
+    char dir[256];
+    sqlite3 *db, *odb;
+    mt_search_index *ix, *ox;
+    mt_search_query *q;
+} two_searches;
+
+static void two_open(two_searches *t, const char *name, const char *query)
+{
+    char path[300];
+
+    mt_test_scratch_make(t->dir, sizeof(t->dir), name);
+    snprintf(path, sizeof(path), "%s/index.db", t->dir);
+    assert_int_equal(sqlite3_open(path, &t->db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(t->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open(path, &t->odb), SQLITE_OK);
+    assert_int_equal(mt_search_index_open(&t->ix, t->db), 0);
+    assert_int_equal(mt_search_index_open(&t->ox, t->odb), 0);
+    assert_int_equal(mt_search_query_parse(&t->q, query, strlen(query)), 0);
+}
+
+static void two_close(two_searches *t)
+{
+    mt_search_query_free(t->q);
+    mt_search_index_free(t->ox);
+    mt_search_index_free(t->ix);
+    assert_int_equal(sqlite3_close(t->odb), SQLITE_OK);
+    assert_int_equal(sqlite3_close(t->db), SQLITE_OK);
+    assert_int_equal(mt_test_scratch_remove(t->dir), 0);
+}
+
 /* The comparison finds the index as the files are (the other search
  * brought it there), yet the early answer was from before: it does not
  * stand, and the query runs again. */
@@ -449,40 +482,82 @@ static void test_index_changed_meanwhile(void **state)
 {
     static const mt_search_doc before = {"a.md", "1:11:1.000000000:1.000000000"},
                                after = {"a.md", "1:12:2.000000000:2.000000000"};
-    char dir[256], path[300];
-    sqlite3 *db, *odb;
-    mt_search_index *ix, *ox;
-    mt_search_query *q;
+    two_searches t;
     mt_store_hit *hits;
     size_t count;
     meanwhile m;
 
     (void)state;
-    mt_test_scratch_make(dir, sizeof(dir), "meanwhile");
-    snprintf(path, sizeof(path), "%s/index.db", dir);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_open(path, &odb), SQLITE_OK);
-    assert_int_equal(mt_search_index_open(&ix, db), 0);
-    assert_int_equal(mt_search_index_open(&ox, odb), 0);
-    assert_int_equal(mt_search_query_parse(&q, "alpha", 5), 0);
-    assert_int_equal(mt_search_index_run(&hits, &count, ix, one_doc, (void *)&before, doc_text,
-                                         "alpha words", 1 << 20, q, "", 10),
+    two_open(&t, "meanwhile", "alpha");
+    assert_int_equal(mt_search_index_run(&hits, &count, t.ix, one_doc, (void *)&before, doc_text,
+                                         "alpha words", 1 << 20, t.q, "", 10),
                      0);
     assert_int_equal(count, 1);
     mt_store_hits_free(hits, count);
-    m = (meanwhile){ox, q, &after};
-    assert_int_equal(mt_search_index_run(&hits, &count, ix, indexed_meanwhile, &m, doc_text,
-                                         "alpha words", 1 << 20, q, "", 10),
+    m = (meanwhile){t.ox, t.q, &after};
+    assert_int_equal(mt_search_index_run(&hits, &count, t.ix, indexed_meanwhile, &m, doc_text,
+                                         "alpha words", 1 << 20, t.q, "", 10),
                      0);
     assert_int_equal(count, 0);
     mt_store_hits_free(hits, count);
-    mt_search_query_free(q);
-    mt_search_index_free(ox);
-    mt_search_index_free(ix);
-    assert_int_equal(sqlite3_close(odb), SQLITE_OK);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
-    assert_int_equal(mt_test_scratch_remove(dir), 0);
+    two_close(&t);
+}
+
+/*
+ * A search that caught up, and another search's older reading of the same
+ * file written between its commit and its query (the other walked before
+ * the file changed, read it before, and committed after): the answer is
+ * still from the file as this search found it. The other search writes
+ * from the index hook, as this one's catch-up commits.
+ */
+static meanwhile *slow_other;
+
+static void slower_writes(size_t written, int committed)
+{
+    static const mt_search_doc older = {"a.md", "1:11:1.000000000:1.000000000"};
+    meanwhile *m = slow_other;
+    mt_store_hit *hits;
+    size_t count;
+
+    (void)written;
+    if (!committed || !m)
+        return;
+    slow_other = NULL; /* once: the other search's own commit comes back here */
+    assert_int_equal(mt_search_index_run(&hits, &count, m->other, one_doc, (void *)&older, doc_text,
+                                         "bravo words", 1 << 20, m->q, "", 10),
+                     0);
+    mt_store_hits_free(hits, count);
+}
+
+static void test_older_reading_after_catch_up(void **state)
+{
+    static const mt_search_doc found = {"a.md", "1:12:2.000000000:2.000000000"};
+    two_searches t;
+    mt_store_hit *hits;
+    sqlite3_stmt *st;
+    size_t count;
+    meanwhile m;
+
+    (void)state;
+    two_open(&t, "older-reading", "alpha");
+    m = (meanwhile){t.ox, t.q, NULL};
+    slow_other = &m;
+    mt_search_index_hook = slower_writes;
+    assert_int_equal(mt_search_index_run(&hits, &count, t.ix, one_doc, (void *)&found, doc_text,
+                                         "alpha words", 1 << 20, t.q, "", 10),
+                     0);
+    mt_search_index_hook = NULL;
+    assert_null(slow_other); /* the other search did write in between */
+    assert_int_equal(count, 1);
+    assert_string_equal(hits[0].path, "a.md");
+    mt_store_hits_free(hits, count);
+    /* and the index holds the file as found again */
+    assert_int_equal(sqlite3_prepare_v2(t.db, "SELECT stamp FROM search_docs", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), found.stamp);
+    sqlite3_finalize(st);
+    two_close(&t);
 }
 
 static void test_big_file_no_snippet(void **state)
@@ -1033,6 +1108,7 @@ int main(void)
         cmocka_unit_test(test_statements_kept),
         cmocka_unit_test(test_older_index_remade),
         cmocka_unit_test(test_index_changed_meanwhile),
+        cmocka_unit_test(test_older_reading_after_catch_up),
         cmocka_unit_test(test_digest_kept),
         cmocka_unit_test(test_digest_not_kept_after_commit),
         cmocka_unit_test(test_digests_across_processes),
