@@ -42,11 +42,15 @@ static inline unsigned mt_bytes_json16(const char *s)
 }
 
 /* How many of the bytes in `blocks` blocks of 16 at s equal c; *high is
- * nonzero when any of them is above 0x7f (not ASCII). */
-static inline size_t mt_bytes_count_eq(unsigned *high, const char *s, size_t blocks, char c)
+ * nonzero when any of them is above 0x7f (not ASCII), and *other, unless
+ * NULL, when any but those equal to c is one a JSON string escapes. */
+static inline size_t mt_bytes_count_eq(unsigned *high, unsigned *other, const char *s,
+                                       size_t blocks, char c)
 {
     const __m128i want = _mm_set1_epi8(c), zero = _mm_setzero_si128();
-    __m128i any = zero;
+    const __m128i low = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"');
+    const __m128i bslash = _mm_set1_epi8('\\');
+    __m128i any = zero, esc = zero;
     size_t n = 0;
 
     while (blocks > 0) {
@@ -56,15 +60,23 @@ static inline size_t mt_bytes_count_eq(unsigned *high, const char *s, size_t blo
 
         blocks -= k;
         for (; k > 0; k--, s += 16) {
-            __m128i v = mt_bytes_load16(s);
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, want));
+            __m128i v = mt_bytes_load16(s), eq = _mm_cmpeq_epi8(v, want);
+            acc = _mm_sub_epi8(acc, eq);
             any = _mm_or_si128(any, v);
+            if (other) /* as mt_bytes_json16, the matches of c taken out */
+                esc = _mm_or_si128(
+                    esc,
+                    _mm_andnot_si128(eq, _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, low), low),
+                                                      _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                                                   _mm_cmpeq_epi8(v, bslash)))));
         }
         acc = _mm_sad_epu8(acc, zero);
         n += (size_t)_mm_cvtsi128_si32(acc) +
              (size_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc));
     }
     *high = (unsigned)_mm_movemask_epi8(any);
+    if (other)
+        *other = (unsigned)_mm_movemask_epi8(esc);
     return n;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "json.h"
 #include "memory.h"
 #include "path.h"
 #include "text.h"
@@ -152,6 +153,54 @@ static size_t put_ascii_lines(mt_buf *out, mt_text_prefix *prefix, const char *d
     return line;
 }
 
+/*
+ * put_ascii_lines for a caller that sends the answer on as a JSON string
+ * (mt_reply.json): the header (in r->text) escaped, then each line with its
+ * prefix's newline and tab escaped as they are written. data must need no
+ * other escape (mt_json_plain_lines), and need is what fits_whole counted.
+ * Returns 1 with the answer in r->json, 0 (r->json as it was) if the lines
+ * ran out before `last`, which the caller's count rules out, or MT_ENOMEM.
+ */
+static int put_json_lines(mt_reply *r, mt_text_prefix *prefix, const char *data, size_t len,
+                          size_t first, size_t last, size_t need)
+{
+    mt_buf *out = r->json;
+    size_t line, off = 0, mark = out->len, lines = last - first + 1;
+    char *o, *body;
+
+    /* Two bytes more a line for the escapes, copy_line's 16, the quote. */
+    if (mt_json_put_string(out, r->text.ptr, r->text.len) < 0 ||
+        mt_buf_grow(out, need + 2 * lines + 16 + 1) < 0) {
+        mt_buf_truncate(out, mark);
+        return MT_ENOMEM;
+    }
+    body = o = out->ptr + out->len - 1; /* over the header's closing quote */
+    for (line = first; line <= last && off <= len; line++, mt_text_prefix_next(prefix)) {
+        size_t n, p = prefix->len; /* "\n%6zu\t", at most 10 bytes here */
+
+        o[0] = '\\';
+        o[1] = 'n';
+        mt_bytes_copy16(o + 2, prefix->text + 1);
+        o[p] = '\\';
+        o[p + 1] = 't';
+        o += p + 2;
+        n = copy_line(o, data + off, len - off);
+        o += n;
+        off += n + 1;
+    }
+    if (line <= last) {
+        mt_buf_truncate(out, mark);
+        return 0;
+    }
+    /* The plain answer: the header, and each line two bytes shorter. */
+    r->plain_len = r->text.len + (size_t)(o - body) - 2 * lines;
+    *o++ = '"';
+    out->len = (size_t)(o - out->ptr);
+    out->ptr[out->len] = '\0';
+    r->in_json = 1;
+    return 1;
+}
+
 /* Whether lines first..last of `len` bytes of ASCII show whole in what the
  * limit leaves after `used`: even if the bytes were all line and each line
  * had the longest prefix. The common view of a small memory. */
@@ -170,10 +219,12 @@ static int fits_whole(size_t *need, size_t used, size_t limit, size_t len, size_
  * The numbered lines first..last of a file of n lines, from `data`, which
  * starts at line `first` and holds at least what the view limit can show
  * (the whole rest of the file, or, for a big file, enough of it).
- * known_ascii: the caller has seen that data is all ASCII (0: not known).
+ * known_ascii: the caller has seen that data is all ASCII (0: not known);
+ * known_plain: that it has no byte but '\n' a JSON string escapes (1), that
+ * it has (0), or not known (-1).
  */
 static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size_t len,
-                  size_t first, size_t last, size_t n, int known_ascii)
+                  size_t first, size_t last, size_t n, int known_ascii, int known_plain)
 {
     size_t line, off = 0, used, need;
     mt_text_prefix prefix;
@@ -193,6 +244,12 @@ static int render(mt_reply *r, size_t limit, mt_str path, const char *data, size
     ascii = known_ascii || (len <= ASCII_AT_ONCE && mt_utf8_ascii_run(data, len) == len);
     mt_text_prefix_start(&prefix, first);
     if (ascii && fits_whole(&need, used, limit, len, first, last)) {
+        if (r->json && (known_plain < 0 ? mt_json_plain_lines(data, len) : known_plain)) {
+            mt_text_prefix start = prefix;
+            if ((rc = put_json_lines(r, &prefix, data, len, first, last, need)) != 0)
+                return rc < 0 ? rc : 0;
+            prefix = start;
+        }
         if (mt_buf_grow(&r->text, need + 16) < 0)
             return MT_ENOMEM;
         line = put_ascii_lines(&r->text, &prefix, data, len, first, last);
@@ -262,8 +319,8 @@ typedef struct {
 
 static int view_whole(view_ctx *v, const char *data, size_t len)
 {
-    int ascii; /* the whole file is, so any part of it is */
-    size_t n = mt_text_line_count_ascii(data, len, &ascii), first, last;
+    int ascii, plain = 0; /* the whole file is, so any part of it is */
+    size_t n = mt_text_line_count_ascii(data, len, &ascii, v->r->json ? &plain : NULL), first, last;
     int rc = check_range(v->r, v->path, v->range, n, &first, &last);
 
     v->was_whole = 1;
@@ -272,7 +329,7 @@ static int view_whole(view_ctx *v, const char *data, size_t len)
     {
         size_t off = mt_text_line_start(data, len, first);
         return render(v->r, (size_t)v->m->opts.view_limit, v->path, data + off, len - off, first,
-                      last, n, ascii);
+                      last, n, ascii, plain);
     }
 }
 
@@ -403,7 +460,7 @@ static int view_file(mt_reply *r, mt_memory *m, mt_str path, const char *rel, co
         if (v.too_many)
             n = MT_MAX_LINES + 1; /* what check_range needs to say so */
         if ((rc = check_range(r, path, range, n, &first, &last)) == 0)
-            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n, 0);
+            rc = render(r, limit, path, v.keep ? v.keep : "", v.kept, first, last, n, 0, -1);
         rc = rc < 0 ? rc : 0;
     }
 done:

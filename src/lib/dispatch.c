@@ -235,7 +235,7 @@ static void audit(const mt_memory *m, const mt_reply *r)
     e.new_path_len = r->new_path.len;
     e.is_error = r->is_error;
     if (!r->is_error && r->command && strcmp(r->command, "view") == 0)
-        e.bytes_read = r->text.len;
+        e.bytes_read = r->in_json ? r->plain_len : r->text.len;
     else if (!r->is_error)
         e.bytes_written = r->bytes_written;
     mt_audit_record(m->audit_fd, &e);
@@ -258,7 +258,7 @@ static int finish(mt_result *res, mt_reply *r, int rc, const mt_memory *m)
 
 int mt_memory_call_object(mt_result *res, mt_memory *m, const json_t *input)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
+    mt_reply r = MT_REPLY_INIT;
 
     if (!res)
         return mt_error_set(MT_EINVAL, "mt_memory_call_object needs a result");
@@ -270,7 +270,7 @@ int mt_memory_call_object(mt_result *res, mt_memory *m, const json_t *input)
 
 int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
+    mt_reply r = MT_REPLY_INIT;
     json_error_t err;
     json_t *input;
     mt_input in;
@@ -311,23 +311,32 @@ int mt_memory_call(mt_result *res, mt_memory *m, const char *json, size_t len)
 
 int mt_memory_run_input(mt_result *res, mt_memory *m, const mt_input *in)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
+    mt_reply r = MT_REPLY_INIT;
 
     memset(res, 0, sizeof(*res));
     return finish(res, &r, run_command(&r, m, in), m);
 }
 
-int mt_memory_run_input_into(mt_buf *text, int *is_error, mt_memory *m, const mt_input *in)
+int mt_memory_run_input_json(mt_buf *json, mt_buf *text, int *is_error, mt_memory *m,
+                             const mt_input *in)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
+    mt_reply r = MT_REPLY_INIT;
+    size_t mark = json->len;
     int rc;
 
     r.text = *text;
+    r.json = json;
     mt_buf_truncate(&r.text, 0);
     rc = run_command(&r, m, in);
+    if (rc == 0 && !r.in_json) {
+        r.plain_len = r.text.len;
+        rc = mt_json_put_string(json, r.text.ptr ? r.text.ptr : "", r.text.len);
+    }
     *text = r.text; /* grown, perhaps: the caller keeps it for the next input */
-    if (rc < 0)
+    if (rc < 0) {
+        mt_buf_truncate(json, mark);
         return mt_error_set(MT_ENOMEM, "out of memory");
+    }
     if (m->audit_fd >= 0)
         audit(m, &r);
     *is_error = r.is_error;
@@ -336,7 +345,7 @@ int mt_memory_run_input_into(mt_buf *text, int *is_error, mt_memory *m, const mt
 
 int mt_memory_tool_call(mt_result *res, const json_t **id_out, mt_memory *m, const json_t *block)
 {
-    mt_reply r = {MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0};
+    mt_reply r = MT_REPLY_INIT;
     const json_t *id = NULL, *type, *name, *input = block;
     int rc;
 

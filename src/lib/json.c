@@ -258,6 +258,25 @@ int mt_json_put_string(mt_buf *out, const char *s, size_t len)
     return MT_OK;
 }
 
+int mt_json_plain_lines(const char *s, size_t len)
+{
+    size_t i = 0;
+
+#if defined(__SSE2__)
+    /* No early exit: text a view numbers is almost always plain, and a
+     * branch per block would cost more than the blocks after a find. */
+    unsigned other = 0;
+    for (; i + 16 <= len; i += 16)
+        other |= mt_bytes_json16(s + i) & ~mt_bytes_eq16(s + i, '\n');
+    if (other)
+        return 0;
+#endif
+    for (; i < len; i++)
+        if (s[i] != '\n' && must_escape((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))

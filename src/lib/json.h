@@ -23,6 +23,10 @@ int mt_json_loadb(json_t **out, const char *buf, size_t len, size_t flags, json_
  * carry whole files. s must be valid UTF-8 (results are, by construction). */
 int mt_json_put_string(mt_buf *out, const char *s, size_t len);
 
+/* Whether no byte of s but '\n' would be escaped in a JSON string: lines
+ * that a view can write escaped as it numbers them (see mt_reply.json). */
+int mt_json_plain_lines(const char *s, size_t len);
+
 /* Nonzero when any of the 8 bytes in w is below 0x20, '"' or '\\' (a byte a
  * JSON string must escape): the word tricks for "a byte below n" and "a zero
  * byte". A mark can spill onto bytes more significant than a marked one,

@@ -76,7 +76,21 @@ typedef struct {
     const char *command;
     mt_str path, new_path;
     uint64_t bytes_written;
+    /* Set by a caller that sends the answer on as a JSON string (serve):
+     * a command that can write its answer escaped as it makes it appends
+     * that string to *json, quotes and all, and sets in_json, and text is
+     * then not the answer; plain_len is how long the answer is unescaped.
+     * Any other answer the caller escapes from text. This saves a pass over
+     * a view's answer, which is most of what a server sends. */
+    mt_buf *json;
+    int in_json;
+    size_t plain_len;
 } mt_reply;
+
+#define MT_REPLY_INIT                                                                              \
+    {                                                                                              \
+        MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0                            \
+    }
 
 /* Append literal text or a string from the input (shown as valid UTF-8). */
 int mt_reply_put(mt_reply *r, const char *s);
@@ -186,10 +200,12 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 /* Run a tool input whose parameters are already read (lib/input.h). */
 struct mt_input;
 int mt_memory_run_input(mt_result *res, mt_memory *m, const struct mt_input *in);
-/* The same, the result's text put in text (emptied first, kept by the
- * caller, so a server reuses one buffer for every input). Returns 0 with
- * *is_error set, or MT_ENOMEM (text then holds nothing to send). */
-int mt_memory_run_input_into(mt_buf *text, int *is_error, mt_memory *m, const struct mt_input *in);
+/* The same, the result's text appended to json as a JSON string (quotes
+ * and all), with text as the scratch buffer the caller keeps, so a server
+ * reuses one buffer for every input. Returns 0 with *is_error set, or
+ * MT_ENOMEM (json is then as it was). */
+int mt_memory_run_input_json(mt_buf *json, mt_buf *text, int *is_error, mt_memory *m,
+                             const struct mt_input *in);
 
 int mt_memory_tool_call(mt_result *res, const struct json_t **id, mt_memory *m,
                         const struct json_t *block);

@@ -6,26 +6,29 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "json.h"
 #include "utf8.h"
 
 #include <memtool.h>
 
-size_t mt_text_line_count_ascii(const char *data, size_t len, int *ascii)
+size_t mt_text_line_count_ascii(const char *data, size_t len, int *ascii, int *plain)
 {
     size_t n = 0, done = 0;
-    unsigned high = 0;
+    unsigned high = 0, other = 0;
     const char *p, *end = data + len;
 
 #if defined(__SSE2__)
     /* Lines of a memory are short: counting 16 bytes a step beats a
      * memchr call per line, and the same loads tell whether it is ASCII. */
-    n = mt_bytes_count_eq(&high, data, len / 16, '\n');
+    n = mt_bytes_count_eq(&high, plain ? &other : NULL, data, len / 16, '\n');
     done = len / 16 * 16;
 #endif
     for (p = data + done; p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
         n++;
     if (ascii)
         *ascii = !high && mt_utf8_ascii_run(data + done, len - done) == len - done;
+    if (plain)
+        *plain = !other && mt_json_plain_lines(data + done, len - done);
     if (len > 0 && data[len - 1] != '\n')
         n++;
     return n;
@@ -33,7 +36,7 @@ size_t mt_text_line_count_ascii(const char *data, size_t len, int *ascii)
 
 size_t mt_text_line_count(const char *data, size_t len)
 {
-    return mt_text_line_count_ascii(data, len, NULL);
+    return mt_text_line_count_ascii(data, len, NULL, NULL);
 }
 
 size_t mt_text_line_at(const char *data, size_t len, size_t offset)
@@ -44,7 +47,7 @@ size_t mt_text_line_at(const char *data, size_t len, size_t offset)
 #if defined(__SSE2__)
     /* A memchr call a line is slow on a big file of short lines. */
     unsigned high = 0;
-    line += mt_bytes_count_eq(&high, data, upto / 16, '\n');
+    line += mt_bytes_count_eq(&high, NULL, data, upto / 16, '\n');
     done = upto / 16 * 16;
 #endif
     for (p = data + done; p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)

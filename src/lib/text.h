@@ -9,8 +9,10 @@
 
 /* Lines are split at '\n'; a final '\n' ends the last line: "a\nb\n" and "a\nb" have 2. */
 size_t mt_text_line_count(const char *data, size_t len);
-/* The same, and *ascii (when not NULL) says whether every byte is ASCII. */
-size_t mt_text_line_count_ascii(const char *data, size_t len, int *ascii);
+/* The same, and *ascii (when not NULL) says whether every byte is ASCII,
+ * *plain (when not NULL) whether no byte but '\n' is one a JSON string
+ * escapes (mt_json_plain_lines), from the same pass. */
+size_t mt_text_line_count_ascii(const char *data, size_t len, int *ascii, int *plain);
 
 /* The 1-based line on which byte `offset` lies (offset may equal len). */
 size_t mt_text_line_at(const char *data, size_t len, size_t offset);

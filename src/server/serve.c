@@ -16,6 +16,10 @@
 #include "lib/utf8.h"
 #include "server/server.h"
 
+static const char block_head[] = "{\"type\":\"tool_result\",", block_id[] = "\"tool_use_id\":",
+                  block_content[] = "\"content\":", block_failed[] = ",\"is_error\":true}",
+                  block_ok[] = ",\"is_error\":false}";
+
 /* The tool_result block for a result, appended to line straight from its
  * text: the same bytes json_dumps would give for {"type", "tool_use_id",
  * "content", "is_error"} in that order, without copying a file's worth into
@@ -24,18 +28,34 @@ static int result_line(mt_buf *line, const char *text, size_t len, int is_error,
 {
     size_t mark = line->len;
 
-    static const char head[] = "{\"type\":\"tool_result\",", id_key[] = "\"tool_use_id\":",
-                      content_key[] = "\"content\":", failed[] = ",\"is_error\":true}",
-                      ok[] = ",\"is_error\":false}";
-
-    if (mt_buf_grow(line, len + len / 8 + 64) < 0 || mt_buf_put(line, head, sizeof(head) - 1) < 0 ||
-        (id && (mt_buf_put(line, id_key, sizeof(id_key) - 1) < 0 ||
+    if (mt_buf_grow(line, len + len / 8 + 64) < 0 ||
+        mt_buf_put(line, block_head, sizeof(block_head) - 1) < 0 ||
+        (id && (mt_buf_put(line, block_id, sizeof(block_id) - 1) < 0 ||
                 mt_json_put_string(line, json_string_value(id), json_string_length(id)) < 0 ||
                 mt_buf_putc(line, ',') < 0)) ||
-        mt_buf_put(line, content_key, sizeof(content_key) - 1) < 0 ||
+        mt_buf_put(line, block_content, sizeof(block_content) - 1) < 0 ||
         mt_json_put_string(line, text, len) < 0 ||
-        (is_error ? mt_buf_put(line, failed, sizeof(failed) - 1)
-                  : mt_buf_put(line, ok, sizeof(ok) - 1)) < 0) {
+        (is_error ? mt_buf_put(line, block_failed, sizeof(block_failed) - 1)
+                  : mt_buf_put(line, block_ok, sizeof(block_ok) - 1)) < 0) {
+        mt_buf_truncate(line, mark);
+        return MT_ENOMEM;
+    }
+    return MT_OK;
+}
+
+/* The same for a flat tool input, run with its answer escaped straight
+ * into the line (the library writes a view's answer escaped as it numbers
+ * its lines), text being the scratch buffer kept across lines. */
+static int run_line(mt_buf *line, mt_buf *text, mt_memory *mem, const mt_input *in)
+{
+    size_t mark = line->len;
+    int is_error = 0;
+
+    if (mt_buf_put(line, block_head, sizeof(block_head) - 1) < 0 ||
+        mt_buf_put(line, block_content, sizeof(block_content) - 1) < 0 ||
+        mt_memory_run_input_json(line, text, &is_error, mem, in) < 0 ||
+        (is_error ? mt_buf_put(line, block_failed, sizeof(block_failed) - 1)
+                  : mt_buf_put(line, block_ok, sizeof(block_ok) - 1)) < 0) {
         mt_buf_truncate(line, mark);
         return MT_ENOMEM;
     }
@@ -134,7 +154,7 @@ int mt_serve_append(mt_buf *out, mt_serve *s, const char *line, size_t len)
     mt_input flat;
     mt_result res;
     char message[JSON_ERROR_TEXT_LENGTH + 128];
-    int rc, is_error;
+    int rc;
 
     if (mt_server_is_blank(line, len))
         return MT_OK;
@@ -145,11 +165,9 @@ int mt_serve_append(mt_buf *out, mt_serve *s, const char *line, size_t len)
     if ((rc = mt_input_parse_flat(&flat, line, len)) < 0)
         return MT_ENOMEM;
     if (rc == 1 && !flat.has_type && !is_search(&flat)) {
-        rc = mt_memory_run_input_into(&s->text, &is_error, s->mem, &flat);
-        mt_input_dispose(&flat);
         /* Running an input fails only for want of memory. */
-        if (rc == 0)
-            rc = result_line(out, s->text.ptr ? s->text.ptr : "", s->text.len, is_error, NULL);
+        rc = run_line(out, &s->text, s->mem, &flat);
+        mt_input_dispose(&flat);
         if (s->text.cap > KEEP_TEXT)
             mt_buf_dispose(&s->text);
         return rc < 0 ? MT_ENOMEM : MT_OK;

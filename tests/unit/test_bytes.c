@@ -83,13 +83,14 @@ static void test_masks(void **state)
     }
 }
 
-/* The count over many blocks (past the 255 a byte's counter holds) and the
- * high-byte flag. */
+/* The count over many blocks (past the 255 a byte's counter holds), the
+ * high-byte flag, and the flag of other bytes a JSON string escapes. */
 static void test_count(void **state)
 {
     enum { BLOCKS = 600 };
     static char s[BLOCKS * 16];
-    unsigned high;
+    static const char escaped[] = {'"', '\\', '\t', 0, 0x1f};
+    unsigned high, other;
     size_t want = 0;
 
     (void)state;
@@ -97,12 +98,29 @@ static void test_count(void **state)
         s[i] = (char)(i % 3 == 0 || i % 16 == 5 ? '\n' : 'x');
         want += s[i] == '\n';
     }
-    assert_int_equal(mt_bytes_count_eq(&high, s, BLOCKS, '\n'), want);
+    assert_int_equal(mt_bytes_count_eq(&high, NULL, s, BLOCKS, '\n'), want);
     assert_int_equal(high, 0);
-    assert_int_equal(mt_bytes_count_eq(&high, s, 0, '\n'), 0);
+    assert_int_equal(mt_bytes_count_eq(&high, &other, s, BLOCKS, '\n'), want);
+    assert_int_equal(high, 0);
+    assert_int_equal(other, 0); /* the newlines counted are not "other" */
+    assert_int_equal(mt_bytes_count_eq(&high, NULL, s, 0, '\n'), 0);
+    for (size_t e = 0; e < sizeof(escaped); e++) {
+        size_t at = 16 * (BLOCKS - 1) + e;
+        char was;
+
+        while (s[at] == '\n') /* in the last block, in place of an 'x' */
+            at++;
+        was = s[at];
+        s[at] = escaped[e];
+        assert_int_equal(mt_bytes_count_eq(&high, &other, s, BLOCKS, '\n'), want);
+        assert_int_not_equal(other, 0);
+        assert_int_equal(high, 0);
+        s[at] = was;
+    }
     s[sizeof(s) - 1] = (char)0x80;
-    assert_int_equal(mt_bytes_count_eq(&high, s, BLOCKS, '\n'), want);
+    assert_int_equal(mt_bytes_count_eq(&high, &other, s, BLOCKS, '\n'), want);
     assert_int_not_equal(high, 0);
+    assert_int_equal(other, 0);
 }
 #endif
 

@@ -29,21 +29,28 @@ static void test_line_count_blocks(void **state)
     (void)state;
     for (int round = 0; round < 5000; round++) {
         size_t len = (size_t)(round % 100), naive = 0, i;
-        int ascii = 1, got;
+        int ascii = 1, plain = 1, got, got_plain;
+        static const char escaped[] = {'"', '\\', '\t', '\r', 1, 0x1f, 0};
 
         for (i = 0; i < len; i++) {
             seed = seed * 1103515245u + 12345u;
             s[i] = (seed >> 16) % 5 ? (char)('a' + (seed >> 20) % 26) : '\n';
             if (round % 3 == 0 && (seed >> 24) % 64 == 0)
                 s[i] = (char)0xe9; /* not ASCII, anywhere in the text */
+            if (round % 3 == 1 && (seed >> 24) % 64 == 0)
+                s[i] = escaped[(seed >> 8) % sizeof(escaped)]; /* JSON escapes it */
             naive += s[i] == '\n';
             ascii &= (unsigned char)s[i] < 0x80;
+            plain &= s[i] == '\n' || (s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20);
         }
         if (len > 0 && s[len - 1] != '\n')
             naive++;
         assert_int_equal(mt_text_line_count(s, len), naive);
-        assert_int_equal(mt_text_line_count_ascii(s, len, &got), naive);
+        assert_int_equal(mt_text_line_count_ascii(s, len, &got, NULL), naive);
         assert_int_equal(got, ascii);
+        assert_int_equal(mt_text_line_count_ascii(s, len, &got, &got_plain), naive);
+        assert_int_equal(got, ascii);
+        assert_int_equal(got_plain, plain);
     }
     /* Long runs of newlines: far more than a byte's count per position. */
     {
