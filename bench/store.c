@@ -10,14 +10,15 @@
  *          contents): a prepared sqlite3 statement, or one libpq round trip.
  * write    str_replace of a small memory, against a bare transaction.
  *          SQLite: BEGIN IMMEDIATE; UPDATE of the content row; COMMIT, at the
- *          synchronous setting the durability maps to (db_sqlite.c).
+ *          synchronous setting the durability maps to (db_sqlite.c); and, as
+ *          row floor-stmts, the statements memtool runs for the edit.
  *          PostgreSQL: the statements memtool runs for the edit (read from
- *          the server's log_statement=all; see floor_pg_write), prepared
- *          and issued one by one, so the floor pays the same round trips.
+ *          the server's log_statement=all; see sf_write), prepared and
+ *          issued one by one, so the floor pays the same round trips.
  * listing  `view /memories` of --files memories (made through the library at
  *          durability none), against the bare SELECT of every node.
  *
- * The floor works on its own tenant (T-floor) of the same database, so it
+ * A floor works on its own tenant (T-floor, T-stmts) of the same database, so it
  * sees the same file, server, WAL and settings as memtool without touching
  * memtool's rows. memtool and the floor take turns in blocks of BLOCK
  * iterations, so a burst of load elsewhere lands on both.
@@ -201,120 +202,264 @@ static void pg_simple(PGconn *pg, const char *sql)
     PQclear(r);
 }
 
-/* A text column of a one-row SELECT run in text format. */
-static void pg_get(char *out, size_t size, PGconn *pg, const char *sql)
-{
-    PGresult *r = PQexec(pg, sql);
-
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-        bench_die("libpq: %s: %s", sql, PQerrorMessage(pg));
-    bench_fmt(out, size, "%s", PQgetvalue(r, 0, 0));
-    PQclear(r);
-}
-
 /*
- * The transaction memtool runs for a str_replace of a file whose memory has
- * versions (the server's log, history on; with history off the statements
- * marked H are not run). The text of each is the one memtool prepares.
+ * The statements floor: the transaction memtool runs for a str_replace of a
+ * small file, read from the database (PostgreSQL's log_statement=all, and
+ * the statements SQLite steps), history on and off, issued bare: prepared
+ * once, run one by one. The text of each is the one memtool prepares
+ * (src/store/db_sql.c, whose ?N PostgreSQL spells $N and SQLite takes as
+ * names). With history on, both contents the edit toggles between stay
+ * stored (versions hold them); with history off, the new content's row is
+ * made and the old one's deleted at every edit.
  */
 static const char pg_begin[] =
     "BEGIN; SET LOCAL lock_timeout = 5000;INSERT INTO usage(bytes, files, dirs, next_version) "
     "VALUES (0, 0, 0, 1) ON CONFLICT (tenant) DO NOTHING;SELECT 1 FROM usage WHERE tenant = "
     "pg_catalog.current_setting('memtool.tenant') FOR UPDATE";
 
-static const struct {
-    const char *name, *sql;
-} pg_stmts[] = {
-    {"usage_get", "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen FROM "
-                  "usage WHERE tenant = $1"},
-    {"node_get", "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = $1 AND path = $2"},
-    {"content_get", "SELECT data FROM contents WHERE tenant = $1 AND sha256 = $2"},
-    {"nth", "SELECT id FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY id DESC "
-            "LIMIT 1 OFFSET $3"},
-    {"version_get", "SELECT id, memory_id, op, path, previous_path, actor, at, sha256, size, "
-                    "redacted FROM versions WHERE tenant = $1 AND id = $2"},
-    {"ref", "UPDATE content_refs SET refs = refs + $3 WHERE tenant = $1 AND sha256 = $2"},
-    {"drop", "DELETE FROM content_refs WHERE tenant = $1 AND sha256 = $2 AND refs <= 0"},
-    {"node_set", "UPDATE nodes SET sha256 = $3, size = $4 WHERE tenant = $1 AND path = $2"},
-    {"version_put", "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, actor, "
-                    "at, sha256, size, redacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-                    "0)"},
-    {"usage_set", "UPDATE usage SET bytes = $2, files = $3, dirs = $4, next_version = $5, "
-                  "expired_before = $6, expiry_seen = $7 WHERE tenant = $1"},
+enum {
+    S_USAGE_GET,
+    S_NODE_GET,
+    S_CONTENT_GET,
+    S_NTH,
+    S_NEWEST,
+    S_REF,
+    S_REFS_NEW,
+    S_CONTENT_PUT,
+    S_DROP,
+    S_CONTENT_DROP,
+    S_NODE_SET,
+    S_VERSION_PUT,
+    S_USAGE_SET,
+    S_COUNT
+};
+
+static const char *const stmts[S_COUNT] = {
+    [S_USAGE_GET] = "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen FROM "
+                    "usage WHERE tenant = $1",
+    [S_NODE_GET] = "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = $1 AND path = "
+                   "$2",
+    [S_CONTENT_GET] = "SELECT data FROM contents WHERE tenant = $1 AND sha256 = $2",
+    [S_NTH] = "SELECT id FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY id DESC "
+              "LIMIT 1 OFFSET $3",
+    [S_NEWEST] = "SELECT op, sha256 FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY "
+                 "id DESC LIMIT 1",
+    [S_REF] = "UPDATE content_refs SET refs = refs + $3 WHERE tenant = $1 AND sha256 = $2",
+    [S_REFS_NEW] = "INSERT INTO content_refs(tenant, sha256, refs) VALUES ($1, $2, 1)",
+    [S_CONTENT_PUT] = "INSERT INTO contents(tenant, sha256, data) VALUES ($1, $2, $3)",
+    [S_DROP] = "DELETE FROM content_refs WHERE tenant = $1 AND sha256 = $2 AND refs <= 0",
+    [S_CONTENT_DROP] = "DELETE FROM contents WHERE tenant = $1 AND sha256 = $2 AND NOT EXISTS "
+                       "(SELECT 1 FROM content_refs r WHERE r.tenant = $1 AND r.sha256 = $2)",
+    [S_NODE_SET] = "UPDATE nodes SET sha256 = $3, size = $4, accessed = COALESCE(CAST($5 AS "
+                   "BIGINT), accessed), modified = COALESCE(CAST($5 AS BIGINT), modified) WHERE "
+                   "tenant = $1 AND path = $2",
+    [S_VERSION_PUT] = "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, actor, "
+                      "at, sha256, size, redacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+                      "$10, 0)",
+    [S_USAGE_SET] = "UPDATE usage SET bytes = $2, files = $3, dirs = $4, next_version = $5, "
+                    "expired_before = $6, expiry_seen = $7 WHERE tenant = $1",
 };
 
 typedef struct {
-    PGconn *pg;
+    PGconn *pg;                /* PostgreSQL, or */
+    sqlite3 *db;               /* SQLite, with */
+    sqlite3_stmt *st[S_COUNT]; /* the statements prepared */
     const char *tenant;
     char memory_id[80], sha[2][80], size[32], bytes[32], files[32], dirs[32];
-    int64_t next_version, newest;
+    const char *text[2]; /* the two contents (history off writes them) */
+    size_t len;
+    int64_t next_version;
     int history;
     size_t round;
-} pg_floor;
+} stmt_floor;
 
-static void pg_floor_setup(pg_floor *f, const args *a)
+/* Whether v is a whole number memtool binds as an integer (ids, sizes,
+ * times; never a hash, a path or an id of a memory). */
+static int is_number(const char *v)
 {
-    char sql[256], next[32];
-    size_t i;
+    size_t i = 0;
 
-    f->pg = pg_open(a, a->floor_tenant);
-    f->tenant = a->floor_tenant;
+    while (v[i] >= '0' && v[i] <= '9')
+        i++;
+    return i > 0 && i < 19 && v[i] == '\0';
+}
+
+/* Run statement k with n values (blob: the last is bytes of blob_len, in
+ * binary), to its end; returns nothing: a failure ends the benchmark. */
+static void sf_run_blob(stmt_floor *f, int k, int n, const char *const *v, size_t blob_len)
+{
+    if (f->pg) {
+        int lengths[16] = {0}, formats[16] = {0};
+        char name[16];
+        PGresult *r;
+        ExecStatusType st;
+
+        if (blob_len) {
+            lengths[n - 1] = (int)blob_len;
+            formats[n - 1] = 1;
+        }
+        bench_fmt(name, sizeof(name), "s%d", k); /* as sf_open prepared it */
+        r = PQexecPrepared(f->pg, name, n, v, lengths, formats, 1);
+        st = PQresultStatus(r);
+        if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
+            bench_die("libpq: %s: %s", stmts[k], PQerrorMessage(f->pg));
+        PQclear(r);
+    } else {
+        sqlite3_stmt *q = f->st[k];
+        int i, rc;
+
+        for (i = 0; i < n; i++) {
+            char name[8];
+            int at;
+            bench_fmt(name, sizeof(name), "$%d", i + 1);
+            if (!(at = sqlite3_bind_parameter_index(q, name)))
+                bench_die("sqlite: %s has no %s", stmts[k], name);
+            if (!v[i])
+                rc = sqlite3_bind_null(q, at);
+            else if (blob_len && i == n - 1)
+                rc = sqlite3_bind_blob(q, at, v[i], (int)blob_len, SQLITE_STATIC);
+            else if (is_number(v[i]))
+                rc = sqlite3_bind_int64(q, at, (sqlite3_int64)strtoll(v[i], NULL, 10));
+            else
+                rc = sqlite3_bind_text(q, at, v[i], -1, SQLITE_STATIC);
+            if (rc != SQLITE_OK)
+                bench_die("sqlite: binding %s of %s", name, stmts[k]);
+        }
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+            ;
+        if (rc != SQLITE_DONE)
+            bench_die("sqlite: %s: %s", stmts[k], sqlite3_errmsg(f->db));
+        sqlite3_reset(q);
+    }
+}
+
+static void sf_run(stmt_floor *f, int k, int n, const char *const *v)
+{
+    sf_run_blob(f, k, n, v, 0);
+}
+
+/* The one text value of a one-row SELECT of the tenant's ($1) rows. */
+static void sf_get(stmt_floor *f, char *out, size_t size, const char *sql)
+{
+    if (f->pg) {
+        PGresult *r = PQexecParams(f->pg, sql, 1, NULL, &f->tenant, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+            bench_die("libpq: %s: %s", sql, PQerrorMessage(f->pg));
+        bench_fmt(out, size, "%s", PQgetvalue(r, 0, 0));
+        PQclear(r);
+    } else {
+        sqlite3_stmt *q = sq_prepare(f->db, sql);
+        sqlite3_bind_text(q, 1, f->tenant, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_ROW)
+            bench_die("sqlite: %s: no row", sql);
+        bench_fmt(out, size, "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+    }
+}
+
+static void sf_exec(stmt_floor *f, const char *sql)
+{
+    if (f->pg)
+        pg_simple(f->pg, sql);
+    else
+        sq_exec(f->db, sql);
+}
+
+/* The floor on tenant, whose small.md and other.md hold the two texts. */
+static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *const texts[2],
+                    size_t len)
+{
+    char next[32];
+    int k;
+
+    memset(f, 0, sizeof(*f));
+    f->tenant = tenant;
     f->history = a->history;
-    for (i = 0; i < sizeof(pg_stmts) / sizeof(pg_stmts[0]); i++)
-        pg_prep(f->pg, pg_stmts[i].name, pg_stmts[i].sql);
-    pg_get(f->memory_id, sizeof(f->memory_id), f->pg,
-           "SELECT memory_id FROM nodes WHERE path = 'small.md'");
-    pg_get(f->sha[0], sizeof(f->sha[0]), f->pg, "SELECT sha256 FROM nodes WHERE path = 'small.md'");
-    pg_get(f->sha[1], sizeof(f->sha[1]), f->pg, "SELECT sha256 FROM nodes WHERE path = 'other.md'");
-    pg_get(f->size, sizeof(f->size), f->pg, "SELECT size FROM nodes WHERE path = 'small.md'");
-    pg_get(f->bytes, sizeof(f->bytes), f->pg, "SELECT bytes FROM usage");
-    pg_get(f->files, sizeof(f->files), f->pg, "SELECT files FROM usage");
-    pg_get(f->dirs, sizeof(f->dirs), f->pg, "SELECT dirs FROM usage");
-    pg_get(next, sizeof(next), f->pg, "SELECT next_version FROM usage");
+    f->text[0] = texts[0];
+    f->text[1] = texts[1];
+    f->len = len;
+    if (a->pg) {
+        f->pg = pg_open(a, tenant);
+        for (k = 0; k < S_COUNT; k++) {
+            char name[16];
+            bench_fmt(name, sizeof(name), "s%d", k);
+            pg_prep(f->pg, name, stmts[k]);
+        }
+    } else {
+        f->db = sq_open(a);
+        sq_exec(f->db, a->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL"
+                       : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
+                                                             : "PRAGMA synchronous=OFF");
+        for (k = 0; k < S_COUNT; k++)
+            f->st[k] = sq_prepare(f->db, stmts[k]);
+    }
+    sf_get(f, f->memory_id, sizeof(f->memory_id),
+           "SELECT memory_id FROM nodes WHERE tenant = $1 AND path = 'small.md'");
+    sf_get(f, f->sha[0], sizeof(f->sha[0]),
+           "SELECT sha256 FROM nodes WHERE tenant = $1 AND path = 'small.md'");
+    sf_get(f, f->sha[1], sizeof(f->sha[1]),
+           "SELECT sha256 FROM nodes WHERE tenant = $1 AND path = 'other.md'");
+    sf_get(f, f->size, sizeof(f->size),
+           "SELECT size FROM nodes WHERE tenant = $1 AND path = 'small.md'");
+    sf_get(f, f->bytes, sizeof(f->bytes), "SELECT bytes FROM usage WHERE tenant = $1");
+    sf_get(f, f->files, sizeof(f->files), "SELECT files FROM usage WHERE tenant = $1");
+    sf_get(f, f->dirs, sizeof(f->dirs), "SELECT dirs FROM usage WHERE tenant = $1");
+    sf_get(f, next, sizeof(next), "SELECT next_version FROM usage WHERE tenant = $1");
     f->next_version = (int64_t)bench_parse_u64(next, "next_version");
-    bench_fmt(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM versions");
-    pg_get(next, sizeof(next), f->pg, sql);
-    f->newest = (int64_t)bench_parse_u64(next, "newest version");
+}
+
+static void sf_close(stmt_floor *f)
+{
+    int k;
+
+    if (f->pg)
+        PQfinish(f->pg);
+    for (k = 0; k < S_COUNT; k++)
+        sqlite3_finalize(f->st[k]);
+    sqlite3_close(f->db);
 }
 
 /* One str_replace's worth of statements: the content toggles between the
- * two rows small.md and other.md hold, as memtool's edit toggles tokens. */
-static void pg_floor_write(pg_floor *f)
+ * two texts, as memtool's edit toggles tokens. */
+static void sf_write(stmt_floor *f)
 {
-    const char *now = f->sha[f->round % 2], *new = f->sha[(f->round + 1) % 2];
+    size_t to = (f->round + 1) % 2;
+    const char *now = f->sha[f->round % 2], *new = f->sha[to];
     char id[32], next[32], at[32];
     const char *t = f->tenant;
 
     f->round++;
-    pg_simple(f->pg, pg_begin);
-    PQclear(pg_run(f->pg, "usage_get", 1, (const char *[]){t}));
-    PQclear(pg_run(f->pg, "node_get", 2, (const char *[]){t, "small.md"}));
-    PQclear(pg_run(f->pg, "content_get", 2, (const char *[]){t, now}));
-    if (f->history) {
-        bench_fmt(id, sizeof(id), "%lld", (long long)f->newest);
-        PQclear(pg_run(f->pg, "nth", 3, (const char *[]){t, f->memory_id, "0"}));
-        PQclear(pg_run(f->pg, "version_get", 2, (const char *[]){t, id}));
+    bench_fmt(at, sizeof(at), "%llu", (unsigned long long)(bench_now_ns() / 1000000));
+    sf_exec(f, f->pg ? pg_begin : "BEGIN IMMEDIATE");
+    sf_run(f, S_USAGE_GET, 1, (const char *[]){t});
+    sf_run(f, S_NODE_GET, 2, (const char *[]){t, "small.md"});
+    sf_run(f, S_CONTENT_GET, 2, (const char *[]){t, now});
+    if (f->history)
+        sf_run(f, S_NEWEST, 2, (const char *[]){t, f->memory_id});
+    sf_run(f, S_REF, 3, (const char *[]){t, new, "1"});
+    if (!f->history) {
+        sf_run(f, S_REFS_NEW, 2, (const char *[]){t, new});
+        sf_run_blob(f, S_CONTENT_PUT, 3, (const char *[]){t, new, f->text[to]}, f->len);
     }
-    PQclear(pg_run(f->pg, "ref", 3, (const char *[]){t, new, "1"}));
-    PQclear(pg_run(f->pg, "ref", 3, (const char *[]){t, now, "-1"}));
-    PQclear(pg_run(f->pg, "drop", 2, (const char *[]){t, now}));
-    PQclear(pg_run(f->pg, "node_set", 4, (const char *[]){t, "small.md", new, f->size}));
+    sf_run(f, S_REF, 3, (const char *[]){t, now, "-1"});
+    sf_run(f, S_DROP, 2, (const char *[]){t, now});
+    if (!f->history)
+        sf_run(f, S_CONTENT_DROP, 2, (const char *[]){t, now});
+    sf_run(f, S_NODE_SET, 5, (const char *[]){t, "small.md", new, f->size, at});
     if (f->history) {
         bench_fmt(id, sizeof(id), "%lld", (long long)f->next_version);
-        bench_fmt(at, sizeof(at), "%llu", (unsigned long long)(bench_now_ns() / 1000000));
-        PQclear(pg_run(f->pg, "ref", 3, (const char *[]){t, new, "1"}));
-        PQclear(pg_run(f->pg, "version_put", 10,
-                       (const char *[]){t, id, f->memory_id, "2", "small.md", NULL, "floor", at,
-                                        new, f->size}));
+        sf_run(f, S_REF, 3, (const char *[]){t, new, "1"});
+        sf_run(f, S_VERSION_PUT, 10,
+               (const char *[]){t, id, f->memory_id, "2", "small.md", NULL, "floor", at, new,
+                                f->size});
         /* memtool's prune check at the default keep of 100 (+ slack 11): the 111th newest. */
-        PQclear(pg_run(f->pg, "nth", 3, (const char *[]){t, f->memory_id, "110"}));
-        f->newest = f->next_version++;
+        sf_run(f, S_NTH, 3, (const char *[]){t, f->memory_id, "110"});
+        f->next_version++;
     }
     bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
     /* The prune's record, as memtool writes it back unchanged between prunes. */
-    PQclear(pg_run(f->pg, "usage_set", 7,
-                   (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"}));
-    pg_simple(f->pg, "COMMIT");
+    sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
+    sf_exec(f, "COMMIT");
 }
 
 static void pg_view(PGconn *pg, const char *tenant)
@@ -415,6 +560,47 @@ static void suite_view(const args *a, const char *param)
     mt_memory_free(mem);
 }
 
+/* The statements floor on a tenant of its own, made as memtool's is. */
+static void stmt_floor_open(stmt_floor *sf, const args *a, const char *tenant, char *const texts[2],
+                            size_t len)
+{
+    fixture(a, tenant, 1);
+    sf_open(sf, a, tenant, texts, len);
+    if (!a->history) {
+        /* Without history nothing keeps the other content stored: other.md made it, and its
+         * delete drops it, as memtool's edits drop the content they replace. */
+        mt_memory *fm = open_mem(a, tenant, MT_DURABILITY_NONE);
+        call(fm, "{\"command\":\"delete\",\"path\":\"/memories/other.md\"}");
+        mt_memory_free(fm);
+    }
+}
+
+/* SQLite's one-UPDATE floor: the content row of tenant's small.md rewritten. */
+static sqlite3_stmt *sq_update_floor(sqlite3 **db, const args *a, char *sha, size_t sha_size)
+{
+    sqlite3_stmt *q, *up;
+
+    *db = sq_open(a);
+    sq_exec(*db, a->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL"
+                 : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
+                                                       : "PRAGMA synchronous=OFF");
+    q = sq_prepare(*db, "SELECT sha256 FROM nodes WHERE tenant = ?1 AND path = 'small.md'");
+    sqlite3_bind_text(q, 1, a->floor_tenant, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_ROW)
+        bench_die("sqlite: the floor's memory is missing");
+    bench_fmt(sha, sha_size, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    up = sq_prepare(*db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND sha256 = ?2");
+    sqlite3_bind_text(up, 1, a->floor_tenant, -1, SQLITE_STATIC);
+    sqlite3_bind_text(up, 2, sha, -1, SQLITE_STATIC);
+    return up;
+}
+
+/*
+ * memtool's str_replace against, on PostgreSQL, the statements floor (row
+ * "floor"); on SQLite, the one UPDATE (row "floor") and the statements floor
+ * (row "floor-stmts"), which shows what memtool adds to its own statements.
+ */
 static void suite_write(const args *a, const char *param)
 {
     static const char *const sr[2] = {
@@ -423,15 +609,14 @@ static void suite_write(const args *a, const char *param)
         "{\"command\":\"str_replace\",\"path\":\"/memories/small.md\",\"old_str\":\"" BENCH_TOKEN_B
         "\",\"new_str\":\"" BENCH_TOKEN_A "\"}"};
     mt_memory *mem;
-    bench_samples m, f;
+    bench_samples m, f, fs;
     sqlite3 *db = NULL;
     sqlite3_stmt *up = NULL;
-    pg_floor pf;
-    char *texts[2], sha[80] = "";
+    stmt_floor sf;
+    char *texts[2], sha[80] = "", stmts_tenant[160];
     size_t i, k, len, round = 0;
 
     fixture(a, a->tenant, 0);
-    fixture(a, a->floor_tenant, 1);
     mem = open_mem(a, a->tenant, a->durability);
     /* Two edits first, so the timed ones find the steady state: both
      * contents already stored, a newest version to compare with. */
@@ -439,26 +624,15 @@ static void suite_write(const args *a, const char *param)
     trips(a, "str_replace", mem, sr[1]);
     texts[0] = bench_small_text(&len);
     texts[1] = swapped(texts[0]);
-    if (a->pg) {
-        pg_floor_setup(&pf, a);
-    } else {
-        sqlite3_stmt *q;
-        db = sq_open(a);
-        sq_exec(db, a->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL"
-                    : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
-                                                          : "PRAGMA synchronous=OFF");
-        q = sq_prepare(db, "SELECT sha256 FROM nodes WHERE tenant = ?1 AND path = 'small.md'");
-        sqlite3_bind_text(q, 1, a->floor_tenant, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) != SQLITE_ROW)
-            bench_die("sqlite: the floor's memory is missing");
-        bench_fmt(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(q, 0));
-        sqlite3_finalize(q);
-        up = sq_prepare(db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND sha256 = ?2");
-        sqlite3_bind_text(up, 1, a->floor_tenant, -1, SQLITE_STATIC);
-        sqlite3_bind_text(up, 2, sha, -1, SQLITE_STATIC);
+    bench_fmt(stmts_tenant, sizeof(stmts_tenant), "%s-stmts", a->tenant);
+    stmt_floor_open(&sf, a, a->pg ? a->floor_tenant : stmts_tenant, texts, len);
+    if (!a->pg) {
+        fixture(a, a->floor_tenant, 0);
+        up = sq_update_floor(&db, a, sha, sizeof(sha));
     }
     bench_samples_init(&m, a->iters);
     bench_samples_init(&f, a->iters);
+    bench_samples_init(&fs, a->iters);
     for (i = 0; i < a->iters; i += BLOCK) {
         for (k = i; k < i + BLOCK && k < a->iters; k++) {
             uint64_t t0 = bench_now_ns();
@@ -467,30 +641,34 @@ static void suite_write(const args *a, const char *param)
         }
         for (k = i; k < i + BLOCK && k < a->iters; k++) {
             uint64_t t0 = bench_now_ns();
-            if (a->pg) {
-                pg_floor_write(&pf);
-            } else {
-                sq_exec(db, "BEGIN IMMEDIATE");
-                sqlite3_bind_blob(up, 3, texts[round++ % 2], (int)len, SQLITE_STATIC);
-                if (sqlite3_step(up) != SQLITE_DONE || sqlite3_changes(db) != 1)
-                    bench_die("sqlite: the floor's UPDATE changed nothing");
-                sqlite3_reset(up);
-                sq_exec(db, "COMMIT");
-            }
+            sf_write(&sf);
+            bench_samples_add(&fs, bench_now_ns() - t0);
+        }
+        for (k = i; k < i + BLOCK && k < a->iters && !a->pg; k++) {
+            uint64_t t0 = bench_now_ns();
+            sq_exec(db, "BEGIN IMMEDIATE");
+            sqlite3_bind_blob(up, 3, texts[round++ % 2], (int)len, SQLITE_STATIC);
+            if (sqlite3_step(up) != SQLITE_DONE || sqlite3_changes(db) != 1)
+                bench_die("sqlite: the floor's UPDATE changed nothing");
+            sqlite3_reset(up);
+            sq_exec(db, "COMMIT");
             bench_samples_add(&f, bench_now_ns() - t0);
         }
     }
     /* The iterations leave small.md as it started when even; either way is fine. */
     row(a, "str_replace", "memtool", param, &m);
-    row(a, "str_replace", "floor", param, &f);
+    if (a->pg) {
+        row(a, "str_replace", "floor", param, &fs);
+    } else {
+        row(a, "str_replace", "floor", param, &f);
+        row(a, "str_replace", "floor-stmts", param, &fs);
+    }
     bench_samples_free(&m);
     bench_samples_free(&f);
-    if (a->pg) {
-        PQfinish(pf.pg);
-    } else {
-        sqlite3_finalize(up);
-        sqlite3_close(db);
-    }
+    bench_samples_free(&fs);
+    sf_close(&sf);
+    sqlite3_finalize(up);
+    sqlite3_close(db);
     free(texts[0]);
     free(texts[1]);
     mt_memory_free(mem);
