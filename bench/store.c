@@ -35,6 +35,7 @@
 #include <memtool.h>
 
 #include "common.h"
+#include "store/db.h"
 
 /* Not public: the PostgreSQL driver's count of round trips (db_pg.h). */
 unsigned long mt_db_pg_round_trips(void);
@@ -207,8 +208,7 @@ static void pg_simple(PGconn *pg, const char *sql)
  * small file, read from the database (PostgreSQL's log_statement=all, and
  * the statements SQLite steps), history on and off, issued bare: prepared
  * once, run one by one. The text of each is the one memtool prepares
- * (src/store/db_sql.c, whose ?N PostgreSQL spells $N and SQLite takes as
- * names). With history on, both contents the edit toggles between stay
+ * (mt_db_sql). With history on, both contents the edit toggles between stay
  * stored (versions hold them); with history off, the new content's row is
  * made and the old one's deleted at every edit.
  */
@@ -234,31 +234,29 @@ enum {
     S_COUNT
 };
 
-static const char *const stmts[S_COUNT] = {
-    [S_USAGE_GET] = "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen FROM "
-                    "usage WHERE tenant = $1",
-    [S_NODE_GET] = "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = $1 AND path = "
-                   "$2",
-    [S_CONTENT_GET] = "SELECT data FROM contents WHERE tenant = $1 AND sha256 = $2",
-    [S_NTH] = "SELECT id FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY id DESC "
-              "LIMIT 1 OFFSET $3",
-    [S_NEWEST] = "SELECT op, sha256 FROM versions WHERE tenant = $1 AND memory_id = $2 ORDER BY "
-                 "id DESC LIMIT 1",
-    [S_REF] = "UPDATE content_refs SET refs = refs + $3 WHERE tenant = $1 AND sha256 = $2",
-    [S_REFS_NEW] = "INSERT INTO content_refs(tenant, sha256, refs) VALUES ($1, $2, 1)",
-    [S_CONTENT_PUT] = "INSERT INTO contents(tenant, sha256, data) VALUES ($1, $2, $3)",
-    [S_DROP] = "DELETE FROM content_refs WHERE tenant = $1 AND sha256 = $2 AND refs <= 0",
-    [S_CONTENT_DROP] = "DELETE FROM contents WHERE tenant = $1 AND sha256 = $2 AND NOT EXISTS "
-                       "(SELECT 1 FROM content_refs r WHERE r.tenant = $1 AND r.sha256 = $2)",
-    [S_NODE_SET] = "UPDATE nodes SET sha256 = $3, size = $4, accessed = COALESCE(CAST($5 AS "
-                   "BIGINT), accessed), modified = COALESCE(CAST($5 AS BIGINT), modified) WHERE "
-                   "tenant = $1 AND path = $2",
-    [S_VERSION_PUT] = "INSERT INTO versions(tenant, id, memory_id, op, path, previous_path, actor, "
-                      "at, sha256, size, redacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-                      "$10, 0)",
-    [S_USAGE_SET] = "UPDATE usage SET bytes = $2, files = $3, dirs = $4, next_version = $5, "
-                    "expired_before = $6, expiry_seen = $7 WHERE tenant = $1",
+/* The texts themselves are memtool's (src/store/db_sql.c; neither driver
+ * writes these differently), so the floor cannot drift from them. */
+static const mt_db_stmt stmts[S_COUNT] = {
+    [S_USAGE_GET] = MT_DB_USAGE_GET,     [S_NODE_GET] = MT_DB_NODE_GET,
+    [S_CONTENT_GET] = MT_DB_CONTENT_GET, [S_NTH] = MT_DB_VERSION_NTH,
+    [S_NEWEST] = MT_DB_VERSION_NEWEST,   [S_REF] = MT_DB_CONTENT_REF,
+    [S_REFS_NEW] = MT_DB_REFS_NEW,       [S_CONTENT_PUT] = MT_DB_CONTENT_PUT,
+    [S_DROP] = MT_DB_REFS_DROP,          [S_CONTENT_DROP] = MT_DB_CONTENT_DROP,
+    [S_NODE_SET] = MT_DB_NODE_SET,       [S_VERSION_PUT] = MT_DB_VERSION_PUT,
+    [S_USAGE_SET] = MT_DB_USAGE_SET,
 };
+
+/* A statement's text as PostgreSQL takes it: ?N spelt $N, as db_pg.c does. */
+static void pg_text(char *out, size_t size, const char *sql)
+{
+    size_t o = 0;
+
+    for (; *sql && o + 1 < size; sql++)
+        out[o++] = *sql == '?' ? '$' : *sql;
+    if (*sql)
+        bench_die("a statement longer than %zu bytes", size);
+    out[o] = '\0';
+}
 
 typedef struct {
     PGconn *pg;                /* PostgreSQL, or */
@@ -302,18 +300,14 @@ static void sf_run_blob(stmt_floor *f, int k, int n, const char *const *v, size_
         r = PQexecPrepared(f->pg, name, n, v, lengths, formats, 1);
         st = PQresultStatus(r);
         if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
-            bench_die("libpq: %s: %s", stmts[k], PQerrorMessage(f->pg));
+            bench_die("libpq: %s: %s", mt_db_sql[stmts[k]], PQerrorMessage(f->pg));
         PQclear(r);
     } else {
         sqlite3_stmt *q = f->st[k];
         int i, rc;
 
         for (i = 0; i < n; i++) {
-            char name[8];
-            int at;
-            bench_fmt(name, sizeof(name), "$%d", i + 1);
-            if (!(at = sqlite3_bind_parameter_index(q, name)))
-                bench_die("sqlite: %s has no %s", stmts[k], name);
+            int at = i + 1; /* ?N is parameter N */
             if (!v[i])
                 rc = sqlite3_bind_null(q, at);
             else if (blob_len && i == n - 1)
@@ -323,12 +317,12 @@ static void sf_run_blob(stmt_floor *f, int k, int n, const char *const *v, size_
             else
                 rc = sqlite3_bind_text(q, at, v[i], -1, SQLITE_STATIC);
             if (rc != SQLITE_OK)
-                bench_die("sqlite: binding %s of %s", name, stmts[k]);
+                bench_die("sqlite: binding ?%d of %s", at, mt_db_sql[stmts[k]]);
         }
         while ((rc = sqlite3_step(q)) == SQLITE_ROW)
             ;
         if (rc != SQLITE_DONE)
-            bench_die("sqlite: %s: %s", stmts[k], sqlite3_errmsg(f->db));
+            bench_die("sqlite: %s: %s", mt_db_sql[stmts[k]], sqlite3_errmsg(f->db));
         sqlite3_reset(q);
     }
 }
@@ -381,9 +375,10 @@ static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *cons
     if (a->pg) {
         f->pg = pg_open(a, tenant);
         for (k = 0; k < S_COUNT; k++) {
-            char name[16];
+            char name[16], sql[1024];
             bench_fmt(name, sizeof(name), "s%d", k);
-            pg_prep(f->pg, name, stmts[k]);
+            pg_text(sql, sizeof(sql), mt_db_sql[stmts[k]]);
+            pg_prep(f->pg, name, sql);
         }
     } else {
         f->db = sq_open(a);
@@ -391,7 +386,7 @@ static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *cons
                        : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
                                                              : "PRAGMA synchronous=OFF");
         for (k = 0; k < S_COUNT; k++)
-            f->st[k] = sq_prepare(f->db, stmts[k]);
+            f->st[k] = sq_prepare(f->db, mt_db_sql[stmts[k]]);
     }
     sf_get(f, f->memory_id, sizeof(f->memory_id),
            "SELECT memory_id FROM nodes WHERE tenant = $1 AND path = 'small.md'");
