@@ -207,8 +207,7 @@ static void pg_simple(PGconn *pg, const char *sql)
  * The statements floor: the transaction memtool runs for a str_replace of a
  * small file, read from the database (PostgreSQL's log_statement=all, and
  * the statements SQLite steps), history on and off, issued bare: prepared
- * once, run one by one. The text of each is the one memtool prepares
- * (mt_db_sql). With history on, both contents the edit toggles between stay
+ * once, run one by one. With history on, both contents the edit toggles between stay
  * stored (versions hold them); with history off, the new content's row is
  * made and the old one's deleted at every edit.
  */
@@ -262,6 +261,7 @@ typedef struct {
     PGconn *pg;                /* PostgreSQL, or */
     sqlite3 *db;               /* SQLite, with */
     sqlite3_stmt *st[S_COUNT]; /* the statements prepared */
+    char names[S_COUNT][8];    /* PostgreSQL's names of them */
     const char *tenant;
     char memory_id[80], sha[2][80], size[32], bytes[32], files[32], dirs[32];
     const char *text[2]; /* the two contents (history off writes them) */
@@ -288,7 +288,6 @@ static void sf_run_blob(stmt_floor *f, int k, int n, const char *const *v, size_
 {
     if (f->pg) {
         int lengths[16] = {0}, formats[16] = {0};
-        char name[16];
         PGresult *r;
         ExecStatusType st;
 
@@ -296,8 +295,7 @@ static void sf_run_blob(stmt_floor *f, int k, int n, const char *const *v, size_
             lengths[n - 1] = (int)blob_len;
             formats[n - 1] = 1;
         }
-        bench_fmt(name, sizeof(name), "s%d", k); /* as sf_open prepared it */
-        r = PQexecPrepared(f->pg, name, n, v, lengths, formats, 1);
+        r = PQexecPrepared(f->pg, f->names[k], n, v, lengths, formats, 1);
         st = PQresultStatus(r);
         if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
             bench_die("libpq: %s: %s", mt_db_sql[stmts[k]], PQerrorMessage(f->pg));
@@ -375,10 +373,10 @@ static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *cons
     if (a->pg) {
         f->pg = pg_open(a, tenant);
         for (k = 0; k < S_COUNT; k++) {
-            char name[16], sql[1024];
-            bench_fmt(name, sizeof(name), "s%d", k);
+            char sql[1024];
+            bench_fmt(f->names[k], sizeof(f->names[k]), "s%d", k);
             pg_text(sql, sizeof(sql), mt_db_sql[stmts[k]]);
-            pg_prep(f->pg, name, sql);
+            pg_prep(f->pg, f->names[k], sql);
         }
     } else {
         f->db = sq_open(a);

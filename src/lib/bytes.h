@@ -29,16 +29,22 @@ static inline unsigned mt_bytes_high16(const char *s)
     return (unsigned)_mm_movemask_epi8(mt_bytes_load16(s));
 }
 
-/* Bytes a JSON string must escape: below 0x20, '"' and '\\'. */
-static inline unsigned mt_bytes_json16(const char *s)
+/* The bytes of v a JSON string must escape (below 0x20, '"' and '\\'),
+ * each 0xff in the result. */
+static inline __m128i mt_bytes_json_v(__m128i v)
 {
-    __m128i v = mt_bytes_load16(s);
-    __m128i low = _mm_set1_epi8(0x1f);
+    const __m128i low = _mm_set1_epi8(0x1f);
     __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low); /* v <= 0x1f */
     __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
     __m128i bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
 
-    return (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(quote, bslash)));
+    return _mm_or_si128(ctl, _mm_or_si128(quote, bslash));
+}
+
+/* The same for the 16 bytes at s, as a bit mask. */
+static inline unsigned mt_bytes_json16(const char *s)
+{
+    return (unsigned)_mm_movemask_epi8(mt_bytes_json_v(mt_bytes_load16(s)));
 }
 
 /* How many of the bytes in `blocks` blocks of 16 at s equal c; *high is
@@ -48,8 +54,6 @@ static inline size_t mt_bytes_count_eq(unsigned *high, unsigned *other, const ch
                                        size_t blocks, char c)
 {
     const __m128i want = _mm_set1_epi8(c), zero = _mm_setzero_si128();
-    const __m128i low = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"');
-    const __m128i bslash = _mm_set1_epi8('\\');
     __m128i any = zero, esc = zero;
     size_t n = 0;
 
@@ -63,12 +67,8 @@ static inline size_t mt_bytes_count_eq(unsigned *high, unsigned *other, const ch
             __m128i v = mt_bytes_load16(s), eq = _mm_cmpeq_epi8(v, want);
             acc = _mm_sub_epi8(acc, eq);
             any = _mm_or_si128(any, v);
-            if (other) /* as mt_bytes_json16, the matches of c taken out */
-                esc = _mm_or_si128(
-                    esc,
-                    _mm_andnot_si128(eq, _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, low), low),
-                                                      _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                                                                   _mm_cmpeq_epi8(v, bslash)))));
+            if (other) /* the matches of c taken out */
+                esc = _mm_or_si128(esc, _mm_andnot_si128(eq, mt_bytes_json_v(v)));
         }
         acc = _mm_sad_epu8(acc, zero);
         n += (size_t)_mm_cvtsi128_si32(acc) +

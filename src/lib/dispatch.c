@@ -328,10 +328,8 @@ int mt_memory_run_input_json(mt_buf *json, mt_buf *text, int *is_error, mt_memor
     r.json = json;
     mt_buf_truncate(&r.text, 0);
     rc = run_command(&r, m, in);
-    if (rc == 0 && !r.in_json) {
-        r.plain_len = r.text.len;
+    if (rc == 0 && !r.in_json)
         rc = mt_json_put_string(json, r.text.ptr ? r.text.ptr : "", r.text.len);
-    }
     *text = r.text; /* grown, perhaps: the caller keeps it for the next input */
     if (rc < 0) {
         mt_buf_truncate(json, mark);

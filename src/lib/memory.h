@@ -78,8 +78,8 @@ typedef struct {
     uint64_t bytes_written;
     /* Set by a caller that sends the answer on as a JSON string (serve):
      * a command that can write its answer escaped as it makes it appends
-     * that string to *json, quotes and all, and sets in_json, and text is
-     * then not the answer; plain_len is how long the answer is unescaped.
+     * that string to *json, quotes and all, sets in_json, and sets plain_len
+     * to how long the answer is unescaped (text is then not the answer).
      * Any other answer the caller escapes from text. This saves a pass over
      * a view's answer, which is most of what a server sends. */
     mt_buf *json;

@@ -20,6 +20,13 @@ static const char block_head[] = "{\"type\":\"tool_result\",", block_id[] = "\"t
                   block_content[] = "\"content\":", block_failed[] = ",\"is_error\":true}",
                   block_ok[] = ",\"is_error\":false}";
 
+/* The end of a tool_result block: is_error, and the closing brace. */
+static int block_close(mt_buf *line, int is_error)
+{
+    return is_error ? mt_buf_put(line, block_failed, sizeof(block_failed) - 1)
+                    : mt_buf_put(line, block_ok, sizeof(block_ok) - 1);
+}
+
 /* The tool_result block for a result, appended to line straight from its
  * text: the same bytes json_dumps would give for {"type", "tool_use_id",
  * "content", "is_error"} in that order, without copying a file's worth into
@@ -34,9 +41,7 @@ static int result_line(mt_buf *line, const char *text, size_t len, int is_error,
                 mt_json_put_string(line, json_string_value(id), json_string_length(id)) < 0 ||
                 mt_buf_putc(line, ',') < 0)) ||
         mt_buf_put(line, block_content, sizeof(block_content) - 1) < 0 ||
-        mt_json_put_string(line, text, len) < 0 ||
-        (is_error ? mt_buf_put(line, block_failed, sizeof(block_failed) - 1)
-                  : mt_buf_put(line, block_ok, sizeof(block_ok) - 1)) < 0) {
+        mt_json_put_string(line, text, len) < 0 || block_close(line, is_error) < 0) {
         mt_buf_truncate(line, mark);
         return MT_ENOMEM;
     }
@@ -54,8 +59,7 @@ static int run_line(mt_buf *line, mt_buf *text, mt_memory *mem, const mt_input *
     if (mt_buf_put(line, block_head, sizeof(block_head) - 1) < 0 ||
         mt_buf_put(line, block_content, sizeof(block_content) - 1) < 0 ||
         mt_memory_run_input_json(line, text, &is_error, mem, in) < 0 ||
-        (is_error ? mt_buf_put(line, block_failed, sizeof(block_failed) - 1)
-                  : mt_buf_put(line, block_ok, sizeof(block_ok) - 1)) < 0) {
+        block_close(line, is_error) < 0) {
         mt_buf_truncate(line, mark);
         return MT_ENOMEM;
     }

@@ -189,18 +189,6 @@ int mt_db_prune_memory(mt_db_txn *t, const char *memory_id)
     return drop_versions(t, &l);
 }
 
-/*
- * Versions older than the days limit go, except each memory's newest, in
- * work that grows with what changed since the last prune rather than with
- * the whole history (a scan of every version was 8 ms of each one-shot
- * write in a history of 100,000). The usage row keeps how far the last one
- * got (mt_db_txn); this one takes the versions that crossed the cut since
- * (by the index of versions by time), then those of memories changed since
- * that are no longer their memory's newest (a memory left alone past the
- * cut, then changed). Each list is deleted before the next is read, so no
- * version is counted out twice. Without a record (a new or upgraded store)
- * the first prune looks at every version older than the cut, once.
- */
 /* Delete the versions a statement of (tenant, a, b) lists, and their
  * references to contents. */
 static int drop_listed(mt_db_txn *t, mt_db_stmt which, int64_t a, int64_t b)
@@ -216,6 +204,18 @@ static int drop_listed(mt_db_txn *t, mt_db_stmt which, int64_t a, int64_t b)
     return drop_versions(t, &l);
 }
 
+/*
+ * Versions older than the days limit go, except each memory's newest, in
+ * work that grows with what changed since the last prune rather than with
+ * the whole history (a scan of every version was 8 ms of each one-shot
+ * write in a history of 100,000). The usage row keeps how far the last one
+ * got (mt_db_txn); this one takes the versions that crossed the cut since
+ * (by the index of versions by time), then those of memories changed since
+ * that are no longer their memory's newest (a memory left alone past the
+ * cut, then changed). Each list is deleted before the next is read, so no
+ * version is counted out twice. Without a record (a new or upgraded store)
+ * the first prune looks at every version older than the cut, once.
+ */
 int mt_db_prune_days(mt_db_txn *t)
 {
     unsigned days = t->op->history_days;

@@ -356,16 +356,6 @@ static void test_batch_prunes_as_direct(void **state)
     }
 }
 
-/*
- * The prune by days: what goes is what always went (each memory's versions
- * older than the cut but its newest), and a prune reads what changed since
- * the last one, not the whole history. Two histories differ only in how
- * many memories were left alone past the cut (each such memory's one
- * version is its newest, kept); the same changes then prune the same, and
- * the prune after the first costs the big one about what it costs the
- * small one, counted in SQLite's virtual-machine steps (a scan of every
- * version, as before, costs a hundred times more).
- */
 static int count_step(void *p)
 {
     ++*(long *)p;
@@ -396,6 +386,16 @@ static long prune_change(side *s, const char *path, const char *id, const char *
     return steps;
 }
 
+/*
+ * The prune by days: what goes is what always went (each memory's versions
+ * older than the cut but its newest), and a prune reads what changed since
+ * the last one, not the whole history. Two histories differ only in how
+ * many memories were left alone past the cut (each such memory's one
+ * version is its newest, kept); the same changes then prune the same, and
+ * the prune after the first costs the big one about what it costs the
+ * small one, counted in SQLite's virtual-machine steps (a scan of every
+ * version, as before, costs a hundred times more).
+ */
 static void test_prune_days_follows_changes(void **state)
 {
     static const int stale[2] = {100, 20000};

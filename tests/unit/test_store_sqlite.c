@@ -294,12 +294,7 @@ static void test_upgrade_refs(void **state)
     a->free(a);
 }
 
-/* The prune by days (mt_test_days_prune), in a tenant of its own; then the
- * plans of the statements a change runs on versions: each step reads a
- * bounded part of them by an index (a memory's versions, a range of ids or
- * times), never every version of the tenant (a prune that did was 8 ms of
- * each one-shot write in a history of 100,000; a memory's newest version
- * was found by walking back through every later one). */
+/* The prune by days' tenant, for mt_test_days_prune. */
 static mt_memory *days_open(void *ctx, const mt_options *opts)
 {
     (void)ctx;
@@ -316,6 +311,12 @@ static void days_age(void *ctx, int64_t ms)
     sql_run(q);
 }
 
+/* The prune by days (mt_test_days_prune), in a tenant of its own; then the
+ * plans of the statements a change runs on versions: each step reads a
+ * bounded part of them by an index (a memory's versions, a range of ids or
+ * times), never every version of the tenant (a prune that did was 8 ms of
+ * each one-shot write in a history of 100,000; a memory's newest version
+ * was found by walking back through every later one). */
 static void test_prune_days(void **state)
 {
     static const mt_db_stmt prunes[] = {MT_DB_VERSIONS_EXPIRED, MT_DB_VERSIONS_SUPERSEDED,
