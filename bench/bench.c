@@ -4,7 +4,7 @@
  *
  *   mt_bench ops     --impl memtool,floor --root DIR [--iters N] [--view-iters N]
  *                    [--durabilities full,file,none] [--only OP]
- *   mt_bench listing --impl memtool,floor --root DIR --param FILES [--iters N]
+ *   mt_bench listing --impl memtool,floor[,floor-cores] --root DIR --param FILES [--iters N]
  *   mt_bench bigfile --impl memtool,floor --root DIR --param BYTES [--iters N]
  *                    [--durability D] [--ops view_range,str_replace]
  *   mt_bench fixture-small FILE
@@ -36,7 +36,7 @@
 #define BATCH 250
 /* Slices per implementation when interleaving repeated requests. */
 #define SLICES    10
-#define MAX_LANES 2
+#define MAX_LANES 3
 
 typedef struct {
     const char *impls, *root, *param, *ops;

@@ -110,7 +110,7 @@ def expected(meta):
     for op, impl, d in PROCESS_ROWS:
         want.append(("process", op, impl, d, "one process"))
     for files in meta["trees"].split():
-        for impl in ("memtool", "floor", "sdk"):
+        for impl in ("memtool", "floor", "floor-cores", "sdk"):
             want.append(("scale", "view_root", impl, "-", files))
         for impl in ("memtool", "sdk"):
             want.append(("scale", "create_call", impl, "file", files))
@@ -347,6 +347,12 @@ def facts(t, serve, trees, bigs, meta):
     f["sr100_floor"] = fmt_us(med(t, "scale", "str_replace", "floor", "file", b))
     r = ratio(m, fl)
     f["listing_ratio_max"] = "%.3f×" % r if r else "–"
+    c = med(t, "scale", "view_root", "floor-cores", "-", n)
+    f["listing_cores_max"] = fmt_us(c)
+    r = ratio(c, fl)
+    f["listing_cores_ratio"] = "%.3f×" % r if r else "–"
+    r = ratio(m, c)
+    f["listing_memtool_cores"] = "%.2f×" % r if r else "–"
     sv, sf = serve.get(("view", "memtool", 1, "none")), serve.get(("view", "floor", 1, "none"))
     f["serve_ratio"] = ("%.3f×" % (sv["ops_per_cpu_s"] / sf["ops_per_cpu_s"])) if sv and sf else "–"
     r = ratio(med(t, "process", "view", "memtool", "-", "one process"),
@@ -464,10 +470,13 @@ def report(results, markdown):
     big_n = str(trees[-1])
     a = med(t, "scale", "view_root", "memtool", "-", big_n)
     b = med(t, "scale", "view_root", "floor", "-", big_n)
-    r = ratio(a, b)
+    c = med(t, "scale", "view_root", "floor-cores", "-", big_n)
+    r, rc = ratio(a, b), ratio(c, b)
     target("`view /memories` over %s files within %.2f× of the floor's one-thread walk (was: under "
            "100 ms)" % (fmt_count(big_n), LISTING_RATIO),
-           "%s vs %s: %s" % (fmt_us(a), fmt_us(b), "%.3f×" % r if r else "–"),
+           "%s vs %s: %s (the floor's walk on all %s cores: %s, %s)" %
+           (fmt_us(a), fmt_us(b), "%.3f×" % r if r else "–", meta.get("nproc", "?"), fmt_us(c),
+            "%.3f×" % rc if rc else "–"),
            r is not None and r <= LISTING_RATIO)
     big_b = str(bigs[-1])
     a, b = med(t, "scale", "str_replace", "memtool", "file", big_b), med(t, "scale", "str_replace", "floor", "file", big_b)
@@ -698,12 +707,14 @@ def report(results, markdown):
     pts = {impl: [(n, med(t, "scale", "view_root", impl, "-", str(n))) for n in trees]
            for impl in ("memtool", "floor", "sdk")}
     for n in trees:
-        m, f, s = (med(t, "scale", "view_root", i, "-", str(n)) for i in ("memtool", "floor", "sdk"))
+        m, f, c, s = (med(t, "scale", "view_root", i, "-", str(n))
+                      for i in ("memtool", "floor", "floor-cores", "sdk"))
         rows.append((fmt_count(n), fmt_us(m), fmt_us(p99(t, "scale", "view_root", "memtool", "-", str(n))),
-                     fmt_us(f), fmt_us(s), fmt_ratio(ratio(m, f)), fmt_ratio(ratio(s, m)),
-                     "%.2f µs" % (m / n) if m else "–"))
-    w(table(["files", "memtool median", "memtool p99", "floor median", "SDK median", "memtool/floor",
-             "SDK/memtool", "memtool per file"], rows))
+                     fmt_us(f), fmt_us(c), fmt_us(s), fmt_ratio(ratio(m, f)), fmt_ratio(ratio(m, c)),
+                     fmt_ratio(ratio(s, m)), "%.2f µs" % (m / n) if m else "–"))
+    w(table(["files", "memtool median", "memtool p99", "floor median", "floor on every core",
+             "SDK median", "memtool/floor", "memtool/floor on every core", "SDK/memtool",
+             "memtool per file"], rows))
     w("")
     fk = lambda impl: ", ".join("%.2f" % k for k in growth(pts[impl])) or "–"
     w("Growth of the time with the store size, as the exponent k in time ∝ files^k between "

@@ -222,7 +222,7 @@ for files in $TREES; do
     fresh "$work/tree$files"
     "$bin/mt_bench" fixture-tree "$work/tree$files/memories" "$files"
     n=$(iters_for "$files" 20 10 5 "$TREE_ITERS")
-    "$bin/mt_bench" listing --impl memtool,floor --root "$work/tree$files/memories" --param "$files" \
+    "$bin/mt_bench" listing --impl memtool,floor,floor-cores --root "$work/tree$files/memories" --param "$files" \
         --iters "$n" >>"$timings"
     n=$(iters_for "$files" 10 5 2 "$SDK_TREE_ITERS")
     node "$here/sdk_bench.mjs" listing --base "$work/tree$files" --param "$files" --iters "$n" \

@@ -11,7 +11,8 @@
  * write    str_replace of a small memory, against a bare transaction.
  *          SQLite: BEGIN IMMEDIATE; UPDATE of the content row; COMMIT, at the
  *          synchronous setting the durability maps to (db_sqlite.c); and, as
- *          row floor-stmts, the statements memtool runs for the edit.
+ *          row floor-stmts, the statements memtool runs for the edit; and, as
+ *          row floor-rows, the rows no edit can avoid (sf_write_rows).
  *          PostgreSQL: the statements memtool runs for the edit (read from
  *          the server's log_statement=all; see sf_write), prepared and
  *          issued one by one, so the floor pays the same round trips.
@@ -265,6 +266,8 @@ typedef struct {
     const char *tenant;
     char memory_id[80], sha[2][80], size[32], bytes[32], files[32], dirs[32];
     const char *text[2]; /* the two contents (history off writes them) */
+    sqlite3_stmt *update;  /* the rows floor's UPDATE of the content (SQLite), */
+    sqlite3_stmt *version; /* and its INSERT of the version */
     size_t len;
     int64_t next_version;
     int history;
@@ -409,6 +412,8 @@ static void sf_close(stmt_floor *f)
         PQfinish(f->pg);
     for (k = 0; k < S_COUNT; k++)
         sqlite3_finalize(f->st[k]);
+    sqlite3_finalize(f->update);
+    sqlite3_finalize(f->version);
     sqlite3_close(f->db);
 }
 
@@ -451,6 +456,56 @@ static void sf_write(stmt_floor *f)
     }
     bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
     /* The prune's record, as memtool writes it back unchanged between prunes. */
+    sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
+    sf_exec(f, "COMMIT");
+}
+
+/*
+ * The rows floor (SQLite): what an edit cannot avoid writing under the
+ * store's own terms: the memory's content (the one-UPDATE floor's
+ * statement), the usage counter the limits are kept by, in the same
+ * transaction as the write, and with history on, a version row in the same
+ * file. The version goes to a table of the floor's own with the columns of
+ * memtool's versions and only their key: the least a version row can cost,
+ * where memtool's are also indexed by memory, path and time. Nothing read,
+ * no content by hash, no counts of references.
+ */
+static void sf_write_rows(stmt_floor *f)
+{
+    char next[32], at[32];
+    const char *t = f->tenant;
+
+    if (!f->update) {
+        sq_exec(f->db, "CREATE TABLE IF NOT EXISTS floor_versions(tenant TEXT NOT NULL, "
+                       "id INTEGER NOT NULL, memory_id TEXT NOT NULL, op INTEGER NOT NULL, "
+                       "path TEXT, previous_path TEXT, actor TEXT NOT NULL, at INTEGER NOT NULL, "
+                       "sha256 TEXT, size INTEGER NOT NULL, redacted INTEGER NOT NULL, "
+                       "PRIMARY KEY (tenant, id)) WITHOUT ROWID");
+        f->update = sq_prepare(f->db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND "
+                                      "sha256 = ?2");
+        f->version = sq_prepare(f->db, "INSERT INTO floor_versions VALUES (?1, ?2, ?3, 2, "
+                                       "'small.md', NULL, 'floor', ?4, ?5, ?6, 0)");
+        sqlite3_bind_text(f->update, 1, t, -1, SQLITE_STATIC);
+        sqlite3_bind_text(f->update, 2, f->sha[0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(f->version, 1, t, -1, SQLITE_STATIC);
+        sqlite3_bind_text(f->version, 3, f->memory_id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(f->version, 5, f->sha[0], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(f->version, 6, (sqlite3_int64)strtoll(f->size, NULL, 10));
+    }
+    bench_fmt(at, sizeof(at), "%llu", (unsigned long long)(bench_now_ns() / 1000000));
+    sf_exec(f, "BEGIN IMMEDIATE");
+    sqlite3_bind_blob(f->update, 3, f->text[f->round++ % 2], (int)f->len, SQLITE_STATIC);
+    if (sqlite3_step(f->update) != SQLITE_DONE || sqlite3_changes(f->db) != 1)
+        bench_die("sqlite: the rows floor's UPDATE changed nothing");
+    sqlite3_reset(f->update);
+    if (f->history) {
+        sqlite3_bind_int64(f->version, 2, (sqlite3_int64)f->next_version++);
+        sqlite3_bind_int64(f->version, 4, (sqlite3_int64)strtoll(at, NULL, 10));
+        if (sqlite3_step(f->version) != SQLITE_DONE)
+            bench_die("sqlite: the rows floor's version: %s", sqlite3_errmsg(f->db));
+        sqlite3_reset(f->version);
+    }
+    bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
     sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
     sf_exec(f, "COMMIT");
 }
@@ -591,8 +646,10 @@ static sqlite3_stmt *sq_update_floor(sqlite3 **db, const args *a, char *sha, siz
 
 /*
  * memtool's str_replace against, on PostgreSQL, the statements floor (row
- * "floor"); on SQLite, the one UPDATE (row "floor") and the statements floor
- * (row "floor-stmts"), which shows what memtool adds to its own statements.
+ * "floor"); on SQLite, the one UPDATE (row "floor"), the statements floor
+ * (row "floor-stmts"), which shows what memtool adds to its own statements,
+ * and the rows floor (row "floor-rows"), the least the store's terms let an
+ * edit write.
  */
 static void suite_write(const args *a, const char *param)
 {
@@ -602,11 +659,11 @@ static void suite_write(const args *a, const char *param)
         "{\"command\":\"str_replace\",\"path\":\"/memories/small.md\",\"old_str\":\"" BENCH_TOKEN_B
         "\",\"new_str\":\"" BENCH_TOKEN_A "\"}"};
     mt_memory *mem;
-    bench_samples m, f, fs;
+    bench_samples m, f, fs, fr;
     sqlite3 *db = NULL;
     sqlite3_stmt *up = NULL;
-    stmt_floor sf;
-    char *texts[2], sha[80] = "", stmts_tenant[160];
+    stmt_floor sf, rows;
+    char *texts[2], sha[80] = "", stmts_tenant[160], rows_tenant[160];
     size_t i, k, len, round = 0;
 
     fixture(a, a->tenant, 0);
@@ -622,10 +679,14 @@ static void suite_write(const args *a, const char *param)
     if (!a->pg) {
         fixture(a, a->floor_tenant, 0);
         up = sq_update_floor(&db, a, sha, sizeof(sha));
+        bench_fmt(rows_tenant, sizeof(rows_tenant), "%s-rows", a->tenant);
+        fixture(a, rows_tenant, 1);
+        sf_open(&rows, a, rows_tenant, texts, len);
     }
     bench_samples_init(&m, a->iters);
     bench_samples_init(&f, a->iters);
     bench_samples_init(&fs, a->iters);
+    bench_samples_init(&fr, a->iters);
     for (i = 0; i < a->iters; i += BLOCK) {
         for (k = i; k < i + BLOCK && k < a->iters; k++) {
             uint64_t t0 = bench_now_ns();
@@ -647,6 +708,11 @@ static void suite_write(const args *a, const char *param)
             sq_exec(db, "COMMIT");
             bench_samples_add(&f, bench_now_ns() - t0);
         }
+        for (k = i; k < i + BLOCK && k < a->iters && !a->pg; k++) {
+            uint64_t t0 = bench_now_ns();
+            sf_write_rows(&rows);
+            bench_samples_add(&fr, bench_now_ns() - t0);
+        }
     }
     /* The iterations leave small.md as it started when even; either way is fine. */
     row(a, "str_replace", "memtool", param, &m);
@@ -655,10 +721,13 @@ static void suite_write(const args *a, const char *param)
     } else {
         row(a, "str_replace", "floor", param, &f);
         row(a, "str_replace", "floor-stmts", param, &fs);
+        row(a, "str_replace", "floor-rows", param, &fr);
+        sf_close(&rows);
     }
     bench_samples_free(&m);
     bench_samples_free(&f);
     bench_samples_free(&fs);
+    bench_samples_free(&fr);
     sf_close(&sf);
     sqlite3_finalize(up);
     sqlite3_close(db);
