@@ -265,7 +265,7 @@ typedef struct {
     char names[S_COUNT][8];    /* PostgreSQL's names of them */
     const char *tenant;
     char memory_id[80], sha[2][80], size[32], bytes[32], files[32], dirs[32];
-    const char *text[2]; /* the two contents (history off writes them) */
+    const char *text[2];   /* the two contents (history off writes them) */
     sqlite3_stmt *update;  /* the rows floor's UPDATE of the content (SQLite), */
     sqlite3_stmt *version; /* and its INSERT of the version */
     size_t len;
