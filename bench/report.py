@@ -699,7 +699,9 @@ def report(results, markdown):
       "visited. memtool records only the entries its limit can show and adds up the rest on helper "
       "threads, one per core beyond the first (here %s cores, so one helper): its times are wall "
       "time with both cores at work. The floor walks the tree on one thread with `getdents64` and "
-      "`fstatat`, the least one thread can do. The SDK lists everything (it has no limit) and "
+      "`fstatat`, the least one thread can do; *floor on every core* is that walk with the top "
+      "directory's subdirectories shared out to one thread per core and nothing else, the least "
+      "the machine's cores can do. The SDK lists everything (it has no limit) and "
       "`realpath`s every entry.\n" % meta.get("nproc", "?"))
     w(img("listing.png"))
     w("")
