@@ -223,27 +223,39 @@ enum {
     S_CONTENT_GET,
     S_NTH,
     S_NEWEST,
-    S_REF,
-    S_REFS_NEW,
     S_CONTENT_PUT,
-    S_DROP,
     S_CONTENT_DROP,
     S_NODE_SET,
     S_VERSION_PUT,
     S_USAGE_SET,
+    S_REF,
+    S_REFS_NEW,
+    S_DROP,
+    S_REFS_ADD,
+    S_REFS_TAKE,
+    S_REFS_LAST,
     S_COUNT
 };
 
 /* The texts themselves are memtool's (src/store/db_sql.c; neither driver
  * writes these differently), so the floor cannot drift from them. */
 static const mt_db_stmt stmts[S_COUNT] = {
-    [S_USAGE_GET] = MT_DB_USAGE_GET,     [S_NODE_GET] = MT_DB_NODE_GET,
-    [S_CONTENT_GET] = MT_DB_CONTENT_GET, [S_NTH] = MT_DB_VERSION_NTH,
-    [S_NEWEST] = MT_DB_VERSION_NEWEST,   [S_REF] = MT_DB_CONTENT_REF,
-    [S_REFS_NEW] = MT_DB_REFS_NEW,       [S_CONTENT_PUT] = MT_DB_CONTENT_PUT,
-    [S_DROP] = MT_DB_REFS_DROP,          [S_CONTENT_DROP] = MT_DB_CONTENT_DROP,
-    [S_NODE_SET] = MT_DB_NODE_SET,       [S_VERSION_PUT] = MT_DB_VERSION_PUT,
+    [S_USAGE_GET] = MT_DB_USAGE_GET,
+    [S_NODE_GET] = MT_DB_NODE_GET,
+    [S_CONTENT_GET] = MT_DB_CONTENT_GET,
+    [S_NTH] = MT_DB_VERSION_NTH,
+    [S_NEWEST] = MT_DB_VERSION_NEWEST,
+    [S_CONTENT_PUT] = MT_DB_CONTENT_PUT,
+    [S_CONTENT_DROP] = MT_DB_CONTENT_DROP,
+    [S_NODE_SET] = MT_DB_NODE_SET,
+    [S_VERSION_PUT] = MT_DB_VERSION_PUT,
     [S_USAGE_SET] = MT_DB_USAGE_SET,
+    [S_REF] = MT_DB_CONTENT_REF,
+    [S_REFS_NEW] = MT_DB_REFS_NEW,
+    [S_DROP] = MT_DB_REFS_DROP,
+    [S_REFS_ADD] = MT_DB_REFS_ADD,
+    [S_REFS_TAKE] = MT_DB_REFS_TAKE,
+    [S_REFS_LAST] = MT_DB_REFS_LAST,
 };
 
 /* A statement's text as PostgreSQL takes it: ?N spelt $N, as db_pg.c does. */
@@ -386,6 +398,8 @@ static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *cons
         sq_exec(f->db, a->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL"
                        : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
                                                              : "PRAGMA synchronous=OFF");
+        /* The settings memtool's connection runs its statements with (db_sqlite.c). */
+        sq_exec(f->db, "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY");
         for (k = 0; k < S_COUNT; k++)
             f->st[k] = sq_prepare(f->db, mt_db_sql[stmts[k]]);
     }
@@ -434,19 +448,32 @@ static void sf_write(stmt_floor *f)
     sf_run(f, S_CONTENT_GET, 2, (const char *[]){t, now});
     if (f->history)
         sf_run(f, S_NEWEST, 2, (const char *[]){t, f->memory_id});
-    sf_run(f, S_REF, 3, (const char *[]){t, new, "1"});
-    if (!f->history) {
-        sf_run(f, S_REFS_NEW, 2, (const char *[]){t, new});
-        sf_run_blob(f, S_CONTENT_PUT, 3, (const char *[]){t, new, f->text[to]}, f->len);
+    /* The new content's count (made, and the content stored, without
+     * history); on PostgreSQL changed and read in one statement (db.c). */
+    if (f->pg) {
+        sf_run(f, S_REFS_ADD, 3, (const char *[]){t, new, "1"});
+    } else {
+        sf_run(f, S_REF, 3, (const char *[]){t, new, "1"});
+        if (!f->history)
+            sf_run(f, S_REFS_NEW, 2, (const char *[]){t, new});
     }
-    sf_run(f, S_REF, 3, (const char *[]){t, now, "-1"});
-    sf_run(f, S_DROP, 2, (const char *[]){t, now});
     if (!f->history)
+        sf_run_blob(f, S_CONTENT_PUT, 3, (const char *[]){t, new, f->text[to]}, f->len);
+    /* The old content's: lowered with history (a version keeps it), else
+     * deleted with the content. */
+    if (!f->history) {
+        sf_run(f, S_REFS_LAST, 2, (const char *[]){t, now});
         sf_run(f, S_CONTENT_DROP, 2, (const char *[]){t, now});
+    } else if (f->pg) {
+        sf_run(f, S_REFS_TAKE, 3, (const char *[]){t, now, "-1"});
+    } else {
+        sf_run(f, S_REF, 3, (const char *[]){t, now, "-1"});
+        sf_run(f, S_DROP, 2, (const char *[]){t, now});
+    }
     sf_run(f, S_NODE_SET, 5, (const char *[]){t, "small.md", new, f->size, at});
     if (f->history) {
         bench_fmt(id, sizeof(id), "%lld", (long long)f->next_version);
-        sf_run(f, S_REF, 3, (const char *[]){t, new, "1"});
+        sf_run(f, f->pg ? S_REFS_ADD : S_REF, 3, (const char *[]){t, new, "1"});
         sf_run(f, S_VERSION_PUT, 10,
                (const char *[]){t, id, f->memory_id, "2", "small.md", NULL, "floor", at, new,
                                 f->size});

@@ -239,17 +239,42 @@ void mt_db_account(mt_db_txn *t, int64_t bytes, int64_t files, int64_t dirs)
     t->usage.dirs = mt_store_usage_add(t->usage.dirs, dirs);
 }
 
+static int refs_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    int64_t *refs = payload;
+
+    if (ncols < 1)
+        return mt_error_set(MT_EIO, "a content's count of references is damaged");
+    *refs = cols[0].i;
+    return 0;
+}
+
 int mt_db_content_ref(mt_db_txn *t, const char *sha, const char *data, size_t len)
 {
     mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(sha), mt_db_int(1)};
-    int64_t n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL);
+    int round_trips = t->db->drv->round_trips, kept;
+    int64_t refs = 0, n;
 
+    if (round_trips) {
+        /* Counted, the count made if missing, and read: one round trip. */
+        if ((n = mt_db_exec(t->db, MT_DB_REFS_ADD, a, 3, refs_row, &refs)) < 0)
+            return (int)n;
+        if (n != 1)
+            return mt_error_set(MT_EIO, "counting a reference to the content %s changed no row",
+                                sha);
+        kept = refs > 1;
+    } else {
+        if ((n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL)) < 0)
+            return (int)n;
+        kept = n > 0;
+    }
     /* Kept already: only its count changes, never its row. */
-    if (n != 0)
-        return n < 0 ? (int)n : 0;
+    if (kept)
+        return 0;
+    /* (A count made just now goes with the change's rollback.) */
     if (!data)
         return mt_error_set(MT_EIO, "the content %s is missing from the store", sha);
-    if ((n = mt_db_exec(t->db, MT_DB_REFS_NEW, a, 2, NULL, NULL)) < 0)
+    if (!round_trips && (n = mt_db_exec(t->db, MT_DB_REFS_NEW, a, 2, NULL, NULL)) < 0)
         return (int)n;
     a[2] = mt_db_blob(data, len);
     n = mt_db_exec(t->db, MT_DB_CONTENT_PUT, a, 3, NULL, NULL);
@@ -259,12 +284,25 @@ int mt_db_content_ref(mt_db_txn *t, const char *sha, const char *data, size_t le
 int mt_db_content_unref(mt_db_txn *t, const char *sha)
 {
     mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(sha), mt_db_int(-1)};
-    int64_t n;
+    int64_t refs = 1, n;
 
     if (!sha || !*sha)
         return 0;
-    if ((n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL)) < 0 ||
-        (n = mt_db_exec(t->db, MT_DB_REFS_DROP, a, 2, NULL, NULL)) < 0)
+    if (!t->op->history) {
+        /* Without history a content is mostly its one node's, and goes with
+         * it: the count is deleted if it is the last, else lowered. */
+        if ((n = mt_db_exec(t->db, MT_DB_REFS_LAST, a, 2, NULL, NULL)) == 0)
+            return (n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL)) < 0 ? (int)n : 0;
+    } else if (t->db->drv->round_trips) {
+        /* With history the memory's versions mostly keep it: lowered and
+         * read in one round trip, dropped only when that was the last. */
+        if ((n = mt_db_exec(t->db, MT_DB_REFS_TAKE, a, 3, refs_row, &refs)) <= 0 || refs > 0)
+            return n < 0 ? (int)n : 0;
+        n = mt_db_exec(t->db, MT_DB_REFS_DROP, a, 2, NULL, NULL);
+    } else if ((n = mt_db_exec(t->db, MT_DB_CONTENT_REF, a, 3, NULL, NULL)) >= 0) {
+        n = mt_db_exec(t->db, MT_DB_REFS_DROP, a, 2, NULL, NULL);
+    }
+    if (n < 0)
         return (int)n;
     /* The content goes with its count: a statement only then. */
     if (n > 0 && (n = mt_db_exec(t->db, MT_DB_CONTENT_DROP, a, 2, NULL, NULL)) < 0)

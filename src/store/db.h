@@ -28,6 +28,10 @@
  *   - schema 4: content_refs; MT_DB_CONTENT_REF counts there, MT_DB_CONTENT_PUT
  *     makes only the contents row and MT_DB_CONTENT_DROP deletes one that has
  *     no count; MT_DB_REFS_NEW and MT_DB_REFS_DROP appended.
+ *   - MT_DB_REFS_ADD, MT_DB_REFS_TAKE and MT_DB_REFS_LAST appended: a count
+ *     changed and read (or dropped) in one statement, where it took two or
+ *     three (DML with RETURNING hands back rows as a query does); the
+ *     optional driver field `round_trips` says when ADD and TAKE are run.
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -261,6 +265,11 @@ typedef enum {
     MT_DB_VERSIONS_SUPERSEDED, /* (tenant, from_id, before_at) -> id, sha256 of the versions
                                   made before before_at, of memories with a version of
                                   id >= from_id, that are not their memory's newest */
+    /* A count changed and read in one statement. */
+    MT_DB_REFS_ADD,  /* (tenant, sha256, delta) -> refs: refs += delta, the row made with
+                        refs = delta when missing */
+    MT_DB_REFS_TAKE, /* (tenant, sha256, delta) -> refs: refs += delta; no row when missing */
+    MT_DB_REFS_LAST, /* (tenant, sha256): delete the content_refs row when refs <= 1 */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 
@@ -341,6 +350,13 @@ typedef struct {
      * nothing changed answers from a read snapshot, skipping its check of
      * every file and the write lock. */
     int search_fresh;
+
+    /* Optional: each statement is a round trip to a server. The core then
+     * changes and reads a content's count of references in one statement
+     * (MT_DB_REFS_ADD, _TAKE: DML with RETURNING), where a database in the
+     * process runs the plain statements they replace faster (SQLite builds
+     * a table for the rows RETURNING hands back). */
+    int round_trips;
 } mt_db_driver;
 
 /*

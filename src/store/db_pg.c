@@ -1100,6 +1100,7 @@ static const mt_db_driver pg_driver = {
     mt_search_tsquery, mt_search_tsvector,
     ready, /* a statement outside a transaction: autocommit, its own snapshot */
     0,     /* search_fresh: no change count; each search checks every file */
+    1,     /* round_trips */
 };
 
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)

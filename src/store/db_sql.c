@@ -135,6 +135,12 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                       "n.sha256 AND substr(d.sha256, 65) = ?8))) ORDER BY n.path LIMIT ?6",
     [MT_DB_REFS_NEW] = "INSERT INTO content_refs(tenant, sha256, refs) VALUES (?1, ?2, 1)",
     [MT_DB_REFS_DROP] = "DELETE FROM content_refs WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 0",
+    [MT_DB_REFS_ADD] = "INSERT INTO content_refs(tenant, sha256, refs) VALUES (?1, ?2, ?3) "
+                       "ON CONFLICT (tenant, sha256) DO UPDATE SET refs = content_refs.refs + "
+                       "excluded.refs RETURNING refs",
+    [MT_DB_REFS_TAKE] = "UPDATE content_refs SET refs = refs + ?3 WHERE tenant = ?1 AND "
+                        "sha256 = ?2 RETURNING refs",
+    [MT_DB_REFS_LAST] = "DELETE FROM content_refs WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 1",
     /* The memories come from the newest versions by id, not from a DISTINCT
      * over the index of all of them. */
     [MT_DB_VERSIONS_SUPERSEDED] =

@@ -760,6 +760,7 @@ static const mt_db_driver sqlite_driver = {
     sq_commit, sq_rollback, sq_exec, sq_scrub, sq_unsynced,
     /* search: FTS5 MATCH over the words as they are */
     mt_search_fts5_match, NULL, sq_ready_single, 1, /* search_fresh */
+    0, /* round_trips: a statement is a call in this process */
 };
 
 int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,

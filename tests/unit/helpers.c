@@ -373,3 +373,96 @@ void mt_test_days_prune(mt_memory *(*open)(void *ctx, const mt_options *opts),
                    "Here's the content of /memories/z.md with line numbers:\n     1\tz 1");
     mt_memory_free(mem);
 }
+
+/* One change of a random mix, on few names and few texts, so that contents
+ * are shared between memories and versions, made, kept and dropped; 1 when
+ * it was made. */
+static int random_change(mt_memory *mem, unsigned *seed, int history)
+{
+    static const char *const paths[] = {"/memories/a.md", "/memories/b.md", "/memories/d/c.md",
+                                        "/memories/d/e.md"};
+    static const char *const words[] = {"one", "two", "three"};
+    const char *p = paths[rand_r(seed) % 4], *q = paths[rand_r(seed) % 4];
+    const char *w = words[rand_r(seed) % 3], *x = words[rand_r(seed) % 3];
+    char json[512];
+    char *text;
+    int err = 1, k = (int)(rand_r(seed) % (history ? 7 : 5));
+
+    if (k == 0)
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"create\",\"path\":\"%s\",\"file_text\":\"%s\\n\"}", p, w);
+    else if (k == 1)
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"str_replace\",\"path\":\"%s\",\"old_str\":\"%s\","
+                 "\"new_str\":\"%s\"}",
+                 p, w, x);
+    else if (k == 2)
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"insert\",\"path\":\"%s\",\"insert_line\":0,"
+                 "\"insert_text\":\"%s\\n\"}",
+                 p, w);
+    else if (k == 3)
+        snprintf(json, sizeof(json),
+                 "{\"command\":\"rename\",\"old_path\":\"%s\",\"new_path\":\"%s\"}", p, q);
+    else if (k == 4)
+        snprintf(json, sizeof(json), "{\"command\":\"delete\",\"path\":\"%s\"}",
+                 rand_r(seed) % 5 ? p : "/memories/d");
+    if (k <= 4) {
+        /* Many fail (no such file, already there, no match): a refused
+         * change must leave the counts as they were too. */
+        text = mt_test_call(mem, &err, json);
+        free(text);
+    } else {
+        mt_version *v;
+        size_t n;
+        int64_t id, out;
+        assert_int_equal(mt_memory_log(&v, &n, mem, NULL), 0);
+        if (n > 0) {
+            id = v[rand_r(seed) % n].id;
+            err = k == 5 ? mt_memory_restore(&out, mem, id) < 0 : mt_memory_redact(mem, id) < 0;
+        }
+        mt_versions_free(v, n);
+    }
+    return !err;
+}
+
+void mt_test_refs_mix(mt_memory *on, mt_memory *off, long long (*sql)(void *ctx, const char *text),
+                      void *ctx, const char *prefix)
+{
+    const char *p = prefix;
+    char wrong[2048], orphans[1024], shared[256], kept[256];
+    unsigned seed = 20261125;
+    int i, made_on = 0, made_off = 0;
+
+    /* What every count should be, from the rows that name a content,
+     * against what content_refs holds; then contents without a count and
+     * counts without a content. Both 0 in a consistent store. */
+    snprintf(wrong, sizeof(wrong),
+             "SELECT count(*) FROM (SELECT tenant, sha256, count(*) AS want FROM ("
+             "  SELECT tenant, sha256 FROM %snodes WHERE sha256 IS NOT NULL UNION ALL "
+             "  SELECT tenant, sha256 FROM %sversions WHERE sha256 IS NOT NULL) x "
+             "GROUP BY tenant, sha256) w FULL JOIN %scontent_refs r USING (tenant, sha256) "
+             "WHERE coalesce(w.want, 0) <> coalesce(r.refs, 0) OR coalesce(r.refs, 0) <= 0",
+             p, p, p);
+    snprintf(orphans, sizeof(orphans),
+             "SELECT (SELECT count(*) FROM %scontents c WHERE NOT EXISTS (SELECT 1 FROM "
+             "%scontent_refs r WHERE r.tenant = c.tenant AND r.sha256 = c.sha256)) + "
+             "(SELECT count(*) FROM %scontent_refs r WHERE NOT EXISTS (SELECT 1 FROM %scontents c "
+             "WHERE c.tenant = r.tenant AND c.sha256 = r.sha256))",
+             p, p, p, p);
+    snprintf(shared, sizeof(shared), "SELECT max(refs) FROM %scontent_refs WHERE tenant = 'on'", p);
+    snprintf(kept, sizeof(kept), "SELECT count(*) FROM %scontent_refs WHERE tenant = 'off'", p);
+    for (i = 1; i <= 3000; i++) {
+        made_on += random_change(on, &seed, 1);
+        made_off += random_change(off, &seed, 0);
+        if (i % 100 == 0) {
+            assert_int_equal(sql(ctx, wrong), 0);
+            assert_int_equal(sql(ctx, orphans), 0);
+        }
+    }
+    /* The mix did change the stores, and share, keep and drop contents. */
+    printf("changes made: %d with history, %d without (of 3000 each)\n", made_on, made_off);
+    assert_true(made_on > 750 && made_off > 750);
+    assert_true(sql(ctx, shared) > 2);
+    assert_true(sql(ctx, kept) > 0);
+}

@@ -709,6 +709,29 @@ static void test_read_stops(void **state)
 /* An edit is a use of the memory: its last access and change become now,
  * with its content, in one statement; an edit that is no use of it (a
  * re-encryption's: keep_access) changes the content and keeps both. */
+/* SQLite's answer to one of mt_test_refs_mix's questions. */
+static long long refs_sql(void *ctx, const char *text)
+{
+    (void)ctx;
+    return sql_num(text, NULL);
+}
+
+static void test_refs_agree(void **state)
+{
+    mt_options o;
+    mt_memory *on, *off;
+
+    (void)state;
+    mt_options_init(&o);
+    o.history_keep = 3;
+    on = open_mem("on", &o);
+    o.history = 0;
+    off = open_mem("off", &o);
+    mt_test_refs_mix(on, off, refs_sql, NULL, "");
+    mt_memory_free(on);
+    mt_memory_free(off);
+}
+
 static void test_edit_times(void **state)
 {
     mt_store *st = open_store(NULL);
@@ -750,6 +773,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_times, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refs_agree, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
