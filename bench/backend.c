@@ -239,7 +239,22 @@ static size_t floor_read(bench_backend *b, int dirfd, const char *name, int keep
     return len;
 }
 
-static void floor_walk(int fd)
+/*
+ * floor-cores: the same walk with the top directory's subdirectories shared
+ * out to one thread per core, each taking the next one not yet taken and
+ * walking it whole. No sorting, no recording, no queue: what the kernel's
+ * calls cost when every core makes them, the least a parallel walk can take.
+ */
+typedef struct {
+    int fd;
+    char (*names)[256];
+    size_t n, cap;
+    atomic_size_t next;
+} floor_share;
+
+/* Walk the directory fd (closed at the end); with share, its subdirectories
+ * are only listed there, for floor_share_walk. */
+static void floor_walk(int fd, floor_share *share)
 {
     DIR *dir = fdopendir(fd);
     struct dirent *de;
@@ -253,28 +268,27 @@ static void floor_walk(int fd)
         if (fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
             bench_die("floor: cannot stat %s: %s", de->d_name, strerror(errno));
         /* Sizes are totals of everything beneath, so every level is walked. */
-        if (S_ISDIR(sb.st_mode)) {
+        if (!S_ISDIR(sb.st_mode))
+            continue;
+        if (share) {
+            if (share->n == share->cap) {
+                share->cap = share->cap ? 2 * share->cap : 64;
+                share->names = realloc(share->names, share->cap * sizeof(*share->names));
+                if (!share->names)
+                    bench_die("out of memory");
+            }
+            bench_fmt(share->names[share->n++], sizeof(*share->names), "%s", de->d_name);
+            continue;
+        }
+        {
             int child = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (child < 0)
                 bench_die("floor: cannot open %s: %s", de->d_name, strerror(errno));
-            floor_walk(child);
+            floor_walk(child, NULL);
         }
     }
     closedir(dir);
 }
-
-/*
- * floor-cores: the same walk with the top directory's subdirectories shared
- * out to one thread per core, each taking the next one not yet taken and
- * walking it whole. No sorting, no recording, no queue: what the kernel's
- * calls cost when every core makes them, the least a parallel walk can take.
- */
-typedef struct {
-    int fd;
-    char (*names)[256];
-    size_t n;
-    atomic_size_t next;
-} floor_share;
 
 static void *floor_share_walk(void *arg)
 {
@@ -285,7 +299,7 @@ static void *floor_share_walk(void *arg)
         int child = openat(s->fd, s->names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (child < 0)
             bench_die("floor: cannot open %s: %s", s->names[i], strerror(errno));
-        floor_walk(child);
+        floor_walk(child, NULL);
     }
     return NULL;
 }
@@ -293,31 +307,12 @@ static void *floor_share_walk(void *arg)
 static void floor_walk_cores(bench_backend *b, int fd)
 {
     pthread_t helpers[FLOOR_THREADS];
-    floor_share s = {.fd = fd};
-    size_t cap = 0;
+    floor_share s = {.fd = dup(fd)};
     int k, started = 0;
-    DIR *dir = fdopendir(fd);
-    struct dirent *de;
 
-    if (!dir)
-        bench_die("floor: fdopendir: %s", strerror(errno));
-    while ((de = readdir(dir)) != NULL) {
-        struct stat sb;
-        if (de->d_name[0] == '.')
-            continue;
-        if (fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-            bench_die("floor: cannot stat %s: %s", de->d_name, strerror(errno));
-        if (!S_ISDIR(sb.st_mode))
-            continue;
-        if (s.n == cap) {
-            cap = cap ? 2 * cap : 64;
-            s.names = realloc(s.names, cap * sizeof(*s.names));
-            if (!s.names)
-                bench_die("out of memory");
-        }
-        bench_fmt(s.names[s.n++], sizeof(*s.names), "%s", de->d_name);
-    }
-    s.fd = dirfd(dir);
+    if (s.fd < 0)
+        bench_die("floor: dup: %s", strerror(errno));
+    floor_walk(fd, &s);
     for (k = 1; k < b->threads; k++, started++) {
         if (pthread_create(&helpers[started], NULL, floor_share_walk, &s) != 0)
             bench_die("floor: cannot start a thread");
@@ -326,7 +321,7 @@ static void floor_walk_cores(bench_backend *b, int fd)
     for (k = 0; k < started; k++)
         pthread_join(helpers[k], NULL);
     free(s.names);
-    closedir(dir);
+    close(s.fd);
 }
 
 static void floor_write_new(bench_backend *b, int dirfd, const char *name, const struct iovec *iov,
@@ -375,7 +370,7 @@ static void floor_run(bench_backend *b, const bench_req *r)
         if (b->threads > 1)
             floor_walk_cores(b, fd);
         else
-            floor_walk(fd);
+            floor_walk(fd, NULL);
         return;
     case OP_CREATE:
         iov[0].iov_base = (void *)r->text;

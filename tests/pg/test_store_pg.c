@@ -471,23 +471,20 @@ static long long refs_sql(void *ctx, const char *text)
     return sql_long(ctx, text);
 }
 
+static mt_memory *refs_open(void *ctx, const char *tenant, const mt_options *opts)
+{
+    (void)ctx;
+    return open_memory(tenant, opts);
+}
+
 /* The counts of references after a random mix of changes, where the server
  * changes and reads a count in one statement (MT_DB_REFS_ADD, _TAKE). */
 static void test_refs_agree(void **state)
 {
     PGconn *su = pg_connect(admin);
-    mt_options o;
-    mt_memory *on, *off;
     (void)state;
 
-    mt_options_init(&o);
-    o.history_keep = 3;
-    on = open_memory("on", &o);
-    o.history = 0;
-    off = open_memory("off", &o);
-    mt_test_refs_mix(on, off, refs_sql, su, "memtool.");
-    mt_memory_free(on);
-    mt_memory_free(off);
+    mt_test_refs_mix(refs_open, refs_sql, su, "memtool.");
     PQfinish(su);
 }
 

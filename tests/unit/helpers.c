@@ -426,10 +426,12 @@ static int random_change(mt_memory *mem, unsigned *seed, int history)
     return !err;
 }
 
-void mt_test_refs_mix(mt_memory *on, mt_memory *off, long long (*sql)(void *ctx, const char *text),
-                      void *ctx, const char *prefix)
+void mt_test_refs_mix(mt_memory *(*open)(void *ctx, const char *tenant, const mt_options *opts),
+                      long long (*sql)(void *ctx, const char *text), void *ctx, const char *prefix)
 {
     const char *p = prefix;
+    mt_options o;
+    mt_memory *on, *off;
     char wrong[2048], orphans[1024], shared[256], kept[256];
     unsigned seed = 20261125;
     int i, made_on = 0, made_off = 0;
@@ -452,6 +454,11 @@ void mt_test_refs_mix(mt_memory *on, mt_memory *off, long long (*sql)(void *ctx,
              p, p, p, p);
     snprintf(shared, sizeof(shared), "SELECT max(refs) FROM %scontent_refs WHERE tenant = 'on'", p);
     snprintf(kept, sizeof(kept), "SELECT count(*) FROM %scontent_refs WHERE tenant = 'off'", p);
+    mt_options_init(&o);
+    o.history_keep = 3;
+    on = open(ctx, "on", &o);
+    o.history = 0;
+    off = open(ctx, "off", &o);
     for (i = 1; i <= 3000; i++) {
         made_on += random_change(on, &seed, 1);
         made_off += random_change(off, &seed, 0);
@@ -465,4 +472,6 @@ void mt_test_refs_mix(mt_memory *on, mt_memory *off, long long (*sql)(void *ctx,
     assert_true(made_on > 750 && made_off > 750);
     assert_true(sql(ctx, shared) > 2);
     assert_true(sql(ctx, kept) > 0);
+    mt_memory_free(on);
+    mt_memory_free(off);
 }

@@ -120,13 +120,13 @@ void mt_test_days_prune(mt_memory *(*open)(void *ctx, const mt_options *opts),
 
 /* The counts of references are kept by each change's own statements, never
  * recounted: after a random mix of changes, refused ones, restores,
- * redactions and prunes, on `on` (history, 3 versions kept, tenant "on")
- * and `off` (no history, tenant "off"), every count is the number of nodes
- * and versions naming its content, and a content is stored exactly while
- * something names it. sql(ctx, text) is one number the store's database
- * answers, past any row security; prefix qualifies its tables ("" or
- * "memtool."). */
-void mt_test_refs_mix(mt_memory *on, mt_memory *off, long long (*sql)(void *ctx, const char *text),
-                      void *ctx, const char *prefix);
+ * redactions and prunes, on tenant "on" (history, 3 versions kept) and
+ * "off" (no history), both opened by open(ctx, tenant, opts), every count
+ * is the number of nodes and versions naming its content, and a content is
+ * stored exactly while something names it. sql(ctx, text) is one number the
+ * store's database answers, past any row security; prefix qualifies its
+ * tables ("" or "memtool."). */
+void mt_test_refs_mix(mt_memory *(*open)(void *ctx, const char *tenant, const mt_options *opts),
+                      long long (*sql)(void *ctx, const char *text), void *ctx, const char *prefix);
 
 #endif

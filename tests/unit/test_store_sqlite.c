@@ -716,20 +716,16 @@ static long long refs_sql(void *ctx, const char *text)
     return sql_num(text, NULL);
 }
 
+static mt_memory *refs_open(void *ctx, const char *tenant, const mt_options *opts)
+{
+    (void)ctx;
+    return open_mem(tenant, opts);
+}
+
 static void test_refs_agree(void **state)
 {
-    mt_options o;
-    mt_memory *on, *off;
-
     (void)state;
-    mt_options_init(&o);
-    o.history_keep = 3;
-    on = open_mem("on", &o);
-    o.history = 0;
-    off = open_mem("off", &o);
-    mt_test_refs_mix(on, off, refs_sql, NULL, "");
-    mt_memory_free(on);
-    mt_memory_free(off);
+    mt_test_refs_mix(refs_open, refs_sql, NULL, "");
 }
 
 static void test_edit_times(void **state)
