@@ -372,9 +372,11 @@ static void sf_exec(stmt_floor *f, const char *sql)
         sq_exec(f->db, sql);
 }
 
-/* The floor on tenant, whose small.md and other.md hold the two texts. */
+/* The floor on tenant, whose small.md and other.md hold the two texts;
+ * on SQLite with memtool's settings of its connection (as_memtool), or
+ * with the synchronous setting alone (a bare floor). */
 static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *const texts[2],
-                    size_t len)
+                    size_t len, int as_memtool)
 {
     char next[32];
     int k;
@@ -399,7 +401,8 @@ static void sf_open(stmt_floor *f, const args *a, const char *tenant, char *cons
                        : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
                                                              : "PRAGMA synchronous=OFF");
         /* The settings memtool's connection runs its statements with (db_sqlite.c). */
-        sq_exec(f->db, "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY");
+        if (as_memtool)
+            sq_exec(f->db, "PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY");
         for (k = 0; k < S_COUNT; k++)
             f->st[k] = sq_prepare(f->db, mt_db_sql[stmts[k]]);
     }
@@ -488,52 +491,38 @@ static void sf_write(stmt_floor *f)
 }
 
 /*
- * The rows floor (SQLite): what an edit cannot avoid writing under the
- * store's own terms: the memory's content (the one-UPDATE floor's
- * statement), the usage counter the limits are kept by, in the same
- * transaction as the write, and with history on, a version row in the same
- * file. The version goes to a table of the floor's own with the columns of
- * memtool's versions and only their key: the least a version row can cost,
- * where memtool's are also indexed by memory, path and time. Nothing read,
- * no content by hash, no counts of references.
+ * SQLite's bare floors. The target's: BEGIN IMMEDIATE, the UPDATE of the
+ * memory's content, COMMIT. With rows, the rows floor: what an edit cannot
+ * avoid writing under the store's own terms, the usage counter the limits
+ * are kept by, in the same transaction as the write, and with history on a
+ * version row in the same file, added to it. The version goes to a table of
+ * the floor's own with the columns of memtool's versions and only their
+ * key: the least a version row can cost, where memtool's are also indexed
+ * by memory, path and time. Nothing read, no content by hash, no counts of
+ * references.
  */
-static void sf_write_rows(stmt_floor *f)
+static void sf_write_rows(stmt_floor *f, int rows)
 {
     char next[32], at[32];
     const char *t = f->tenant;
 
-    if (!f->update) {
-        sq_exec(f->db, "CREATE TABLE IF NOT EXISTS floor_versions(tenant TEXT NOT NULL, "
-                       "id INTEGER NOT NULL, memory_id TEXT NOT NULL, op INTEGER NOT NULL, "
-                       "path TEXT, previous_path TEXT, actor TEXT NOT NULL, at INTEGER NOT NULL, "
-                       "sha256 TEXT, size INTEGER NOT NULL, redacted INTEGER NOT NULL, "
-                       "PRIMARY KEY (tenant, id)) WITHOUT ROWID");
-        f->update = sq_prepare(f->db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND "
-                                      "sha256 = ?2");
-        f->version = sq_prepare(f->db, "INSERT INTO floor_versions VALUES (?1, ?2, ?3, 2, "
-                                       "'small.md', NULL, 'floor', ?4, ?5, ?6, 0)");
-        sqlite3_bind_text(f->update, 1, t, -1, SQLITE_STATIC);
-        sqlite3_bind_text(f->update, 2, f->sha[0], -1, SQLITE_STATIC);
-        sqlite3_bind_text(f->version, 1, t, -1, SQLITE_STATIC);
-        sqlite3_bind_text(f->version, 3, f->memory_id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(f->version, 5, f->sha[0], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(f->version, 6, (sqlite3_int64)strtoll(f->size, NULL, 10));
-    }
     bench_fmt(at, sizeof(at), "%llu", (unsigned long long)(bench_now_ns() / 1000000));
     sf_exec(f, "BEGIN IMMEDIATE");
     sqlite3_bind_blob(f->update, 3, f->text[f->round++ % 2], (int)f->len, SQLITE_STATIC);
     if (sqlite3_step(f->update) != SQLITE_DONE || sqlite3_changes(f->db) != 1)
         bench_die("sqlite: the rows floor's UPDATE changed nothing");
     sqlite3_reset(f->update);
-    if (f->history) {
+    if (rows && f->history) {
         sqlite3_bind_int64(f->version, 2, (sqlite3_int64)f->next_version++);
         sqlite3_bind_int64(f->version, 4, (sqlite3_int64)strtoll(at, NULL, 10));
         if (sqlite3_step(f->version) != SQLITE_DONE)
             bench_die("sqlite: the rows floor's version: %s", sqlite3_errmsg(f->db));
         sqlite3_reset(f->version);
     }
-    bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
-    sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
+    if (rows) {
+        bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
+        sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
+    }
     sf_exec(f, "COMMIT");
 }
 
@@ -640,7 +629,7 @@ static void stmt_floor_open(stmt_floor *sf, const args *a, const char *tenant, c
                             size_t len)
 {
     fixture(a, tenant, 1);
-    sf_open(sf, a, tenant, texts, len);
+    sf_open(sf, a, tenant, texts, len, 1);
     if (!a->history) {
         /* Without history nothing keeps the other content stored: other.md made it, and its
          * delete drops it, as memtool's edits drop the content they replace. */
@@ -650,25 +639,27 @@ static void stmt_floor_open(stmt_floor *sf, const args *a, const char *tenant, c
     }
 }
 
-/* SQLite's one-UPDATE floor: the content row of tenant's small.md rewritten. */
-static sqlite3_stmt *sq_update_floor(sqlite3 **db, const args *a, char *sha, size_t sha_size)
+/* A bare floor (sf_open's as_memtool 0) made ready for sf_write_rows. */
+static void sf_open_bare(stmt_floor *f, const args *a, const char *tenant, char *const texts[2],
+                         size_t len)
 {
-    sqlite3_stmt *q, *up;
-
-    *db = sq_open(a);
-    sq_exec(*db, a->durability == MT_DURABILITY_FULL   ? "PRAGMA synchronous=FULL"
-                 : a->durability == MT_DURABILITY_FILE ? "PRAGMA synchronous=NORMAL"
-                                                       : "PRAGMA synchronous=OFF");
-    q = sq_prepare(*db, "SELECT sha256 FROM nodes WHERE tenant = ?1 AND path = 'small.md'");
-    sqlite3_bind_text(q, 1, a->floor_tenant, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_ROW)
-        bench_die("sqlite: the floor's memory is missing");
-    bench_fmt(sha, sha_size, "%s", (const char *)sqlite3_column_text(q, 0));
-    sqlite3_finalize(q);
-    up = sq_prepare(*db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND sha256 = ?2");
-    sqlite3_bind_text(up, 1, a->floor_tenant, -1, SQLITE_STATIC);
-    sqlite3_bind_text(up, 2, sha, -1, SQLITE_STATIC);
-    return up;
+    fixture(a, tenant, 1);
+    sf_open(f, a, tenant, texts, len, 0);
+    sq_exec(f->db, "CREATE TABLE IF NOT EXISTS floor_versions(tenant TEXT NOT NULL, "
+                   "id INTEGER NOT NULL, memory_id TEXT NOT NULL, op INTEGER NOT NULL, "
+                   "path TEXT, previous_path TEXT, actor TEXT NOT NULL, at INTEGER NOT NULL, "
+                   "sha256 TEXT, size INTEGER NOT NULL, redacted INTEGER NOT NULL, "
+                   "PRIMARY KEY (tenant, id)) WITHOUT ROWID");
+    f->update = sq_prepare(f->db, "UPDATE contents SET data = ?3 WHERE tenant = ?1 AND "
+                                  "sha256 = ?2");
+    f->version = sq_prepare(f->db, "INSERT INTO floor_versions VALUES (?1, ?2, ?3, 2, "
+                                   "'small.md', NULL, 'floor', ?4, ?5, ?6, 0)");
+    sqlite3_bind_text(f->update, 1, f->tenant, -1, SQLITE_STATIC);
+    sqlite3_bind_text(f->update, 2, f->sha[0], -1, SQLITE_STATIC);
+    sqlite3_bind_text(f->version, 1, f->tenant, -1, SQLITE_STATIC);
+    sqlite3_bind_text(f->version, 3, f->memory_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(f->version, 5, f->sha[0], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(f->version, 6, (sqlite3_int64)strtoll(f->size, NULL, 10));
 }
 
 /*
@@ -687,11 +678,9 @@ static void suite_write(const args *a, const char *param)
         "\",\"new_str\":\"" BENCH_TOKEN_A "\"}"};
     mt_memory *mem;
     bench_samples m, f, fs, fr;
-    sqlite3 *db = NULL;
-    sqlite3_stmt *up = NULL;
-    stmt_floor sf, rows;
-    char *texts[2], sha[80] = "", stmts_tenant[160], rows_tenant[160];
-    size_t i, k, len, round = 0;
+    stmt_floor sf, upd, rows;
+    char *texts[2], stmts_tenant[160], rows_tenant[160];
+    size_t i, k, len;
 
     fixture(a, a->tenant, 0);
     mem = open_mem(a, a->tenant, a->durability);
@@ -704,11 +693,9 @@ static void suite_write(const args *a, const char *param)
     bench_fmt(stmts_tenant, sizeof(stmts_tenant), "%s-stmts", a->tenant);
     stmt_floor_open(&sf, a, a->pg ? a->floor_tenant : stmts_tenant, texts, len);
     if (!a->pg) {
-        fixture(a, a->floor_tenant, 0);
-        up = sq_update_floor(&db, a, sha, sizeof(sha));
+        sf_open_bare(&upd, a, a->floor_tenant, texts, len);
         bench_fmt(rows_tenant, sizeof(rows_tenant), "%s-rows", a->tenant);
-        fixture(a, rows_tenant, 1);
-        sf_open(&rows, a, rows_tenant, texts, len);
+        sf_open_bare(&rows, a, rows_tenant, texts, len);
     }
     bench_samples_init(&m, a->iters);
     bench_samples_init(&f, a->iters);
@@ -727,17 +714,12 @@ static void suite_write(const args *a, const char *param)
         }
         for (k = i; k < i + BLOCK && k < a->iters && !a->pg; k++) {
             uint64_t t0 = bench_now_ns();
-            sq_exec(db, "BEGIN IMMEDIATE");
-            sqlite3_bind_blob(up, 3, texts[round++ % 2], (int)len, SQLITE_STATIC);
-            if (sqlite3_step(up) != SQLITE_DONE || sqlite3_changes(db) != 1)
-                bench_die("sqlite: the floor's UPDATE changed nothing");
-            sqlite3_reset(up);
-            sq_exec(db, "COMMIT");
+            sf_write_rows(&upd, 0);
             bench_samples_add(&f, bench_now_ns() - t0);
         }
         for (k = i; k < i + BLOCK && k < a->iters && !a->pg; k++) {
             uint64_t t0 = bench_now_ns();
-            sf_write_rows(&rows);
+            sf_write_rows(&rows, 1);
             bench_samples_add(&fr, bench_now_ns() - t0);
         }
     }
@@ -749,6 +731,7 @@ static void suite_write(const args *a, const char *param)
         row(a, "str_replace", "floor", param, &f);
         row(a, "str_replace", "floor-stmts", param, &fs);
         row(a, "str_replace", "floor-rows", param, &fr);
+        sf_close(&upd);
         sf_close(&rows);
     }
     bench_samples_free(&m);
@@ -756,8 +739,6 @@ static void suite_write(const args *a, const char *param)
     bench_samples_free(&fs);
     bench_samples_free(&fr);
     sf_close(&sf);
-    sqlite3_finalize(up);
-    sqlite3_close(db);
     free(texts[0]);
     free(texts[1]);
     mt_memory_free(mem);
