@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Which tests the ASan+UBSan pass runs: every test but the golden variants,
+and of those a sample that still covers every case and every variant.
+
+The golden suite runs each case (tests/golden/cases/NAME.test) on every store,
+plain and encrypted, and through serve and the bindings: about ten variants of
+one case, each of which drives the same C code paths as the others but for the
+store and the front end underneath. Under the sanitizers the first pass's
+exact-output check is already done; what the second pass proves is that no
+code path reads or writes out of bounds, leaks or hits undefined behaviour. One
+variant per case, chosen round-robin over the variants a case has, runs every
+case once and every variant (store, encryption, front end) several times, at a
+tenth of the cost. Every other test (unit, stress, fault injection, fuzz
+replays, agent, MCP, bindings) runs whole.
+
+Reads the output of `ctest -N` on stdin; prints a ctest -R regex on stdout and
+a summary on stderr. Usage: ctest -N | sanitize-sample.py CASES_DIR
+"""
+import os
+import re
+import sys
+
+
+def main() -> int:
+    cases_dir = sys.argv[1]
+    cases = sorted(f[:-5] for f in os.listdir(cases_dir) if f.endswith(".test"))
+    # Longest first, so "view_dir_fs" is matched before "view_dir".
+    by_length = sorted(cases, key=len, reverse=True)
+    names = [m.group(1) for m in (re.search(r"Test +#\d+: (\S+)", l) for l in sys.stdin) if m]
+    keep = [n for n in names if not n.startswith("golden_")]
+    variants = {}  # case -> {variant prefix: test name}
+    for name in names:
+        if not name.startswith("golden_"):
+            continue
+        rest = name[len("golden_"):]
+        case = next((c for c in by_length if rest == c or rest.endswith("_" + c)), None)
+        if case is None:
+            # A golden test this script cannot place runs whole: never drop one silently.
+            keep.append(name)
+            continue
+        variants.setdefault(case, {})[rest[: len(rest) - len(case)]] = name
+    all_variants = sorted({v for per in variants.values() for v in per})
+    turn = 0
+    chosen = {}
+    for case in sorted(variants):
+        per = variants[case]
+        # The next variant in the rotation that this case has.
+        for step in range(len(all_variants)):
+            v = all_variants[(turn + step) % len(all_variants)]
+            if v in per:
+                chosen[case] = per[v]
+                turn = (turn + step + 1) % len(all_variants)
+                break
+    keep += chosen.values()
+    covered = {n[len("golden_"):][: -len(c) or None] for c, n in chosen.items()}
+    missing = [v for v in all_variants if v not in covered]
+    print(
+        f"sanitize-sample: {len(keep)} of {len(names)} tests: every non-golden test, "
+        f"{len(chosen)} golden cases once each over {len(all_variants) - len(missing)} "
+        f"of {len(all_variants)} variants",
+        file=sys.stderr,
+    )
+    if missing:
+        print(f"sanitize-sample: variants not sampled: {' '.join(missing)}", file=sys.stderr)
+        return 1
+    print("^(" + "|".join(re.escape(n) for n in sorted(keep)) + ")$")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
