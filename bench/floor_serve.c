@@ -7,14 +7,24 @@
  * no line numbers). Answers are written as memtool serve writes them:
  * together when their lines were read together, always before the next read.
  *
+ * With --look it makes the system calls memtool's guarantees require of a
+ * view and nothing else: fstatat first (a FIFO, socket or device is never
+ * opened; a file with a second hard link is never read through), a confined
+ * openat2 (RESOLVE_BENEATH and the rest: the kernel keeps the view inside the
+ * store), and fstat to check that the file opened is the one looked at. The
+ * two floors side by side measure what the guarantees cost by themselves, so
+ * a regression of memtool's own code is told from the price of a promise.
+ *
  * It accepts and ignores memtool's global options, so mt_bench_serve can
  * start it in memtool's place.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define CHUNK (1 << 16)
@@ -54,6 +64,30 @@ static int put(const char *data, size_t len)
     return 0;
 }
 
+/* The guarantees' open: looked at, confined, checked (see the top). */
+static int open_looked(int root_fd, const char *rel, struct stat *sb)
+{
+    struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    struct stat seen;
+    int fd;
+
+    if (fstatat(root_fd, rel, &seen, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(seen.st_mode) ||
+        seen.st_nlink != 1)
+        return -1;
+    fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, sb) < 0 || sb->st_dev != seen.st_dev || sb->st_ino != seen.st_ino) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int look;
+
 static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
 {
     static const char key[] = "\"path\":\"/memories/";
@@ -72,9 +106,14 @@ static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
     if (!end)
         return -1;
     *end = '\0';
-    fd = openat(root_fd, p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &sb) < 0)
+    if (look) {
+        if ((fd = open_looked(root_fd, p, &sb)) < 0)
+            return -1;
+    } else if ((fd = openat(root_fd, p, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &sb) < 0) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     if ((size_t)sb.st_size + 1 > *cap) {
         free(*buf);
         *cap = (size_t)sb.st_size + 1;
@@ -102,9 +141,11 @@ int main(int argc, char **argv)
     size_t start = 0, end = 0, cap = 0;
     int i, root_fd;
 
-    for (i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--root") == 0)
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--root") == 0 && i + 1 < argc)
             root = argv[i + 1];
+        else if (strcmp(argv[i], "--look") == 0)
+            look = 1;
     }
     if (!root || !in)
         return 2;

@@ -199,14 +199,45 @@ done
 python3 "$here/report.py" --best-of "$out/rounds.csv" "$work/round1.csv" "$work/round2.csv" >>"$timings"
 
 # 3. Throughput of `memtool serve` with pipelining clients.
-tput() { # impl server mix clients durability ops
+tput() { # impl server mix clients durability ops [server-arg]
     step "serve: $3 mix, $4 client(s), $5 ($1)"
     fresh "$work/serve"
     "$bin/mt_bench_serve" --impl "$1" --memtool "$2" --root "$work/serve/memories" --mix "$3" \
-        --clients "$4" --durability "$5" --ops "$6" >>"$serve"
+        --clients "$4" --durability "$5" --ops "$6" ${7:+--server-arg "$7"} >>"$serve"
 }
-tput floor "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS
-tput memtool "$memtool" view 1 none $SERVE_VIEW_OPS
+# The view mix, three rounds of each server in turn (the report keeps each
+# one's best), since a second's noise moves a single run by 10%:
+# - the floor, and the floor with the calls memtool's guarantees require of a
+#   view (--look: a look before the open, a confined open, the identity check);
+# - memtool built from $PINNED_SERVE (fac79cf, before those calls and access
+#   recording), from this repository's history, in full runs only: a
+#   regression of memtool's own code shows against it, the price of a promise
+#   against floor-look/floor.
+PINNED_SERVE=${PINNED_SERVE:-fac79cf}
+pinned=""
+if [ $smoke = 0 ] && git -C "$top" cat-file -e "$PINNED_SERVE^{commit}" 2>/dev/null; then
+    step "building memtool at $PINNED_SERVE"
+    mkdir -p "$work/pinned-src"
+    git -C "$top" archive "$PINNED_SERVE" | tar -x -C "$work/pinned-src"
+    if cmake -S "$work/pinned-src" -B "$work/pinned-build" -G Ninja \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null 2>&1 &&
+        cmake --build "$work/pinned-build" --target memtool_cli >/dev/null 2>&1; then
+        pinned="$work/pinned-build/memtool"
+    else
+        echo "bench: could not build $PINNED_SERVE; no pinned serve row" >&2
+    fi
+fi
+echo "pinned_serve=${pinned:+$PINNED_SERVE}" >>"$out/meta.txt"
+view_rounds=3
+[ $smoke = 1 ] && view_rounds=1
+round=1
+while [ $round -le $view_rounds ]; do
+    tput floor "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS
+    tput floor-look "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS --look
+    [ -n "$pinned" ] && tput pinned "$pinned" view 1 none $SERVE_VIEW_OPS
+    tput memtool "$memtool" view 1 none $SERVE_VIEW_OPS
+    round=$((round + 1))
+done
 tput memtool "$memtool" view 4 none $((SERVE_VIEW_OPS / 4))
 tput memtool "$memtool" read 1 none $SERVE_READ_OPS
 tput memtool "$memtool" read 4 none $((SERVE_READ_OPS / 4))

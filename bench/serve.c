@@ -6,10 +6,12 @@
  *
  *   mt_bench_serve --memtool PATH --root DIR --mix view|read|write|scan
  *                  [--clients K] [--ops N] [--durability D] [--files F]
- *                  [--impl NAME]
+ *                  [--impl NAME] [--server-arg ARG]
  *
  * --memtool may name another server taking memtool's arguments (the floor,
- * mt_bench_floor_serve); --impl is the name the result row gives it.
+ * mt_bench_floor_serve, or memtool built from an earlier commit); --impl is
+ * the name the result row gives it; --server-arg adds one argument after
+ * `serve` (the floor's --look).
  * --store URL (and --tenant T) serves an SQL store instead of --root: the
  * fixtures are then made through libmemtool, as no file of it can be written.
  *
@@ -63,7 +65,7 @@ typedef struct {
 } client;
 
 typedef struct {
-    const char *memtool, *impl, *root, *mix, *durability, *store, *tenant;
+    const char *memtool, *impl, *root, *mix, *durability, *store, *tenant, *server_arg;
     size_t clients, ops, files;
 } serve_args;
 
@@ -183,41 +185,52 @@ static void spawn_server(client *c, const serve_args *a)
 {
     posix_spawn_file_actions_t fa;
     int in[2], out[2];
-    char *argv[] = {(char *)a->memtool,
-                    "--root",
-                    (char *)a->root,
-                    "--durability",
-                    (char *)a->durability,
-                    "--max-file-size",
-                    "1G",
-                    "--max-store-size",
-                    "1024G",
-                    "--max-files",
-                    "1000000000",
-                    "--max-dirs",
-                    "1000000000",
-                    "serve",
-                    NULL,
-                    NULL,
-                    NULL};
+    size_t n = 0, e = 0;
+    char *argv[12];
+    /* The limits go in the environment, not as options: a build of memtool
+     * from before an option existed ignores its variable, where it would
+     * refuse the option, so an earlier build runs the same mix. */
+    static char *limits[] = {"MEMTOOL_MAX_FILE_SIZE=1G", "MEMTOOL_MAX_STORE_SIZE=1024G",
+                             "MEMTOOL_MAX_FILES=1000000000", "MEMTOOL_MAX_DIRS=1000000000"};
+    size_t nlimits = sizeof(limits) / sizeof(limits[0]), count = 0;
+    char **envp;
 
-    if (a->store) {
-        /* The same arguments with the store named by URL, and its tenant. */
-        argv[1] = "--store";
-        argv[2] = (char *)a->store;
-        argv[13] = "--tenant";
-        argv[14] = (char *)a->tenant;
-        argv[15] = "serve";
+    while (environ[count])
+        count++;
+    if (!(envp = calloc(count + nlimits + 1, sizeof(*envp))))
+        bench_die("out of memory");
+    for (size_t i = 0; i < count; i++) {
+        if (strncmp(environ[i], "MEMTOOL_MAX_", 12) != 0)
+            envp[e++] = environ[i];
     }
+    for (size_t i = 0; i < nlimits; i++)
+        envp[e++] = limits[i];
+    argv[n++] = (char *)a->memtool;
+    if (a->store) {
+        argv[n++] = "--store";
+        argv[n++] = (char *)a->store;
+        argv[n++] = "--tenant";
+        argv[n++] = (char *)a->tenant;
+    } else {
+        argv[n++] = "--root";
+        argv[n++] = (char *)a->root;
+    }
+    argv[n++] = "--durability";
+    argv[n++] = (char *)a->durability;
+    argv[n++] = "serve";
+    if (a->server_arg)
+        argv[n++] = (char *)a->server_arg;
+    argv[n] = NULL;
 
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
         bench_die("pipe: %s", strerror(errno));
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    if ((errno = posix_spawn(&c->pid, a->memtool, &fa, NULL, argv, environ)) != 0)
+    if ((errno = posix_spawn(&c->pid, a->memtool, &fa, NULL, argv, envp)) != 0)
         bench_die("cannot run %s: %s", a->memtool, strerror(errno));
     posix_spawn_file_actions_destroy(&fa);
+    free(envp);
     close(in[0]);
     close(out[1]);
     c->to_srv = in[1];
@@ -390,7 +403,7 @@ static void fixtures(const serve_args *a)
 
 int main(int argc, char **argv)
 {
-    serve_args a = {NULL, "memtool", NULL, "view", "file", NULL, "default", 1, 10000, 0};
+    serve_args a = {NULL, "memtool", NULL, "view", "file", NULL, "default", NULL, 1, 10000, 0};
     client cl[MAX_CLIENTS];
     pthread_t wt[MAX_CLIENTS], rt[MAX_CLIENTS];
     char line[1 << 16], *small, *small_json;
@@ -414,6 +427,8 @@ int main(int argc, char **argv)
             a.tenant = v;
         else if (strcmp(argv[k], "--impl") == 0)
             a.impl = v;
+        else if (strcmp(argv[k], "--server-arg") == 0)
+            a.server_arg = v;
         else if (strcmp(argv[k], "--mix") == 0)
             a.mix = v;
         else if (strcmp(argv[k], "--durability") == 0)
