@@ -110,7 +110,7 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
     size_t i;
     int c, as_json = 0, status = MT_EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "init", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "project") != 0)
@@ -130,14 +130,10 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
         case 'j':
             as_json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error("init", "takes no arguments (the name is --name NAME)");
     if (!name)

@@ -168,11 +168,11 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     mt_migrate_stats s;
     progress p;
     mt_cli_stop stop;
-    int c, rc, status, from_plain = 0, to_plain = 0;
+    int c, rc, status = MT_EXIT_USAGE, from_plain = 0, to_plain = 0;
 
     memset(&p, 0, sizeof(p));
     memset(&mo, 0, sizeof(mo));
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "migrate", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 'f':
             from = optarg;
@@ -200,14 +200,10 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         case 'j':
             p.json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error("migrate",
                                   "takes no arguments: name the stores with --from and --to");
