@@ -397,8 +397,8 @@ void mt_agent_end_reason(char *out, size_t size, int rc, const mt_agent_turn *tu
 
 static const char *entry_name(mt_project_entry e)
 {
-    static const char *const names[] = {"none",    "session", "claude",
-                                        "earlier", "memtool", "failed"};
+    static const char *const names[] = {"none",    "session", "claude",   "earlier",
+                                        "memtool", "failed",  "unreached"};
 
     return names[e];
 }
@@ -416,7 +416,7 @@ int mt_agent_project_finish(json_t **report, mt_agent_view *v, mt_project_sessio
      * another one does. */
     mt_agent_interrupted = 0;
     mt_agent_view_ui(&ui, v, &mt_agent_interrupted);
-    if (p->turns > 0 && !(p->last_changed && !p->last_cut)) {
+    if (p->turns > 0 && p->reached && !(p->last_changed && !p->last_cut)) {
         mt_agent_view_break(v);
         fprintf(v->err,
                 "session ending (%s): asking Claude for its entry in the progress log "
@@ -451,6 +451,11 @@ int mt_agent_project_finish(json_t **report, mt_agent_view *v, mt_project_sessio
     case MT_PROJECT_ENTRY_FAILED:
         fprintf(v->err, "progress: no entry could be written to " MT_PROJECT_PROGRESS ": %s\n",
                 r.error ? r.error : "failed");
+        break;
+    case MT_PROJECT_ENTRY_UNREACHED:
+        fputs("progress: no entry written: the API was never reached, so the session did no "
+              "work\n",
+              v->err);
         break;
     case MT_PROJECT_ENTRY_NONE:
     case MT_PROJECT_ENTRY_SESSION:
