@@ -83,7 +83,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     };
     const char *model = getenv("MEMTOOL_MODEL");
     long n;
-    int c;
+    int c, status = MT_EXIT_USAGE;
 
     memset(o, 0, sizeof(*o));
     o->agent.model = model && *model ? model : MT_AGENT_DEFAULT_MODEL;
@@ -91,7 +91,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     o->agent.keep = -1;
     o->agent.stream = 1;
     optind = 0; /* this parse starts afresh whatever parsed before it */
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, name, argc, argv, "h", longopts, NULL)) > 0) {
         switch (c) {
         case 'h':
             o->help = 1;
@@ -162,6 +162,8 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
             return mt_cli_usage_error(name, "see memtool %s --help", name);
         }
     }
+    if (c == 0)
+        return status;
     if (o->agent.clear_at < 0 && (o->agent.keep >= 0 || o->agent.exclude))
         return mt_cli_usage_error(name, "--keep-tool-uses and --exclude-tools need context "
                                         "editing, which --clear-tool-uses-at 0 turned off");

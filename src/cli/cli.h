@@ -72,9 +72,14 @@ extern const struct option mt_cli_global_options[];
  * before the first word). Returns the next option's value, -1 at the end of
  * the options, or 0 when the command is to exit with *status: --help printed
  * (0), or a usage error printed (2) naming the option: unknown, missing its
- * value, or a global option put after the command. */
+ * value, or a global option put after the command. help NULL: 'h' is
+ * returned as an option, and an error points to NAME --help. */
 int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const char *shortopts,
                   const struct option *longopts, const char *help);
+
+/* When arg (next: the word after it, or NULL) is a global option, print that
+ * it goes before the command and return MT_EXIT_USAGE; else -1. */
+int mt_cli_refuse_global(const char *name, const char *arg, const char *next);
 
 /* Whether --help/-h was asked for, for subcommands without options of their own. */
 int mt_cli_wants_help(int argc, char **argv);

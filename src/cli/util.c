@@ -288,7 +288,7 @@ int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const ch
     snprintf(spec, sizeof(spec), "%s:%s", text ? "+" : "", shortopts + text);
     opterr = 0;
     c = getopt_long(argc, argv, spec, longopts, NULL);
-    if (c == 'h') {
+    if (c == 'h' && help) {
         fputs(help, stdout);
         *status = MT_EXIT_OK;
         return 0;
@@ -309,9 +309,19 @@ int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const ch
                        : optopt && arg != shown ? "option '%.*s' takes no value"
                                                 : "unknown option '%.*s'",
                        (int)strcspn(arg, "="), arg);
-    put_usage(help);
+    if (help)
+        put_usage(help);
+    else
+        fprintf(stderr, "see memtool %s --help\n", name);
     *status = MT_EXIT_USAGE;
     return 0;
+}
+
+int mt_cli_refuse_global(const char *name, const char *arg, const char *next)
+{
+    const struct option *g = global_option(arg);
+
+    return g ? global_misplaced(name, g, arg, next) : -1;
 }
 
 int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
