@@ -205,6 +205,11 @@ int mt_project_turn_begin(char **out, mt_project_session *p, const char *prompt)
     return 0;
 }
 
+void mt_project_turn_reached(mt_project_session *p)
+{
+    p->reached = 1;
+}
+
 void mt_project_turn_end(mt_project_session *p, int cut, int taken_back)
 {
     p->last_changed = changed_since(p->mem, p->before, p->own);
@@ -302,6 +307,13 @@ int mt_project_end(mt_project_end_result *r, mt_project_session *p, mt_agent *ag
     memset(r, 0, sizeof(*r));
     if (p->turns == 0)
         return 0; /* nothing happened: nothing to record */
+    if (!p->reached) {
+        /* Claude never answered, so it did no work; an entry saying the
+         * session ended would claim one, and a closing turn could not be
+         * answered either. */
+        r->entry = MT_PROJECT_ENTRY_UNREACHED;
+        return 0;
+    }
     if (p->last_changed && !p->last_cut) {
         r->entry = MT_PROJECT_ENTRY_SESSION;
         return 0;

@@ -47,6 +47,7 @@ typedef struct {
     int changed;      /* the progress log changed during the session */
     int last_changed; /* ... during the last turn */
     int last_cut;     /* the last turn did not end with Claude ending it */
+    int reached;      /* some turn got an answer from the API (or was interrupted waiting) */
     char before[65];  /* the log's SHA-256 as the last turn began ("" when absent) */
     int64_t own;      /* the newest version of the log by this handle's actor as the last
                          turn began: 0 none, -1 no history (then `before` decides) */
@@ -54,6 +55,11 @@ typedef struct {
 
 void mt_project_begin(mt_project_session *p, mt_memory *mem);
 void mt_project_dispose(mt_project_session *p);
+
+/* The turn got an answer from the API, or was interrupted while waiting for
+ * one: the session is one to record. A session none of whose turns did
+ * (no connection, every attempt failed) gets no entry: it did nothing. */
+void mt_project_turn_reached(mt_project_session *p);
 
 /* The text to send for `prompt`: on the session's first turn the pattern's
  * reminder comes before it. Call mt_project_turn_end when the turn is over;
@@ -69,7 +75,8 @@ typedef enum {
     MT_PROJECT_ENTRY_CLAUDE,   /* Claude wrote it in the closing turn */
     MT_PROJECT_ENTRY_EARLIER,  /* the closing turn wrote none, but the session had */
     MT_PROJECT_ENTRY_MEMTOOL,  /* memtool wrote a minimal one */
-    MT_PROJECT_ENTRY_FAILED    /* none could be written: `error` says why */
+    MT_PROJECT_ENTRY_FAILED,   /* none could be written: `error` says why */
+    MT_PROJECT_ENTRY_UNREACHED /* no turn reached the API: nothing happened to record */
 } mt_project_entry;
 
 typedef struct {

@@ -83,7 +83,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     };
     const char *model = getenv("MEMTOOL_MODEL");
     long n;
-    int c;
+    int c, status = MT_EXIT_USAGE;
 
     memset(o, 0, sizeof(*o));
     o->agent.model = model && *model ? model : MT_AGENT_DEFAULT_MODEL;
@@ -91,7 +91,7 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     o->agent.keep = -1;
     o->agent.stream = 1;
     optind = 0; /* this parse starts afresh whatever parsed before it */
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, name, argc, argv, "h", longopts, NULL)) > 0) {
         switch (c) {
         case 'h':
             o->help = 1;
@@ -162,6 +162,8 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
             return mt_cli_usage_error(name, "see memtool %s --help", name);
         }
     }
+    if (c == 0)
+        return status;
     if (o->agent.clear_at < 0 && (o->agent.keep >= 0 || o->agent.exclude))
         return mt_cli_usage_error(name, "--keep-tool-uses and --exclude-tools need context "
                                         "editing, which --clear-tool-uses-at 0 turned off");
@@ -397,8 +399,8 @@ void mt_agent_end_reason(char *out, size_t size, int rc, const mt_agent_turn *tu
 
 static const char *entry_name(mt_project_entry e)
 {
-    static const char *const names[] = {"none",    "session", "claude",
-                                        "earlier", "memtool", "failed"};
+    static const char *const names[] = {"none",    "session", "claude",   "earlier",
+                                        "memtool", "failed",  "unreached"};
 
     return names[e];
 }
@@ -416,7 +418,7 @@ int mt_agent_project_finish(json_t **report, mt_agent_view *v, mt_project_sessio
      * another one does. */
     mt_agent_interrupted = 0;
     mt_agent_view_ui(&ui, v, &mt_agent_interrupted);
-    if (p->turns > 0 && !(p->last_changed && !p->last_cut)) {
+    if (p->turns > 0 && p->reached && !(p->last_changed && !p->last_cut)) {
         mt_agent_view_break(v);
         fprintf(v->err,
                 "session ending (%s): asking Claude for its entry in the progress log "
@@ -451,6 +453,11 @@ int mt_agent_project_finish(json_t **report, mt_agent_view *v, mt_project_sessio
     case MT_PROJECT_ENTRY_FAILED:
         fprintf(v->err, "progress: no entry could be written to " MT_PROJECT_PROGRESS ": %s\n",
                 r.error ? r.error : "failed");
+        break;
+    case MT_PROJECT_ENTRY_UNREACHED:
+        fputs("progress: no entry written: the API was never reached, so the session did no "
+              "work\n",
+              v->err);
         break;
     case MT_PROJECT_ENTRY_NONE:
     case MT_PROJECT_ENTRY_SESSION:

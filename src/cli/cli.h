@@ -2,6 +2,8 @@
 #ifndef MT_CLI_H
 #define MT_CLI_H
 
+#include <getopt.h>
+
 #include <memtool.h>
 
 /* The options that go before the subcommand, as in git. */
@@ -62,6 +64,22 @@ int mt_cli_read_all(char **out, size_t *out_len, int fd);
 /* The same, refusing (-EFBIG) input of more than max bytes after reading at
  * most max + 1 of them. */
 int mt_cli_read_max(char **out, size_t *out_len, int fd, size_t max);
+
+/* The global options (main.c), for naming one given after the command. */
+extern const struct option mt_cli_global_options[];
+
+/* getopt_long for a command, shortopts with "h" (and "+" first: options only
+ * before the first word). Returns the next option's value, -1 at the end of
+ * the options, or 0 when the command is to exit with *status: --help printed
+ * (0), or a usage error printed (2) naming the option: unknown, missing its
+ * value, or a global option put after the command. help NULL: 'h' is
+ * returned as an option, and an error points to NAME --help. */
+int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const char *shortopts,
+                  const struct option *longopts, const char *help);
+
+/* When arg (next: the word after it, or NULL) is a global option, print that
+ * it goes before the command and return MT_EXIT_USAGE; else -1. */
+int mt_cli_refuse_global(const char *name, const char *arg, const char *next);
 
 /* Whether --help/-h was asked for, for subcommands without options of their own. */
 int mt_cli_wants_help(int argc, char **argv);

@@ -32,11 +32,14 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
     size_t len;
     int status = MT_EXIT_USAGE, is_error, rc;
 
-    if (mt_cli_wants_help(argc, argv)) {
-        fputs(help, stdout);
-        return MT_EXIT_OK;
-    }
-    if (argc > 1)
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+
+    if (mt_cli_getopt(&status, "call", argc, argv, "h", longopts, help) == 0)
+        return status;
+    if (optind < argc)
         return mt_cli_usage_error("call", "takes no arguments (the input comes on stdin)");
     /* Bounded like a serve line: a runaway producer must not take the memory. */
     if ((rc = mt_cli_read_max(&data, &len, STDIN_FILENO, MT_SERVER_MAX_LINE)) < 0) {

@@ -133,6 +133,8 @@ int mt_cmd_chat(const mt_cli *cli, int argc, char **argv)
         if (o.project) {
             /* A turn that failed or was cut short leaves the session
              * without its ending: the closing turn says so. */
+            if (turn.message || rc == MT_API_ECANCELED)
+                mt_project_turn_reached(&proj);
             mt_agent_end_reason(reason, sizeof(reason), rc, &turn, o.agent.max_iterations);
             mt_project_turn_end(&proj, rc < 0 || turn.outcome != MT_AGENT_END_TURN,
                                 json_array_size(mt_agent_messages(s.agent)) == 0);

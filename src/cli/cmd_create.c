@@ -10,26 +10,24 @@
 #include "cli.h"
 #include "input.h"
 
-static const char help[] = "usage: memtool [options] create PATH [FILE|-]\n\n"
-                           "Create the file PATH (and missing parent directories) with the\n"
-                           "content of FILE, or of stdin when FILE is - or left out.\n";
+static const char help[] =
+    "usage: memtool [options] create [--json] PATH [FILE|-]\n\n"
+    "Create the file PATH (and missing parent directories) with the\n"
+    "content of FILE, or of stdin when FILE is - or left out (-- before PATH\n"
+    "lets FILE begin with a dash).\n"
+    "  --json  print {\"content\": RESULT, \"is_error\": BOOL} on one line (on stdout\n"
+    "          either way; exit 1 on an error)\n";
 
 int mt_cmd_create(const mt_cli *cli, int argc, char **argv)
 {
     const char *from;
     char *data = NULL;
     size_t len;
-    int fd, rc, status;
+    int fd, rc, json, status = mt_cli_args(&json, "create", argc, argv, 1, 2, 0, help);
 
-    if (mt_cli_wants_help(argc, argv)) {
-        fputs(help, stdout);
-        return MT_EXIT_OK;
-    }
-    if (argc != 2 && argc != 3) {
-        fputs(help, stderr);
-        return MT_EXIT_USAGE;
-    }
-    from = argc == 3 ? argv[2] : "-";
+    if (status >= 0)
+        return status;
+    from = argc - optind == 2 ? argv[optind + 1] : "-";
     fd = strcmp(from, "-") == 0 ? STDIN_FILENO : open(from, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return mt_cli_usage_error("create", "cannot open %s: %s", from, strerror(errno));
@@ -39,8 +37,9 @@ int mt_cmd_create(const mt_cli *cli, int argc, char **argv)
     if (rc < 0)
         return mt_cli_usage_error("create", "cannot read %s: %s", from, strerror(-rc));
     status = mt_cli_run_input(cli, "create",
-                              json_pack("{s:s, s:s, s:s%}", "command", "create", "path", argv[1],
-                                        "file_text", data, len));
+                              json_pack("{s:s, s:s, s:s%}", "command", "create", "path",
+                                        argv[optind], "file_text", data, len),
+                              json);
     free(data);
     return status;
 }

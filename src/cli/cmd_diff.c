@@ -51,25 +51,24 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
     char *a = NULL, *b = NULL, la[4200], lb[4200];
     size_t alen = 0, blen = 0, n = 0;
     int64_t ida, idb = 0;
-    int color = -1, c, status;
+    int color = -1, c, status = MT_EXIT_USAGE;
 
     memset(&va, 0, sizeof(va));
     memset(&vb, 0, sizeof(vb));
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "diff", argc, argv, "h", longopts, help)) > 0) {
         if (c == 'c' && strcmp(optarg, "always") == 0)
             color = 1;
         else if (c == 'c' && strcmp(optarg, "never") == 0)
             color = 0;
         else if (c == 'c' && strcmp(optarg, "auto") == 0)
             color = -1;
-        else if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        } else {
+        else {
             fputs(help, stderr);
             return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (argc - optind < 1 || argc - optind > 2) {
         fputs(help, stderr);
         return MT_EXIT_USAGE;

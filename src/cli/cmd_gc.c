@@ -99,11 +99,11 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
     mt_memory *mem = NULL;
     mt_cli_stop stop;
     const char *idle_text = NULL;
-    int c, rc, status;
+    int c, rc, status = MT_EXIT_USAGE;
 
     memset(&o, 0, sizeof(o));
     memset(&v, 0, sizeof(v));
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "gc", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 'i':
             if (mt_cli_parse_duration(&o.idle_ms, optarg) < 0)
@@ -126,14 +126,10 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
         case 'j':
             v.json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error("gc", "takes no arguments: give a path with --path");
     if (!idle_text)

@@ -81,6 +81,22 @@ static char *fill(const char *text, const char *name, int json)
     return mt_buf_detach(&b, NULL);
 }
 
+/* The name the kept feature list gives the project (malloc'd), or NULL. */
+static char *kept_name(mt_memory *mem)
+{
+    char *text = NULL, *name = NULL;
+    size_t len = 0;
+    json_t *o;
+
+    if (mt_memory_read(&text, &len, mem, MT_PROJECT_FEATURES) < 0)
+        return NULL;
+    if ((o = json_loadb(text, len, 0, NULL)) && json_is_string(json_object_get(o, "project")))
+        name = strdup(json_string_value(json_object_get(o, "project")));
+    json_decref(o);
+    free(text);
+    return name;
+}
+
 /* The current directory's name, when it makes a name. */
 static const char *default_name(char *buf, size_t size)
 {
@@ -105,12 +121,14 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
     };
     char cwd[PATH_MAX];
     const char *name = NULL;
+    char *old_name = NULL;
     json_t *files = NULL;
+    int features_kept = 0;
     mt_memory *mem = NULL;
     size_t i;
-    int c, as_json = 0, status = MT_EXIT_OK;
+    int c, as_json = 0, given_name = 0, status = MT_EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "init", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "project") != 0)
@@ -121,6 +139,7 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
             break;
         case 'n':
             name = optarg;
+            given_name = 1;
             if (!name_ok(name))
                 return mt_cli_usage_error("init",
                                           "--name needs 1 to %d bytes of UTF-8 text on one line, "
@@ -130,14 +149,10 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
         case 'j':
             as_json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error("init", "takes no arguments (the name is --name NAME)");
     if (!name)
@@ -173,6 +188,7 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
             mt_cli_warn_history("init", mem);
         } else if (mt_memory_sha256(sha, mem, path) == 0) {
             what = "kept";
+            features_kept |= strcmp(path, MT_PROJECT_FEATURES) == 0;
         } else {
             what = "failed";
             status = MT_EXIT_TOOL;
@@ -190,11 +206,27 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
             printf("%-14s %s\n", *what == 'c' ? "created" : "kept (exists)", path);
         mt_result_dispose(&res);
     }
+    /* A name given to a project that has one already is not applied (no file
+     * is replaced): say so, and what the name is. */
+    if (given_name && features_kept && (old_name = kept_name(mem)) && strcmp(old_name, name) == 0) {
+        free(old_name);
+        old_name = NULL;
+    }
+    if (old_name && !as_json)
+        fprintf(stderr,
+                "memtool init: the project keeps its name '%s' (in " MT_PROJECT_FEATURES
+                "): --name names a new project only; edit \"project\" there to rename it\n",
+                old_name);
     if (as_json) {
-        json_t *o = json_pack("{s:s,s:s,s:O}", "template", "project", "name", name, "files", files);
+        json_t *o = json_pack("{s:s,s:s,s:O}", "template", "project", "name",
+                              old_name ? old_name : name, "files", files);
 
         if (!o)
             goto nomem;
+        if (old_name && json_object_set_new(o, "name_not_applied", json_string(name)) < 0) {
+            json_decref(o);
+            goto nomem;
+        }
         json_dumpf(o, stdout, JSON_COMPACT);
         fputc('\n', stdout);
         json_decref(o);
@@ -204,6 +236,7 @@ nomem:
     fputs("memtool init: out of memory\n", stderr);
     status = MT_EXIT_TOOL;
 done:
+    free(old_name);
     json_decref(files);
     mt_memory_free(mem);
     return status;

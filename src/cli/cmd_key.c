@@ -30,6 +30,8 @@ int mt_cmd_key(const mt_cli *cli, int argc, char **argv)
             json = 1;
             continue;
         }
+        if (mt_cli_refuse_global("key", argv[i], i + 1 < argc ? argv[i + 1] : NULL) >= 0)
+            return MT_EXIT_USAGE;
         if (argv[i][0] == '-' && argv[i][1])
             return mt_cli_usage_error("key", "unknown option '%s'; see memtool key --help",
                                       argv[i]);

@@ -40,13 +40,13 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
     mt_version *v = NULL;
     mt_memory *mem = NULL;
     size_t count = 0, i;
-    int json = 0, c, status;
+    int json = 0, c, status = MT_EXIT_USAGE;
 
     memset(&q, 0, sizeof(q));
     q.limit = 100;
     /* Options may come after PATH too ("log /memories/a.md --json"): getopt
      * moves them to the front. */
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "log", argc, argv, "h", longopts, help)) > 0) {
         uint64_t n;
         switch (c) {
         case 'j':
@@ -77,14 +77,10 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
             if ((status = mt_cli_parse_version(&q.before_id, "log", optarg)) != 0)
                 return status;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (argc - optind > 1) {
         fputs(help, stderr);
         return MT_EXIT_USAGE;

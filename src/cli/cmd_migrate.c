@@ -10,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "store/url.h"
 #include "progress.h"
 #include "lib/text.h"
 
@@ -147,6 +148,63 @@ static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const
     return 0;
 }
 
+/* Where url (NULL: the file store at cli->root) is, for comparing: a file or
+ * SQLite store by the real path of what exists of it, a PostgreSQL one by
+ * its connection string. Malloc'd; NULL for a URL that does not parse. */
+static char *store_place(const mt_cli *cli, const char *url)
+{
+    mt_store_url u = {MT_STORE_FILE, NULL};
+    char *real, *out;
+
+    if (url && mt_store_url_parse(&u, url) < 0)
+        return NULL;
+    if (!url && !(u.target = strdup(cli->root)))
+        return NULL;
+    real = u.kind != MT_STORE_PG ? realpath(u.target, NULL) : NULL;
+    out = malloc(strlen(real ? real : u.target) + 3);
+    if (out)
+        sprintf(out, "%d:%s", (int)u.kind, real ? real : u.target);
+    free(real);
+    mt_store_url_dispose(&u);
+    return out;
+}
+
+/* Whether the two sides are one store and tenant: every memory would be
+ * "already there", and a run with --from-plain would re-seal the store it
+ * reads from. "" and "default" are the store's own tenant. */
+static int same_store(const mt_cli *cli, const char *from, const char *from_tenant, const char *to,
+                      const char *to_tenant)
+{
+    char *a = store_place(cli, from), *b = store_place(cli, to);
+    int same = a && b && strcmp(a, b) == 0 &&
+               strcmp(from_tenant && *from_tenant ? from_tenant : "default",
+                      to_tenant && *to_tenant ? to_tenant : "default") == 0;
+
+    free(a);
+    free(b);
+    return same;
+}
+
+/* With --encrypt, a source none of whose memories is encrypted is a plain
+ * store: said once, with the option that copies it, rather than as a
+ * failure of each memory. Returns 0 to go on, else the exit status. */
+static int check_source_sealed(mt_memory *src)
+{
+    mt_crypt_status cs;
+    int status = 0;
+
+    if (mt_memory_crypt_status(&cs, src) < 0)
+        return 0; /* the migration says what is wrong, memory by memory */
+    if (cs.files > 0 && cs.plain == cs.files)
+        status = mt_cli_usage_error("migrate",
+                                    "the source store is not encrypted: none of its memories "
+                                    "(%llu) has an encryption header; add --from-plain to "
+                                    "encrypt it into the destination",
+                                    (unsigned long long)cs.files);
+    mt_crypt_status_dispose(&cs);
+    return status;
+}
+
 int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -168,11 +226,11 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     mt_migrate_stats s;
     progress p;
     mt_cli_stop stop;
-    int c, rc, status, from_plain = 0, to_plain = 0;
+    int c, rc, status = MT_EXIT_USAGE, from_plain = 0, to_plain = 0;
 
     memset(&p, 0, sizeof(p));
     memset(&mo, 0, sizeof(mo));
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "migrate", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 'f':
             from = optarg;
@@ -200,14 +258,10 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         case 'j':
             p.json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error("migrate",
                                   "takes no arguments: name the stores with --from and --to");
@@ -221,8 +275,14 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
     if (from_plain && to_plain)
         return mt_cli_usage_error("migrate", "--from-plain and --to-plain together leave "
                                              "--encrypt nothing: give one, or leave --encrypt out");
+    if (same_store(cli, from, from_tenant, to, to_tenant))
+        return mt_cli_usage_error("migrate",
+                                  "--to names the store it copies from (the same store and "
+                                  "tenant): give another store, or another --to-tenant");
     if ((status = open_store(&src, cli, from, from_tenant, from_plain)) != 0)
         return status;
+    if (cli->encrypt && !from_plain && (status = check_source_sealed(src)) != 0)
+        goto done;
     if ((status = open_store(&dst, cli, to, to_tenant, to_plain)) != 0)
         goto done;
     p.tty = isatty(STDERR_FILENO) && !p.json;

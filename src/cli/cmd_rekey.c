@@ -170,10 +170,10 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     progress p = {0};
     mt_rekey_result result;
     char id[17];
-    int c, rc, json = 0, status_only = 0, memories = 0, failed, status;
+    int c, rc, json = 0, status_only = 0, memories = 0, failed, status = MT_EXIT_USAGE;
 
     memset(&result, 0, sizeof(result));
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "rekey", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 'n':
             new_file = optarg;
@@ -187,14 +187,10 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
         case 'j':
             json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error("rekey", "takes no arguments; see memtool rekey --help");
     if (memories && !status_only)

@@ -1,5 +1,4 @@
 /* memtool restore [--json] VERSION: a version's content, current again. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,31 +15,13 @@ static const char help[] =
 
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     mt_version v;
     mt_memory *mem;
     int64_t id, now = 0;
-    int json = 0, c, status;
+    int json, status = mt_cli_args(&json, "restore", argc, argv, 1, 1, 0, help);
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'j') {
-            json = 1;
-        } else if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        } else {
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
-        }
-    }
-    if (argc - optind != 1) {
-        fputs(help, stderr);
-        return MT_EXIT_USAGE;
-    }
+    if (status >= 0)
+        return status;
     if ((status = mt_cli_parse_version(&id, "restore", argv[optind])) != 0)
         return status;
     if (!(mem = mt_cli_open(cli)))

@@ -70,9 +70,9 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     char *text;
     size_t count = 0, i;
     uint64_t n;
-    int json = 0, c, status;
+    int json = 0, c, status = MT_EXIT_USAGE;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "search", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 'p':
             so.path = optarg;
@@ -87,14 +87,10 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
         case 'j':
             json = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (optind != argc - 1)
         return mt_cli_usage_error("search", "give one QUERY (quote it in the shell: "
                                             "memtool search 'deploy script')");

@@ -147,8 +147,23 @@ static void print_text(const project_state *st)
     if (st->project)
         printf("project       %s\n", st->project);
     printf("features      %zu/%zu passing", st->passing, st->total);
-    if (st->unverified)
-        printf(" (%zu marked passing without saying how it was verified)", st->unverified);
+    if (st->unverified) {
+        json_t *item;
+        size_t i, n = 0;
+
+        /* The field the pattern asks for, and which features lack it. */
+        printf(" (%zu marked passing without \"verified_how\", how it was verified:",
+               st->unverified);
+        json_array_foreach(json_object_get(st->features, "features"), i, item)
+        {
+            const char *how = json_string_value(json_object_get(item, "verified_how"));
+            const char *id = json_string_value(json_object_get(item, "id"));
+
+            if (json_is_true(json_object_get(item, "passes")) && (!how || !*how))
+                printf("%s %s", n++ ? "," : "", id ? id : "(a feature without an id)");
+        }
+        putchar(')');
+    }
     fputc('\n', stdout);
     if (st->next) {
         const char *id = json_string_value(json_object_get(st->next, "id"));

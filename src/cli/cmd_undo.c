@@ -6,25 +6,34 @@
 #include "history_ui.h"
 
 static const char help[] =
-    "usage: memtool [options] undo PATH\n\n"
+    "usage: memtool [options] undo [--json] PATH\n\n"
     "Restore the memory at PATH (or last at PATH, if deleted) to the version before its newest,\n"
-    "as a new version. A second undo brings back what the first replaced.\n";
+    "as a new version. A second undo brings back what the first replaced.\n"
+    "  --json  print {\"restored\": VERSION, \"version\": NEW, \"path\": PATH} on one line\n"
+    "          (with \"secrets\": what was redacted, under --secrets redact)\n";
 
 int mt_cmd_undo(const mt_cli *cli, int argc, char **argv)
 {
     mt_memory *mem;
     int64_t now = 0, restored = 0;
-    int status = mt_cli_simple_args(argc, argv, 1, help);
+    int json, status = mt_cli_args(&json, "undo", argc, argv, 1, 1, 0, help);
+    const char *path = argv[optind];
 
     if (status >= 0)
         return status;
     if (!(mem = mt_cli_open(cli)))
         return MT_EXIT_USAGE;
-    if (mt_memory_undo(&now, &restored, mem, argv[argc - 1]) < 0) {
+    if (mt_memory_undo(&now, &restored, mem, path) < 0) {
         status = mt_cli_fail("undo");
+    } else if (json) {
+        json_t *o = json_pack("{s:I, s:I, s:s}", "restored", (json_int_t)restored, "version",
+                              (json_int_t)now, "path", path);
+        if (o && mt_memory_secrets_note(mem) &&
+            json_object_set_new(o, "secrets", json_string(mt_memory_secrets_note(mem))) < 0)
+            o = (json_decref(o), NULL);
+        status = mt_cli_print_json("undo", o);
     } else {
-        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")", argv[argc - 1],
-               restored, now);
+        printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")", path, restored, now);
         mt_cli_print_secrets_note(mem);
         status = MT_EXIT_OK;
     }

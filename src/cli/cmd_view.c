@@ -9,10 +9,12 @@
 #include "cli.h"
 #include "input.h"
 
-static const char help[] = "usage: memtool [options] view PATH [--range START:END]\n\n"
-                           "Show a file with line numbers, or a directory two levels deep.\n"
-                           "  -r, --range START:END  only lines START to END (1-based; END -1 is "
-                           "the last line)\n";
+static const char help[] =
+    "usage: memtool [options] view PATH [--range START:END] [--json]\n\n"
+    "Show a file with line numbers, or a directory two levels deep.\n"
+    "  -r, --range START:END  only lines START to END (1-based; END -1 is the last line)\n"
+    "  --json                 print {\"content\": RESULT, \"is_error\": BOOL} on one line\n"
+    "                         (on stdout either way; exit 1 on an error)\n";
 
 static int parse_range(long long range[2], const char *s)
 {
@@ -32,25 +34,28 @@ static int parse_range(long long range[2], const char *s)
 int mt_cmd_view(const mt_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {{"range", required_argument, NULL, 'r'},
+                                             {"json", no_argument, NULL, 'j'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     long long range[2] = {0, 0};
-    int c, has_range = 0;
+    int c, has_range = 0, json = 0, status = MT_EXIT_USAGE;
     json_t *input;
 
-    while ((c = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
+    while ((c = mt_cli_getopt(&status, "view", argc, argv, "r:h", longopts, help)) > 0) {
+        if (c == 'j') {
+            json = 1;
+            continue;
         }
-        if (c != 'r' || parse_range(range, optarg) < 0)
+        if (parse_range(range, optarg) < 0)
             return mt_cli_usage_error("view", "--range takes START:END, e.g. 1:20 or 5:-1");
         has_range = 1;
     }
+    if (c == 0)
+        return status;
     if (argc - optind != 1)
         return mt_cli_usage_error("view", "takes one PATH; see memtool view --help");
     input = json_pack("{s:s, s:s}", "command", "view", "path", argv[optind]);
     if (input && has_range)
         json_object_set_new(input, "view_range", json_pack("[I, I]", range[0], range[1]));
-    return mt_cli_run_input(cli, "view", input);
+    return mt_cli_run_input(cli, "view", input, json);
 }

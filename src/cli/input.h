@@ -9,13 +9,25 @@
 /* Run a tool input built from the command line (taking the reference; NULL
  * means it could not be built, e.g. an argument that is not valid UTF-8) and
  * print the result for a person. Returns the exit status. */
-int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input);
+int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input, int json);
 
-/* The usual shape of a subcommand without options: --help, then exactly
- * `nargs` arguments. Returns -1 to go on, else the exit status. */
-int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help);
+/* The usual shape of a subcommand: --help, --json (json NULL: not taken) and
+ * from min to max words, left in argv[optind..argc-1]. With text set the
+ * words may be any text (str-replace, insert): options come before them, and
+ * a global option among them is refused unless "--" precedes the words.
+ * Returns -1 to go on, else the exit status. */
+int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
+                const char *help);
 
 /* The same for a subcommand whose only option is --json, and no arguments. */
 int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const char *help);
+
+/* Print o (taking the reference; NULL: out of memory) as one compact line;
+ * returns the exit status. */
+int mt_cli_print_json(const char *name, json_t *o);
+
+/* o's "content": data as a JSON string, or, when it is not UTF-8, null and
+ * "content_base64". Returns 0 or -1 (out of memory). */
+int mt_cli_json_set_bytes(json_t *o, const char *data, size_t len);
 
 #endif

@@ -171,6 +171,11 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
         return 0;
     }
     if (strcmp(name, "tenant") == 0) {
+        /* The library reads "" as the default tenant; on the command line it
+         * is a mistake (an unset variable in a script), not a choice. */
+        if (!*value)
+            return mt_cli_usage_error(NULL, "--tenant needs a name (1 to 255 bytes); the "
+                                            "store's own memories are --tenant default");
         if (mt_store_tenant_check(value) < 0)
             return mt_cli_usage_error(NULL, "--tenant: %s", mt_error_last()->message);
         cli->opts.tenant = value;
@@ -302,32 +307,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"store", required_argument, NULL, 0},
-        {"root", required_argument, NULL, 0},
-        {"tenant", required_argument, NULL, 0},
-        {"max-file-size", required_argument, NULL, 0},
-        {"max-store-size", required_argument, NULL, 0},
-        {"max-files", required_argument, NULL, 0},
-        {"max-dirs", required_argument, NULL, 0},
-        {"lock-timeout", required_argument, NULL, 0},
-        {"view-limit", required_argument, NULL, 0},
-        {"durability", required_argument, NULL, 0},
-        {"actor", required_argument, NULL, 0},
-        {"history", required_argument, NULL, 0},
-        {"history-keep", required_argument, NULL, 0},
-        {"history-days", required_argument, NULL, 0},
-        {"audit", required_argument, NULL, 0},
-        {"expire-after", required_argument, NULL, 0},
-        {"key-file", required_argument, NULL, 0},
-        {"old-key-file", required_argument, NULL, 0},
-        {"encrypt", no_argument, NULL, 'E'},
-        {"secrets", required_argument, NULL, 0},
-        {"secrets-allow", required_argument, NULL, 0},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
     static char default_root[4096];
     mt_cli cli;
     size_t i;
@@ -335,6 +314,7 @@ int main(int argc, char **argv)
 
     memset(&cli, 0, sizeof(cli));
     mt_options_init(&cli.opts);
+    opterr = 0; /* the errors below name the option */
     /* The environment first, so the command line wins. */
     for (i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
         const char *v = getenv(env_names[i].env);
@@ -343,9 +323,9 @@ int main(int argc, char **argv)
             return MT_EXIT_USAGE;
         }
     }
-    while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:h", mt_cli_global_options, &idx)) != -1) {
         if (c == 0) {
-            if (set_option(&cli, 2, longopts[idx].name, optarg) != 0)
+            if (set_option(&cli, 2, mt_cli_global_options[idx].name, optarg) != 0)
                 return MT_EXIT_USAGE;
         } else if (c == 'h') {
             usage(stdout);
@@ -356,8 +336,10 @@ int main(int argc, char **argv)
             printf("memtool %s\n", MT_VERSION);
             return MT_EXIT_OK;
         } else {
-            usage(stderr);
-            return MT_EXIT_USAGE;
+            const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+            return mt_cli_usage_error(NULL, "%s '%.*s'; see memtool --help",
+                                      c == ':' ? "option needs a value:" : "unknown option",
+                                      (int)strcspn(arg, "="), arg);
         }
     }
     if (optind >= argc) {

@@ -18,18 +18,16 @@ int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *nam
     mt_cli_expiry expiry;
     mt_memory *mem;
     size_t max_line = 0;
-    int c, rc;
+    int c, rc = MT_EXIT_USAGE;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        }
-        if (c != 'l' || mt_server_parse_size(&max_line, optarg) < 0) {
+    while ((c = mt_cli_getopt(&rc, name, argc, argv, "h", longopts, help)) > 0) {
+        if (mt_server_parse_size(&max_line, optarg) < 0) {
             fputs(help, stderr);
             return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return rc;
     if (optind < argc)
         return mt_cli_usage_error(name, "takes no arguments (input comes on stdin)");
 

@@ -153,20 +153,7 @@ int mt_cli_read_max(char **out, size_t *out_len, int fd, size_t max)
     return 0;
 }
 
-int mt_cli_wants_help(int argc, char **argv)
-{
-    int i;
-
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            return 0;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input)
+int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input, int json)
 {
     mt_memory *mem;
     mt_result res;
@@ -183,10 +170,18 @@ int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input)
         status = MT_EXIT_TOOL;
         goto done;
     }
-    /* For people: a newline after the text, and errors on stderr. */
-    fwrite(res.text, 1, res.len, res.is_error ? stderr : stdout);
-    fputc('\n', res.is_error ? stderr : stdout);
-    status = res.is_error ? MT_EXIT_TOOL : MT_EXIT_OK;
+    if (json) {
+        /* For programs: the result as the tool gives it, on stdout either way. */
+        status = mt_cli_print_json(
+            name, json_pack("{s:s%, s:b}", "content", res.text, res.len, "is_error", res.is_error));
+    } else {
+        /* For people: a newline after the text, and errors on stderr. */
+        fwrite(res.text, 1, res.len, res.is_error ? stderr : stdout);
+        fputc('\n', res.is_error ? stderr : stdout);
+        status = MT_EXIT_OK;
+    }
+    if (res.is_error)
+        status = MT_EXIT_TOOL;
     mt_result_dispose(&res);
     mt_cli_warn_history(name, mem);
 done:
@@ -195,18 +190,178 @@ done:
     return status;
 }
 
-int mt_cli_simple_args(int argc, char **argv, int nargs, const char *help)
+/* The options before the command (main.c reads them; a command names one
+ * given after it). */
+const struct option mt_cli_global_options[] = {
+    {"store", required_argument, NULL, 0},
+    {"root", required_argument, NULL, 0},
+    {"tenant", required_argument, NULL, 0},
+    {"max-file-size", required_argument, NULL, 0},
+    {"max-store-size", required_argument, NULL, 0},
+    {"max-files", required_argument, NULL, 0},
+    {"max-dirs", required_argument, NULL, 0},
+    {"lock-timeout", required_argument, NULL, 0},
+    {"view-limit", required_argument, NULL, 0},
+    {"durability", required_argument, NULL, 0},
+    {"actor", required_argument, NULL, 0},
+    {"history", required_argument, NULL, 0},
+    {"history-keep", required_argument, NULL, 0},
+    {"history-days", required_argument, NULL, 0},
+    {"audit", required_argument, NULL, 0},
+    {"expire-after", required_argument, NULL, 0},
+    {"key-file", required_argument, NULL, 0},
+    {"old-key-file", required_argument, NULL, 0},
+    {"encrypt", no_argument, NULL, 'E'},
+    {"secrets", required_argument, NULL, 0},
+    {"secrets-allow", required_argument, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+int mt_cli_wants_help(int argc, char **argv)
 {
-    if (mt_cli_wants_help(argc, argv)) {
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return 0;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The usage lines of a command's help (up to its first blank line), so an
+ * error comes with the shape of a right command line, not a page of text. */
+static void put_usage(const char *help)
+{
+    const char *end = strstr(help, "\n\n");
+
+    fprintf(stderr, "%.*s\n", end ? (int)(end - help) : (int)strlen(help), help);
+}
+
+/* The global option ARG ("--store", "--store=URL") names, or NULL. */
+static const struct option *global_option(const char *arg)
+{
+    const struct option *o;
+    size_t n;
+
+    if (strncmp(arg, "--", 2) != 0)
+        return NULL;
+    arg += 2;
+    n = strcspn(arg, "=");
+    for (o = mt_cli_global_options; o->name; o++)
+        if (strlen(o->name) == n && strncmp(o->name, arg, n) == 0)
+            return o;
+    return NULL;
+}
+
+/* A global option after the command: refused rather than guessed at, since a
+ * command's words may be text, and shown where it belongs. */
+static int global_misplaced(const char *name, const struct option *o, const char *arg,
+                            const char *next)
+{
+    const char *eq = strchr(arg, '=');
+    const char *value = o->has_arg == no_argument ? NULL : eq ? eq + 1 : next ? next : "VALUE";
+    char shown[512];
+
+    if (value && strcmp(o->name, "store") == 0) {
+        mt_store_url_display(shown, sizeof(shown), value); /* never a password */
+        value = shown;
+    }
+    return mt_cli_usage_error(name,
+                              "--%s is a global option: put global options before the "
+                              "command: memtool --%s%s%s %s ...",
+                              o->name, o->name, value ? " " : "", value ? value : "", name);
+}
+
+int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const char *shortopts,
+                  const struct option *longopts, const char *help)
+{
+    char spec[32], shown[8];
+    const char *arg;
+    const struct option *g;
+    int c, text = shortopts[0] == '+';
+
+    /* ':' first: a missing value is told apart from an unknown option. */
+    snprintf(spec, sizeof(spec), "%s:%s", text ? "+" : "", shortopts + text);
+    opterr = 0;
+    c = getopt_long(argc, argv, spec, longopts, NULL);
+    if (c == 'h' && help) {
+        fputs(help, stdout);
+        *status = MT_EXIT_OK;
+        return 0;
+    }
+    if (c != '?' && c != ':')
+        return c;
+    arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    if (strncmp(arg, "--", 2) != 0) {
+        snprintf(shown, sizeof(shown), "-%c", optopt ? optopt : '?');
+        arg = shown;
+    }
+    if (c == '?' && !optopt && (g = global_option(arg))) {
+        *status = global_misplaced(name, g, arg, optind < argc ? argv[optind] : NULL);
+        return 0;
+    }
+    mt_cli_usage_error(name,
+                       c == ':'                 ? "option '%.*s' needs a value"
+                       : optopt && arg != shown ? "option '%.*s' takes no value"
+                                                : "unknown option '%.*s'",
+                       (int)strcspn(arg, "="), arg);
+    if (help)
+        put_usage(help);
+    else
+        fprintf(stderr, "see memtool %s --help\n", name);
+    *status = MT_EXIT_USAGE;
+    return 0;
+}
+
+int mt_cli_refuse_global(const char *name, const char *arg, const char *next)
+{
+    const struct option *g = global_option(arg);
+
+    return g ? global_misplaced(name, g, arg, next) : -1;
+}
+
+int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
+                const char *help)
+{
+    static const struct option with_json[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, i, words, status = MT_EXIT_USAGE, ended;
+
+    if (json)
+        *json = 0;
+    /* Words of text may be anything, --help aside (as before options were
+     * parsed); only what precedes them is an option. */
+    if (text && mt_cli_wants_help(argc, argv)) {
         fputs(help, stdout);
         return MT_EXIT_OK;
     }
-    /* "--" lets an argument start with a dash. */
-    if (argc > 1 && strcmp(argv[1], "--") == 0) {
-        memmove(argv + 1, argv + 2, (size_t)(argc - 1) * sizeof(*argv));
-        argc--;
+    while ((c = mt_cli_getopt(&status, name, argc, argv, text ? "+h" : "h",
+                              json ? with_json : with_json + 1, help)) > 0)
+        *json = 1;
+    if (c == 0)
+        return status;
+    ended = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+    words = argc - optind;
+    /* An option among words of text, "--" not given: most likely an option
+     * in the wrong place, so it is named, and "--" is the way to mean it. */
+    for (i = optind; text && !ended && i < argc; i++) {
+        const struct option *g = global_option(argv[i]);
+        if (g)
+            return global_misplaced(name, g, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+        if (words > max && strcmp(argv[i], "--json") == 0)
+            return mt_cli_usage_error(name,
+                                      "options go before the words, which are text: memtool "
+                                      "%s --json [--] ...",
+                                      name);
     }
-    if (argc - 1 != nargs) {
+    if (words < min || words > max) {
         fputs(help, stderr);
         return MT_EXIT_USAGE;
     }
@@ -220,23 +375,62 @@ int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const c
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int c, status = MT_EXIT_USAGE;
 
     *json = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'j') {
-            *json = 1;
-        } else if (c == 'h') {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        } else {
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
-        }
-    }
+    while ((c = mt_cli_getopt(&status, name, argc, argv, "h", longopts, help)) > 0)
+        *json = 1;
+    if (c == 0)
+        return status;
     if (optind < argc)
         return mt_cli_usage_error(name, "takes no arguments");
     return -1;
+}
+
+int mt_cli_print_json(const char *name, json_t *o)
+{
+    int ok = o && json_dumpf(o, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF &&
+             fflush(stdout) == 0;
+
+    json_decref(o);
+    if (ok)
+        return MT_EXIT_OK;
+    fprintf(stderr, "memtool %s: cannot write the JSON\n", name);
+    return MT_EXIT_TOOL;
+}
+
+int mt_cli_json_set_bytes(json_t *o, const char *data, size_t len)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    json_t *s = json_stringn(data, len);
+    char *b64;
+    size_t i, n = 0;
+    int rc;
+
+    /* Text as a JSON string; other bytes (not UTF-8, which JSON cannot
+     * carry) in base64, so what is printed is exactly what is stored. */
+    if (s)
+        return json_object_set_new(o, "content", s);
+    if (!(b64 = malloc(len / 3 * 4 + 5)))
+        return -1;
+    for (i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)(unsigned char)data[i] << 16;
+        if (i + 1 < len)
+            v |= (unsigned)(unsigned char)data[i + 1] << 8;
+        if (i + 2 < len)
+            v |= (unsigned char)data[i + 2];
+        b64[n++] = digits[v >> 18 & 63];
+        b64[n++] = digits[v >> 12 & 63];
+        b64[n++] = i + 1 < len ? digits[v >> 6 & 63] : '=';
+        b64[n++] = i + 2 < len ? digits[v & 63] : '=';
+    }
+    b64[n] = '\0';
+    rc = json_object_set_new(o, "content", json_null()) < 0 ||
+                 json_object_set_new(o, "content_base64", json_string(b64)) < 0
+             ? -1
+             : 0;
+    free(b64);
+    return rc;
 }
 
 int mt_cli_parse_seconds(uint64_t *ms, const char *s)
