@@ -6,9 +6,21 @@
  * runs each memory call in order (so edits in one response never race) and
  * answers with one user message holding all the tool_results. The assistant
  * content goes back exactly as it came, unknown blocks and fields included.
- * end_turn ends the turn; pause_turn sends the conversation again as it is;
- * max_tokens ends it without running a call that may be cut off; refusal
- * ends it and takes the turn out of the conversation, as the API asks.
+ * end_turn ends the turn; pause_turn and compaction send the conversation
+ * again as it is; max_tokens ends it without running a call that may be cut
+ * off; refusal ends it and takes the turn out of the conversation, as the API
+ * asks.
+ *
+ * With threads on, the conversation runs over a message thread (beta
+ * message-threads-2026-08-12), as the official SDK's tool runner does: the
+ * first request creates it with the whole history, each later one continues
+ * from the last reply with only the messages the server lacks, and without
+ * system and tools, which the server keeps. A thread the server lost or that
+ * was continued elsewhere is replaced by replaying the whole history on a new
+ * one; a request the server cannot thread (thread_unsupported_request) goes
+ * again without, and so does the rest of the conversation. A refusal, a stream
+ * cut before message_stop, a reply kept only in part, or a changed system
+ * prompt or tool set starts a new thread with the next request.
  */
 #ifndef MT_AGENT_H
 #define MT_AGENT_H
@@ -26,6 +38,7 @@
 #define MT_AGENT_DEFAULT_MAX_TOKENS 8192
 #define MT_AGENT_MAX_ITERATIONS     50
 #define MT_AGENT_EDIT_TYPE          "clear_tool_uses_20250919"
+#define MT_AGENT_COMPACT_TYPE       "compact_20260112"
 
 typedef struct {
     const char *model;       /* NULL: MT_AGENT_DEFAULT_MODEL */
@@ -38,6 +51,10 @@ typedef struct {
     unsigned max_iterations; /* requests per turn; 0: MT_AGENT_MAX_ITERATIONS */
     int stream;              /* stream responses (SSE) */
     int no_search;           /* offer only the memory tool, not memory_search */
+    int threads;             /* run over a message thread */
+    int compact;             /* let the API compact the context (compact_20260112) */
+    long compact_at;         /* input tokens that trigger it; 0: the API's default */
+    int compact_pause;       /* ask the API to pause after compacting (the turn goes on) */
 } mt_agent_options;
 
 /* What a front end hears during a turn. All optional. */
@@ -69,7 +86,8 @@ typedef struct {
     mt_agent_outcome outcome;
     json_t *message;        /* the last response, as received */
     json_t *applied_edits;  /* every context edit the API reported in the turn */
-    unsigned requests;      /* requests sent, retries not counted */
+    unsigned requests;      /* requests sent, retries and recoveries not counted */
+    unsigned recoveries;    /* requests sent again on a new thread or without one */
     unsigned tool_calls;    /* memory calls carried out */
     unsigned skipped_calls; /* tool calls not run because the response was cut off */
     int64_t input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens;
