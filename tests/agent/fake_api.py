@@ -39,7 +39,9 @@ threads="on" or "off" (memtool's runs; other clients' leave it None):
          and 400 thread_unsupported_request for a threaded request with a
          field of `thread_unsupported` (e.g. ["context_management"]).
   "off"  no request may carry "thread".
-The anthropic-beta header must then name exactly the betas the body needs.
+The anthropic-beta header must then name exactly the betas the body needs, and
+an exchange's "expect_thread" applies to a request sent on a thread,
+"expect_unthreaded" to one sent without.
 """
 
 import copy
@@ -179,6 +181,7 @@ class FakeAPI:
         self.unthreaded = False  # a thread_unsupported_request was answered
         self.forgotten = set()   # exchanges whose forget_threads was done
         self.thread_errors = []  # the error codes answered, in order
+        self.replays = set()     # replies to a create that replaced a lost thread
         self.next = 0
         self.failures = []
         self.requests = []  # (time, body) for every request
@@ -187,7 +190,7 @@ class FakeAPI:
         self.gate = threading.Event()
         self.gate_reached = threading.Event()
         self.client_went_away = threading.Event()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -283,6 +286,9 @@ class FakeAPI:
             return full, None
         pid = thread["previous_message_id"]
         if pid not in self.held:
+            if pid in self.replays:
+                # Lost again right after a replay: the client may stop threading.
+                self.unthreaded = True
             return None, (404, "thread_not_found", {})
         if pid in self.continued:
             return None, (400, "thread_already_continued", {})
@@ -313,6 +319,8 @@ class FakeAPI:
         else:
             msgs.append({"role": "assistant", "content": copy.deepcopy(content)})
         held = {"messages": msgs, "stop": stop}
+        if body["thread"] == {"type": "create"} and self.thread_errors[-1:] == ["thread_not_found"]:
+            self.replays.add(msg_id)
         for k in ("system", "tools"):
             if k in body:
                 held[k] = body[k]
@@ -463,9 +471,9 @@ class FakeAPI:
         sent = body
         if self.threads is not None:
             with self.lock:
-                if self.next < len(self.exchanges) and self.next not in self.forgotten and \
-                        self.exchanges[self.next].get("forget_threads"):
-                    self.forgotten.add(self.next)
+                if n < len(self.exchanges) and n not in self.forgotten and \
+                        self.exchanges[n].get("forget_threads"):
+                    self.forgotten.add(n)
                     self.held.clear()
                 full, err = self.thread_view(body)
                 if err:
@@ -490,6 +498,9 @@ class FakeAPI:
             return
         ex = self.exchanges[n]
         self.check_expect(ex.get("expect", {}), body, gap_ms, sent, headers)
+        # What only holds over a thread, or only without one.
+        self.check_expect(ex.get("expect_thread" if self.threads == "on" and "thread" in sent
+                                 else "expect_unthreaded", {}), body, gap_ms, sent, headers)
         r = ex.get("respond", {})
         try:
             self.respond(req, r, body, n, sent)

@@ -2,6 +2,7 @@
 """Run one agent test case: the stand-in API server, memtool against it, and the checks.
 
 usage: run_case.py MEMTOOL CASE.json [thread|nothread]
+With PRINT_BYTES=1 in the environment it also prints each request's body size.
 
 The mode says how memtool talks to the stand-in: over message threads (the
 default), or with --no-thread after the command (run, chat), where no request
@@ -30,7 +31,6 @@ A case is a JSON object:
               (default: 2026-10-21 and Authorization: Bearer)
   thread_unsupported  request fields the stand-in refuses on a thread
   thread_errors       the thread errors the stand-in must have answered, in order
-  print_bytes print a table of each request's body size (for bench/)
   seconds     {"min": s, "max": s} for the whole run
   pty         steps for an interactive run on a pseudo-terminal instead of pipes:
               {"send": text}, {"expect": regex}, {"absent": regex},
@@ -296,7 +296,8 @@ def main():
         if "thread_errors" in case and server.thread_errors != case["thread_errors"]:
             problems.append("the stand-in answered thread errors %s, expected %s"
                             % (server.thread_errors, case["thread_errors"]))
-        if case.get("print_bytes"):
+        if os.environ.get("PRINT_BYTES"):
+            # For bench/agent_threads.py: each request's body size.
             for i, (_, raw) in enumerate(server.requests):
                 print("request %d: %d bytes" % (i + 1, len(raw)))
         problems.extend("server: " + f for f in server.failures)
