@@ -20,8 +20,8 @@
     "  --keep-tool-uses N         tool uses kept when clearing (default: the API's, 3)\n"          \
     "  --exclude-tools NAMES      tools whose uses are never cleared, e.g. memory\n"               \
     "  --compact                  let the API compact (summarise) the context when it grows\n"     \
-    "  --compact-at TOKENS        ... once the input reaches TOKENS (default: the API's,\n"        \
-    "                             150000); implies --compact\n"                                    \
+    "  --compact-at TOKENS        compact once the input reaches TOKENS (default: the\n"           \
+    "                             API's, 150000); implies --compact\n"                             \
     "  --pause-after-compaction   have the API pause after compacting; memtool goes on\n"          \
     "  --max-iterations N         requests per turn before stopping (default 50)\n"                \
     "  --no-stream                wait for whole responses instead of streaming\n"                 \
