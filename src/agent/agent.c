@@ -44,11 +44,22 @@ const char *mt_agent_outcome_name(mt_agent_outcome outcome)
  * editing is off. */
 static int make_context_management(json_t **out, const mt_agent_options *o)
 {
-    json_t *edit = NULL, *cm = NULL, *list = NULL, *compact = NULL;
+    json_t *edit = NULL, *cm = NULL, *list = NULL, *compact = NULL, *thinking = NULL;
     const char *p, *comma;
     int rc = MT_ENOMEM;
 
     *out = NULL;
+    if (o->clear_thinking) {
+        if (!(thinking = json_pack("{s:s}", "type", MT_AGENT_CLEAR_THINKING)))
+            goto done;
+        if (o->clear_thinking_keep != 0 &&
+            json_object_set_new(thinking, "keep",
+                                o->clear_thinking_keep < 0
+                                    ? json_pack("{s:s}", "type", "all")
+                                    : json_pack("{s:s,s:I}", "type", "thinking_turns", "value",
+                                                (json_int_t)o->clear_thinking_keep)) < 0)
+            goto done;
+    }
     if (o->compact) {
         if (!(compact = json_pack("{s:s}", "type", MT_AGENT_COMPACT_TYPE)))
             goto done;
@@ -62,7 +73,7 @@ static int make_context_management(json_t **out, const mt_agent_options *o)
             goto done;
     }
     if (o->clear_at < 0) {
-        if (compact && !(*out = json_pack("{s:[O]}", "edits", compact)))
+        if ((thinking || compact) && !(*out = json_pack("{s:[O*,O*]}", "edits", thinking, compact)))
             goto done;
         rc = 0;
         goto done;
@@ -93,7 +104,8 @@ static int make_context_management(json_t **out, const mt_agent_options *o)
         }
         list = NULL;
     }
-    if (!(cm = json_pack("{s:[O]}", "edits", edit)))
+    /* The API takes clear_thinking first of all. */
+    if (!(cm = json_pack("{s:[O*,O]}", "edits", thinking, edit)))
         goto done;
     /* Clearing first, so compaction summarises what is left. */
     if (compact && json_array_append(json_object_get(cm, "edits"), compact) < 0)
@@ -104,6 +116,7 @@ static int make_context_management(json_t **out, const mt_agent_options *o)
 done:
     json_decref(cm);
     json_decref(compact);
+    json_decref(thinking);
     json_decref(list);
     json_decref(edit);
     return rc;
@@ -152,6 +165,11 @@ int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_opt
     if (cm && json_object_set_new(ag->base, "context_management", cm) < 0)
         goto done;
     if (o.stream && json_object_set_new(ag->base, "stream", json_true()) < 0)
+        goto done;
+    if (o.thinking > 0 &&
+        json_object_set_new(
+            ag->base, "thinking",
+            json_pack("{s:s,s:I}", "type", "enabled", "budget_tokens", (json_int_t)o.thinking)) < 0)
         goto done;
     *out = ag;
     ag = NULL;

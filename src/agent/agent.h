@@ -39,22 +39,26 @@
 #define MT_AGENT_MAX_ITERATIONS     50
 #define MT_AGENT_EDIT_TYPE          "clear_tool_uses_20250919"
 #define MT_AGENT_COMPACT_TYPE       "compact_20260112"
+#define MT_AGENT_CLEAR_THINKING     "clear_thinking_20251015"
 
 typedef struct {
-    const char *model;       /* NULL: MT_AGENT_DEFAULT_MODEL */
-    const char *system;      /* the system prompt, or NULL */
-    long max_tokens;         /* <= 0: MT_AGENT_DEFAULT_MAX_TOKENS */
-    long clear_at;           /* input tokens that trigger clearing old tool uses; 0: the
-                                API's default; < 0: no context editing at all */
-    long keep;               /* tool uses kept when clearing; < 0: the API's default */
-    const char *exclude;     /* comma-separated tools whose uses are never cleared, or NULL */
-    unsigned max_iterations; /* requests per turn; 0: MT_AGENT_MAX_ITERATIONS */
-    int stream;              /* stream responses (SSE) */
-    int no_search;           /* offer only the memory tool, not memory_search */
-    int threads;             /* run over a message thread */
-    int compact;             /* let the API compact the context (compact_20260112) */
-    long compact_at;         /* input tokens that trigger it; 0: the API's default */
-    int compact_pause;       /* ask the API to pause after compacting (the turn goes on) */
+    const char *model;        /* NULL: MT_AGENT_DEFAULT_MODEL */
+    const char *system;       /* the system prompt, or NULL */
+    long max_tokens;          /* <= 0: MT_AGENT_DEFAULT_MAX_TOKENS */
+    long clear_at;            /* input tokens that trigger clearing old tool uses; 0: the
+                                 API's default; < 0: no context editing at all */
+    long keep;                /* tool uses kept when clearing; < 0: the API's default */
+    const char *exclude;      /* comma-separated tools whose uses are never cleared, or NULL */
+    unsigned max_iterations;  /* requests per turn; 0: MT_AGENT_MAX_ITERATIONS */
+    int stream;               /* stream responses (SSE) */
+    int no_search;            /* offer only the memory tool, not memory_search */
+    int threads;              /* run over a message thread */
+    int compact;              /* let the API compact the context (compact_20260112) */
+    long compact_at;          /* input tokens that trigger it; 0: the API's default */
+    int compact_pause;        /* ask the API to pause after compacting (the turn goes on) */
+    long thinking;            /* extended thinking's budget_tokens; 0: no thinking */
+    int clear_thinking;       /* clear old thinking blocks (clear_thinking_20251015) */
+    long clear_thinking_keep; /* thinking turns kept; 0: the API's default; < 0: all */
 } mt_agent_options;
 
 /* What a front end hears during a turn. All optional. */

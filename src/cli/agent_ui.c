@@ -66,6 +66,8 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         OPT_COMPACT,
         OPT_COMPACT_AT,
         OPT_COMPACT_PAUSE,
+        OPT_THINKING,
+        OPT_CLEAR_THINKING,
         OPT_PROJECT,
         OPT_PRINT_SYSTEM,
         OPT_JSON,
@@ -87,6 +89,8 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         {"compact", no_argument, NULL, OPT_COMPACT},
         {"compact-at", required_argument, NULL, OPT_COMPACT_AT},
         {"pause-after-compaction", no_argument, NULL, OPT_COMPACT_PAUSE},
+        {"thinking", required_argument, NULL, OPT_THINKING},
+        {"clear-thinking", required_argument, NULL, OPT_CLEAR_THINKING},
         {"project", no_argument, NULL, OPT_PROJECT},
         {"print-system-prompt", no_argument, NULL, OPT_PRINT_SYSTEM},
         {"json", no_argument, NULL, OPT_JSON},
@@ -186,6 +190,26 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         case OPT_COMPACT_PAUSE:
             o->agent.compact_pause = 1;
             break;
+        case OPT_THINKING:
+            /* The API's least budget. */
+            if (parse_long(&n, optarg, 1024, 1L << 30) < 0)
+                return mt_cli_usage_error(name,
+                                          "--thinking needs a budget of at least 1024 tokens, "
+                                          "not '%s'",
+                                          optarg);
+            o->agent.thinking = n;
+            break;
+        case OPT_CLEAR_THINKING:
+            if (strcmp(optarg, "all") == 0)
+                n = -1;
+            else if (parse_long(&n, optarg, 1, 1L << 30) < 0)
+                return mt_cli_usage_error(name,
+                                          "--clear-thinking needs the thinking turns to keep "
+                                          "(a number, or all), not '%s'",
+                                          optarg);
+            o->agent.clear_thinking = 1;
+            o->agent.clear_thinking_keep = n;
+            break;
         case OPT_PROJECT:
             o->project = 1;
             break;
@@ -201,6 +225,12 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
             return mt_cli_usage_error(name, "see memtool %s --help", name);
         }
     }
+    if (o->agent.clear_thinking && !o->agent.thinking)
+        return mt_cli_usage_error(name, "--clear-thinking needs --thinking: without thinking "
+                                        "there is none to clear");
+    if (o->agent.thinking && o->agent.thinking >= o->agent.max_tokens)
+        return mt_cli_usage_error(name, "--thinking %ld must be below --max-tokens %ld",
+                                  o->agent.thinking, o->agent.max_tokens);
     if (o->agent.compact_pause && !o->agent.compact)
         return mt_cli_usage_error(name, "--pause-after-compaction needs --compact or --compact-at");
     if (!version || !*version)

@@ -23,6 +23,10 @@
     "  --compact-at TOKENS        compact once the input reaches TOKENS (default: the\n"           \
     "                             API's, 150000); implies --compact\n"                             \
     "  --pause-after-compaction   have the API pause after compacting; memtool goes on\n"          \
+    "  --thinking TOKENS          let Claude think first, up to TOKENS (at least 1024,\n"          \
+    "                             below --max-tokens)\n"                                           \
+    "  --clear-thinking KEEP      clear thinking from all but the last KEEP turns (a number,\n"    \
+    "                             or all to keep every turn's); needs --thinking\n"                \
     "  --max-iterations N         requests per turn before stopping (default 50)\n"                \
     "  --no-stream                wait for whole responses instead of streaming\n"                 \
     "  --no-search                offer Claude only the memory tool, not memory_search\n"          \
