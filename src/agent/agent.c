@@ -222,8 +222,8 @@ static void new_thread(mt_agent *ag)
 }
 
 /* Whether the next request continues the thread: there is a reply to go on
- * from, the history still begins with what the thread holds, and the thread
- * was created with the system prompt and tools the agent has now. */
+ * from, the conversation still has every message the thread holds, and the
+ * thread was created with the system prompt and tools the agent has now. */
 static int continues(const mt_agent *ag)
 {
     char *now;
@@ -254,13 +254,15 @@ json_t *mt_agent_request(const mt_agent *ag)
         for (i = ag->held; i < json_array_size(ag->messages); i++)
             if (json_array_append(msgs, json_array_get(ag->messages, i)) < 0)
                 goto fail;
-        if (json_object_set_new(req, "thread",
-                                json_pack("{s:s,s:s}", "type", "continue", "previous_message_id",
-                                          ag->prev_id)) < 0 ||
-            json_object_set_new(req, "messages", msgs) < 0) {
-            msgs = NULL;
+        if (json_object_set_new(req, "messages", msgs) < 0) {
+            msgs = NULL; /* taken, even on failure */
             goto fail;
         }
+        msgs = NULL;
+        if (json_object_set_new(
+                req, "thread",
+                json_pack("{s:s,s:s}", "type", "continue", "previous_message_id", ag->prev_id)) < 0)
+            goto fail;
         return req;
     }
     if (ag->threading &&

@@ -121,7 +121,8 @@ void mt_agent_set_max_iterations(mt_agent *ag, unsigned n);
 /* The conversation so far: the `messages` of the next request. */
 const json_t *mt_agent_messages(const mt_agent *ag);
 
-/* The request the agent would send now (for tests and --json). */
+/* The request the agent would send now: on a thread, a create with the whole
+ * conversation or a continue with only the messages the server lacks. */
 json_t *mt_agent_request(const mt_agent *ag);
 
 /* One line for a memory call: "create /memories/progress.md", with the
