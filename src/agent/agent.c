@@ -15,6 +15,12 @@ struct mt_agent {
     unsigned max_iterations;
     unsigned default_iterations; /* max_iterations as made */
     int search;                  /* memory_search is offered */
+    /* The message thread: see agent.h. */
+    int threading;      /* requests carry a thread (until the server refuses one) */
+    char *prev_id;      /* the reply the next request continues from; NULL: it creates one */
+    size_t held;        /* the messages the thread holds, with that reply */
+    char *created_with; /* the system prompt and tools the thread was created with, as JSON */
+    int replaces_lost;  /* the thread replaces one the server lost and was not continued yet */
 };
 
 const char *mt_agent_outcome_name(mt_agent_outcome outcome)
@@ -38,13 +44,40 @@ const char *mt_agent_outcome_name(mt_agent_outcome outcome)
  * editing is off. */
 static int make_context_management(json_t **out, const mt_agent_options *o)
 {
-    json_t *edit = NULL, *cm = NULL, *list = NULL;
+    json_t *edit = NULL, *cm = NULL, *list = NULL, *compact = NULL, *thinking = NULL;
     const char *p, *comma;
     int rc = MT_ENOMEM;
 
     *out = NULL;
-    if (o->clear_at < 0)
-        return 0;
+    if (o->clear_thinking) {
+        if (!(thinking = json_pack("{s:s}", "type", MT_AGENT_CLEAR_THINKING)))
+            goto done;
+        if (o->clear_thinking_keep != 0 &&
+            json_object_set_new(thinking, "keep",
+                                o->clear_thinking_keep < 0
+                                    ? json_pack("{s:s}", "type", "all")
+                                    : json_pack("{s:s,s:I}", "type", "thinking_turns", "value",
+                                                (json_int_t)o->clear_thinking_keep)) < 0)
+            goto done;
+    }
+    if (o->compact) {
+        if (!(compact = json_pack("{s:s}", "type", MT_AGENT_COMPACT_TYPE)))
+            goto done;
+        if (o->compact_at > 0 &&
+            json_object_set_new(compact, "trigger",
+                                json_pack("{s:s,s:I}", "type", "input_tokens", "value",
+                                          (json_int_t)o->compact_at)) < 0)
+            goto done;
+        if (o->compact_pause &&
+            json_object_set_new(compact, "pause_after_compaction", json_true()) < 0)
+            goto done;
+    }
+    if (o->clear_at < 0) {
+        if ((thinking || compact) && !(*out = json_pack("{s:[O*,O*]}", "edits", thinking, compact)))
+            goto done;
+        rc = 0;
+        goto done;
+    }
     if (!(edit = json_pack("{s:s}", "type", MT_AGENT_EDIT_TYPE)))
         goto done;
     if (o->clear_at > 0 && json_object_set_new(edit, "trigger",
@@ -71,11 +104,19 @@ static int make_context_management(json_t **out, const mt_agent_options *o)
         }
         list = NULL;
     }
-    if (!(cm = json_pack("{s:[O]}", "edits", edit)))
+    /* The API takes clear_thinking first of all. */
+    if (!(cm = json_pack("{s:[O*,O]}", "edits", thinking, edit)))
+        goto done;
+    /* Clearing first, so compaction summarises what is left. */
+    if (compact && json_array_append(json_object_get(cm, "edits"), compact) < 0)
         goto done;
     *out = cm;
+    cm = NULL;
     rc = 0;
 done:
+    json_decref(cm);
+    json_decref(compact);
+    json_decref(thinking);
     json_decref(list);
     json_decref(edit);
     return rc;
@@ -107,6 +148,7 @@ int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_opt
     if (!ag->base || !(ag->messages = json_array()))
         goto done;
     ag->search = !o.no_search;
+    ag->threading = o.threads;
     if (ag->search) {
         /* Search beside memory: a custom tool, read-only, answered here. */
         json_t *t = json_pack("{s:s, s:s, s:o*}", "name", "memory_search", "description",
@@ -124,6 +166,11 @@ int mt_agent_new(mt_agent **out, mt_api *api, mt_memory *mem, const mt_agent_opt
         goto done;
     if (o.stream && json_object_set_new(ag->base, "stream", json_true()) < 0)
         goto done;
+    if (o.thinking > 0 &&
+        json_object_set_new(
+            ag->base, "thinking",
+            json_pack("{s:s,s:I}", "type", "enabled", "budget_tokens", (json_int_t)o.thinking)) < 0)
+        goto done;
     *out = ag;
     ag = NULL;
     rc = 0;
@@ -140,6 +187,8 @@ void mt_agent_free(mt_agent *ag)
         return;
     json_decref(ag->base);
     json_decref(ag->messages);
+    free(ag->prev_id);
+    free(ag->created_with);
     free(ag);
 }
 
@@ -153,15 +202,104 @@ const json_t *mt_agent_messages(const mt_agent *ag)
     return ag->messages;
 }
 
+/* What a thread keeps from its creation: system and tools, as JSON. */
+static char *create_only(const mt_agent *ag)
+{
+    json_t *o = json_pack("{s:O*,s:O*}", "system", json_object_get(ag->base, "system"), "tools",
+                          json_object_get(ag->base, "tools"));
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+    json_decref(o);
+    return s;
+}
+
+/* The next request starts a new thread (with the whole history). */
+static void new_thread(mt_agent *ag)
+{
+    free(ag->prev_id);
+    ag->prev_id = NULL;
+    ag->held = 0;
+}
+
+/* Whether the next request continues the thread: there is a reply to go on
+ * from, the conversation still has every message the thread holds, and the
+ * thread was created with the system prompt and tools the agent has now. */
+static int continues(const mt_agent *ag)
+{
+    char *now;
+    int same;
+
+    if (!ag->threading || !ag->prev_id || ag->held > json_array_size(ag->messages))
+        return 0;
+    if (!(now = create_only(ag)))
+        return 0;
+    same = ag->created_with && strcmp(now, ag->created_with) == 0;
+    free(now);
+    return same;
+}
+
 json_t *mt_agent_request(const mt_agent *ag)
 {
-    json_t *req = json_copy(ag->base);
+    json_t *req = json_copy(ag->base), *msgs = NULL;
+    size_t i;
 
-    if (req && json_object_set(req, "messages", ag->messages) < 0) {
-        json_decref(req);
+    if (!req)
         return NULL;
+    if (continues(ag)) {
+        /* The server has the rest, and keeps system and tools itself. */
+        json_object_del(req, "system");
+        json_object_del(req, "tools");
+        if (!(msgs = json_array()))
+            goto fail;
+        for (i = ag->held; i < json_array_size(ag->messages); i++)
+            if (json_array_append(msgs, json_array_get(ag->messages, i)) < 0)
+                goto fail;
+        if (json_object_set_new(req, "messages", msgs) < 0) {
+            msgs = NULL; /* taken, even on failure */
+            goto fail;
+        }
+        msgs = NULL;
+        if (json_object_set_new(
+                req, "thread",
+                json_pack("{s:s,s:s}", "type", "continue", "previous_message_id", ag->prev_id)) < 0)
+            goto fail;
+        return req;
     }
+    if (ag->threading &&
+        json_object_set_new(req, "thread", json_pack("{s:s}", "type", "create")) < 0)
+        goto fail;
+    if (json_object_set(req, "messages", ag->messages) < 0)
+        goto fail;
     return req;
+fail:
+    json_decref(msgs);
+    json_decref(req);
+    return NULL;
+}
+
+/* The anthropic-beta header a request needs: context management (and
+ * compaction) when it asks for them, threads when it has one. */
+static int request_betas(mt_buf *out, const json_t *req)
+{
+    const json_t *edits = json_object_get(json_object_get(req, "context_management"), "edits"),
+                 *edit;
+    size_t i;
+    int compact = 0, rc = 0;
+
+    mt_buf_truncate(out, 0);
+    json_array_foreach(edits, i, edit)
+    {
+        const char *type = json_string_value(json_object_get(edit, "type"));
+
+        compact |= type && strcmp(type, MT_AGENT_COMPACT_TYPE) == 0;
+    }
+    if (json_array_size(edits) > 0)
+        rc |= mt_buf_puts(out, MT_API_BETA_CONTEXT);
+    if (compact)
+        rc |= mt_buf_printf(out, "%s" MT_API_BETA_COMPACT, out->len ? "," : "");
+    if (json_object_get(req, "thread"))
+        rc |= mt_buf_printf(out, "%s" MT_API_BETA_THREADS, out->len ? "," : "");
+    return rc < 0 ? MT_ENOMEM : 0;
 }
 
 void mt_agent_turn_dispose(mt_agent_turn *turn)
@@ -539,6 +677,113 @@ done:
     return rc;
 }
 
+/* Whether a request is sent as `type` ("create" or "continue") on a thread. */
+static int thread_is(const json_t *req, const char *type)
+{
+    const char *t = json_string_value(json_object_get(json_object_get(req, "thread"), "type"));
+
+    return t && strcmp(t, type) == 0;
+}
+
+static int code_is(const mt_api_failure *f, const char *code)
+{
+    return strcmp(f->error_code, code) == 0;
+}
+
+/*
+ * After a failed request: adjust the thread as the API asks, and say whether
+ * the request should go again (the SDK tool runner's rules). A thread the
+ * server lost or that was continued elsewhere is replaced with the whole
+ * history on a new one, unless it was lost again right after such a replay
+ * (the server may be unable to keep it); a request the server cannot thread
+ * goes without, and so does the rest of the conversation. A stream cut short
+ * leaves the server with a reply the conversation lacks: the next request
+ * starts a new thread.
+ */
+static int recover(mt_agent *ag, const json_t *req, const mt_agent_ui *ui)
+{
+    const mt_api_failure *f = mt_api_last_failure(ag->api);
+    mt_buf line = MT_BUF_INIT;
+    int again = 0;
+
+    if (!ag->threading || !json_object_get(req, "thread"))
+        return 0;
+    if (f->stream_cut) {
+        new_thread(ag);
+        return 0;
+    }
+    if (thread_is(req, "continue") &&
+        (code_is(f, "thread_not_found") || code_is(f, "thread_already_continued") ||
+         code_is(f, "thread_continue_in_flight"))) {
+        if (code_is(f, "thread_not_found") && ag->replaces_lost) {
+            ag->threading = 0;
+            mt_buf_puts(&line, "the API lost the message thread again right after it was "
+                               "replayed (thread_not_found); continuing without a thread");
+        } else {
+            ag->replaces_lost = code_is(f, "thread_not_found");
+            mt_buf_printf(&line,
+                          "the API cannot continue the message thread (%s); sending the whole "
+                          "conversation again on a new thread",
+                          f->error_code);
+        }
+        again = 1;
+    } else if (code_is(f, "thread_unsupported_request")) {
+        ag->threading = 0;
+        mt_buf_printf(&line,
+                      "the API cannot keep this conversation on a message thread "
+                      "(thread_unsupported_request%s%s); continuing without a thread",
+                      f->unsupported[0] ? ": " : "", f->unsupported);
+        again = 1;
+    }
+    if (again) {
+        new_thread(ag);
+        if (ui->notice && line.ptr)
+            ui->notice(ui->payload, line.ptr);
+    }
+    mt_buf_dispose(&line);
+    return again;
+}
+
+/* The reply to `req` is in the conversation, whole: the next request
+ * continues from it. */
+static int keep_reply(mt_agent *ag, const json_t *req, const json_t *msg)
+{
+    const char *id = json_string_value(json_object_get(msg, "id"));
+
+    if (!ag->threading)
+        return 0;
+    if (!id || !*id) {
+        new_thread(ag);
+        return 0;
+    }
+    if (thread_is(req, "create")) {
+        free(ag->created_with);
+        if (!(ag->created_with = create_only(ag)))
+            return MT_ENOMEM;
+    } else {
+        ag->replaces_lost = 0;
+    }
+    free(ag->prev_id);
+    if (!(ag->prev_id = strdup(id)))
+        return MT_ENOMEM;
+    ag->held = json_array_size(ag->messages);
+    return 0;
+}
+
+/* Tell the user about compaction blocks in a response. */
+static void note_compaction(const json_t *content, const mt_agent_ui *ui)
+{
+    size_t i;
+    json_t *block;
+
+    json_array_foreach(content, i, block)
+    {
+        if (is_type(block, "compaction") && ui->notice)
+            ui->notice(ui->payload, "context compacted: the API summarised the conversation "
+                                    "so far");
+    }
+}
+
 int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, const mt_agent_ui *ui)
 {
     static const mt_agent_ui quiet;
@@ -546,6 +791,7 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
     json_t *saved = NULL, *req = NULL, *msg = NULL, *reply = NULL;
     stream_state st;
     mt_api_hooks hooks;
+    mt_buf betas = MT_BUF_INIT;
     int rc, answered = 0;
 
     memset(turn, 0, sizeof(*turn));
@@ -576,17 +822,29 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
             rc = mt_error_set(MT_API_ECANCELED, "cancelled");
             goto done;
         }
-        json_decref(req);
-        if (!(req = mt_agent_request(ag))) {
-            rc = MT_ENOMEM;
-            goto done;
-        }
-        st.in_text = 0;
-        json_decref(msg);
-        msg = NULL;
         turn->requests++;
-        if ((rc = mt_api_send(&msg, ag->api, req, &hooks)) < 0)
-            goto done;
+        for (;;) {
+            json_decref(req);
+            if (!(req = mt_agent_request(ag)) || request_betas(&betas, req) < 0) {
+                rc = MT_ENOMEM;
+                goto done;
+            }
+            st.in_text = 0;
+            json_decref(msg);
+            msg = NULL;
+            if ((rc = mt_api_send(&msg, ag->api, req, betas.ptr, &hooks)) == 0)
+                break;
+            if (rc == MT_API_ECANCELED) {
+                /* The server may have taken the request and continued the
+                 * thread: the next request starts a new one rather than
+                 * be refused. */
+                new_thread(ag);
+                goto done;
+            }
+            if (!recover(ag, req, ui))
+                goto done;
+            turn->recoveries++;
+        }
         answered = 1;
         content = json_object_get(msg, "content");
         if (!json_is_array(content)) {
@@ -603,24 +861,42 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
         stop = json_string_value(json_object_get(msg, "stop_reason"));
         if (!stop)
             stop = "";
+        note_compaction(content, ui);
         if (strcmp(stop, "max_tokens") == 0) {
+            unsigned skipped = turn->skipped_calls;
+
             if ((rc = add_cut_response(ag, content, turn)) < 0)
+                goto done;
+            /* The thread holds the whole reply: when the conversation keeps
+             * less, the next request starts a new thread. */
+            if (turn->skipped_calls == skipped && json_array_size(content) > 0)
+                rc = keep_reply(ag, req, msg);
+            else
+                new_thread(ag);
+            if (rc < 0)
                 goto done;
             turn->outcome = MT_AGENT_MAX_TOKENS;
             break;
         }
         if (strcmp(stop, "refusal") == 0) {
+            /* The server may hold the refused turn; the conversation no
+             * longer does. */
             take_back(ag, start, saved);
+            new_thread(ag);
             turn->outcome = MT_AGENT_REFUSAL;
             break;
         }
         /* Exactly as received: the same JSON values, unknown blocks and
          * fields included. */
-        if ((rc = add_assistant(ag, content)) < 0)
+        if ((rc = add_assistant(ag, content)) < 0 || (rc = keep_reply(ag, req, msg)) < 0)
             goto done;
-        if (strcmp(stop, "pause_turn") == 0) {
+        if (strcmp(stop, "pause_turn") == 0 || strcmp(stop, "compaction") == 0) {
+            /* The server goes on from where it stopped: on a thread, from
+             * no new message at all. */
             if (ui->notice)
-                ui->notice(ui->payload, "paused by the API; continuing");
+                ui->notice(ui->payload, strcmp(stop, "pause_turn") == 0
+                                            ? "paused by the API; continuing"
+                                            : "paused after compaction; continuing");
             continue;
         }
         if (strcmp(stop, "tool_use") != 0) {
@@ -648,6 +924,7 @@ done:
         take_back(ag, start, saved);
     if (rc == MT_ENOMEM)
         mt_error_set(rc, "out of memory");
+    mt_buf_dispose(&betas);
     json_decref(saved);
     json_decref(req);
     json_decref(msg);

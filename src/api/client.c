@@ -26,7 +26,9 @@ struct mt_api {
     CURL *curl; /* kept across requests so the connection is reused */
     char *url;
     char *key_header;
+    char *version_header;
     int max_retries;
+    mt_api_failure failure;
     unsigned int seed; /* for the jitter */
 };
 
@@ -53,6 +55,8 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
 {
     const char *base = opts && opts->base_url ? opts->base_url : getenv("ANTHROPIC_BASE_URL");
     const char *key = opts && opts->api_key ? opts->api_key : getenv("ANTHROPIC_API_KEY");
+    const char *version = opts && opts->version ? opts->version : MT_API_VERSION;
+    const char *p;
     mt_api *api = NULL;
     mt_buf b = MT_BUF_INIT;
     size_t blen;
@@ -68,6 +72,13 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
         rc = mt_error_set(MT_EINVAL, "ANTHROPIC_API_KEY holds a line break");
         goto done;
     }
+    for (p = version; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ',')
+            break;
+    if (!*version || *p) {
+        rc = mt_error_set(MT_EINVAL, "the API version must be one word such as %s", MT_API_VERSION);
+        goto done;
+    }
     if (!base || !*base)
         base = MT_API_DEFAULT_BASE_URL;
     if ((rc = mt_curl_load(&curl)) < 0)
@@ -81,8 +92,14 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
     while (blen > 0 && base[blen - 1] == '/')
         blen--;
     if (mt_buf_put(&b, base, blen) < 0 || mt_buf_puts(&b, "/v1/messages") < 0 ||
-        !(api->url = mt_buf_detach(&b, NULL)) || mt_buf_printf(&b, "x-api-key: %s", key) < 0 ||
-        !(api->key_header = mt_buf_detach(&b, NULL))) {
+        !(api->url = mt_buf_detach(&b, NULL)) ||
+        mt_buf_printf(&b,
+                      opts && opts->auth == MT_API_AUTH_X_API_KEY ? "x-api-key: %s"
+                                                                  : "Authorization: Bearer %s",
+                      key) < 0 ||
+        !(api->key_header = mt_buf_detach(&b, NULL)) ||
+        mt_buf_printf(&b, "anthropic-version: %s", version) < 0 ||
+        !(api->version_header = mt_buf_detach(&b, NULL))) {
         rc = MT_ENOMEM;
         goto done;
     }
@@ -112,12 +129,23 @@ void mt_api_free(mt_api *api)
     if (api->key_header) /* the key should not linger in freed memory */
         explicit_bzero(api->key_header, strlen(api->key_header));
     free(api->key_header);
+    free(api->version_header);
     free(api);
 }
 
 const char *mt_api_url(const mt_api *api)
 {
     return api->url;
+}
+
+const char *mt_api_version(const mt_api *api)
+{
+    return api->version_header + strlen("anthropic-version: ");
+}
+
+const mt_api_failure *mt_api_last_failure(const mt_api *api)
+{
+    return &api->failure;
 }
 
 int mt_api_should_retry(long status, const char *x_should_retry)
@@ -337,13 +365,40 @@ static void describe_error_object(mt_buf *b, const json_t *err)
             b->ptr[i] = ' ';
 }
 
+/* Keep what a caller needs from error.details: the code, and what a thread
+ * could not take. */
+static void note_details(mt_api_failure *f, const json_t *err)
+{
+    const json_t *details = json_object_get(err, "details");
+    const char *code = json_string_value(json_object_get(details, "error_code"));
+    const json_t *item;
+    size_t i, len;
+
+    if (code)
+        copy_value(f->error_code, sizeof(f->error_code), code, strlen(code));
+    json_array_foreach(json_object_get(details, "unsupported"), i, item)
+    {
+        const char *name = json_string_value(item);
+
+        len = strlen(f->unsupported);
+        if (name && len + strlen(name) + 2 < sizeof(f->unsupported))
+            snprintf(f->unsupported + len, sizeof(f->unsupported) - len, "%s%s", len ? "," : "",
+                     name);
+    }
+}
+
 /* The one line that says why a non-2xx response failed. */
-static void describe_status(mt_buf *b, const attempt *at)
+static void describe_status(mt_buf *b, const attempt *at, mt_api_failure *f)
 {
     json_error_t jerr;
     json_t *body = at->body.len ? json_loadb(at->body.ptr, at->body.len, 0, &jerr) : NULL;
     json_t *err = json_object_get(body, "error");
     size_t i, start;
+
+    f->status = at->status;
+    f->error_code[0] = f->unsupported[0] = '\0';
+    if (json_is_object(err))
+        note_details(f, err);
 
     mt_buf_puts(b, "API error ");
     if (json_is_object(err)) {
@@ -421,28 +476,38 @@ static int set_options(mt_api *api, attempt *at, struct curl_slist *headers, con
     return 0;
 }
 
-static struct curl_slist *make_headers(const mt_api *api)
+static struct curl_slist *make_headers(const mt_api *api, const char *betas)
 {
     static const char *const fixed[] = {
-        "content-type: application/json",
-        "anthropic-version: " MT_API_VERSION,
-        "anthropic-beta: " MT_API_BETA,
-        "accept: application/json",
+        "content-type: application/json", "accept: application/json",
         "Expect:", /* no 100-continue round trip before large bodies */
     };
     struct curl_slist *list = NULL, *next;
+    mt_buf beta = MT_BUF_INIT;
     size_t i;
 
     if (!(list = curl->slist_append(NULL, api->key_header)))
         return NULL;
-    for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-        if (!(next = curl->slist_append(list, fixed[i]))) {
-            curl->slist_free_all(list);
-            return NULL;
-        }
+    if (!(next = curl->slist_append(list, api->version_header)))
+        goto fail;
+    list = next;
+    if (betas && *betas) {
+        if (mt_buf_printf(&beta, "anthropic-beta: %s", betas) < 0 ||
+            !(next = curl->slist_append(list, beta.ptr)))
+            goto fail;
         list = next;
     }
+    for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        if (!(next = curl->slist_append(list, fixed[i])))
+            goto fail;
+        list = next;
+    }
+    mt_buf_dispose(&beta);
     return list;
+fail:
+    mt_buf_dispose(&beta);
+    curl->slist_free_all(list);
+    return NULL;
 }
 
 /* The result of a finished 2xx attempt. */
@@ -469,7 +534,8 @@ static int take_message(json_t **out, attempt *at)
     return 0;
 }
 
-int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_hooks *hooks)
+int mt_api_send(json_t **out, mt_api *api, const json_t *request, const char *betas,
+                const mt_api_hooks *hooks)
 {
     struct curl_slist *headers = NULL;
     char *body = NULL;
@@ -481,7 +547,8 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
 
     *out = NULL;
     memset(&at, 0, sizeof(at));
-    if (!(body = json_dumps(request, JSON_COMPACT)) || !(headers = make_headers(api))) {
+    memset(&api->failure, 0, sizeof(api->failure));
+    if (!(body = json_dumps(request, JSON_COMPACT)) || !(headers = make_headers(api, betas))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }
@@ -494,6 +561,10 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
         if ((rc = set_options(api, &at, headers, body, strlen(body), stream)) < 0)
             goto done;
         cc = curl->easy_perform(api->curl);
+        /* A stream that began and did not reach message_stop: the server
+         * may hold the whole reply though the caller has only part. */
+        api->failure.stream_cut =
+            at.is_stream && at.status >= 200 && at.status < 300 && !at.msg.stopped;
         if (at.stopped && at.rc == MT_API_ECANCELED) {
             rc = mt_error_set(MT_API_ECANCELED, "cancelled");
             goto done;
@@ -521,6 +592,7 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
         if (cc != CURLE_OK) {
             mt_buf_printf(&why, "cannot reach %s: %s", api->url, curl->easy_strerror(cc));
             if (at.status >= 200 && at.status < 300) {
+                api->failure.status = at.status;
                 mt_buf_puts(&why, " (the response had begun, so it is not retried");
                 if (at.request_id[0])
                     mt_buf_printf(&why, "; request %s", at.request_id);
@@ -533,7 +605,7 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_h
             rc = take_message(out, &at);
             goto done;
         } else {
-            describe_status(&why, &at);
+            describe_status(&why, &at, &api->failure);
             retryable = mt_api_should_retry(at.status, at.should_retry[0] ? at.should_retry : NULL);
         }
         if (!why.ptr) {

@@ -17,9 +17,14 @@
 #include <jansson.h>
 
 #define MT_API_DEFAULT_BASE_URL "https://api.anthropic.com"
-#define MT_API_VERSION          "2023-06-01"
-#define MT_API_BETA             "context-management-2025-06-27"
-#define MT_API_MAX_RETRIES      2
+/* The API version sent by default, as the official SDKs since 1.0 send it;
+ * message threads need it or a later one. */
+#define MT_API_VERSION         "2026-10-21"
+#define MT_API_THREADS_VERSION "2026-10-21"
+#define MT_API_BETA_CONTEXT    "context-management-2025-06-27"
+#define MT_API_BETA_THREADS    "message-threads-2026-08-12"
+#define MT_API_BETA_COMPACT    "compact-2026-01-12"
+#define MT_API_MAX_RETRIES     2
 /* The longest wait a server may ask for; a longer one falls back to backoff. */
 #define MT_API_MAX_RETRY_AFTER_MS 60000L
 
@@ -29,11 +34,28 @@
 
 typedef struct mt_api mt_api;
 
+/* How the key goes to the server. */
+typedef enum {
+    MT_API_AUTH_BEARER = 0, /* Authorization: Bearer KEY, as the SDKs send it */
+    MT_API_AUTH_X_API_KEY   /* x-api-key: KEY, for proxies that want the old header */
+} mt_api_auth;
+
 typedef struct {
     const char *base_url; /* NULL: $ANTHROPIC_BASE_URL, else MT_API_DEFAULT_BASE_URL */
     const char *api_key;  /* NULL: $ANTHROPIC_API_KEY */
     int max_retries;      /* < 0: MT_API_MAX_RETRIES */
+    const char *version;  /* anthropic-version; NULL: MT_API_VERSION */
+    mt_api_auth auth;
 } mt_api_options;
+
+/* Why the last mt_api_send failed, beyond its one line: what a caller needs
+ * to recover (a message thread the server lost, say). */
+typedef struct {
+    long status;           /* the HTTP status of the last response; 0: none */
+    char error_code[64];   /* the error's details.error_code, or "" */
+    char unsupported[128]; /* details.unsupported, comma-separated, or "" */
+    int stream_cut;        /* a stream began and ended before message_stop */
+} mt_api_failure;
 
 /* What the caller wants to hear about during one mt_api_send. All optional. */
 typedef struct {
@@ -58,11 +80,19 @@ const char *mt_api_url(const mt_api *api);
 
 /*
  * Send one request and return the response message (the accumulated one when
- * streaming). On failure returns MT_ERROR with mt_error_last() holding one
- * line: the API's error type and message, the HTTP status and the request id,
- * or MT_API_ECANCELED, MT_ENOMEM.
+ * streaming). `betas` is the anthropic-beta header's value (comma-separated),
+ * or NULL for none. On failure returns MT_ERROR with mt_error_last() holding
+ * one line: the API's error type and message, the HTTP status and the request
+ * id, or MT_API_ECANCELED, MT_ENOMEM; mt_api_last_failure() says more.
  */
-int mt_api_send(json_t **out, mt_api *api, const json_t *request, const mt_api_hooks *hooks);
+int mt_api_send(json_t **out, mt_api *api, const json_t *request, const char *betas,
+                const mt_api_hooks *hooks);
+
+/* What the last mt_api_send's failure was (all zero after a success). */
+const mt_api_failure *mt_api_last_failure(const mt_api *api);
+
+/* The anthropic-version the client sends. */
+const char *mt_api_version(const mt_api *api);
 
 /*
  * How long to wait before retry number `retry` (0 for the first), given the

@@ -60,6 +60,14 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         OPT_ITERATIONS,
         OPT_NO_STREAM,
         OPT_NO_SEARCH,
+        OPT_NO_THREAD,
+        OPT_API_VERSION,
+        OPT_AUTH,
+        OPT_COMPACT,
+        OPT_COMPACT_AT,
+        OPT_COMPACT_PAUSE,
+        OPT_THINKING,
+        OPT_CLEAR_THINKING,
         OPT_PROJECT,
         OPT_PRINT_SYSTEM,
         OPT_JSON,
@@ -75,6 +83,14 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         {"max-iterations", required_argument, NULL, OPT_ITERATIONS},
         {"no-stream", no_argument, NULL, OPT_NO_STREAM},
         {"no-search", no_argument, NULL, OPT_NO_SEARCH},
+        {"no-thread", no_argument, NULL, OPT_NO_THREAD},
+        {"api-version", required_argument, NULL, OPT_API_VERSION},
+        {"auth", required_argument, NULL, OPT_AUTH},
+        {"compact", no_argument, NULL, OPT_COMPACT},
+        {"compact-at", required_argument, NULL, OPT_COMPACT_AT},
+        {"pause-after-compaction", no_argument, NULL, OPT_COMPACT_PAUSE},
+        {"thinking", required_argument, NULL, OPT_THINKING},
+        {"clear-thinking", required_argument, NULL, OPT_CLEAR_THINKING},
         {"project", no_argument, NULL, OPT_PROJECT},
         {"print-system-prompt", no_argument, NULL, OPT_PRINT_SYSTEM},
         {"json", no_argument, NULL, OPT_JSON},
@@ -82,10 +98,14 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         {NULL, 0, NULL, 0},
     };
     const char *model = getenv("MEMTOOL_MODEL");
+    const char *version = getenv("MEMTOOL_API_VERSION");
+    const char *auth = getenv("MEMTOOL_API_AUTH"), *auth_from = "MEMTOOL_API_AUTH";
+    const char *p;
     long n;
-    int c, status = MT_EXIT_USAGE;
+    int c, status = MT_EXIT_USAGE, no_thread = 0;
 
     memset(o, 0, sizeof(*o));
+    o->api.max_retries = -1;
     o->agent.model = model && *model ? model : MT_AGENT_DEFAULT_MODEL;
     o->agent.max_tokens = MT_AGENT_DEFAULT_MAX_TOKENS;
     o->agent.keep = -1;
@@ -147,6 +167,49 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         case OPT_NO_SEARCH:
             o->agent.no_search = 1;
             break;
+        case OPT_NO_THREAD:
+            no_thread = 1;
+            break;
+        case OPT_API_VERSION:
+            version = optarg;
+            break;
+        case OPT_AUTH:
+            auth = optarg;
+            auth_from = "--auth";
+            break;
+        case OPT_COMPACT:
+            o->agent.compact = 1;
+            break;
+        case OPT_COMPACT_AT:
+            if (parse_long(&n, optarg, 1, 1L << 30) < 0)
+                return mt_cli_usage_error(name, "--compact-at needs a number of tokens, not '%s'",
+                                          optarg);
+            o->agent.compact = 1;
+            o->agent.compact_at = n;
+            break;
+        case OPT_COMPACT_PAUSE:
+            o->agent.compact_pause = 1;
+            break;
+        case OPT_THINKING:
+            /* The API's least budget. */
+            if (parse_long(&n, optarg, 1024, 1L << 30) < 0)
+                return mt_cli_usage_error(name,
+                                          "--thinking needs a budget of at least 1024 tokens, "
+                                          "not '%s'",
+                                          optarg);
+            o->agent.thinking = n;
+            break;
+        case OPT_CLEAR_THINKING:
+            if (strcmp(optarg, "all") == 0)
+                n = -1;
+            else if (parse_long(&n, optarg, 1, 1L << 30) < 0)
+                return mt_cli_usage_error(name,
+                                          "--clear-thinking needs the thinking turns to keep "
+                                          "(a number, or all), not '%s'",
+                                          optarg);
+            o->agent.clear_thinking = 1;
+            o->agent.clear_thinking_keep = n;
+            break;
         case OPT_PROJECT:
             o->project = 1;
             break;
@@ -164,6 +227,28 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     }
     if (c == 0)
         return status;
+    if (o->agent.clear_thinking && !o->agent.thinking)
+        return mt_cli_usage_error(name, "--clear-thinking needs --thinking: without thinking "
+                                        "there is none to clear");
+    if (o->agent.thinking && o->agent.thinking >= o->agent.max_tokens)
+        return mt_cli_usage_error(name, "--thinking %ld must be below --max-tokens %ld",
+                                  o->agent.thinking, o->agent.max_tokens);
+    if (o->agent.compact_pause && !o->agent.compact)
+        return mt_cli_usage_error(name, "--pause-after-compaction needs --compact or --compact-at");
+    if (!version || !*version)
+        version = MT_API_VERSION;
+    for (p = version; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ',')
+            return mt_cli_usage_error(name, "the API version must be one word such as %s",
+                                      MT_API_VERSION);
+    o->api.version = version;
+    if (auth && *auth && strcmp(auth, "x-api-key") == 0)
+        o->api.auth = MT_API_AUTH_X_API_KEY;
+    else if (auth && *auth && strcmp(auth, "bearer") != 0)
+        return mt_cli_usage_error(name, "%s must be x-api-key or bearer, not '%s'", auth_from,
+                                  auth);
+    /* Versions are dates (YYYY-MM-DD): an earlier one sorts first. */
+    o->agent.threads = !no_thread && strcmp(version, MT_API_THREADS_VERSION) >= 0;
     if (o->agent.clear_at < 0 && (o->agent.keep >= 0 || o->agent.exclude))
         return mt_cli_usage_error(name, "--keep-tool-uses and --exclude-tools need context "
                                         "editing, which --clear-tool-uses-at 0 turned off");
@@ -225,7 +310,7 @@ int mt_agent_session_open(mt_agent_session *s, const mt_cli *cli, mt_agent_cli *
     if ((status = mt_agent_cli_system(&s->system, o, name)) != 0)
         return status;
     o->agent.system = s->system;
-    if (mt_api_new(&s->api, NULL) < 0) {
+    if (mt_api_new(&s->api, &o->api) < 0) {
         fprintf(stderr, "memtool %s: %s\n", name, mt_error_last()->message);
         goto fail;
     }

@@ -19,9 +19,25 @@
     "                             reaches TOKENS (default: the API's, 100000; 0: never)\n"         \
     "  --keep-tool-uses N         tool uses kept when clearing (default: the API's, 3)\n"          \
     "  --exclude-tools NAMES      tools whose uses are never cleared, e.g. memory\n"               \
+    "  --compact                  let the API compact (summarise) the context when it grows\n"     \
+    "  --compact-at TOKENS        compact once the input reaches TOKENS (default: the\n"           \
+    "                             API's, 150000); implies --compact\n"                             \
+    "  --pause-after-compaction   have the API pause after compacting; memtool goes on\n"          \
+    "  --thinking TOKENS          let Claude think first, up to TOKENS (at least 1024,\n"          \
+    "                             below --max-tokens)\n"                                           \
+    "  --clear-thinking KEEP      clear thinking from all but the last KEEP turns (a number,\n"    \
+    "                             or all to keep every turn's); needs --thinking\n"                \
     "  --max-iterations N         requests per turn before stopping (default 50)\n"                \
     "  --no-stream                wait for whole responses instead of streaming\n"                 \
     "  --no-search                offer Claude only the memory tool, not memory_search\n"          \
+    "  --no-thread                send the whole conversation with every request instead of\n"     \
+    "                             continuing a message thread (the default from API version\n"     \
+    "                             " MT_API_THREADS_VERSION ")\n"                                   \
+    "  --api-version V            the anthropic-version to send (MEMTOOL_API_VERSION;\n"           \
+    "                             default " MT_API_VERSION                                         \
+    "); threads are off before " MT_API_THREADS_VERSION "\n"                                       \
+    "  --auth x-api-key|bearer    how the key is sent (MEMTOOL_API_AUTH; default bearer:\n"        \
+    "                             Authorization: Bearer KEY)\n"                                    \
     "  --project                  follow the project pattern: read the progress log and\n"         \
     "                             feature list first, one feature at a time, and leave an\n"       \
     "                             entry in the log when the session ends (memtool init)\n"         \
@@ -34,6 +50,7 @@ typedef struct {
     mt_agent_options agent;
     const char *root;        /* --root, or NULL for the global one */
     const char *system_file; /* --system */
+    mt_api_options api;      /* --api-version, --auth */
     int json;                /* --json (run only) */
     int project;             /* --project: the multi-session project pattern */
     int print_system;        /* --print-system-prompt */

@@ -20,12 +20,34 @@ streamed JSON of the last tool input after that many characters),
 "extra_events" (inserted after message_start), "gate" (after the first text
 delta, wait until the test says it was seen). "echo" is the content the client
 must send back in later requests (default: the message's content; false: none,
-the default for raw streams).
+the default for raw streams). "lose_answer": the server makes the reply (and
+keeps it on its thread) but the connection drops before any of it is sent.
+
+Message threads (beta message-threads-2026-08-12), when the server is made with
+threads="on" or "off" (memtool's runs; other clients' leave it None):
+  "on"   every request must carry "thread" until the server refused one with
+         thread_unsupported_request, and none after. A create holds the whole
+         history; the server keeps each reply's thread (its messages, system and
+         tools) under the reply's id, and a continue names one and holds only
+         the new messages (none after pause_turn or compaction), without system
+         and tools. The checks and expectations then apply to the whole
+         conversation the thread makes; "sent" and "sent_messages_count" to
+         the body as it came. The server answers on its own, without using an
+         exchange: 404 thread_not_found for a reply it does not hold (an
+         exchange with "forget_threads": true has it forget every thread
+         first), 400 thread_already_continued for a reply continued before,
+         and 400 thread_unsupported_request for a threaded request with a
+         field of `thread_unsupported` (e.g. ["context_management"]).
+  "off"  no request may carry "thread".
+The anthropic-beta header must then name exactly the betas the body needs, and
+an exchange's "expect_thread" applies to a request sent on a thread,
+"expect_unthreaded" to one sent without.
 """
 
 import copy
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -143,7 +165,7 @@ class FakeAPI:
     """The server, and what it saw."""
 
     def __init__(self, exchanges, echo_check=True, versions=("2023-06-01",), bearer=False,
-                 search_tool=False):
+                 search_tool=False, threads=None, thread_unsupported=()):
         self.exchanges = exchanges
         self.search_tool = search_tool
         self.echo_check = echo_check
@@ -152,6 +174,14 @@ class FakeAPI:
         # of x-api-key. Either way it must be the key, and nothing else is relaxed.
         self.versions = versions
         self.bearer = bearer
+        self.threads = threads
+        self.thread_unsupported = list(thread_unsupported)
+        self.held = {}           # reply id -> the thread it ends: messages, system, tools, stop
+        self.continued = set()   # reply ids a request continued
+        self.unthreaded = False  # a thread_unsupported_request was answered
+        self.forgotten = set()   # exchanges whose forget_threads was done
+        self.thread_errors = []  # the error codes answered, in order
+        self.replays = set()     # replies to a create that replaced a lost thread
         self.next = 0
         self.failures = []
         self.requests = []  # (time, body) for every request
@@ -160,7 +190,7 @@ class FakeAPI:
         self.gate = threading.Event()
         self.gate_reached = threading.Event()
         self.client_went_away = threading.Event()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -198,22 +228,103 @@ class FakeAPI:
 
     # ---- checks ----
 
-    def check_headers(self, h):
+    def check_headers(self, h, body):
         want = {"content-type": "application/json"}
         if self.bearer:
             want["authorization"] = "Bearer " + API_KEY
+            want["x-api-key"] = None
         else:
             want["x-api-key"] = API_KEY
+            want["authorization"] = None
         for k, v in want.items():
             if h.get(k) != v:
                 self.fail("header %s is %r, expected %r" % (k, h.get(k), v))
         if h.get("anthropic-version") not in self.versions:
             self.fail("header anthropic-version is %r, expected one of %r"
                       % (h.get("anthropic-version"), self.versions))
-        beta = [b.strip() for b in (h.get("anthropic-beta") or "").split(",")]
-        if "context-management-2025-06-27" not in beta:
-            self.fail("anthropic-beta %r lacks context-management-2025-06-27"
-                      % h.get("anthropic-beta"))
+        beta = [b.strip() for b in (h.get("anthropic-beta") or "").split(",") if b.strip()]
+        if self.threads is None:
+            if "context-management-2025-06-27" not in beta:
+                self.fail("anthropic-beta %r lacks context-management-2025-06-27"
+                          % h.get("anthropic-beta"))
+            return
+        need = []
+        edits = (body.get("context_management") or {}).get("edits") or []
+        if edits:
+            need.append("context-management-2025-06-27")
+        if any(e.get("type") == "compact_20260112" for e in edits):
+            need.append("compact-2026-01-12")
+        if "thread" in body:
+            need.append("message-threads-2026-08-12")
+        if sorted(beta) != sorted(need):
+            self.fail("anthropic-beta is %r, expected %r" % (h.get("anthropic-beta"),
+                                                            ",".join(need)))
+
+    def thread_view(self, body):
+        """The whole request a threaded body stands for, or an error to answer
+        (status, error_code, details)."""
+        thread = body.get("thread")
+        if self.threads == "off":
+            if thread is not None:
+                self.fail("a thread with threads off: %s" % json.dumps(thread))
+            return body, None
+        if thread is None:
+            if not self.unthreaded:
+                self.fail("no thread field, with threads on")
+            return body, None
+        if self.unthreaded:
+            self.fail("a thread after the server answered thread_unsupported_request")
+        unsupported = [f for f in self.thread_unsupported if f in body]
+        if unsupported:
+            self.unthreaded = True
+            return None, (400, "thread_unsupported_request", {"unsupported": unsupported})
+        full = {k: v for k, v in body.items() if k != "thread"}
+        if thread == {"type": "create"}:
+            return full, None
+        if thread.get("type") != "continue" or set(thread) != {"type", "previous_message_id"}:
+            self.fail("a malformed thread: %s" % json.dumps(thread))
+            return full, None
+        pid = thread["previous_message_id"]
+        if pid not in self.held:
+            if pid in self.replays:
+                # Lost again right after a replay: the client may stop threading.
+                self.unthreaded = True
+            return None, (404, "thread_not_found", {})
+        if pid in self.continued:
+            return None, (400, "thread_already_continued", {})
+        self.continued.add(pid)
+        for k in ("system", "tools"):
+            if k in body:
+                self.fail("a continue carries %s, which the thread keeps" % k)
+        held = self.held[pid]
+        msgs = body.get("messages")
+        if not isinstance(msgs, list):
+            self.fail("a continue without messages")
+            msgs = []
+        if not msgs and held["stop"] not in ("pause_turn", "compaction"):
+            self.fail("a continue with no messages after stop_reason %s" % held["stop"])
+        full["messages"] = copy.deepcopy(held["messages"]) + msgs
+        for k in ("system", "tools"):
+            if k in held:
+                full[k] = held[k]
+        return full, None
+
+    def hold(self, body, msg_id, content, stop):
+        """Keep the thread a reply ends, under its id."""
+        if self.threads != "on" or "thread" not in body or msg_id is None:
+            return
+        msgs = copy.deepcopy(body.get("messages") or [])
+        if msgs and msgs[-1].get("role") == "assistant" and isinstance(msgs[-1]["content"], list):
+            msgs[-1]["content"] = msgs[-1]["content"] + copy.deepcopy(content)
+        else:
+            msgs.append({"role": "assistant", "content": copy.deepcopy(content)})
+        held = {"messages": msgs, "stop": stop}
+        if body["thread"] == {"type": "create"} and self.thread_errors[-1:] == ["thread_not_found"]:
+            self.replays.add(msg_id)
+        for k in ("system", "tools"):
+            if k in body:
+                held[k] = body[k]
+        self.held[msg_id] = held
 
     def check_body(self, body):
         if not isinstance(body.get("model"), str) or not body["model"]:
@@ -273,7 +384,18 @@ class FakeAPI:
                           "  sent     %s\n  expected %s" % (json.dumps(assistants)[:2000],
                                                          json.dumps(want)[:2000]))
 
-    def check_expect(self, exp, body, gap_ms):
+    def check_expect(self, exp, body, gap_ms, sent, headers):
+        if "sent" in exp:
+            bad = subset_mismatch(exp["sent"], sent, "sent")
+            if bad:
+                self.fail(bad)
+        if "sent_messages_count" in exp and len(sent.get("messages") or []) != \
+                exp["sent_messages_count"]:
+            self.fail("%d messages sent, expected %d" % (len(sent.get("messages") or []),
+                                                         exp["sent_messages_count"]))
+        for k, v in exp.get("headers", {}).items():
+            if headers.get(k) != v:
+                self.fail("header %s is %r, expected %r" % (k, headers.get(k), v))
         msgs = body.get("messages") or [{}]
         last = msgs[-1]
         if "messages_count" in exp and len(msgs) != exp["messages_count"]:
@@ -337,7 +459,6 @@ class FakeAPI:
             self.requests.append((now, raw))
         if req.path != "/v1/messages":
             self.fail("POST to %s" % req.path)
-        self.check_headers(headers)
         try:
             body = json.loads(raw)
         except ValueError:
@@ -346,6 +467,29 @@ class FakeAPI:
         if not isinstance(body, dict):
             self.fail("the body is not an object")
             body = {}
+        self.check_headers(headers, body)
+        sent = body
+        if self.threads is not None:
+            with self.lock:
+                if n < len(self.exchanges) and n not in self.forgotten and \
+                        self.exchanges[n].get("forget_threads"):
+                    self.forgotten.add(n)
+                    self.held.clear()
+                full, err = self.thread_view(body)
+                if err:
+                    # The server's own answer: no exchange is used.
+                    self.next -= 1
+                    self.thread_errors.append(err[1])
+            if err:
+                status, code, details = err
+                self.send_json(req, status, {"type": "error", "error": dict(
+                    type="not_found_error" if status == 404 else "invalid_request_error",
+                    message="thread error: " + code, details=dict(details, error_code=code)),
+                    "request_id": "req_%03d" % len(self.requests)})
+                with self.lock:
+                    self.last_answer_end = time.monotonic()
+                return
+            body = full
         self.check_body(body)
         if n >= len(self.exchanges):
             self.fail("one request more than the %d scripted" % len(self.exchanges))
@@ -353,10 +497,13 @@ class FakeAPI:
                 "type": "invalid_request_error", "message": "unscripted request"}})
             return
         ex = self.exchanges[n]
-        self.check_expect(ex.get("expect", {}), body, gap_ms)
+        self.check_expect(ex.get("expect", {}), body, gap_ms, sent, headers)
+        # What only holds over a thread, or only without one.
+        self.check_expect(ex.get("expect_thread" if self.threads == "on" and "thread" in sent
+                                 else "expect_unthreaded", {}), body, gap_ms, sent, headers)
         r = ex.get("respond", {})
         try:
-            self.respond(req, r, body, n)
+            self.respond(req, r, body, n, sent)
         except (BrokenPipeError, ConnectionResetError):
             self.client_went_away.set()
         with self.lock:
@@ -374,7 +521,7 @@ class FakeAPI:
         req.wfile.write(data)
         req.wfile.flush()
 
-    def respond(self, req, r, body, n):
+    def respond(self, req, r, body, n, sent):
         if r.get("delay_ms"):
             time.sleep(r["delay_ms"] / 1000)
         if r.get("close"):
@@ -413,9 +560,21 @@ class FakeAPI:
                 text = text.replace("\n", r["framing"])
             if r.get("echo", False) is not False:
                 self.echoes.append(r["echo"])
+            m = re.search(r'"id": *"([^"]+)"', text)
+            stop = re.search(r'"stop_reason": *"([^"]+)"', text)
+            self.hold(dict(body, thread=sent.get("thread")) if "thread" in sent else {},
+                      m.group(1) if m else None, r.get("echo") or [],
+                      stop.group(1) if stop else None)
             self.send_stream(req, [text], r)
             return
         msg = full_message(r["message"], n)
+        if "thread" in sent:
+            self.hold(dict(body, thread=sent["thread"]), msg["id"], msg["content"],
+                      msg.get("stop_reason"))
+        if r.get("lose_answer"):
+            req.close_connection = True
+            req.connection.shutdown(socket.SHUT_RDWR)
+            return
         echo = r.get("echo", msg["content"])
         msgs = body.get("messages") or [{}]
         if echo is not False and msgs[-1].get("role") == "assistant" and self.echoes:

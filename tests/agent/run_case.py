@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Run one agent test case: the stand-in API server, memtool against it, and the checks.
 
-usage: run_case.py MEMTOOL CASE.json
+usage: run_case.py MEMTOOL CASE.json [thread|nothread]
+With PRINT_BYTES=1 in the environment it also prints each request's body size.
+
+The mode says how memtool talks to the stand-in: over message threads (the
+default), or with --no-thread after the command (run, chat), where no request
+may carry a thread. Each case runs in both modes unless its "modes" names one.
 
 A case is a JSON object:
   args        memtool's arguments after the global --root (which is left out
@@ -19,6 +24,13 @@ A case is a JSON object:
               {"regex": R} that the whole content must match
   requests    how many requests must arrive (default: every exchange, once)
   client_gone the client must have dropped a connection (a cancel)
+  modes       "thread" or "nothread": the one mode the case is for (CMake reads it)
+  threads     "off": the stand-in expects no thread whatever the mode (an API
+              version before threads, say)
+  api         {"versions": [...], "auth": "x-api-key"}: what the stand-in accepts
+              (default: 2026-10-21 and Authorization: Bearer)
+  thread_unsupported  request fields the stand-in refuses on a thread
+  thread_errors       the thread errors the stand-in must have answered, in order
   seconds     {"min": s, "max": s} for the whole run
   pty         steps for an interactive run on a pseudo-terminal instead of pipes:
               {"send": text}, {"expect": regex}, {"absent": regex},
@@ -93,8 +105,11 @@ def environment(case, server):
     return env
 
 
-def command(memtool, case, root, args=None):
+def command(memtool, case, root, args=None, mode="thread"):
     given = case.get("args", []) if args is None else args
+    if args is None and mode == "nothread":
+        at = next(i for i, a in enumerate(given) if a in ("run", "chat"))
+        given = given[:at + 1] + ["--no-thread"] + given[at + 1:]
     args = [a.replace("{root}", root).replace("{fixtures}", os.path.join(HERE, "fixtures"))
             for a in given]
     if any("{root}" in a for a in given):
@@ -212,12 +227,19 @@ def run_pty(cmd, env, case, server):
 
 def main():
     memtool, case_path = sys.argv[1], sys.argv[2]
+    mode = sys.argv[3] if len(sys.argv) > 3 else "thread"
     with open(case_path) as f:
         case = json.load(f)
     tmp = tempfile.mkdtemp(prefix="memtool-agent-")
     root = os.path.join(tmp, "memories")
+    api = case.get("api", {})
+    threads = "off" if mode == "nothread" or case.get("threads") == "off" else "on"
     server = fake_api.FakeAPI(case.get("exchanges", []), case.get("echo_check", True),
-                              search_tool="--no-search" not in case.get("args", [])).start()
+                              versions=tuple(api.get("versions", ["2026-10-21"])),
+                              bearer=api.get("auth") != "x-api-key",
+                              search_tool="--no-search" not in case.get("args", []),
+                              threads=threads,
+                              thread_unsupported=case.get("thread_unsupported", [])).start()
     problems = []
     try:
         for rel, content in case.get("seed", {}).items():
@@ -232,7 +254,7 @@ def main():
             if p.returncode != 0:
                 raise SystemExit("setup %s exited %d: %s" % (args, p.returncode,
                                                               p.stderr.decode("utf-8", "replace")))
-        cmd = command(memtool, case, root)
+        cmd = command(memtool, case, root, mode=mode)
         began = time.monotonic()
         try:
             if "pty" in case:
@@ -271,11 +293,18 @@ def main():
             problems.append("took %.2f s, expected at least %s" % (took, secs["min"]))
         if "max" in secs and took > secs["max"]:
             problems.append("took %.2f s, expected at most %s" % (took, secs["max"]))
+        if "thread_errors" in case and server.thread_errors != case["thread_errors"]:
+            problems.append("the stand-in answered thread errors %s, expected %s"
+                            % (server.thread_errors, case["thread_errors"]))
+        if os.environ.get("PRINT_BYTES"):
+            # For bench/agent_threads.py: each request's body size.
+            for i, (_, raw) in enumerate(server.requests):
+                print("request %d: %d bytes" % (i + 1, len(raw)))
         problems.extend("server: " + f for f in server.failures)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    name = os.path.basename(case_path)
+    name = "%s (%s)" % (os.path.basename(case_path), mode)
     if problems:
         print("FAIL %s (%s)" % (name, case.get("description", "")))
         for p in problems:

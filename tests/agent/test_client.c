@@ -70,7 +70,7 @@ static void test_retry_delay(void **state)
 
 static void test_new_needs_key(void **state)
 {
-    mt_api_options o = {"http://127.0.0.1:1/", NULL, -1};
+    mt_api_options o = {"http://127.0.0.1:1/", NULL, -1, NULL, MT_API_AUTH_BEARER};
     mt_api *api = (mt_api *)1;
 
     (void)state;
@@ -96,13 +96,13 @@ static void test_new_needs_key(void **state)
 /* Nothing listens on port 1: a connection failure, retried, then one line. */
 static void test_connection_refused(void **state)
 {
-    mt_api_options o = {"http://127.0.0.1:1", "k", 1};
+    mt_api_options o = {"http://127.0.0.1:1", "k", 1, NULL, MT_API_AUTH_BEARER};
     mt_api *api;
     json_t *req = json_pack("{s:s}", "model", "m"), *out = NULL;
 
     (void)state;
     assert_int_equal(mt_api_new(&api, &o), 0);
-    assert_int_equal(mt_api_send(&out, api, req, NULL), MT_ERROR);
+    assert_int_equal(mt_api_send(&out, api, req, NULL, NULL), MT_ERROR);
     assert_null(out);
     assert_non_null(
         strstr(mt_error_last()->message, "cannot reach http://127.0.0.1:1/v1/messages"));
@@ -114,7 +114,7 @@ static void test_connection_refused(void **state)
 
 static void test_cancel_before_retry(void **state)
 {
-    mt_api_options o = {"http://127.0.0.1:1", "k", 5};
+    mt_api_options o = {"http://127.0.0.1:1", "k", 5, NULL, MT_API_AUTH_BEARER};
     volatile sig_atomic_t cancel = 1;
     mt_api_hooks hooks;
     mt_api *api;
@@ -124,7 +124,7 @@ static void test_cancel_before_retry(void **state)
     memset(&hooks, 0, sizeof(hooks));
     hooks.cancel = &cancel;
     assert_int_equal(mt_api_new(&api, &o), 0);
-    assert_int_equal(mt_api_send(&out, api, req, &hooks), MT_API_ECANCELED);
+    assert_int_equal(mt_api_send(&out, api, req, NULL, &hooks), MT_API_ECANCELED);
     json_decref(req);
     mt_api_free(api);
 }
