@@ -241,6 +241,12 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
             break;
         case 'F':
         case 'T':
+            /* As --tenant: "" would quietly mean the default tenant. */
+            if (!*optarg)
+                return mt_cli_usage_error("migrate",
+                                          "--%s needs a name (1 to 255 bytes); the store's "
+                                          "own memories are default",
+                                          c == 'F' ? "from-tenant" : "to-tenant");
             if (mt_store_tenant_check(optarg) < 0)
                 return mt_cli_usage_error("migrate", "--%s: %s",
                                           c == 'F' ? "from-tenant" : "to-tenant",
