@@ -155,15 +155,16 @@ static char *store_place(const mt_cli *cli, const char *url)
 {
     mt_store_url u = {MT_STORE_FILE, NULL};
     char *real, *out;
+    size_t n;
 
     if (url && mt_store_url_parse(&u, url) < 0)
         return NULL;
     if (!url && !(u.target = strdup(cli->root)))
         return NULL;
     real = u.kind != MT_STORE_PG ? realpath(u.target, NULL) : NULL;
-    out = malloc(strlen(real ? real : u.target) + 3);
-    if (out)
-        sprintf(out, "%d:%s", (int)u.kind, real ? real : u.target);
+    n = strlen(real ? real : u.target) + 3;
+    if ((out = malloc(n)))
+        snprintf(out, n, "%d:%s", (int)u.kind, real ? real : u.target);
     free(real);
     mt_store_url_dispose(&u);
     return out;
@@ -240,6 +241,12 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
             break;
         case 'F':
         case 'T':
+            /* As --tenant: "" would quietly mean the default tenant. */
+            if (!*optarg)
+                return mt_cli_usage_error("migrate",
+                                          "--%s needs a name (1 to 255 bytes); the store's "
+                                          "own memories are default",
+                                          c == 'F' ? "from-tenant" : "to-tenant");
             if (mt_store_tenant_check(optarg) < 0)
                 return mt_cli_usage_error("migrate", "--%s: %s",
                                           c == 'F' ? "from-tenant" : "to-tenant",

@@ -26,11 +26,13 @@ int mt_cmd_undo(const mt_cli *cli, int argc, char **argv)
     if (mt_memory_undo(&now, &restored, mem, path) < 0) {
         status = mt_cli_fail("undo");
     } else if (json) {
-        json_t *o = json_pack("{s:I, s:I, s:s}", "restored", (json_int_t)restored, "version",
-                              (json_int_t)now, "path", path);
-        if (o && mt_memory_secrets_note(mem) &&
-            json_object_set_new(o, "secrets", json_string(mt_memory_secrets_note(mem))) < 0)
-            o = (json_decref(o), NULL);
+        /* restore --json's shape, keys in its order. */
+        const char *note = mt_memory_secrets_note(mem);
+        json_t *o = note ? json_pack("{s:I, s:I, s:s, s:s}", "restored", (json_int_t)restored,
+                                     "version", (json_int_t)now, "secrets", note, "path", path)
+                         : json_pack("{s:I, s:I, s:s}", "restored", (json_int_t)restored, "version",
+                                     (json_int_t)now, "path", path);
+
         status = mt_cli_print_json("undo", o);
     } else {
         printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")", path, restored, now);

@@ -46,7 +46,7 @@ static const mt_cli_command commands[] = {
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
     {"gc", mt_cmd_gc, "delete the memories nobody viewed or changed for a while"},
     {"stats", mt_cmd_stats, "the store at a glance: usage, limits, largest and idlest"},
-    {"store", mt_cmd_store, "store upgrade URL: bring a store's schema to this memtool's"},
+    {"store", mt_cmd_store, "store upgrade [URL]: bring a store's schema to this memtool's"},
 };
 
 static void usage(FILE *out)
@@ -97,7 +97,8 @@ static void usage(FILE *out)
             "                          (MEMTOOL_SECRETS_ALLOW: one REGEX per line)\n"
             "  -h, --help              this help; `memtool <command> --help` for a command\n"
             "  --version               the version\n"
-            "Sizes take a K, M or G suffix (powers of 1024).\n");
+            "Sizes take a K, M or G suffix (powers of 1024). Options go before the\n"
+            "command (memtool --store URL view PATH); one after it is refused, named.\n");
 }
 
 /* The allow-list: the environment's regexes, then the command line's. The
