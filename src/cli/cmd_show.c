@@ -20,7 +20,7 @@ int mt_cmd_show(const mt_cli *cli, int argc, char **argv)
         return status;
     if ((status = mt_cli_parse_version(&id, "show", argv[argc - 1])) != 0)
         return status;
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     if (mt_memory_version_content(&data, &len, mem, id) < 0) {
         status = mt_cli_fail("show");
