@@ -501,8 +501,7 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
     /* A new store is made private (mode 0600); SQLite gives its log and
      * shared-memory files the database's mode. A read makes none. */
     fd = open(cfg->path,
-              O_RDWR | O_CLOEXEC | O_NOFOLLOW |
-                  (cfg->flags & MT_STORE_OPEN_EXISTING ? 0 : O_CREAT),
+              O_RDWR | O_CLOEXEC | O_NOFOLLOW | (cfg->flags & MT_STORE_OPEN_EXISTING ? 0 : O_CREAT),
               0600);
     if (fd < 0 && (errno == EROFS || errno == EACCES)) {
         read_only = 1;
@@ -815,8 +814,8 @@ int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,
     return mt_store_sqlite_open_with(out, NULL, path, tenant, durability, 0);
 }
 
-int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path,
-                              const char *tenant, mt_durability durability, unsigned flags)
+int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path, const char *tenant,
+                              mt_durability durability, unsigned flags)
 {
     sqlite_cfg *cfg;
     int rc;

@@ -55,7 +55,6 @@ typedef struct {
 int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
                           mt_durability durability, unsigned flags);
 
-
 /* The store's own directory, beside the memories: the lock and the usage
  * counter live there. The path rules refuse this name as any component, so
  * no request can read, write, list or move it. */

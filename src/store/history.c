@@ -449,9 +449,9 @@ int mt_hist_open_with(mt_hist **out, int dirfd, const char *name, mt_durability 
         if (read_only) {
             h->read_only = 1;
             if ((rc = mt_sqlite_open_copy(&h->db, fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 &&
-                                                              errno == ENOENT
-                                                          ? NULL
-                                                          : path)) < 0)
+                                                          errno == ENOENT
+                                                      ? NULL
+                                                      : path)) < 0)
                 goto done;
             goto opened;
         }

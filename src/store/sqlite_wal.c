@@ -98,4 +98,3 @@ done:
         *out = mem;
     return rc;
 }
-

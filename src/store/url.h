@@ -28,8 +28,9 @@ void mt_store_url_dispose(mt_store_url *url);
 void mt_store_url_display(char *out, size_t size, const char *url);
 
 /* How a store is opened: */
-#define MT_STORE_OPEN_EXISTING 1u /* only one that exists (and its tenant): MT_ENOTFOUND
-                                     naming what is missing, and nothing is made */
+#define MT_STORE_OPEN_EXISTING                                                                     \
+    1u /* only one that exists (and its tenant): MT_ENOTFOUND                                      \
+          naming what is missing, and nothing is made */
 
 /* The file store at dir, for a tenant (NULL, "" or "default": dir itself);
  * *read_only (may be NULL) is set when the store cannot be written. */
@@ -44,9 +45,8 @@ int mt_store_open_url_with(mt_store **out, int *read_only, const char *url, cons
 int mt_store_read_only_error(void);
 
 /* The database stores' openers with flags. */
-int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path,
-                              const char *tenant, mt_durability durability, unsigned flags);
-int mt_store_pg_open_with(mt_store **out, const char *conninfo, const char *tenant,
-                          unsigned flags);
+int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path, const char *tenant,
+                              mt_durability durability, unsigned flags);
+int mt_store_pg_open_with(mt_store **out, const char *conninfo, const char *tenant, unsigned flags);
 
 #endif
