@@ -108,8 +108,8 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     }
     /* Once, and not on stdout: the answer is whole, but the index is not kept. */
     if (mt_memory_read_only(mem))
-        fputs("memtool search: the store is read-only: its search index was brought up to date "
-              "in memory for this search, not saved\n",
+        fputs("memtool search: the store is read-only: nothing was saved to it (its search index, "
+              "if it has one, was brought up to date in memory only)\n",
               stderr);
     if (json) {
         json_t *arr = json_array(), *o;

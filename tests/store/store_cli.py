@@ -5,6 +5,7 @@
         A store on a read-only mount: view, cat, log, show, diff, stats,
         status and search work (search says once on stderr that its index
         was not saved); every write fails with "the store is read-only".
+        The same on an encrypted store (--encrypt --key-file).
         As root the mount is a real read-only bind mount, made in a mount
         namespace of its own (unshare -m), so it goes whatever way the test
         ends; as another user the store is made unwritable with chmod. If
@@ -47,12 +48,13 @@ def run(memtool, args, stdin=b"", env=None):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
-def store_opts(kind, where):
+def store_opts(kind, where, key=None):
+    crypt = ["--encrypt", "--key-file", key] if key else []
     if kind == "file":
-        return ["--root", os.path.join(where, "store")]
+        return ["--root", os.path.join(where, "store")] + crypt
     if kind == "sqlite":
-        return ["--store", "sqlite:" + os.path.join(where, "memories.db")]
-    return ["--store", os.environ["MEMTOOL_TEST_PG"]]
+        return ["--store", "sqlite:" + os.path.join(where, "memories.db")] + crypt
+    return ["--store", os.environ["MEMTOOL_TEST_PG"]] + crypt
 
 
 def tree(path):
@@ -88,8 +90,10 @@ def fill(memtool, opts):
             raise SystemExit(f"setting up: memtool {' '.join(args)} exited {rc}: {err}")
 
 
-def read_only_checks(memtool, kind, where):
-    opts = store_opts(kind, where)
+def read_only_checks(memtool, kind, where, key=None):
+    opts = store_opts(kind, where, key)
+    if key:
+        kind += " encrypted"
     # The versions: 1-3 init, 4 a.md created, 5 a.md modified, 6 b.md created.
     rc, out, err = run(memtool, opts + ["view", "/memories"])
     check(rc == 0 and "/memories/a.md" in out and "/memories/b.md" in out,
@@ -142,7 +146,7 @@ def read_only_checks(memtool, kind, where):
 
 def readonly(memtool, kind):
     if len(sys.argv) > 4 and sys.argv[4] == "--inside":
-        src, ro = sys.argv[5], sys.argv[6]
+        src, ro, key = sys.argv[5], sys.argv[6], sys.argv[7]
         subprocess.run(["mount", "--bind", src, ro], check=True)
         subprocess.run(["mount", "-o", "remount,bind,ro", ro], check=True)
         probe = os.path.join(ro, "probe")
@@ -152,20 +156,28 @@ def readonly(memtool, kind):
         except OSError as e:
             if e.errno != 30:  # EROFS
                 raise
-        read_only_checks(memtool, kind, ro)
+        read_only_checks(memtool, kind, os.path.join(ro, "plain"))
+        read_only_checks(memtool, kind, os.path.join(ro, "crypt"), key)
         return
     top = tempfile.mkdtemp(prefix="memtool-ro-")
     try:
         src, ro = os.path.join(top, "src"), os.path.join(top, "ro")
+        key = os.path.join(top, "key")
         os.mkdir(src, 0o700)
         os.mkdir(ro, 0o700)
-        fill(memtool, store_opts(kind, src))
+        os.mkdir(os.path.join(src, "plain"), 0o700)
+        os.mkdir(os.path.join(src, "crypt"), 0o700)
+        rc, out, err = run(memtool, ["key", "new", key])
+        if rc != 0:
+            raise SystemExit(f"setting up: memtool key new exited {rc}: {err}")
+        fill(memtool, store_opts(kind, os.path.join(src, "plain")))
+        fill(memtool, store_opts(kind, os.path.join(src, "crypt"), key))
         before = tree(src)
         if os.geteuid() == 0:
             # Its own mount namespace: the mount goes when the child does.
             p = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
                                 os.path.abspath(__file__), memtool, "readonly", kind,
-                                "--inside", src, ro])
+                                "--inside", src, ro, key])
             check(p.returncode == 0, f"{kind}: the read-only mount's checks (exit {p.returncode})")
         else:
             for dirpath, dirnames, filenames in os.walk(src):
@@ -177,12 +189,18 @@ def readonly(memtool, kind):
                 raise SystemExit("chmod did not make the store unwritable: the test cannot run")
             except PermissionError:
                 pass
-            read_only_checks(memtool, kind, src)
+            read_only_checks(memtool, kind, os.path.join(src, "plain"))
+            read_only_checks(memtool, kind, os.path.join(src, "crypt"), key)
+            # The modes as they were (directories first, so that all can be reached).
+            os.chmod(src, 0o700)
             for dirpath, dirnames, filenames in os.walk(src):
-                os.chmod(dirpath, 0o700)
+                for name in dirnames:
+                    os.chmod(os.path.join(dirpath, name), 0o700)
+            for rel, (mode, data) in before.items():
+                os.chmod(os.path.join(src, rel), mode)
         after = tree(src)
         check(before == after, f"{kind}: the read-only store changed: "
-              f"{sorted(set(before.items()) ^ set(after.items()))!r}")
+              f"{sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))!r}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
