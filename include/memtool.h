@@ -137,8 +137,8 @@ typedef struct mt_store mt_store; /* see memtool/store.h */
 
 /*
  * Open the filesystem store rooted at `root` (created if missing, mode
- * 0700, unless opts->must_exist), for opts->tenant. opts may be NULL for the defaults. Fails with MT_ENOSYS on a kernel
- * without openat2(2): memtool never falls back to checking paths as strings.
+ * 0700, unless opts->must_exist), for opts->tenant. opts may be NULL for the defaults. Fails with
+ * MT_ENOSYS on a kernel without openat2(2): memtool never falls back to checking paths as strings.
  */
 MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_options *opts);
 
