@@ -447,11 +447,10 @@ int mt_hist_open_with(mt_hist **out, int dirfd, const char *name, mt_durability 
         snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", fd, name);
 
         if (read_only) {
+            /* No database yet: an empty history. */
+            int none = fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
             h->read_only = 1;
-            if ((rc = mt_sqlite_open_copy(&h->db, fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 &&
-                                                          errno == ENOENT
-                                                      ? NULL
-                                                      : path)) < 0)
+            if ((rc = mt_sqlite_open_copy(&h->db, none ? NULL : path)) < 0)
                 goto done;
             goto opened;
         }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,39 @@ int mt_sqlite_make_private(int dirfd, const char *name, int create)
     return 0;
 }
 
+/* Without its -shm file (copied without it) a WAL database opens read-only
+ * only as immutable, which reads no log: taken only when the log is missing
+ * or empty, so nothing in it is passed over. */
+static int open_immutable(sqlite3 **db, const char *path)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char wal[4096], uri[3 * 4096 + 32], *p = uri;
+    struct stat sb;
+    size_t i;
+
+    if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) ||
+        (stat(wal, &sb) == 0 && sb.st_size > 0) || strlen(path) >= 4096)
+        return -1;
+    p += sprintf(p, "file:");
+    for (i = 0; path[i]; i++) {
+        /* What a URI gives its own meaning to is written as %XX. */
+        if (path[i] == '%' || path[i] == '?' || path[i] == '#') {
+            *p++ = '%';
+            *p++ = hex[(unsigned char)path[i] >> 4];
+            *p++ = hex[(unsigned char)path[i] & 15];
+        } else {
+            *p++ = path[i];
+        }
+    }
+    strcpy(p, "?immutable=1");
+    sqlite3_close(*db);
+    *db = NULL;
+    return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                           NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
 int mt_sqlite_open_copy(sqlite3 **out, const char *path)
 {
     sqlite3 *ro = NULL, *mem = NULL;
@@ -70,9 +104,12 @@ int mt_sqlite_open_copy(sqlite3 **out, const char *path)
     if (!path)
         goto done;
     /* SQLite reads a WAL database on a read-only mount when its -wal and
-     * -shm files are there (it keeps the index in its own memory). */
-    if (sqlite3_open_v2(path, &ro, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        !(data = sqlite3_serialize(ro, "main", &size, 0))) {
+     * -shm files are there (it keeps the index in its own memory); it opens
+     * lazily, so a failure shows at the first read. */
+    if ((sqlite3_open_v2(path, &ro, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+             SQLITE_OK ||
+         !(data = sqlite3_serialize(ro, "main", &size, 0))) &&
+        (open_immutable(&ro, path) < 0 || !(data = sqlite3_serialize(ro, "main", &size, 0)))) {
         rc = mt_error_set(MT_EIO, "cannot read the database %s of a read-only store: %s", path,
                           ro ? sqlite3_errmsg(ro) : "out of memory");
         goto done;

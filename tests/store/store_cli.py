@@ -5,7 +5,8 @@
         A store on a read-only mount: view, cat, log, show, diff, stats,
         status and search work (search says once on stderr that its index
         was not saved); every write fails with "the store is read-only".
-        The same on an encrypted store (--encrypt --key-file).
+        The same on an encrypted store (--encrypt --key-file), and on an
+        SQLite database copied without its -wal and -shm files.
         As root the mount is a real read-only bind mount, made in a mount
         namespace of its own (unshare -m), so it goes whatever way the test
         ends; as another user the store is made unwritable with chmod. If
@@ -91,7 +92,7 @@ def fill(memtool, opts):
 
 
 def read_only_checks(memtool, kind, where, key=None):
-    opts = store_opts(kind, where, key)
+    opts = store_opts(kind.split()[0], where, key)
     if key:
         kind += " encrypted"
     # The versions: 1-3 init, 4 a.md created, 5 a.md modified, 6 b.md created.
@@ -158,6 +159,8 @@ def readonly(memtool, kind):
                 raise
         read_only_checks(memtool, kind, os.path.join(ro, "plain"))
         read_only_checks(memtool, kind, os.path.join(ro, "crypt"), key)
+        if kind == "sqlite":
+            read_only_checks(memtool, kind + " without -wal/-shm", os.path.join(ro, "bare"))
         return
     top = tempfile.mkdtemp(prefix="memtool-ro-")
     try:
@@ -172,6 +175,11 @@ def readonly(memtool, kind):
             raise SystemExit(f"setting up: memtool key new exited {rc}: {err}")
         fill(memtool, store_opts(kind, os.path.join(src, "plain")))
         fill(memtool, store_opts(kind, os.path.join(src, "crypt"), key))
+        if kind == "sqlite":
+            # The database alone, as copied without its -wal and -shm (its log
+            # is empty once the last connection closed).
+            os.mkdir(os.path.join(src, "bare"), 0o700)
+            shutil.copy(os.path.join(src, "plain", "memories.db"), os.path.join(src, "bare"))
         before = tree(src)
         if os.geteuid() == 0:
             # Its own mount namespace: the mount goes when the child does.
