@@ -362,12 +362,22 @@ static int ensure_tenant(mt_db *db)
     if (db->drv->ready_single && db->drv->ready_single(db->conn) == 0 &&
         mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, NULL, NULL) == 1)
         return 0;
-    /* A read names a tenant that is there; the default one is the store's. */
-    if ((db->flags & MT_DB_OPEN_EXISTING) && strcmp(db->tenant, MT_DB_DEFAULT_TENANT) != 0)
-        return mt_error_set(MT_ENOTFOUND,
-                            "no tenant '%s' in the store: check --tenant (a tenant is made by its "
-                            "first write)",
-                            db->tenant);
+    /* A read names a tenant that is there (looked up in a read snapshot,
+     * so that a failure is told as itself); the default one is the store's. */
+    if ((db->flags & MT_DB_OPEN_EXISTING) && strcmp(db->tenant, MT_DB_DEFAULT_TENANT) != 0) {
+        if ((rc = db->drv->begin_read(db->conn)) < 0)
+            return rc;
+        n = mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, NULL, NULL);
+        db->drv->rollback(db->conn);
+        if (n < 0)
+            return (int)n;
+        if (n == 0)
+            return mt_error_set(MT_ENOTFOUND,
+                                "no tenant '%s' in the store: check --tenant (a tenant is made by "
+                                "its first write)",
+                                db->tenant);
+        return 0;
+    }
     /* A tenant's row is made once, before its first change: the write lock
      * of PostgreSQL is that row's lock. */
     if ((rc = db->drv->begin_write(db->conn, db->tenant, 5000)) < 0)
