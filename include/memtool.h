@@ -286,7 +286,7 @@ MT_EXTERN(void) mt_rekey_result_dispose(mt_rekey_result *result);
 /* 1 when the store cannot be written (a read-only mount, or no permission
  * to write it), else 0. Such a store is still read: view, cat, history,
  * stats and search work (a search's index is brought up to date in memory
- * only); a change fails with MT_EIO, "the store is read-only: ...". */
+ * only); a change fails with MT_EIO, "the store is read-only (...)". */
 MT_EXTERN(int) mt_memory_read_only(mt_memory *mem);
 
 /* Wrap any store; the handle takes ownership of it, even on failure. */
