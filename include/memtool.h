@@ -88,7 +88,7 @@ typedef enum {
     MT_SECRETS_OFF = 2     /* do not look */
 } mt_secrets_policy;
 
-#define MT_OPTIONS_VERSION 5
+#define MT_OPTIONS_VERSION 6
 
 typedef struct {
     unsigned int version;     /* MT_OPTIONS_VERSION */
@@ -115,6 +115,12 @@ typedef struct {
      * with MT_EINVAL naming it. The strings may be freed after the call. */
     const char *const *secrets_allow;
     size_t secrets_allow_count;
+    /* Since version 6 (an older struct gets 0): */
+    /* 1: open only a store that exists, and a tenant it has: MT_ENOTFOUND
+     * naming what is missing ("no store at PATH", "no tenant 'x'"), and
+     * nothing is made. For reading: a mistyped root or tenant is an error,
+     * not a new empty store. 0 (default): made as needed. */
+    int must_exist;
 } mt_options;
 
 /* Fill opts with the defaults. */
@@ -131,8 +137,8 @@ typedef struct mt_store mt_store; /* see memtool/store.h */
 
 /*
  * Open the filesystem store rooted at `root` (created if missing, mode
- * 0700), for opts->tenant. opts may be NULL for the defaults. Fails with MT_ENOSYS on a kernel
- * without openat2(2): memtool never falls back to checking paths as strings.
+ * 0700, unless opts->must_exist), for opts->tenant. opts may be NULL for the defaults. Fails with
+ * MT_ENOSYS on a kernel without openat2(2): memtool never falls back to checking paths as strings.
  */
 MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_options *opts);
 
@@ -276,6 +282,12 @@ MT_EXTERN(int)
 mt_memory_rekey(mt_rekey_result *out, mt_memory *mem, mt_crypt_key *new_key, mt_rekey_cb cb,
                 void *payload);
 MT_EXTERN(void) mt_rekey_result_dispose(mt_rekey_result *result);
+
+/* 1 when the store cannot be written (a read-only mount, or no permission
+ * to write it), else 0. Such a store is still read: view, cat, history,
+ * stats and search work (a search's index is brought up to date in memory
+ * only); a change fails with MT_EIO, "the store is read-only (...)". */
+MT_EXTERN(int) mt_memory_read_only(mt_memory *mem);
 
 /* Wrap any store; the handle takes ownership of it, even on failure. */
 MT_EXTERN(int) mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts);

@@ -46,6 +46,10 @@ typedef int (*mt_cli_fn)(const mt_cli *cli, int argc, char **argv);
  * password, a schema from a newer memtool) is the configuration's to fix. */
 mt_memory *mt_cli_open(const mt_cli *cli);
 
+/* mt_cli_open for a command that only reads: a store (or tenant) that does
+ * not exist is an error naming it, and nothing is created. */
+mt_memory *mt_cli_open_read(const mt_cli *cli);
+
 /* The store as it may be printed (no password), for banners and messages. */
 void mt_cli_store_name(char *out, size_t size, const mt_cli *cli);
 

@@ -23,7 +23,7 @@ int mt_cmd_cat(const mt_cli *cli, int argc, char **argv)
 
     if (status >= 0)
         return status;
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     if (mt_memory_read(&data, &len, mem, path) < 0) {
         status = mt_error_last()->code == MT_EINVAL

@@ -79,7 +79,7 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
         return status;
     if (color < 0)
         color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     status = MT_EXIT_TOOL;
     if (mt_memory_version(&va, mem, ida) < 0)

@@ -86,7 +86,7 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
         return MT_EXIT_USAGE;
     }
     q.path = optind < argc ? argv[optind] : "/memories";
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     if (mt_memory_log(&v, &count, mem, &q) < 0) {
         status = mt_cli_fail("log");

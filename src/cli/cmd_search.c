@@ -94,7 +94,7 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     if (optind != argc - 1)
         return mt_cli_usage_error("search", "give one QUERY (quote it in the shell: "
                                             "memtool search 'deploy script')");
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     if (mt_memory_search(&hits, &count, mem, argv[optind], &so) < 0) {
         status = mt_error_last()->code == MT_EINVAL
@@ -102,6 +102,11 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
                      : mt_cli_fail("search");
         goto done;
     }
+    /* Once, and not on stdout: the answer is whole, but the index is not kept. */
+    if (mt_memory_read_only(mem))
+        fputs("memtool search: the store is read-only: nothing was saved to it (its search index, "
+              "if it has one, was brought up to date in memory only)\n",
+              stderr);
     if (json) {
         json_t *arr = json_array(), *o;
 

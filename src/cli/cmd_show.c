@@ -27,7 +27,7 @@ int mt_cmd_show(const mt_cli *cli, int argc, char **argv)
         return status;
     if ((status = mt_cli_parse_version(&id, "show", argv[optind])) != 0)
         return status;
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     memset(&v, 0, sizeof(v));
     if (mt_memory_version_content(&data, &len, mem, id) < 0 ||

@@ -74,7 +74,7 @@ int mt_cmd_stats(const mt_cli *cli, int argc, char **argv)
 
     if ((c = mt_cli_json_args(&json, "stats", argc, argv, help)) >= 0)
         return c;
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     if (mt_memory_stats(&s, mem) < 0) {
         status = mt_cli_fail("stats");

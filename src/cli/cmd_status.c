@@ -199,7 +199,7 @@ int mt_cmd_status(const mt_cli *cli, int argc, char **argv)
     if ((c = mt_cli_json_args(&as_json, "status", argc, argv, help)) >= 0)
         return c;
     memset(&st, 0, sizeof(st));
-    if (!(mem = mt_cli_open(cli)))
+    if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     /* Through the library: the limits bound what is read, and an
      * encrypted store is read like any other. */

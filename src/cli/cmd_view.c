@@ -57,5 +57,5 @@ int mt_cmd_view(const mt_cli *cli, int argc, char **argv)
     input = json_pack("{s:s, s:s}", "command", "view", "path", argv[optind]);
     if (input && has_range)
         json_object_set_new(input, "view_range", json_pack("[I, I]", range[0], range[1]));
-    return mt_cli_run_input(cli, "view", input, json);
+    return mt_cli_run_input_with(cli, "view", input, json, 1);
 }

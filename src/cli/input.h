@@ -10,6 +10,9 @@
  * means it could not be built, e.g. an argument that is not valid UTF-8) and
  * print the result for a person. Returns the exit status. */
 int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input, int json);
+/* The same; reads: the input only reads, and the store (and tenant) must
+ * exist (mt_cli_open_read). */
+int mt_cli_run_input_with(const mt_cli *cli, const char *name, json_t *input, int json, int reads);
 
 /* The usual shape of a subcommand: --help, --json (json NULL: not taken) and
  * from min to max words, left in argv[optind..argc-1]. With text set the

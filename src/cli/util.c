@@ -76,6 +76,16 @@ mt_memory *mt_cli_open(const mt_cli *cli)
     return mem;
 }
 
+mt_memory *mt_cli_open_read(const mt_cli *cli)
+{
+    mt_memory *mem = NULL;
+    mt_options o = cli->opts;
+
+    o.must_exist = 1;
+    mt_cli_open_store(&mem, cli, cli->store, &o, NULL);
+    return mem;
+}
+
 void mt_cli_store_name(char *out, size_t size, const mt_cli *cli)
 {
     if (cli->store)
@@ -155,13 +165,18 @@ int mt_cli_read_max(char **out, size_t *out_len, int fd, size_t max)
 
 int mt_cli_run_input(const mt_cli *cli, const char *name, json_t *input, int json)
 {
+    return mt_cli_run_input_with(cli, name, input, json, 0);
+}
+
+int mt_cli_run_input_with(const mt_cli *cli, const char *name, json_t *input, int json, int reads)
+{
     mt_memory *mem;
     mt_result res;
     int status;
 
     if (!input)
         return mt_cli_usage_error(name, "the arguments must be valid UTF-8 text");
-    if (!(mem = mt_cli_open(cli))) {
+    if (!(mem = reads ? mt_cli_open_read(cli) : mt_cli_open(cli))) {
         json_decref(input);
         return MT_EXIT_USAGE;
     }

@@ -63,11 +63,13 @@ int mt_secrets_policy_parse(mt_secrets_policy *out, const char *name)
 }
 
 /* Older options end early (version 1 before max_dirs, 2 before actor, 3
- * before tenant, 4 before secrets): take what they have, default the rest. */
+ * before tenant, 4 before secrets, 5 before must_exist): take what they
+ * have, default the rest. */
 static int options_take(mt_options *out, const mt_options *o)
 {
     static const size_t ends[] = {offsetof(mt_options, max_dirs), offsetof(mt_options, actor),
-                                  offsetof(mt_options, tenant), offsetof(mt_options, secrets)};
+                                  offsetof(mt_options, tenant), offsetof(mt_options, secrets),
+                                  offsetof(mt_options, must_exist)};
 
     if (o->version >= 1 && o->version < MT_OPTIONS_VERSION) {
         mt_options_init(out);
@@ -205,7 +207,8 @@ static int open_store(mt_memory **out, const char *root, const char *url, const 
 {
     mt_options o;
     mt_store *store;
-    int rc;
+    unsigned flags;
+    int rc, read_only = 0;
 
     if (out)
         *out = NULL;
@@ -219,13 +222,21 @@ static int open_store(mt_memory **out, const char *root, const char *url, const 
         return rc;
     if (!root && !url)
         return mt_error_set(MT_EINVAL, "no store root given");
-    rc = url ? mt_store_open_url(&store, url, o.tenant, o.durability)
-             : mt_store_fs_open_tenant(&store, root, o.tenant, o.durability);
+    flags = o.must_exist ? MT_STORE_OPEN_EXISTING : 0;
+    rc = url ? mt_store_open_url_with(&store, &read_only, url, o.tenant, o.durability, flags)
+             : mt_store_fs_open_tenant(&store, &read_only, root, o.tenant, o.durability, flags);
     if (rc < 0)
         return rc;
     if (key && (rc = mt_store_crypt_wrap(&store, store, key)) < 0)
         return rc;
-    return mt_memory_new(out, store, opts);
+    if ((rc = mt_memory_new(out, store, opts)) == 0)
+        (*out)->read_only = read_only;
+    return rc;
+}
+
+int mt_memory_read_only(mt_memory *m)
+{
+    return m ? m->read_only : 0;
 }
 
 int mt_memory_open(mt_memory **out, const char *root, const mt_options *opts)

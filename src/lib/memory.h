@@ -35,7 +35,8 @@ struct mt_memory {
     mt_options opts;
     mt_store_op op; /* the limits, lock wait and history settings every change is given */
     char actor[MT_ACTOR_MAX];
-    int audit_fd; /* the audit log, or -1 */
+    int audit_fd;  /* the audit log, or -1 */
+    int read_only; /* the store cannot be written (mt_memory_read_only) */
     /* Why the last change that should have made a version did not (a
      * damaged or unwritable history); "" when it did. */
     char history_warning[256];

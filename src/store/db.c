@@ -15,6 +15,7 @@
 #include <sodium.h>
 
 #include "lib/path.h"
+#include "url.h"
 
 int mt_db_path_error(int code, const char *what, const char *rel)
 {
@@ -115,6 +116,8 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
     const mt_db_driver *drv = db->drv;
     int rc, tries;
 
+    if (db->read_only)
+        return mt_store_read_only_error();
     if ((rc = mt_db_acquire(db)) < 0)
         return rc;
     for (tries = 0;; tries++) {
@@ -359,6 +362,22 @@ static int ensure_tenant(mt_db *db)
     if (db->drv->ready_single && db->drv->ready_single(db->conn) == 0 &&
         mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, NULL, NULL) == 1)
         return 0;
+    /* A read names a tenant that is there (looked up in a read snapshot,
+     * so that a failure is told as itself); the default one is the store's. */
+    if ((db->flags & MT_DB_OPEN_EXISTING) && strcmp(db->tenant, MT_DB_DEFAULT_TENANT) != 0) {
+        if ((rc = db->drv->begin_read(db->conn)) < 0)
+            return rc;
+        n = mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, NULL, NULL);
+        db->drv->rollback(db->conn);
+        if (n < 0)
+            return (int)n;
+        if (n == 0)
+            return mt_error_set(MT_ENOTFOUND,
+                                "no tenant '%s' in the store: check --tenant (a tenant is made by "
+                                "its first write)",
+                                db->tenant);
+        return 0;
+    }
     /* A tenant's row is made once, before its first change: the write lock
      * of PostgreSQL is that row's lock. */
     if ((rc = db->drv->begin_write(db->conn, db->tenant, 5000)) < 0)
@@ -371,7 +390,13 @@ static int ensure_tenant(mt_db *db)
     return 0;
 }
 
-int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant)
+int mt_db_store_read_only(mt_store *st)
+{
+    return ((mt_db *)st)->read_only;
+}
+
+int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant,
+                     unsigned flags)
 {
     mt_db *db = NULL;
     int rc, tries;
@@ -391,6 +416,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     }
     db->drv = drv;
     db->cfg = cfg;
+    db->flags = flags;
     cfg = NULL;
     pthread_mutex_init(&db->lock, NULL);
     if (!(db->tenant = strdup(tenant))) {
@@ -422,6 +448,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.import = mt_db_import;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
+    db->read_only = drv->read_only && drv->read_only(db->conn);
     for (tries = 0; tries < MT_DB_RETRIES; tries++)
         if ((rc = ensure_tenant(db)) != MT_DB_RETRY)
             break;

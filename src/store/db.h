@@ -32,6 +32,7 @@
  *     changed and read (or dropped) in one statement, where it took two or
  *     three (DML with RETURNING hands back rows as a query does); the
  *     optional driver field `round_trips` says when ADD and TAKE are run.
+ *   - the optional driver function `read_only` (a store on a read-only mount).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -357,13 +358,25 @@ typedef struct {
      * process runs the plain statements they replace faster (SQLite builds
      * a table for the rows RETURNING hands back). */
     int round_trips;
+
+    /* Optional: the connection is to a copy in memory of a database that
+     * cannot be written (a read-only mount): changes are refused before they
+     * begin; a read's own writes (access, search index) stay in the copy. */
+    int (*read_only)(mt_db_conn *c);
 } mt_db_driver;
+
+/* mt_db_store_open's flags. */
+#define MT_DB_OPEN_EXISTING 1u /* a tenant with no row is MT_ENOTFOUND, not made */
 
 /*
  * Make an mt_store (version 3) on a driver, for one tenant (NULL or "" the
  * default; checked like a path component). Connects at once, so a bad
  * database is reported here. Takes ownership of cfg, even on failure.
  */
-int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant);
+int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const char *tenant,
+                     unsigned flags);
+
+/* Whether a store mt_db_store_open made cannot be written (driver's read_only). */
+int mt_db_store_read_only(mt_store *st);
 
 #endif

@@ -22,6 +22,11 @@ typedef struct {
     mt_db_conn *conn;      /* NULL until connected, or after a fork */
     pid_t pid;             /* the process that made conn */
     int64_t last_days_run; /* when versions past the days limit were last pruned */
+    unsigned flags;        /* MT_DB_OPEN_* it was opened with */
+    /* The database cannot be written (the driver's read_only): reads work,
+     * and what a read writes (a record of access, the search index) goes to
+     * the driver's copy in memory; every change fails. */
+    int read_only;
 } mt_db;
 
 /* A change in progress: the usage row as it will be written back. */

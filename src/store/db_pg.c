@@ -79,6 +79,7 @@
 #include "db_pg.h"
 #include "pq_load.h"
 #include "search/text.h"
+#include "url.h"
 
 /* libpq (pq_load.h): set by cfg_new, which every way into this store passes. */
 static const mt_pq_fns *pq;
@@ -1101,6 +1102,7 @@ static const mt_db_driver pg_driver = {
     ready, /* a statement outside a transaction: autocommit, its own snapshot */
     0,     /* search_fresh: no change count; each search checks every file */
     1,     /* round_trips */
+    NULL,  /* read_only: the server says what a role may write */
 };
 
 static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)
@@ -1123,6 +1125,11 @@ static int cfg_new(pg_cfg **out, const char *conninfo, const char *fn)
 
 int mt_store_pg_open(mt_store **out, const char *conninfo, const char *tenant)
 {
+    return mt_store_pg_open_with(out, conninfo, tenant, 0);
+}
+
+int mt_store_pg_open_with(mt_store **out, const char *conninfo, const char *tenant, unsigned flags)
+{
     pg_cfg *cfg;
     int rc;
 
@@ -1132,7 +1139,8 @@ int mt_store_pg_open(mt_store **out, const char *conninfo, const char *tenant)
         return mt_error_set(MT_EINVAL, "mt_store_pg_open needs an out pointer");
     if ((rc = cfg_new(&cfg, conninfo, "mt_store_pg_open")) < 0)
         return rc;
-    return mt_db_store_open(out, &pg_driver, cfg, tenant);
+    return mt_db_store_open(out, &pg_driver, cfg, tenant,
+                            flags & MT_STORE_OPEN_EXISTING ? MT_DB_OPEN_EXISTING : 0);
 }
 
 int mt_store_pg_upgrade(const char *conninfo)

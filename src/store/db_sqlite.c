@@ -28,6 +28,7 @@
 #include "fts5_rank.h"
 #include "sqlite_wal.h"
 #include "search/text.h"
+#include "url.h"
 
 #define READ_BUSY_MS 10000
 
@@ -90,6 +91,7 @@ static const char *const sq_sql[MT_DB_STMT_COUNT] = {
 typedef struct {
     char *path;
     mt_durability durability;
+    unsigned flags; /* MT_STORE_OPEN_* */
 } sqlite_cfg;
 
 struct mt_db_conn {
@@ -100,6 +102,7 @@ struct mt_db_conn {
     const char *path;
     mt_durability durability;
     int truncate_due; /* a scrub readers held up: tried again at each commit */
+    int read_only;    /* a copy in memory of a database that cannot be written */
 };
 
 /*
@@ -463,6 +466,23 @@ done:
     return rc;
 }
 
+/* Whether the directory holding path may be written: SQLite makes the log
+ * and shared-memory files beside the database. */
+static int dir_writable(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    int ok;
+
+    if (!slash)
+        return access(".", W_OK) == 0 || (errno != EROFS && errno != EACCES);
+    if (!(dir = strndup(path, slash == path ? 1 : (size_t)(slash - path))))
+        return 1;
+    ok = access(dir, W_OK) == 0 || (errno != EROFS && errno != EACCES);
+    free(dir);
+    return ok;
+}
+
 static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
 {
     sqlite_cfg *cfg = p;
@@ -470,7 +490,7 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
     struct stat sb;
     char *msg = NULL;
     const char *sync;
-    int rc = 0, fd;
+    int rc = 0, fd, read_only = 0;
 
     (void)tenant;
     *out = NULL;
@@ -479,8 +499,18 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
     drop_inherited();
     pthread_mutex_unlock(&registry_lock);
     /* A new store is made private (mode 0600); SQLite gives its log and
-     * shared-memory files the database's mode. */
-    fd = open(cfg->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+     * shared-memory files the database's mode. A read makes none. */
+    fd = open(cfg->path,
+              O_RDWR | O_CLOEXEC | O_NOFOLLOW | (cfg->flags & MT_STORE_OPEN_EXISTING ? 0 : O_CREAT),
+              0600);
+    if (fd < 0 && (errno == EROFS || errno == EACCES)) {
+        read_only = 1;
+        fd = open(cfg->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    }
+    if (fd < 0 && errno == ENOENT && (cfg->flags & MT_STORE_OPEN_EXISTING))
+        return mt_error_set(MT_ENOTFOUND,
+                            "no store at %s: check --root/--store, or create it with a write",
+                            cfg->path);
     if (fd < 0)
         return mt_error_set(errno == ENOENT ? MT_ENOTFOUND : MT_EIO,
                             "cannot open the SQLite store %s: %s", cfg->path, strerror(errno));
@@ -492,14 +522,23 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
                             cfg->path);
     }
     close(fd);
+    if (!read_only && !dir_writable(cfg->path))
+        read_only = 1;
+    /* One an older memtool made with the umask's mode is made private. */
+    if (!read_only)
+        (void)mt_sqlite_make_private(AT_FDCWD, cfg->path, 0);
     if (!(c = calloc(1, sizeof(*c))))
         return mt_error_set(MT_ENOMEM, "out of memory opening the store");
     c->path = cfg->path;
     c->durability = cfg->durability;
-    if (sqlite3_open_v2(cfg->path, &c->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                            SQLITE_OPEN_NOFOLLOW,
-                        NULL) != SQLITE_OK) {
+    c->read_only = read_only;
+    if (read_only) {
+        if ((rc = mt_sqlite_open_copy(&c->db, cfg->path)) < 0)
+            goto done;
+    } else if (sqlite3_open_v2(cfg->path, &c->db,
+                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                                   SQLITE_OPEN_NOFOLLOW,
+                               NULL) != SQLITE_OK) {
         rc = c->db ? sq_error(c, "cannot open it") : mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }
@@ -755,21 +794,36 @@ static int sq_unsynced(mt_db_conn *c, int on)
     return 0;
 }
 
+static int sq_read_only(mt_db_conn *c)
+{
+    return c->read_only;
+}
+
 static const mt_db_driver sqlite_driver = {
     "SQLite", NULL, sq_connect, sq_close, sq_abandon, cfg_free, sq_begin_write, sq_begin_read,
     sq_commit, sq_rollback, sq_exec, sq_scrub, sq_unsynced,
     /* search: FTS5 MATCH over the words as they are */
     mt_search_fts5_match, NULL, sq_ready_single, 1, /* search_fresh */
-    0, /* round_trips: a statement is a call in this process */
+    0,            /* round_trips: a statement is a call in this process */
+    sq_read_only, /* read_only */
 };
 
 int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,
                          mt_durability durability)
 {
+    return mt_store_sqlite_open_with(out, NULL, path, tenant, durability, 0);
+}
+
+int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path, const char *tenant,
+                              mt_durability durability, unsigned flags)
+{
     sqlite_cfg *cfg;
+    int rc;
 
     if (out)
         *out = NULL;
+    if (read_only)
+        *read_only = 0;
     if (!out || !path || !*path)
         return mt_error_set(MT_EINVAL, "mt_store_sqlite_open needs an out pointer and a path");
     if (durability != MT_DURABILITY_FULL && durability != MT_DURABILITY_FILE &&
@@ -780,5 +834,10 @@ int mt_store_sqlite_open(mt_store **out, const char *path, const char *tenant,
         return mt_error_set(MT_ENOMEM, "out of memory opening the store");
     }
     cfg->durability = durability;
-    return mt_db_store_open(out, &sqlite_driver, cfg, tenant);
+    cfg->flags = flags;
+    if ((rc = mt_db_store_open(out, &sqlite_driver, cfg, tenant,
+                               flags & MT_STORE_OPEN_EXISTING ? MT_DB_OPEN_EXISTING : 0)) == 0 &&
+        read_only)
+        *read_only = mt_db_store_read_only(*out);
+    return rc;
 }

@@ -827,7 +827,7 @@ static int catch_up_in(mt_db_txn *t, void *arg)
  * on are the changes made with history off (see mt_db_gap). */
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path)
 {
-    if (!op->history)
+    if (!op->history || ((mt_db *)st)->read_only)
         return 0;
     return mt_db_change((mt_db *)st, op, catch_up_in, (void *)path);
 }

@@ -396,19 +396,43 @@ static int fs_make_root(const char *root)
     return 0;
 }
 
+/* Whether this process may write in the store: a read-only mount, or a
+ * root it has no permission to write, is read and never changed. */
+static int fs_writable(const char *root)
+{
+    return access(root, W_OK) == 0 || (errno != EROFS && errno != EACCES && errno != EPERM);
+}
+
 int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
 {
+    return mt_store_fs_open_with(out, NULL, root, durability, 0);
+}
+
+int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
+                          mt_durability durability, unsigned flags)
+{
     mt_fs *fs = NULL;
+    struct stat sb;
     int fd = -1, probe, rc;
 
     *out = NULL;
+    if (read_only)
+        *read_only = 0;
     if (!root)
         return mt_error_set(MT_EINVAL, "no store root given");
-    if ((rc = fs_make_root(root)) < 0)
+    /* A read names a store that is there: a typo must not make an empty one. */
+    if (flags & MT_STORE_OPEN_EXISTING) {
+        if (stat(root, &sb) < 0 && errno == ENOENT)
+            return mt_error_set(MT_ENOTFOUND,
+                                "no store at %s: check --root/--store, or create it with a write",
+                                root);
+    } else if (fs_writable(root) && (rc = fs_make_root(root)) < 0) {
         return rc;
+    }
     fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return mt_error_set(MT_EIO, "cannot open the store root %s: %s", root, strerror(errno));
+        return mt_error_set(errno == ENOENT ? MT_ENOTFOUND : MT_EIO,
+                            "cannot open the store root %s: %s", root, strerror(errno));
     probe = mt_fs_openat(fd, "", O_RDONLY | O_DIRECTORY, 0);
     if (probe == -ENOSYS || probe == -E2BIG || probe == -EINVAL) {
         rc = mt_error_set(MT_ENOSYS,
@@ -476,6 +500,9 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.import = mt_fs_import;
     fs->root_fd = fd;
     fs->durability = durability;
+    fs->read_only = !fs_writable(root);
+    if (read_only)
+        *read_only = fs->read_only;
     fd = -1;
     *out = &fs->base;
     rc = 0;

@@ -41,7 +41,19 @@ typedef struct {
     struct mt_hist *ids;         /* memory_id's connection to the same database, for reading */
     unsigned ids_forks;          /* the forks counted when it was opened */
     pthread_mutex_t ids_lock;    /* one lookup of this handle at a time */
+    /* The store cannot be written (a read-only mount, no permission): reads
+     * work, the history is read into a copy in memory (its log loaded there,
+     * `ro_slot` standing in for the shared state's), and every change fails. */
+    int read_only;
+    volatile uint64_t ro_slot;
 } mt_fs;
+
+#include "url.h"
+
+/* mt_store_fs_open with flags; *read_only (may be NULL) is set when the
+ * store cannot be written. */
+int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
+                          mt_durability durability, unsigned flags);
 
 /* The store's own directory, beside the memories: the lock and the usage
  * counter live there. The path rules refuse this name as any component, so

@@ -76,6 +76,9 @@ int mt_fs_touch(mt_store *st, int64_t *recorded, const char *rel, int64_t now_ms
      * lock below, where no change is). */
     if ((at = mt_fs_last_access(&sb)) >= now_ms - MT_ACCESS_GRAIN_MS)
         goto done;
+    /* A read-only store keeps the times it has: a view is still a view. */
+    if (fs->read_only)
+        goto done;
     /* The write is made under the store's lock, so that a removal that
      * checks the time and then unlinks (gc's) is ordered wholly before or
      * after it: a view never finds a file a removal then takes as idle.

@@ -37,13 +37,16 @@ int mt_fs_hist_open_db(struct mt_hist **out, mt_fs *fs)
 {
     int dirfd, rc;
 
-    if (mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
+    if (!fs->read_only && mkdirat(fs->root_fd, MT_FS_RESERVED, 0700) < 0 && errno != EEXIST)
         return mt_error_set(MT_EIO, "cannot make the store's own directory: %s", strerror(errno));
     dirfd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED, O_RDONLY | O_DIRECTORY, 0);
-    if (dirfd < 0)
+    /* A read-only store that never had its own directory has an empty
+     * history (dirfd -1: none). */
+    if (dirfd < 0 && !(fs->read_only && dirfd == -ENOENT))
         return mt_error_set(MT_EIO, "cannot open the store's own directory: %s", strerror(-dirfd));
-    rc = mt_hist_open(out, dirfd, HISTORY_DB, fs->durability);
-    close(dirfd);
+    rc = mt_hist_open_with(out, dirfd, HISTORY_DB, fs->durability, fs->read_only);
+    if (dirfd >= 0)
+        close(dirfd);
     return rc;
 }
 
@@ -649,6 +652,17 @@ static int hist_ready(mt_fs *fs)
 {
     int rc;
 
+    /* A read-only store's history is a copy in memory: its log is loaded
+     * there, once, with no lock (nothing changes the store through memtool). */
+    if (fs->read_only) {
+        pthread_mutex_lock(&fs->lock);
+        if ((rc = hist_open(fs)) == 0 && !fs->ro_slot) {
+            mt_hist_log_attach(fs->hist, &fs->ro_slot);
+            rc = mt_hist_load(fs->hist);
+        }
+        pthread_mutex_unlock(&fs->lock);
+        return rc;
+    }
     if (log_pending(fs))
         return log_load(fs);
     pthread_mutex_lock(&fs->lock);
@@ -752,6 +766,10 @@ int mt_fs_catch_up(mt_store *st, mt_store_op *op, const char *rel)
     mt_fs_txn t;
     int rc;
 
+    /* A read-only store cannot record what was changed outside memtool:
+     * its history is read as it is. */
+    if (fs->read_only)
+        return 0;
     /* mt_fs_begin opens the history's transaction, mt_fs_end commits it. */
     if ((rc = mt_fs_begin(fs, &t, op, rel, 1)) < 0)
         return rc;

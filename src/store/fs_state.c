@@ -280,6 +280,8 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
     int rc;
 
     memset(t, 0, sizeof(*t));
+    if (fs->read_only)
+        return mt_store_read_only_error();
     if ((rc = mt_fs_lock(fs, op->lock_timeout_ms)) < 0)
         return rc == MT_FS_LOCK_TIMEOUT ? lock_busy(op, rel) : rc;
     if (state_read(fs, &t->usage) < 0) {
@@ -347,6 +349,10 @@ int mt_fs_usage(mt_store *st, mt_store_usage *out)
     mt_fs_txn t;
     int rc;
 
+    /* Nothing can change a read-only store through memtool, and its
+     * counter cannot be locked: counted as it is (temporaries left alone). */
+    if (fs->read_only)
+        return mt_fs_count_tree(out, fs->root_fd, 0);
     mt_store_op_init(&op);
     if ((rc = mt_fs_begin(fs, &t, &op, "", 0)) < 0)
         return rc;

@@ -582,6 +582,9 @@ int mt_fs_edit(mt_store *st, mt_store_op *op, const char *rel, mt_edit_cb cb, vo
 
     if (!*rel)
         return mt_fs_error(EISDIR, "cannot edit", rel);
+    /* Before a temporary is written beside the file. */
+    if (fs->read_only)
+        return mt_store_read_only_error();
     rc = fs_edit_prepared(&done_rc, fs, op, rel, cb, payload);
     if (rc == 1)
         return done_rc;
@@ -645,6 +648,8 @@ int mt_fs_create(mt_store *st, mt_store_op *op, const char *rel, const char *dat
 
     if (!*rel)
         return mt_fs_error(EEXIST, "cannot create", rel);
+    if (fs->read_only)
+        return mt_store_read_only_error();
     rc = fs_create_prepared(&done_rc, fs, op, rel, data, len);
     if (rc == 1)
         return done_rc;

@@ -165,6 +165,7 @@ struct mt_hist {
     sqlite3_stmt *lazy[L_COUNT]; /* NULL until first used */
     int dirfd;             /* the directory the path names: SQLite opens its log by it later */
     int dropped;           /* this transaction removed content: truncate the log at commit */
+    int read_only;         /* a copy in memory of a store that cannot be written */
     int truncate_due;      /* a truncation readers kept from finishing: tried at each commit */
     int64_t last_days_run; /* when versions older than the days limit were last pruned */
     /* The memory at one path as this transaction last found or recorded it:
@@ -386,6 +387,12 @@ fail:
 
 int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability)
 {
+    return mt_hist_open_with(out, dirfd, name, durability, 0);
+}
+
+int mt_hist_open_with(mt_hist **out, int dirfd, const char *name, mt_durability durability,
+                      int read_only)
+{
     char path[64];
     mt_hist *h = NULL;
     char *msg = NULL;
@@ -404,6 +411,12 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
     h->logfd = -1;
     while (!h->token)
         randombytes_buf(&h->token, sizeof(h->token));
+    if (read_only && dirfd < 0) {
+        h->read_only = 1;
+        if ((rc = mt_sqlite_open_copy(&h->db, NULL)) < 0)
+            goto done;
+        goto opened;
+    }
     /* SQLite wants a path and resolves it once, at open, to the directory's
      * real path: given by the descriptor the store opened (confined), and
      * checked after the open to be that very directory. Its files must be
@@ -433,6 +446,20 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
         }
         snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", fd, name);
 
+        if (read_only) {
+            /* No database yet: an empty history. */
+            int none = fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+            h->read_only = 1;
+            if ((rc = mt_sqlite_open_copy(&h->db, none ? NULL : path)) < 0)
+                goto done;
+            goto opened;
+        }
+        /* Private whatever the umask: the database holds every version of
+         * every memory (a created file is 0600, a looser one made so). */
+        if ((rc = mt_sqlite_make_private(fd, name, 1)) < 0) {
+            rc = mt_error_set(MT_EIO, "cannot open the history: %s", strerror(-rc));
+            goto done;
+        }
         if (sqlite3_open_v2(path, &h->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                             NULL) != SQLITE_OK) {
@@ -457,6 +484,7 @@ int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durab
             }
         }
     }
+opened:
     sqlite3_busy_timeout(h->db, BUSY_MS);
     /* At durability "none" the store leaves everything to the kernel, and
      * so does its history (no sync even at a checkpoint; a power cut may
@@ -682,9 +710,11 @@ static int log_open(mt_hist *h, int create, int check)
         log_close(h);
     if (h->logfd >= 0)
         return 1;
+    if (h->dirfd < 0)
+        return 0; /* a read-only store's empty history: no log */
     fd = openat(h->dirfd, LOG_NAME,
-                O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-                    (create ? O_CREAT : 0),
+                (h->read_only ? O_RDONLY : O_RDWR | O_APPEND) | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+                    O_NONBLOCK | (create && !h->read_only ? O_CREAT : 0),
                 0600);
     if (fd < 0 && errno == ENOENT && !create)
         return 0;
@@ -1185,7 +1215,8 @@ static int log_emptied(mt_hist *h)
 {
     int rc = 0;
 
-    if (h->log_loaded && h->logfd >= 0 && ftruncate(h->logfd, 0) < 0) {
+    /* A read-only store's log stays as it is: it was loaded into the copy. */
+    if (h->log_loaded && h->logfd >= 0 && !h->read_only && ftruncate(h->logfd, 0) < 0) {
         h->synced = 0;
         rc = -1;
     }

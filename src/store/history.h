@@ -46,6 +46,11 @@ typedef struct {
 
 /* Open (creating) the database `name` in the directory dirfd. */
 int mt_hist_open(mt_hist **out, int dirfd, const char *name, mt_durability durability);
+/* The same; read_only: the store cannot be written, and the database (if
+ * any) is read into a copy in memory that takes the changes a read makes
+ * (its log loaded, its search index updated) and is dropped at close. */
+int mt_hist_open_with(mt_hist **out, int dirfd, const char *name, mt_durability durability,
+                      int read_only);
 void mt_hist_close(mt_hist *h);
 
 /* One write transaction around the versions of one change. */

@@ -27,8 +27,26 @@ void mt_store_url_dispose(mt_store_url *url);
  * password=...) is replaced by "***". Cut to fit `size` (which is > 0). */
 void mt_store_url_display(char *out, size_t size, const char *url);
 
-/* The file store at dir, for a tenant (NULL, "" or "default": dir itself). */
-int mt_store_fs_open_tenant(mt_store **out, const char *dir, const char *tenant,
-                            mt_durability durability);
+/* How a store is opened: */
+#define MT_STORE_OPEN_EXISTING                                                                     \
+    1u /* only one that exists (and its tenant): MT_ENOTFOUND                                      \
+          naming what is missing, and nothing is made */
+
+/* The file store at dir, for a tenant (NULL, "" or "default": dir itself);
+ * *read_only (may be NULL) is set when the store cannot be written. */
+int mt_store_fs_open_tenant(mt_store **out, int *read_only, const char *dir, const char *tenant,
+                            mt_durability durability, unsigned flags);
+
+/* mt_store_open_url with flags, and *read_only (may be NULL) set as above. */
+int mt_store_open_url_with(mt_store **out, int *read_only, const char *url, const char *tenant,
+                           mt_durability durability, unsigned flags);
+
+/* The error of a change refused because the store cannot be written. */
+int mt_store_read_only_error(void);
+
+/* The database stores' openers with flags. */
+int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path, const char *tenant,
+                              mt_durability durability, unsigned flags);
+int mt_store_pg_open_with(mt_store **out, const char *conninfo, const char *tenant, unsigned flags);
 
 #endif

@@ -751,9 +751,10 @@ static int readonly_child(void)
             mount(NULL, env_root, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
             return 77;
         o = run_on(env_root, s, -1, 0, 0);
+        /* Refused before anything is tried, naming the cause and that reads work. */
         if (s->writes)
             problems += judge(env_root, s, before, "(no change can be made)", &o,
-                              "Read-only file system", "read-only");
+                              "the store is read-only", "read-only");
         else if (o.rc != 0 || o.is_error) {
             fprintf(stderr, "read-only %s: a read failed: %s\n", s->name, o.text);
             problems++;

@@ -85,6 +85,51 @@ static void test_root(void **state)
     mt_test_store_free(&ts);
 }
 
+/* must_exist: a store, a tenant, an SQLite file that is not there is
+ * MT_ENOTFOUND naming it, and nothing is made; a version 5 struct (before
+ * the field) still makes what it opens. */
+static void test_must_exist(void **state)
+{
+    mt_test_store ts;
+    mt_memory *m = NULL;
+    mt_options o;
+    char path[400], url[420];
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    mt_options_init(&o);
+    o.must_exist = 1;
+    snprintf(path, sizeof(path), "%s/typo", ts.dir);
+    assert_int_equal(mt_memory_open(&m, path, &o), MT_ENOTFOUND);
+    assert_null(m);
+    assert_non_null(strstr(mt_error_last()->message, "no store at"));
+    assert_non_null(strstr(mt_error_last()->message, path));
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(url, sizeof(url), "sqlite:%s/typo.db", ts.dir);
+    assert_int_equal(mt_memory_open_url(&m, url, &o), MT_ENOTFOUND);
+    snprintf(path, sizeof(path), "%s/typo.db", ts.dir);
+    assert_int_equal(access(path, F_OK), -1);
+    /* The store is there, its tenant is not. */
+    o.tenant = "bob";
+    assert_int_equal(mt_memory_open(&m, ts.root, &o), MT_ENOTFOUND);
+    assert_non_null(strstr(mt_error_last()->message, "no tenant 'bob'"));
+    snprintf(path, sizeof(path), "%s/.memtool/tenants/bob", ts.root);
+    assert_int_equal(access(path, F_OK), -1);
+    /* The default tenant and a store that exists open; neither is read-only. */
+    o.tenant = NULL;
+    assert_int_equal(mt_memory_open(&m, ts.root, &o), 0);
+    assert_int_equal(mt_memory_read_only(m), 0);
+    mt_memory_free(m);
+    assert_int_equal(mt_memory_read_only(NULL), 0);
+    /* A version 5 struct knows nothing of must_exist: made as before. */
+    mt_options_init(&o);
+    o.version = 5;
+    o.tenant = "bob";
+    assert_int_equal(mt_memory_open(&m, ts.root, &o), 0);
+    mt_memory_free(m);
+    assert_int_equal(access(path, F_OK), 0);
+    mt_test_store_free(&ts);
+}
+
 static void test_tool_result(void **state)
 {
     mt_test_store ts;
@@ -211,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_root),
+        cmocka_unit_test(test_must_exist),
         cmocka_unit_test(test_tool_result),
         cmocka_unit_test(test_durability_modes),
         cmocka_unit_test(test_stale_temp_cleaned),
