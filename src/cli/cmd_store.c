@@ -1,4 +1,5 @@
-/* memtool store upgrade URL: a store's schema brought to this memtool's. */
+/* memtool store upgrade URL: a store's schema brought to this memtool's;
+ * memtool store vacuum URL: a PostgreSQL store's redacted rows gone from its files. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +22,33 @@ static const char help[] =
     "        memtool.contents, memtool.content_refs, memtool.versions,\n"
     "        memtool.search_docs TO ROLE;\n"
     "(again after an upgrade that adds a table: schema 4 adds memtool.content_refs).\n"
-    "A file: store keeps no schema; a sqlite: store is created and checked.\n";
+    "A file: store keeps no schema; a sqlite: store is created and checked.\n\n"
+    "usage: memtool [options] store vacuum URL\n\n"
+    "Rewrite the tables of the PostgreSQL store at URL that hold content, paths and words\n"
+    "(VACUUM FULL of memtool.versions, memtool.contents, memtool.content_refs and\n"
+    "memtool.search_docs), so that what `memtool redact` erased is gone from the server's\n"
+    "table files too: until a vacuum, PostgreSQL keeps deleted and replaced rows in them as\n"
+    "dead tuples. Run it as the tables' owner (the role of `store upgrade`) or a superuser;\n"
+    "it locks the tables while it runs. It does not reach the server's WAL (pg_wal, until\n"
+    "its segments are reused), WAL archives, replicas or backups. A file: or sqlite: store\n"
+    "needs no vacuum: its redaction erases at once.\n";
+
+static int vacuum(mt_store_url *u, const char *url)
+{
+    char shown[512];
+    int rc = u->kind == MT_STORE_PG ? mt_store_pg_vacuum(u->target) : 0;
+    int pg = u->kind == MT_STORE_PG;
+
+    mt_store_url_dispose(u);
+    mt_store_url_display(shown, sizeof(shown), url);
+    if (rc < 0)
+        return mt_cli_usage_error("store", "%s", mt_error_last()->message);
+    if (pg)
+        printf("%s: vacuumed; redacted rows are gone from the tables' files\n", shown);
+    else
+        printf("%s: nothing to vacuum (redaction erases at once in this store)\n", shown);
+    return MT_EXIT_OK;
+}
 
 int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
 {
@@ -35,12 +62,14 @@ int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
         fputs(help, stdout);
         return MT_EXIT_OK;
     }
-    if (argc != 3 || strcmp(argv[1], "upgrade") != 0) {
+    if (argc != 3 || (strcmp(argv[1], "upgrade") != 0 && strcmp(argv[1], "vacuum") != 0)) {
         fputs(help, stderr);
         return MT_EXIT_USAGE;
     }
     if (mt_store_url_parse(&u, argv[2]) < 0)
         return mt_cli_usage_error("store", "%s", mt_error_last()->message);
+    if (strcmp(argv[1], "vacuum") == 0)
+        return vacuum(&u, argv[2]);
     switch (u.kind) {
     case MT_STORE_PG:
         rc = mt_store_pg_upgrade(u.target);

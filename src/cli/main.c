@@ -46,7 +46,9 @@ static const mt_cli_command commands[] = {
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
     {"gc", mt_cmd_gc, "delete the memories nobody viewed or changed for a while"},
     {"stats", mt_cmd_stats, "the store at a glance: usage, limits, largest and idlest"},
-    {"store", mt_cmd_store, "store upgrade URL: bring a store's schema to this memtool's"},
+    {"store", mt_cmd_store,
+     "store upgrade URL: bring a store's schema to this memtool's; store vacuum URL: erase "
+     "redacted rows from a PostgreSQL store's files"},
 };
 
 static void usage(FILE *out)
