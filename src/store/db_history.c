@@ -558,6 +558,9 @@ static int redact_in(mt_db_txn *t, void *arg)
         goto done;
     /* The path is gone too: its pages are rewritten, so scrub. */
     t->dropped = 1;
+    t->scrub_what = "the version was redacted, but another process was reading the store, "
+                    "so its write-ahead log still holds the erased pages: run the same redaction "
+                    "again once that process is done, which empties the log";
 done:
     mt_version_dispose(&v);
     return rc;

@@ -1991,7 +1991,17 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     free(path);
     /* The path is gone too: its pages are rewritten, so truncate the log. */
     h->dropped = 1;
-    return mt_hist_commit(h, NULL);
+    if ((rc = mt_hist_commit(h, NULL)) < 0)
+        return rc;
+    /* The change stands, but the promise is not kept until the log goes. */
+    if (h->truncate_due)
+        return mt_error_set(MT_EBUSY,
+                            "version %" PRId64 " was redacted, but another process was reading "
+                            "the history, so its write-ahead log (.memtool/history.db-wal) still "
+                            "holds the erased pages: run the same redaction again once that "
+                            "process is done, which empties the log",
+                            id);
+    return 0;
 fail:
     sqlite3_finalize(s);
     mt_hist_rollback(h);
