@@ -491,9 +491,10 @@ MT_EXTERN(int) mt_store_pg_open(mt_store **out, const char *conninfo, const char
 MT_EXTERN(int) mt_store_pg_upgrade(const char *conninfo);
 
 /* Rewrite a PostgreSQL store's tables that hold content, paths and words
- * (VACUUM FULL of memtool.versions, .contents, .content_refs and
+ * (VACUUM FULL of memtool.versions, .contents, .content_refs, .nodes and
  * .search_docs), so that the rows a redaction deleted or changed are gone
- * from their files: until a vacuum the server keeps them as dead tuples.
+ * from their files: until a vacuum the server keeps them as dead tuples (and
+ * nodes' the paths a memory had before a rename or delete).
  * Run it as the tables' owner (memtool store vacuum URL). The server's WAL,
  * its archives, replicas and backups are not touched. */
 MT_EXTERN(int) mt_store_pg_vacuum(const char *conninfo);

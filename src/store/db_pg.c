@@ -1174,7 +1174,7 @@ int mt_store_pg_vacuum(const char *conninfo)
                   "SELECT coalesce(string_agg(DISTINCT pg_catalog.pg_get_userbyid(relowner), "
                   "', '), '') FROM pg_catalog.pg_class WHERE relnamespace = "
                   "'memtool'::regnamespace AND relkind = 'r' AND relname IN ('versions', "
-                  "'contents', 'content_refs', 'search_docs') AND NOT "
+                  "'contents', 'content_refs', 'search_docs', 'nodes') AND NOT "
                   "pg_catalog.pg_has_role(relowner, 'USAGE')",
                   PGRES_TUPLES_OK, &res, "looking up the tables' owner", 0)) < 0)
         goto done;
@@ -1190,6 +1190,7 @@ int mt_store_pg_vacuum(const char *conninfo)
      * and removes the old files. Outside a transaction, as VACUUM must be. */
     rc = run(c,
              "VACUUM (FULL) memtool.versions, memtool.contents, memtool.content_refs, "
+             "memtool.nodes, "
              "memtool.search_docs",
              PGRES_COMMAND_OK, NULL, "vacuuming the tables (run it as their owner)", 0);
 done:

@@ -31,6 +31,7 @@
 /* Words no other memory of the test holds, mixed case: the index keeps them folded. */
 #define CAUGHT_UP   "Quixotrazzle"
 #define LEFT_BEHIND "Plonkwhistle"
+#define NAMED       "Zanzibarquokka"
 
 /* Where each of words occurs in len bytes at p, ignoring case: names the
  * first in *which and returns its offset, or -1. */
@@ -207,8 +208,11 @@ static size_t pg_assert_clean(const char *const *words, size_t nwords)
 
 static void redact_erases(size_t i)
 {
-    char caught[32], behind[32], json[256];
-    const char *const words[] = {caught, behind};
+    char caught[32], behind[32], named[32], json[256];
+    const char *const words[] = {caught, behind, named};
+    mt_version *v = NULL;
+    int64_t named_ids[2];
+    size_t n;
     const char *tmp = getenv("TMPDIR");
     char dir[300];
     mt_options o;
@@ -217,6 +221,7 @@ static void redact_erases(size_t i)
 
     snprintf(caught, sizeof(caught), "%s%c", CAUGHT_UP, 'A' + (int)i);
     snprintf(behind, sizeof(behind), "%s%c", LEFT_BEHIND, 'A' + (int)i);
+    snprintf(named, sizeof(named), "%s%c", NAMED, 'A' + (int)i);
     mt_options_init(&o);
     o.history = 1;
     snprintf(dir, sizeof(dir), "%s/memtool-redact-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -236,16 +241,34 @@ static void redact_erases(size_t i)
     assert_int_equal(hits(mem, behind), 1);
     edit(mem, "behind.md", behind, "zeta");
 
+    /* A name, given up by a rename: the creation and the rename both hold it. */
+    snprintf(json, sizeof(json), "%s.md", named);
+    mt_test_create(mem, json, "eta\\n");
+    assert_int_equal(hits(mem, "eta"), 1);
+    snprintf(json, sizeof(json),
+             "{\"command\":\"rename\",\"old_path\":\"/memories/%s.md\","
+             "\"new_path\":\"/memories/plain.md\"}",
+             named);
+    mt_test_ok(mem, json);
+    edit(mem, "plain.md", "eta", "theta");
+    assert_int_equal(hits(mem, "theta"), 1);
+    n = mt_test_log(&v, mem, "/memories/plain.md", 10);
+    assert_int_equal(n, 3);
+    named_ids[0] = v[1].id; /* the rename */
+    named_ids[1] = v[2].id; /* the creation */
+    mt_versions_free(v, n);
+
     if (mt_memory_redact(mem, first_version(mem, "caught.md")) < 0 ||
-        mt_memory_redact(mem, first_version(mem, "behind.md")) < 0)
+        mt_memory_redact(mem, first_version(mem, "behind.md")) < 0 ||
+        mt_memory_redact(mem, named_ids[0]) < 0 || mt_memory_redact(mem, named_ids[1]) < 0)
         fail_msg("redact on %s: %s", mt_test_stores[i].name, mt_error_last()->message);
 
 #ifdef MT_TEST_STORE_OPENERS_PG_H
     if (strncmp(mt_test_stores[i].name, "postgresql", 10) == 0)
-        files = pg_assert_clean(words, 2);
+        files = pg_assert_clean(words, 3);
     else
 #endif
-        files = assert_tree_clean(dir, words, 2);
+        files = assert_tree_clean(dir, words, 3);
     assert_true(files > 0);
 
     /* The index still answers, from the current contents. */
