@@ -367,8 +367,11 @@ MT_EXTERN(int) mt_memory_restore(int64_t *out_id, mt_memory *mem, int64_t id);
 MT_EXTERN(int)
 mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *mem, const char *path);
 
-/* Erase a version's content and path for good (the row stays, marked
- * redacted). A memory's current content cannot be redacted (MT_EINVAL). */
+/* Erase a version's content and path (the row stays, marked redacted), and
+ * its words from the search index: gone from the files of a file or SQLite
+ * store when it returns; a PostgreSQL server keeps the old rows until
+ * mt_store_pg_vacuum. Content another version or memory also holds stays,
+ * as theirs. A memory's current content cannot be redacted (MT_EINVAL). */
 MT_EXTERN(int) mt_memory_redact(mt_memory *mem, int64_t id);
 
 /* The exact content of the file at path now (a request path,

@@ -490,6 +490,15 @@ MT_EXTERN(int) mt_store_pg_open(mt_store **out, const char *conninfo, const char
  * may create in the database, e.g. its owner. */
 MT_EXTERN(int) mt_store_pg_upgrade(const char *conninfo);
 
+/* Rewrite a PostgreSQL store's tables that hold content, paths and words
+ * (VACUUM FULL of memtool.versions, .contents, .content_refs, .nodes and
+ * .search_docs), so that the rows a redaction deleted or changed are gone
+ * from their files: until a vacuum the server keeps them as dead tuples (and
+ * nodes' the paths a memory had before a rename or delete).
+ * Run it as the tables' owner (memtool store vacuum URL). The server's WAL,
+ * its archives, replicas and backups are not touched. */
+MT_EXTERN(int) mt_store_pg_vacuum(const char *conninfo);
+
 /* Record an error for mt_error_last(); returns code, for `return mt_error_set(...)`. */
 MT_EXTERN(int)
 mt_error_set(int code, const char *fmt, ...)

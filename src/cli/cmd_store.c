@@ -1,4 +1,5 @@
-/* memtool store upgrade URL: a store's schema brought to this memtool's. */
+/* memtool store upgrade URL: a store's schema brought to this memtool's;
+ * memtool store vacuum URL: a PostgreSQL store's redacted rows gone from its files. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,7 +25,33 @@ static const char help[] =
     "        memtool.search_docs TO ROLE;\n"
     "(again after an upgrade that adds a table: schema 4 adds memtool.content_refs).\n"
     "A file: store keeps no schema; a sqlite: store is created and checked.\n"
-    "  --json  print {\"store\": URL, \"schema\": \"current\"} on one line (no password)\n";
+    "  --json  print {\"store\": URL, \"schema\": \"current\"} on one line (no password)\n\n"
+    "usage: memtool [options] store vacuum [--json] [URL]\n\n"
+    "Rewrite the tables of the PostgreSQL store at URL that hold content, paths and words\n"
+    "(VACUUM FULL of memtool.versions, memtool.contents, memtool.content_refs,\n"
+    "memtool.nodes and memtool.search_docs), so that what `memtool redact` erased is gone from the "
+    "server's\n"
+    "table files too: until a vacuum, PostgreSQL keeps deleted and replaced rows in them as\n"
+    "dead tuples. Run it as the tables' owner (the role of `store upgrade`) or a superuser;\n"
+    "it locks the tables while it runs. It does not reach the server's WAL (pg_wal, until\n"
+    "its segments are reused), WAL archives, replicas or backups. A file: or sqlite: store\n"
+    "needs no vacuum: its redaction erases at once.\n"
+    "  --json  print {\"store\": URL, \"vacuumed\": true|false} on one line (no password)\n";
+
+/* What store vacuum says: shown is the store's name without a password; pg
+ * whether it was a PostgreSQL store, vacuumed (rc its outcome). */
+static int vacuum_report(const char *shown, int pg, int rc, int json)
+{
+    if (rc < 0)
+        return mt_cli_usage_error("store", "%s", mt_error_last()->message);
+    if (json)
+        return mt_cli_print_json("store", json_pack("{s:s, s:b}", "store", shown, "vacuumed", pg));
+    if (pg)
+        printf("%s: vacuumed; redacted rows are gone from the tables' files\n", shown);
+    else
+        printf("%s: nothing to vacuum (redaction erases at once in this store)\n", shown);
+    return MT_EXIT_OK;
+}
 
 int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
 {
@@ -32,22 +59,34 @@ int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
     mt_store *st = NULL;
     const char *url;
     char shown[512];
-    int rc, json, status = mt_cli_args(&json, "store", argc, argv, 1, 2, 0, help);
+    int rc, vacuum, json, status = mt_cli_args(&json, "store", argc, argv, 1, 2, 0, help);
 
     if (status >= 0)
         return status;
-    if (strcmp(argv[optind], "upgrade") != 0)
-        return mt_cli_usage_error("store", "'%s' is not a store command: memtool store upgrade",
+    if (strcmp(argv[optind], "upgrade") != 0 && strcmp(argv[optind], "vacuum") != 0)
+        return mt_cli_usage_error("store",
+                                  "'%s' is not a store command: memtool store upgrade, or "
+                                  "memtool store vacuum",
                                   argv[optind]);
+    vacuum = strcmp(argv[optind], "vacuum") == 0;
     /* The store the global options name, as every other command takes it. */
     url = argc - optind == 2 ? argv[optind + 1] : cli->store;
     if (!url) {
         snprintf(shown, sizeof(shown), "%s", cli->root);
+        if (vacuum)
+            return vacuum_report(shown, 0, 0, json);
         rc = 0; /* a file store keeps no schema */
         goto report;
     }
     if (mt_store_url_parse(&u, url) < 0)
         return mt_cli_usage_error("store", "%s", mt_error_last()->message);
+    if (vacuum) {
+        int pg = u.kind == MT_STORE_PG;
+        rc = pg ? mt_store_pg_vacuum(u.target) : 0;
+        mt_store_url_dispose(&u);
+        mt_store_url_display(shown, sizeof(shown), url);
+        return vacuum_report(shown, pg, rc, json);
+    }
     switch (u.kind) {
     case MT_STORE_PG:
         rc = mt_store_pg_upgrade(u.target);

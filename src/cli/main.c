@@ -40,13 +40,14 @@ static const mt_cli_command commands[] = {
     {"diff", mt_cmd_diff, "show how a version differs from the one before (or another)"},
     {"restore", mt_cmd_restore, "make a version's content current again"},
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
-    {"redact", mt_cmd_redact, "erase a version's content and path for good"},
+    {"redact", mt_cmd_redact, "erase a version's content, path and indexed words"},
     {"key", mt_cmd_key, "key new PATH: make a key file for --encrypt"},
     {"rekey", mt_cmd_rekey, "re-encrypt every memory with a new key; --status: keys in use"},
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},
     {"gc", mt_cmd_gc, "delete the memories nobody viewed or changed for a while"},
     {"stats", mt_cmd_stats, "the store at a glance: usage, limits, largest and idlest"},
-    {"store", mt_cmd_store, "store upgrade [URL]: bring a store's schema to this memtool's"},
+    {"store", mt_cmd_store,
+     "store upgrade [URL]: bring a schema to this memtool's; store vacuum (PostgreSQL)"},
 };
 
 static void usage(FILE *out)

@@ -139,8 +139,10 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
             drv->rollback(db->conn);
             goto retry;
         }
-        if (t.dropped && drv->scrub)
-            drv->scrub(db->conn);
+        /* The change stands either way; only one that promised the erasure
+         * says it is not finished. */
+        if (t.dropped && drv->scrub && drv->scrub(db->conn) < 0 && t.scrub_what)
+            rc = mt_error_set(MT_EBUSY, "%s", t.scrub_what);
         break;
     retry:
         if (rc != MT_DB_RETRY)

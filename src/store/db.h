@@ -33,6 +33,9 @@
  *     three (DML with RETURNING hands back rows as a query does); the
  *     optional driver field `round_trips` says when ADD and TAKE are run.
  *   - the optional driver function `read_only` (a store on a read-only mount).
+ *   - MT_DB_SEARCH_ERASE and MT_DB_SEARCH_MERGE appended: a redaction takes
+ *     the version's words out of the search index (a driver whose index keeps
+ *     no replaced words leaves MERGE without a text: it is not run).
  *
  * The division of work:
  *   - the core (db*.c) owns the semantics: paths as rows, the usage row and
@@ -271,6 +274,12 @@ typedef enum {
                         refs = delta when missing */
     MT_DB_REFS_TAKE, /* (tenant, sha256, delta) -> refs: refs += delta; no row when missing */
     MT_DB_REFS_LAST, /* (tenant, sha256): delete the content_refs row when refs <= 1 */
+    /* A redaction's search index. */
+    MT_DB_SEARCH_ERASE, /* (tenant, path, sha256): delete the search_docs rows at path or
+                           of the sha256 (either may be NULL) */
+    MT_DB_SEARCH_MERGE, /* (tenant): rewrite the index so nothing of a deleted row stays in
+                           it (SQLite: FTS5's merge of every segment); a driver without a
+                           text for it needs none */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

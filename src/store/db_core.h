@@ -40,6 +40,9 @@ typedef struct {
      * expiry_seen was next_version then (0: no prune yet). */
     int64_t expired_before, expiry_seen;
     int dropped; /* content was erased (prune, redact): scrub after the commit */
+    /* a scrub that cannot finish fails the change (a redaction's promise),
+     * its message then `scrub_what` */
+    const char *scrub_what;
 } mt_db_txn;
 
 /* A node row. */

@@ -495,6 +495,27 @@ static int node_path_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 1;
 }
 
+/* What a search index holds of version v, erased: the row at its path (a
+ * search since the version was current may not have caught up with the
+ * change that replaced it) and any row of its content are deleted, to be
+ * indexed again from the files by the next search, and an index that keeps
+ * deleted words until it merges (SQLite's FTS5) is merged. */
+static int search_erase(mt_db *db, const mt_version *v)
+{
+    const char *const *sql = db->drv->sql;
+    mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(v->path),
+                        mt_db_text(v->content_sha256[0] ? v->content_sha256 : NULL)};
+    int64_t n;
+
+    if (!db->drv->search_query)
+        return 0; /* a store that cannot search keeps no index */
+    if ((n = mt_db_exec(db, MT_DB_SEARCH_ERASE, a, 3, NULL, NULL)) < 0)
+        return (int)n;
+    if ((sql && sql[MT_DB_SEARCH_MERGE]) || mt_db_sql[MT_DB_SEARCH_MERGE])
+        n = mt_db_exec(db, MT_DB_SEARCH_MERGE, a, 1, NULL, NULL);
+    return n < 0 ? (int)n : 0;
+}
+
 static int redact_in(mt_db_txn *t, void *arg)
 {
     redact_args *r = arg;
@@ -533,8 +554,13 @@ static int redact_in(mt_db_txn *t, void *arg)
     }
     if (v.content_sha256[0] && (rc = mt_db_content_unref(t, v.content_sha256)) < 0)
         goto done;
+    if ((rc = search_erase(db, &v)) < 0)
+        goto done;
     /* The path is gone too: its pages are rewritten, so scrub. */
     t->dropped = 1;
+    t->scrub_what = "the version was redacted, but another process was reading the store, "
+                    "so its write-ahead log still holds the erased pages: run the same redaction "
+                    "again once that process is done, which empties the log";
 done:
     mt_version_dispose(&v);
     return rc;

@@ -1162,3 +1162,49 @@ done:
     cfg_free(cfg);
     return rc;
 }
+
+int mt_store_pg_vacuum(const char *conninfo)
+{
+    pg_cfg *cfg = NULL;
+    mt_db_conn *c = NULL;
+    PGresult *res = NULL;
+    int rc;
+
+    if ((rc = cfg_new(&cfg, conninfo, "mt_store_pg_vacuum")) < 0)
+        return rc;
+    if ((rc = conn_new(&c, cfg, MT_DB_DEFAULT_TENANT)) < 0)
+        goto done;
+    if ((rc = conn_start(c)) < 0)
+        goto done;
+    /* A VACUUM of a table the role does not own only warns, and vacuums
+     * nothing: asked first, so that a vacuum that did not happen says so. */
+    if ((rc = run(c,
+                  "SELECT coalesce(string_agg(DISTINCT pg_catalog.pg_get_userbyid(relowner), "
+                  "', '), '') FROM pg_catalog.pg_class WHERE relnamespace = "
+                  "'memtool'::regnamespace AND relkind = 'r' AND relname IN ('versions', "
+                  "'contents', 'content_refs', 'search_docs', 'nodes') AND NOT "
+                  "pg_catalog.pg_has_role(relowner, 'USAGE')",
+                  PGRES_TUPLES_OK, &res, "looking up the tables' owner", 0)) < 0)
+        goto done;
+    if (*pq->PQgetvalue(res, 0, 0)) {
+        rc = mt_error_set(MT_EINVAL,
+                          "role \"%s\" does not own memtool's tables at %s, so PostgreSQL would "
+                          "vacuum none of them: run this as their owner (%s) or a superuser",
+                          pq->PQuser(c->pg), c->where, pq->PQgetvalue(res, 0, 0));
+        goto done;
+    }
+    /* FULL: a plain VACUUM frees the dead tuples' space for reuse but may
+     * leave their bytes in it; FULL writes each table and its indexes anew
+     * and removes the old files. Outside a transaction, as VACUUM must be. */
+    rc = run(c,
+             "VACUUM (FULL) memtool.versions, memtool.contents, memtool.content_refs, "
+             "memtool.nodes, "
+             "memtool.search_docs",
+             PGRES_COMMAND_OK, NULL, "vacuuming the tables (run it as their owner)", 0);
+done:
+    if (res)
+        pq->PQclear(res);
+    conn_free(c);
+    cfg_free(cfg);
+    return rc;
+}

@@ -141,6 +141,9 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_REFS_TAKE] = "UPDATE content_refs SET refs = refs + ?3 WHERE tenant = ?1 AND "
                         "sha256 = ?2 RETURNING refs",
     [MT_DB_REFS_LAST] = "DELETE FROM content_refs WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 1",
+    /* A row over the cap holds its sha256 followed by a mark. */
+    [MT_DB_SEARCH_ERASE] = "DELETE FROM search_docs WHERE tenant = ?1 AND (path = ?2 OR "
+                           "substr(sha256, 1, 64) = ?3)",
     /* The memories come from the newest versions by id, not from a DISTINCT
      * over the index of all of them. */
     [MT_DB_VERSIONS_SUPERSEDED] =

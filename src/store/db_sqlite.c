@@ -78,6 +78,10 @@ static const char *const sq_sql[MT_DB_STMT_COUNT] = {
         "  LIMIT CASE WHEN (SELECT yes FROM fast) THEN 0 ELSE ?6 END)) "
         "ORDER BY s, path LIMIT ?6",
     /* The cookie is read in the statement's own snapshot, as the row is. */
+    /* Every tenant's words are in the one FTS5 table: its merge is theirs
+     * too. ?1 is bound as every statement's; the merge needs no tenant. */
+    [MT_DB_SEARCH_MERGE] = "INSERT INTO search_words(search_words) SELECT 'optimize' "
+                           "WHERE ?1 IS NOT NULL",
     [MT_DB_SEARCH_FRESH] = "SELECT 1 FROM search_clean WHERE tenant = ?1 AND cap = ?2 AND "
                            "cookie = (SELECT schema_version FROM pragma_schema_version)",
     /* No row while a trigger is missing: the changes would go unrecorded. */
@@ -800,7 +804,7 @@ static int sq_read_only(mt_db_conn *c)
 }
 
 static const mt_db_driver sqlite_driver = {
-    "SQLite", NULL, sq_connect, sq_close, sq_abandon, cfg_free, sq_begin_write, sq_begin_read,
+    "SQLite", sq_sql, sq_connect, sq_close, sq_abandon, cfg_free, sq_begin_write, sq_begin_read,
     sq_commit, sq_rollback, sq_exec, sq_scrub, sq_unsynced,
     /* search: FTS5 MATCH over the words as they are */
     mt_search_fts5_match, NULL, sq_ready_single, 1, /* search_fresh */

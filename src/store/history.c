@@ -22,6 +22,7 @@
  */
 #include "history.h"
 #include "hist_log.h"
+#include "search_index.h"
 #include "lib/sha256.h"
 #include "sqlite_wal.h"
 
@@ -1962,7 +1963,7 @@ int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id)
 int mt_hist_redact(mt_hist *h, int64_t id)
 {
     sqlite3_stmt *s = NULL;
-    char sha[65] = "";
+    char sha[65] = "", *path = NULL;
     int rc, step;
 
     if ((rc = mt_hist_begin(h)) < 0)
@@ -1971,7 +1972,7 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     if (sqlite3_prepare_v2(h->db,
                            "SELECT v.sha256, v.redacted, (SELECT max(id) FROM versions WHERE "
                            "memory_id = v.memory_id) = v.id AND EXISTS (SELECT 1 FROM memories "
-                           "WHERE id = v.memory_id) FROM versions v WHERE v.id = ?1",
+                           "WHERE id = v.memory_id), v.path FROM versions v WHERE v.id = ?1",
                            -1, &s, NULL) != SQLITE_OK) {
         rc = db_error(h, "cannot redact");
         goto fail;
@@ -1995,6 +1996,10 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     }
     if (sqlite3_column_text(s, 0))
         snprintf(sha, sizeof(sha), "%s", (const char *)sqlite3_column_text(s, 0));
+    if (sqlite3_column_text(s, 3) && !(path = strdup((const char *)sqlite3_column_text(s, 3)))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory redacting a version");
+        goto fail;
+    }
     sqlite3_finalize(s);
     s = NULL;
     if (sqlite3_prepare_v2(h->db,
@@ -2009,12 +2014,29 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     s = NULL;
     if (*sha && (rc = drop_content(h, sha)) < 0)
         goto fail;
+    /* The search index in this database may hold the version's words: the
+     * memory indexed at its path when it was current (a search since then
+     * may not have caught up), or the terms FTS5 keeps of replaced words. */
+    if ((rc = mt_search_index_erase(h->db, path)) < 0)
+        goto fail;
+    free(path);
     /* The path is gone too: its pages are rewritten, so truncate the log. */
     h->dropped = 1;
-    return mt_hist_commit(h, NULL);
+    if ((rc = mt_hist_commit(h, NULL)) < 0)
+        return rc;
+    /* The change stands, but the promise is not kept until the log goes. */
+    if (h->truncate_due)
+        return mt_error_set(MT_EBUSY,
+                            "version %" PRId64 " was redacted, but another process was reading "
+                            "the history, so its write-ahead log (.memtool/history.db-wal) still "
+                            "holds the erased pages: run the same redaction again once that "
+                            "process is done, which empties the log",
+                            id);
+    return 0;
 fail:
     sqlite3_finalize(s);
     mt_hist_rollback(h);
+    free(path);
     return rc;
 }
 

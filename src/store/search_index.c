@@ -408,6 +408,58 @@ done:
     return rc;
 }
 
+static int exec_path(sqlite3 *db, const char *sql, const char *path)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        rc = db_error(db, "erase a memory's words");
+        goto done;
+    }
+    if (path)
+        sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = db_error(db, "erase a memory's words");
+done:
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int mt_search_index_erase(sqlite3 *db, const char *path)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0, tables = 0;
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                           "name IN ('search_docs', 'search_words')",
+                           -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        rc = db_error(db, "look for its tables");
+        goto done;
+    }
+    tables = sqlite3_column_int(s, 0);
+    if (tables < 2)
+        goto done; /* never made: nothing was indexed */
+    /* The digests' table first: the delete fires the triggers that empty
+     * it, which fail without it (as when it was dropped by hand). */
+    if (path && (sqlite3_exec(db, SUM_TABLE, NULL, NULL, NULL) != SQLITE_OK ||
+                 (rc = exec_path(db,
+                                 "DELETE FROM search_words WHERE rowid IN "
+                                 "(SELECT id FROM search_docs WHERE path = ?1)",
+                                 path)) < 0 ||
+                 (rc = exec_path(db, "DELETE FROM search_docs WHERE path = ?1", path)) < 0)) {
+        if (rc == 0)
+            rc = db_error(db, "erase a memory's words");
+        goto done;
+    }
+    rc = exec_path(db, "INSERT INTO search_words(search_words) VALUES ('optimize')", NULL);
+done:
+    sqlite3_finalize(s);
+    return rc;
+}
+
 void mt_search_index_free(mt_search_index *ix)
 {
     size_t i;

@@ -44,6 +44,18 @@ typedef struct mt_search_index mt_search_index;
 int mt_search_index_open(mt_search_index **out, struct sqlite3 *db);
 void mt_search_index_free(mt_search_index *ix);
 
+/*
+ * What a redaction leaves of a version in the index on db (the caller's,
+ * in the caller's write transaction), made nothing: the memory indexed at
+ * path (NULL: none) is forgotten, to be indexed again from its file by the
+ * next search, and the words are merged into one segment. FTS5 keeps the
+ * terms of a forgotten or replaced memory in its older segments until they
+ * are merged; the merge drops them, and SQLite's secure_delete zeros the
+ * pages they were on. Costs a rewrite of the whole index. A database with
+ * no index has nothing to do.
+ */
+int mt_search_index_erase(struct sqlite3 *db, const char *path);
+
 /* How many memories at or beneath path ("" all) the index holds, counting
  * no further than at_most: what a caller that finds the files meanwhile
  * weighs starting threads for against. */

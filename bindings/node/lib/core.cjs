@@ -231,7 +231,7 @@ class MemoryStore {
     return this.#live().undo(path);
   }
 
-  /** Erase a version's content and path for good. */
+  /** Erase a version's content, path and indexed words (PostgreSQL: then `memtool store vacuum`). */
   async redact(id) {
     checkId(id);
     await this.#live().redact(id);

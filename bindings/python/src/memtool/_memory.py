@@ -526,7 +526,7 @@ class Memory:
         return out.value, restored.value
 
     def redact(self, id: int) -> None:
-        """Erase a version's content and path for good."""
+        """Erase a version's content, path and indexed words (PostgreSQL: then store vacuum)."""
         handle = self._enter()
         try:
             self._raise_if(_lib.load().mt_memory_redact(handle, _version_id(id)))
