@@ -2,7 +2,18 @@
 // MemoryStore and the tool runner's memory tool, over the addon. The ESM and
 // CommonJS entry points share this one implementation (so there is one
 // MemoryStore class), and differ only in how they load the SDK's ToolError.
+const path = require('node:path');
 const native = require('./native.cjs');
+
+// A string with a scheme is a URL; any other is a directory, as `memtool --root`
+// takes it (the SDK helper's base path was one).
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+function storeUrl(store) {
+  // Resolved here so that the URL names the directory however it was spelled
+  // (a leading '//' would read as a host after 'file:').
+  return SCHEME.test(store) ? store : `file:${path.resolve(store)}`;
+}
 
 const OPTION_TYPES = {
   tenant: 'string',
@@ -35,13 +46,13 @@ class MemoryToolError extends Error {
 function checkOptions(options, what) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(
-      `memtool: ${what} needs an options object: { store: 'file:/path' | 'sqlite:/path' | 'postgresql://...' }`,
+      `memtool: ${what} needs an options object: { store: './dir' | 'file:/path' | 'sqlite:/path' | 'postgresql://...' }`,
     );
   }
   if (typeof options.store !== 'string' || options.store === '') {
     throw new TypeError(
-      `memtool: ${what}: options.store must name the store, as 'file:/path', 'sqlite:/path' or ` +
-        `'postgresql://user@host/db' (got ${describe(options.store)})`,
+      `memtool: ${what}: options.store must name the store, as a directory ('./memory'), ` +
+        `'file:/path', 'sqlite:/path' or 'postgresql://user@host/db' (got ${describe(options.store)})`,
     );
   }
   for (const [key, type] of Object.entries(OPTION_TYPES)) {
@@ -107,11 +118,12 @@ class MemoryStore {
     this.#remote = !/^(file|sqlite):/.test(url);
   }
 
-  /** Open the store options.store names (file:DIR, sqlite:PATH or a PostgreSQL URL). */
+  /** Open the store options.store names (a directory, file:DIR, sqlite:PATH or a PostgreSQL URL). */
   static async open(options) {
     checkOptions(options, 'MemoryStore.open');
     const { store, ...rest } = options;
-    return new MemoryStore(await native.open(store, rest), store);
+    const url = storeUrl(store);
+    return new MemoryStore(await native.open(url, rest), url);
   }
 
   get closed() {

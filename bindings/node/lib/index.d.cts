@@ -4,7 +4,10 @@ import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/
 
 /** Options for a store; limits are as `memtool --help` describes them. */
 export interface MemoryStoreOptions {
-  /** Where the memories live: 'file:/dir', 'sqlite:/path.db' or 'postgresql://user@host/db'. */
+  /**
+   * Where the memories live: a directory ('./memory', as `memtool --root` takes it; a string
+   * without a scheme), 'file:/dir', 'sqlite:/path.db' or 'postgresql://user@host/db'.
+   */
   store: string;
   /** Whose memories, in a store shared by many (default 'default'). */
   tenant?: string;

@@ -70,6 +70,37 @@ test('the six command methods return the text, or throw MemoryToolError with it'
   await assert.rejects(store.delete('/memories/b'), { content: 'Error: The path /memories/b does not exist' });
 });
 
+test('a plain path is a directory, as --root takes it: the SDK helper\'s memories stay', async (t) => {
+  // BetaLocalFilesystemMemoryTool.init('./memory') kept /memories/x at ./memory/memories/x.
+  const dir = scratch(t);
+  fs.mkdirSync(path.join(dir, 'memory', 'memories'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'memory', 'memories', 'notes.md'), 'kept by the SDK helper\n');
+  const cwd = process.cwd();
+  process.chdir(dir);
+  t.after(() => process.chdir(cwd));
+  const tool = memtoolMemoryTool({ store: './memory/memories' });
+  t.after(() => tool.close());
+  assert.equal(
+    await tool.run({ command: 'view', path: '/memories/notes.md' }),
+    "Here's the content of /memories/notes.md with line numbers:\n     1\tkept by the SDK helper",
+  );
+  await tool.run({ command: 'create', path: '/memories/new.md', file_text: 'x' });
+  assert.equal(fs.readFileSync(path.join(dir, 'memory', 'memories', 'new.md'), 'utf8'), 'x');
+  // The same directory however it is named.
+  const abs = path.join(dir, 'memory', 'memories');
+  for (const spec of ['memory/memories', abs, `file:${abs}`, `/${abs}`]) {
+    const store = await MemoryStore.open({ store: spec });
+    assert.equal(await store.view('/memories/new.md'), "Here's the content of /memories/new.md with line numbers:\n     1\tx", spec);
+    await store.close();
+  }
+  // A colon in the first component reads as a scheme; './' makes it a path.
+  await assert.rejects(MemoryStore.open({ store: 'a:b' }), /not a store URL/);
+  const colon = await MemoryStore.open({ store: './a:b' });
+  await colon.create('/memories/c', 'y');
+  await colon.close();
+  assert.equal(fs.readFileSync(path.join(dir, 'a:b', 'c'), 'utf8'), 'y');
+});
+
 test('viewSync gives what view gives, on the calling thread, and views only', async (t) => {
   for (const [kind, url] of stores(t)) {
     const store = await MemoryStore.open({ store: url });

@@ -176,10 +176,37 @@ def test_file_url_and_path_are_one_store(tmp_path):
         assert b.read("/memories/x") == b"1"
 
 
+def test_a_plain_path_is_a_directory_as_root_takes_it(tmp_path, monkeypatch):
+    # The SDK helper's BetaLocalFilesystemMemoryTool(base_path="./memory") kept
+    # /memories/x at ./memory/memories/x: its directory is the store's root.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "memory" / "memories").mkdir(parents=True)
+    (tmp_path / "memory" / "memories" / "notes.md").write_text("kept by the SDK helper\n")
+    tool = memtool.MemtoolMemoryTool(store="./memory/memories")
+    try:
+        assert tool.run({"command": "view", "path": "/memories/notes.md"}) == memtool.Result(
+            "Here's the content of /memories/notes.md with line numbers:\n"
+            "     1\tkept by the SDK helper", False)
+        assert not tool.run({"command": "create", "path": "/memories/new.md",
+                             "file_text": "x"}).is_error
+    finally:
+        tool.close()
+    assert (tmp_path / "memory" / "memories" / "new.md").read_text() == "x"
+    # The same directory however it is named: relative, absolute, Path, file: URL.
+    for spec in ("memory/memories", str(tmp_path / "memory" / "memories"),
+                 tmp_path / "memory" / "memories", "file:%s" % (tmp_path / "memory" / "memories")):
+        with memtool.Memory(spec) as mem:
+            assert mem.read("/memories/new.md") == b"x", spec
+    # A colon in the first component reads as a scheme; "./" makes it a path.
+    with memtool.Memory("./a:b") as mem:
+        mem.call({"command": "create", "path": "/memories/c", "file_text": "y"})
+    assert (tmp_path / "a:b" / "c").read_text() == "y"
+
+
 @pytest.mark.parametrize("call, exc, words", [
     (lambda: memtool.Memory(None), TypeError, "store is required"),
-    (lambda: memtool.Memory(42), TypeError, "URL \\(str\\) or a pathlib.Path, not int"),
-    (lambda: memtool.Memory("memories"), ValueError, "not a store URL"),
+    (lambda: memtool.Memory(42), TypeError, "URL or a path \\(str or pathlib.Path\\), not int"),
+    (lambda: memtool.Memory(""), ValueError, "store is empty"),
     (lambda: memtool.Memory("ftp:x"), memtool.InvalidArgumentError, "not a store URL"),
     (lambda: memtool.Memory("sqlite:/nonexistent/dir/m.db"), memtool.MemtoolError, "SQLite"),
     (lambda: memtool.Memory("file:/tmp/x", max_files="10"), TypeError, "max_files must be an int"),

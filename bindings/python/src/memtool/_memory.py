@@ -141,8 +141,10 @@ class Memory:
     """A memtool store, open: run tool inputs and read and change history.
 
     ``store`` is a URL (``file:DIR``, ``sqlite:PATH``, ``postgresql://USER@HOST/DB``
-    or any libpq connection string after ``postgresql:``) or a ``pathlib.Path``
-    (an ``os.PathLike``) naming a directory for the file store. The keyword
+    or any libpq connection string after ``postgresql:``), or a directory for the
+    file store: a ``str`` path that does not start with a scheme (``"./memory"``,
+    as ``memtool --root`` takes it) or a ``pathlib.Path`` (an ``os.PathLike``).
+    A path whose first component holds a colon is written ``"./a:b"``. The keyword
     arguments are mt_options (memtool.h); None leaves the library's default.
 
     A Memory may be used from any number of threads at once; the library does
@@ -165,7 +167,7 @@ class Memory:
         self._cond = threading.Condition()
         if store is None:
             raise TypeError("store is required: a URL (file:DIR, sqlite:PATH, "
-                            "postgresql://USER@HOST/DB) or a pathlib.Path for a directory")
+                            "postgresql://USER@HOST/DB) or the path of a directory")
         lib = _lib.load()
         opts, buf = _lib.new_options()
         for name, value in (("max_file_size", max_file_size), ("max_store_size", max_store_size),
@@ -226,13 +228,17 @@ class Memory:
                 raise TypeError("store must be a str URL or a str path, not bytes")
             rc = lib.mt_memory_open(byref(out), _text("store", path), popts)
         elif isinstance(store, str):
-            if not _SCHEME.match(store):
-                raise ValueError("%r is not a store URL: use 'file:DIR', 'sqlite:PATH' or "
-                                 "'postgresql://USER@HOST/DATABASE', or a pathlib.Path for a "
-                                 "directory" % store)
-            rc = lib.mt_memory_open_url(byref(out), _text("store", store), popts)
+            if not store:
+                raise ValueError("store is empty: give a directory ('./memory'), or a URL "
+                                 "('file:DIR', 'sqlite:PATH', 'postgresql://USER@HOST/DATABASE')")
+            # A plain path is a directory, as `memtool --root` takes it (the SDK
+            # helper's base_path was one); anything with a scheme is a URL.
+            if _SCHEME.match(store):
+                rc = lib.mt_memory_open_url(byref(out), _text("store", store), popts)
+            else:
+                rc = lib.mt_memory_open(byref(out), _text("store", store), popts)
         else:
-            raise TypeError("store must be a URL (str) or a pathlib.Path, not %s"
+            raise TypeError("store must be a URL or a path (str or pathlib.Path), not %s"
                             % type(store).__name__)
         self._raise_if(rc)
         self._handle = out.value

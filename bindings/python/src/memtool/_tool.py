@@ -57,7 +57,8 @@ def _open(store: Union[StoreSpec, Memory, None], options: Dict[str, Any]) -> "tu
         return store, False
     if store is None:
         raise TypeError("store is required: a URL (file:DIR, sqlite:PATH, "
-                        "postgresql://USER@HOST/DB), a pathlib.Path or a memtool.Memory")
+                        "postgresql://USER@HOST/DB), the path of a directory or a "
+                        "memtool.Memory")
     return Memory(store, **options), True
 
 
