@@ -9,8 +9,6 @@
 
 #include "memory.h"
 
-#define REJECT_TAIL "; memory must not hold credentials. Remove it and retry."
-
 void mt_guard_dispose(mt_guard *g)
 {
     free(g->data);
@@ -97,19 +95,66 @@ done:
     return rc;
 }
 
+/* "a secret (kind, line n)" or "N secrets (kind, line n; kind, line m; and K
+ * more)": every finding by kind and line, bounded so a hostile input cannot
+ * make a huge message. */
+static int findings(mt_buf *b, const mt_guard_found *f)
+{
+    size_t i, shown = f->count < MT_GUARD_SHOWN ? f->count : MT_GUARD_SHOWN;
+
+    if (f->count == 1)
+        return mt_buf_printf(b, "a secret (%s, line %zu)", f->shown[0].kind, f->shown[0].line);
+    if (mt_buf_printf(b, "%zu secrets (", f->count) < 0)
+        return MT_ENOMEM;
+    for (i = 0; i < shown; i++)
+        if (mt_buf_printf(b, "%s%s, line %zu", i ? "; " : "", f->shown[i].kind, f->shown[i].line) <
+            0)
+            return MT_ENOMEM;
+    if (f->count > shown && mt_buf_printf(b, "; and %zu more", f->count - shown) < 0)
+        return MT_ENOMEM;
+    return mt_buf_putc(b, ')');
+}
+
+/* The ways out: take the secret out, or (an operator's choice, so named as
+ * options) keep it redacted or allow what is no secret. */
+static int way_out(mt_buf *b, const mt_guard_found *f)
+{
+    int one = f->count == 1;
+
+    return mt_buf_printf(b,
+                         "; memory must not hold credentials. Remove %s and retry, or run memtool "
+                         "with --secrets redact to store %s redacted, or --secrets-allow REGEX "
+                         "for what is no secret.",
+                         one ? "it" : "them", one ? "it" : "them");
+}
+
 int mt_guard_reject(mt_reply *r, mt_str path, const mt_guard_found *f)
 {
-    if (mt_reply_fail(r, "Error: ", path, "") < 0 ||
-        mt_buf_printf(&r->text, " would contain a secret (%s, line %zu)" REJECT_TAIL,
-                      f->shown[0].kind, f->shown[0].line) < 0)
+    if (mt_reply_fail(r, "Error: ", path, "") < 0 || mt_buf_puts(&r->text, " would contain ") < 0 ||
+        findings(&r->text, f) < 0 || way_out(&r->text, f) < 0)
         return MT_ENOMEM;
     return 0;
 }
 
-int mt_guard_error(const char *path, const mt_guard_found *f)
+int mt_guard_restore_error(const char *path, int64_t id, const mt_guard_found *f)
 {
-    return mt_error_set(MT_ESECRET, "%s would contain a secret (%s, line %zu)" REJECT_TAIL, path,
-                        f->shown[0].kind, f->shown[0].line);
+    mt_buf b = MT_BUF_INIT;
+    int one = f->count == 1, rc;
+
+    /* A restore cannot take the secret out of the version: store it
+     * redacted, and erase the version itself from history. */
+    if (mt_buf_printf(&b, "%s would contain ", path) < 0 || findings(&b, f) < 0 ||
+        mt_buf_printf(&b,
+                      " from version %lld; memory must not hold credentials. Run it again with "
+                      "--secrets redact to store %s redacted (or --secrets-allow REGEX for what "
+                      "is no secret), and memtool redact %lld to erase the version.",
+                      (long long)id, one ? "it" : "them", (long long)id) < 0) {
+        mt_buf_dispose(&b);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    rc = mt_error_set(MT_ESECRET, "%s", b.ptr);
+    mt_buf_dispose(&b);
+    return rc;
 }
 
 int mt_guard_note(mt_buf *b, const mt_guard_found *f)
