@@ -55,7 +55,8 @@ static char *redact(const char *data, size_t len, const mt_secret_hit *h, size_t
     return out;
 }
 
-int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
+static int guard_as(mt_guard *g, mt_memory *m, mt_secrets_policy policy, const char *data,
+                    size_t len)
 {
     mt_secret_hit local[16], *hits = local;
     mt_secrets_cfg cfg = {m->secrets_allow};
@@ -63,7 +64,7 @@ int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
     int rc;
 
     memset(g, 0, sizeof(*g));
-    if (m->opts.secrets == MT_SECRETS_OFF)
+    if (policy == MT_SECRETS_OFF)
         return 0;
     if ((rc = mt_secrets_scan(hits, sizeof(local) / sizeof(local[0]), &count, data, len, &cfg)) < 0)
         return rc;
@@ -72,7 +73,7 @@ int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
     g->found.count = count;
     for (i = 0; i < count && i < MT_GUARD_SHOWN; i++)
         g->found.shown[i] = hits[i];
-    if (m->opts.secrets == MT_SECRETS_REJECT) {
+    if (policy == MT_SECRETS_REJECT) {
         g->rejected = 1;
         return 0;
     }
@@ -93,6 +94,16 @@ done:
     if (hits != local)
         free(hits);
     return rc;
+}
+
+int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
+{
+    return guard_as(g, m, m->opts.secrets, data, len);
+}
+
+int mt_guard_redact(mt_guard *g, mt_memory *m, const char *data, size_t len)
+{
+    return guard_as(g, m, MT_SECRETS_REDACT, data, len);
 }
 
 /* "a secret (kind, line n)" or "N secrets (kind, line n; kind, line m; and K

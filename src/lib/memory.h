@@ -160,6 +160,10 @@ typedef struct {
 int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len);
 void mt_guard_dispose(mt_guard *g);
 
+/* The same under the redact policy, whatever the handle's (with its
+ * allow-list): what memtool secrets scan --redact writes. */
+int mt_guard_redact(mt_guard *g, mt_memory *m, const char *data, size_t len);
+
 /* Fill r with the refusal: "Error: {path} would contain a secret ({kind},
  * line {n}); ..." or "... would contain {N} secrets ({kind}, line {n}; ...;
  * and {K} more); ...", then the ways out (the secret itself is never shown). */
