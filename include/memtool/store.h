@@ -156,8 +156,9 @@ typedef int (*mt_read_cb)(void *payload, const char *data, size_t len, uint64_t 
 typedef int (*mt_walk_cb)(void *payload, const char *path, mt_node_type type, uint64_t size);
 
 /*
- * A search, parsed (see mt_memory_search): terms that must all occur in a
- * memory, each some words in a row, the last a prefix when `prefix` is set.
+ * A search, parsed (see mt_memory_search): terms, each some words in a row,
+ * the last a prefix when `prefix` is set; all must occur in a memory, except
+ * as the query's flags say (excluded terms, OR between terms).
  * Words are folded as memtool folds a memory's text (lowercase, accents off,
  * CJK in pairs), so a store that indexes those words finds the same memories
  * as any other.
@@ -176,7 +177,15 @@ typedef struct {
      * searched whole, and a bigger one put there from outside costs no more
      * than that to index. 0: the store's own default. */
     uint64_t max_size;
+    /* How the terms combine: per term, MT_SEARCH_NOT (it must not occur) or
+     * MT_SEARCH_OR (it or the next term must occur: a run of them is one
+     * clause); 0 (and NULL for all): it must occur. At least one term is
+     * not excluded, and an excluded term is in no OR clause. */
+    unsigned char *flags;
 } mt_search_query;
+
+#define MT_SEARCH_NOT 1u
+#define MT_SEARCH_OR  2u
 
 /* A memory a search found: its store path and rank (higher ranks first). */
 typedef struct {

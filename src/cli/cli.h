@@ -136,6 +136,7 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_undo(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_redact(const mt_cli *cli, int argc, char **argv);
+int mt_cmd_secrets(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_gc(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_stats(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv);

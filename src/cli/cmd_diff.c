@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "color.h"
 #include "history_ui.h"
 #include "lib/buf.h"
 #include "lib/diff.h"
@@ -56,12 +57,8 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
     memset(&va, 0, sizeof(va));
     memset(&vb, 0, sizeof(vb));
     while ((c = mt_cli_getopt(&status, "diff", argc, argv, "h", longopts, help)) > 0) {
-        if (c == 'c' && strcmp(optarg, "always") == 0)
-            color = 1;
-        else if (c == 'c' && strcmp(optarg, "never") == 0)
-            color = 0;
-        else if (c == 'c' && strcmp(optarg, "auto") == 0)
-            color = -1;
+        if (c == 'c' && mt_cli_color_parse(optarg) > -2)
+            color = mt_cli_color_parse(optarg);
         else {
             fputs(help, stderr);
             return MT_EXIT_USAGE;
@@ -77,8 +74,7 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
         (argc - optind == 2 &&
          (status = mt_cli_parse_version(&idb, "diff", argv[optind + 1])) != 0))
         return status;
-    if (color < 0)
-        color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    color = mt_cli_color_resolve(color);
     if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     status = MT_EXIT_TOOL;

@@ -6,21 +6,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "color.h"
 #include "history_ui.h"
 #include "lib/search_tool.h"
 #include "lib/text.h"
 
 static const char help[] =
-    "usage: memtool [options] search QUERY [--path DIR] [--limit N] [--json]\n\n"
+    "usage: memtool [options] search [--path DIR] [--limit N] [--json] [--color=WHEN] QUERY\n\n"
     "The memories that hold every word of QUERY, best match first, each with the lines\n"
-    "where its words occur and the first of them shown. A query is words, \"phrases in\n"
-    "quotes\" and prefixes (deploy*); case, Latin accents and ё/е do not matter; Chinese,\n"
-    "Japanese and Korean are matched by pairs of characters.\n\n"
+    "where its words occur (the first 20), every one shown with its matches marked. A\n"
+    "query is words, \"phrases in quotes\" and prefixes (deploy*); -word or NOT word\n"
+    "leaves out the memories that hold it; a OR b takes either (OR binds tighter than the\n"
+    "words around it: x a OR b is x and either). Case, Latin accents and ё/е do not\n"
+    "matter; Chinese, Japanese and Korean are matched by pairs of characters. The words\n"
+    "after the options are the query (memtool search deploy -staging); a word starting\n"
+    "with -- is an option, and after -- every word is the query's.\n\n"
     "Options:\n"
-    "  --path DIR   search at or beneath DIR (default /memories)\n"
-    "  --limit N    at most N memories, 1 to 100 (default 10)\n"
-    "  --json       one JSON object: query, path, hits (path, score, lines, more_lines,\n"
-    "               matches, snippet: line, before, match, after)\n";
+    "  --path DIR     search at or beneath DIR (default /memories)\n"
+    "  --limit N      at most N memories, 1 to 100 (default 10)\n"
+    "  --json         one JSON object: query, path, hits (path, score, lines, more_lines,\n"
+    "                 matches, snippet: line, before, match, after)\n"
+    "  --color=WHEN   mark matches in colour: auto (on a terminal, unless NO_COLOR is\n"
+    "                 set; the default), always or never. Without colour, matches are\n"
+    "                 not marked.\n\n"
+    "Exit status: 0 when a memory matches, 1 when none does (\"No memories match.\"), 2\n"
+    "on a bad query or option or when the search fails.\n";
 
 /* One hit as JSON, or NULL: out of memory. */
 static json_t *hit_json(const mt_search_hit *h)
@@ -47,20 +57,88 @@ static json_t *hit_json(const mt_search_hit *h)
     return o;
 }
 
-/* Out of memory after the search: the command line was fine, so a tool
- * error (exit 1), as every command says it. */
+/* Out of memory after the search: a failure, 2 (1 says nothing matched). */
 static int no_memory(void)
 {
     fputs("memtool search: out of memory\n", stderr);
-    return MT_EXIT_TOOL;
+    return MT_EXIT_USAGE;
+}
+
+static int search(const mt_cli *cli, int argc, char **argv, const char *query);
+
+/* Whether arg is a long option (or a unique start of one) that takes a value
+ * in the next argument. */
+static int takes_value(const char *arg)
+{
+    static const char *const names[] = {"path", "limit", "color", "colour"};
+    size_t i, n = strlen(arg + 2);
+
+    for (i = 0; n && !strchr(arg, '=') && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strncmp(arg + 2, names[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * The command line split in two: options (--name, --name VALUE, -h) into
+ * opts, and every other word, joined by spaces, into *query. A word starting
+ * with one - is an exclusion in the query, not an option, so
+ * `memtool search deploy -staging` reads as typed; after -- everything is
+ * query. Returns the number of options (with opts[0] the command's name).
+ */
+static int split_args(char **opts, char **query, int argc, char **argv)
+{
+    mt_buf q = MT_BUF_INIT;
+    size_t len;
+    int i, n = 1, words = 0, rest = 0;
+
+    opts[0] = argv[0];
+    for (i = 1; i < argc; i++) {
+        if (!rest && strcmp(argv[i], "--") == 0) {
+            rest = 1;
+            continue;
+        }
+        if (!rest && (strncmp(argv[i], "--", 2) == 0 || strcmp(argv[i], "-h") == 0)) {
+            opts[n++] = argv[i];
+            if (takes_value(argv[i]) && i + 1 < argc)
+                opts[n++] = argv[++i];
+            continue;
+        }
+        if ((words++ && mt_buf_putc(&q, ' ') < 0) || mt_buf_puts(&q, argv[i]) < 0) {
+            mt_buf_dispose(&q);
+            return -1;
+        }
+    }
+    opts[n] = NULL;
+    *query = words ? mt_buf_detach(&q, &len) : NULL;
+    if (words && !*query)
+        return -1;
+    return n;
 }
 
 int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
+{
+    char **opts = calloc((size_t)argc + 1, sizeof(*opts)), *query = NULL;
+    int nopts, status;
+
+    if (!opts || (nopts = split_args(opts, &query, argc, argv)) < 0) {
+        free(opts);
+        return no_memory();
+    }
+    status = search(cli, nopts, opts, query);
+    free(opts);
+    free(query);
+    return status;
+}
+
+static int search(const mt_cli *cli, int argc, char **argv, const char *query)
 {
     static const struct option longopts[] = {
         {"path", required_argument, NULL, 'p'},
         {"limit", required_argument, NULL, 'n'},
         {"json", no_argument, NULL, 'j'},
+        {"color", required_argument, NULL, 'c'},
+        {"colour", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -70,7 +148,7 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     char *text;
     size_t count = 0, i;
     uint64_t n;
-    int json = 0, c, status = MT_EXIT_USAGE;
+    int json = 0, color = -1, c, status = MT_EXIT_USAGE;
 
     while ((c = mt_cli_getopt(&status, "search", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
@@ -87,19 +165,26 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'c':
+            if ((color = mt_cli_color_parse(optarg)) == -2)
+                return mt_cli_usage_error("search", "--color takes auto, always or never, not '%s'",
+                                          optarg);
+            break;
         }
     }
     if (c == 0)
         return status;
-    if (optind != argc - 1)
-        return mt_cli_usage_error("search", "give one QUERY (quote it in the shell: "
-                                            "memtool search 'deploy script')");
+    if (optind != argc || !query)
+        return mt_cli_usage_error("search", "give a QUERY: memtool search deploy script");
     if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
-    if (mt_memory_search(&hits, &count, mem, argv[optind], &so) < 0) {
-        status = mt_error_last()->code == MT_EINVAL
-                     ? mt_cli_usage_error("search", "%s", mt_error_last()->message)
-                     : mt_cli_fail("search");
+    if (mt_memory_search(&hits, &count, mem, query, &so) < 0) {
+        /* Like grep and rg: 1 means nothing matched, so a failed search is 2. */
+        status = MT_EXIT_USAGE;
+        if (mt_error_last()->code == MT_EINVAL)
+            mt_cli_usage_error("search", "%s", mt_error_last()->message);
+        else
+            mt_cli_fail("search");
         goto done;
     }
     /* Once, and not on stdout: the answer is whole, but the index is not kept. */
@@ -116,8 +201,8 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
                 arr = NULL;
             }
         }
-        o = json_pack("{s:s, s:s, s:o}", "query", argv[optind], "path",
-                      so.path ? so.path : "/memories", "hits", arr);
+        o = json_pack("{s:s, s:s, s:o}", "query", query, "path", so.path ? so.path : "/memories",
+                      "hits", arr);
         text = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         if (!text) {
@@ -131,13 +216,13 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
     } else if (count == 0) {
         printf("No memories match.\n");
     } else {
-        /* Marked in colour on a terminal, with ** elsewhere (text a person
-         * or a model reads either way). */
-        int tty = isatty(STDOUT_FILENO);
+        /* Marked in colour, or not at all: text piped to a file or a program
+         * is the memory's own, as grep and rg leave it. */
+        int on = mt_cli_color_resolve(color);
         mt_buf out = MT_BUF_INIT;
 
-        if (mt_search_hits_text(&out, hits, count, tty ? "\033[1;31m" : "**",
-                                tty ? "\033[0m" : "**") < 0) {
+        if (mt_search_hits_text(&out, mem, query, hits, count, on ? "\033[1;31m" : "",
+                                on ? "\033[0m" : "") < 0) {
             mt_buf_dispose(&out);
             status = no_memory();
             goto done;
@@ -146,7 +231,7 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
         putchar('\n');
         mt_buf_dispose(&out);
     }
-    status = fflush(stdout) == 0 ? MT_EXIT_OK : MT_EXIT_TOOL;
+    status = fflush(stdout) != 0 ? MT_EXIT_USAGE : count ? MT_EXIT_OK : MT_EXIT_TOOL;
 done:
     mt_search_hits_free(hits, count);
     mt_memory_free(mem);

@@ -41,6 +41,7 @@ static const mt_cli_command commands[] = {
     {"restore", mt_cmd_restore, "make a version's content current again"},
     {"undo", mt_cmd_undo, "go back to the version before a memory's newest"},
     {"redact", mt_cmd_redact, "erase a version's content, path and indexed words"},
+    {"secrets", mt_cmd_secrets, "secrets scan: find (and --redact) secrets already stored"},
     {"key", mt_cmd_key, "key new PATH: make a key file for --encrypt"},
     {"rekey", mt_cmd_rekey, "re-encrypt every memory with a new key; --status: keys in use"},
     {"migrate", mt_cmd_migrate, "copy every memory of one store into another"},

@@ -9,8 +9,6 @@
 
 #include "memory.h"
 
-#define REJECT_TAIL "; memory must not hold credentials. Remove it and retry."
-
 void mt_guard_dispose(mt_guard *g)
 {
     free(g->data);
@@ -57,7 +55,8 @@ static char *redact(const char *data, size_t len, const mt_secret_hit *h, size_t
     return out;
 }
 
-int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
+static int guard_as(mt_guard *g, mt_memory *m, mt_secrets_policy policy, const char *data,
+                    size_t len)
 {
     mt_secret_hit local[16], *hits = local;
     mt_secrets_cfg cfg = {m->secrets_allow};
@@ -65,7 +64,7 @@ int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
     int rc;
 
     memset(g, 0, sizeof(*g));
-    if (m->opts.secrets == MT_SECRETS_OFF)
+    if (policy == MT_SECRETS_OFF)
         return 0;
     if ((rc = mt_secrets_scan(hits, sizeof(local) / sizeof(local[0]), &count, data, len, &cfg)) < 0)
         return rc;
@@ -74,7 +73,7 @@ int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
     g->found.count = count;
     for (i = 0; i < count && i < MT_GUARD_SHOWN; i++)
         g->found.shown[i] = hits[i];
-    if (m->opts.secrets == MT_SECRETS_REJECT) {
+    if (policy == MT_SECRETS_REJECT) {
         g->rejected = 1;
         return 0;
     }
@@ -97,19 +96,76 @@ done:
     return rc;
 }
 
+int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len)
+{
+    return guard_as(g, m, m->opts.secrets, data, len);
+}
+
+int mt_guard_redact(mt_guard *g, mt_memory *m, const char *data, size_t len)
+{
+    return guard_as(g, m, MT_SECRETS_REDACT, data, len);
+}
+
+/* "a secret (kind, line n)" or "N secrets (kind, line n; kind, line m; and K
+ * more)": every finding by kind and line, bounded so a hostile input cannot
+ * make a huge message. */
+static int findings(mt_buf *b, const mt_guard_found *f)
+{
+    size_t i, shown = f->count < MT_GUARD_SHOWN ? f->count : MT_GUARD_SHOWN;
+
+    if (f->count == 1)
+        return mt_buf_printf(b, "a secret (%s, line %zu)", f->shown[0].kind, f->shown[0].line);
+    if (mt_buf_printf(b, "%zu secrets (", f->count) < 0)
+        return MT_ENOMEM;
+    for (i = 0; i < shown; i++)
+        if (mt_buf_printf(b, "%s%s, line %zu", i ? "; " : "", f->shown[i].kind, f->shown[i].line) <
+            0)
+            return MT_ENOMEM;
+    if (f->count > shown && mt_buf_printf(b, "; and %zu more", f->count - shown) < 0)
+        return MT_ENOMEM;
+    return mt_buf_putc(b, ')');
+}
+
+/* The ways out: take the secret out, or (an operator's choice, so named as
+ * options) keep it redacted or allow what is no secret. */
+static int way_out(mt_buf *b, const mt_guard_found *f)
+{
+    int one = f->count == 1;
+
+    return mt_buf_printf(b,
+                         "; memory must not hold credentials. Remove %s and retry, or run memtool "
+                         "with --secrets redact to store %s redacted, or --secrets-allow REGEX "
+                         "for what is no secret.",
+                         one ? "it" : "them", one ? "it" : "them");
+}
+
 int mt_guard_reject(mt_reply *r, mt_str path, const mt_guard_found *f)
 {
-    if (mt_reply_fail(r, "Error: ", path, "") < 0 ||
-        mt_buf_printf(&r->text, " would contain a secret (%s, line %zu)" REJECT_TAIL,
-                      f->shown[0].kind, f->shown[0].line) < 0)
+    if (mt_reply_fail(r, "Error: ", path, "") < 0 || mt_buf_puts(&r->text, " would contain ") < 0 ||
+        findings(&r->text, f) < 0 || way_out(&r->text, f) < 0)
         return MT_ENOMEM;
     return 0;
 }
 
-int mt_guard_error(const char *path, const mt_guard_found *f)
+int mt_guard_restore_error(const char *path, int64_t id, const mt_guard_found *f)
 {
-    return mt_error_set(MT_ESECRET, "%s would contain a secret (%s, line %zu)" REJECT_TAIL, path,
-                        f->shown[0].kind, f->shown[0].line);
+    mt_buf b = MT_BUF_INIT;
+    int one = f->count == 1, rc;
+
+    /* A restore cannot take the secret out of the version: store it
+     * redacted, and erase the version itself from history. */
+    if (mt_buf_printf(&b, "%s would contain ", path) < 0 || findings(&b, f) < 0 ||
+        mt_buf_printf(&b,
+                      " from version %lld; memory must not hold credentials. Run it again with "
+                      "--secrets redact to store %s redacted (or --secrets-allow REGEX for what "
+                      "is no secret), and memtool redact %lld to erase the version.",
+                      (long long)id, one ? "it" : "them", (long long)id) < 0) {
+        mt_buf_dispose(&b);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    rc = mt_error_set(MT_ESECRET, "%s", b.ptr);
+    mt_buf_dispose(&b);
+    return rc;
 }
 
 int mt_guard_note(mt_buf *b, const mt_guard_found *f)

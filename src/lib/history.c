@@ -244,7 +244,7 @@ static int guard_restore(mt_guard *g, mt_memory *m, const mt_version *v, const m
         return rc;
     snprintf(path, sizeof(path), "%s/%s", ROOT, rel ? rel : "");
     if (g->rejected)
-        return mt_guard_error(path, &g->found);
+        return mt_guard_restore_error(path, id, &g->found);
     if (!g->found.count)
         return 0;
     if (!g->data)

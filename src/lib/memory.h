@@ -140,7 +140,8 @@ int mt_reply_limit(mt_reply *r, const mt_store_op *op, mt_str path, const mt_str
  * the first member of each callback's payload.
  */
 /* What the secrets check found in content about to be written (guard.c). */
-#define MT_GUARD_SHOWN 3
+/* Findings a message lists by kind and line; past these, "and K more". */
+#define MT_GUARD_SHOWN 8
 typedef struct {
     size_t count;                        /* secrets found (redacted, or the first rejected) */
     mt_secret_hit shown[MT_GUARD_SHOWN]; /* the first few, for the messages */
@@ -160,15 +161,21 @@ typedef struct {
 int mt_guard_content(mt_guard *g, mt_memory *m, const char *data, size_t len);
 void mt_guard_dispose(mt_guard *g);
 
+/* The same under the redact policy, whatever the handle's (with its
+ * allow-list): what memtool secrets scan --redact writes. */
+int mt_guard_redact(mt_guard *g, mt_memory *m, const char *data, size_t len);
+
 /* Fill r with the refusal: "Error: {path} would contain a secret ({kind},
- * line {n}); ..." (the secret itself is never shown). */
+ * line {n}); ..." or "... would contain {N} secrets ({kind}, line {n}; ...;
+ * and {K} more); ...", then the ways out (the secret itself is never shown). */
 int mt_guard_reject(mt_reply *r, mt_str path, const mt_guard_found *f);
 
 /* " (1 secret redacted: {kind} on line {n})", or nothing when none was. */
 int mt_guard_note(mt_buf *b, const mt_guard_found *f);
 
-/* The same text as an mt_error, for the library's own entry points. */
-int mt_guard_error(const char *path, const mt_guard_found *f);
+/* The refusal of a restore of version id, as an mt_error (MT_ESECRET): its
+ * ways out are --secrets redact and memtool redact of that version. */
+int mt_guard_restore_error(const char *path, int64_t id, const mt_guard_found *f);
 
 typedef struct {
     mt_reply *r;

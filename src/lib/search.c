@@ -6,11 +6,13 @@
 
 #include "memory.h"
 #include "search/text.h"
+#include "search_tool.h"
 #include "utf8.h"
 
 #define LINES_MAX     20
 #define LIMIT_MAX     100
-#define CONTEXT_CHARS 60 /* code points shown on each side of the match */
+#define CONTEXT_CHARS 60   /* code points shown on each side of the match */
+#define MARKS_MAX     4096 /* occurrences a hit's shown lines may mark */
 
 void mt_search_hits_free(mt_search_hit *hits, size_t count)
 {
@@ -268,5 +270,159 @@ done:
     free(p);
     mt_search_query_free(q);
     free(rel);
+    return rc;
+}
+
+/* s[0, len) as valid UTF-8 on one line, appended to out. */
+static int put_plain(mt_buf *out, const char *s, size_t len)
+{
+    size_t from = out->len, i;
+
+    if (mt_utf8_sanitize(out, s, len) < 0)
+        return MT_ENOMEM;
+    for (i = from; i < out->len; i++)
+        if (out->ptr[i] == '\n' || out->ptr[i] == '\r' || out->ptr[i] == '\t')
+            out->ptr[i] = ' ';
+    return 0;
+}
+
+/* Line `line` of the hit, text[ls, le), as "\n  N: ..." with each occurrence
+ * of the query's terms on it marked (r: the n occurrences in the whole
+ * text, absolute byte ranges in the order they end): from CONTEXT_CHARS
+ * before the first to as many after its end (a phrase may run onto the next
+ * line, as the snippet does), further on when an occurrence runs past;
+ * "..." where cut. A line none starts on (the cap of occurrences reached)
+ * shows its start. */
+static int put_line(mt_buf *out, const char *text, size_t len, size_t ls, size_t le, uint32_t line,
+                    const size_t *r, size_t n, const char *open, const char *close)
+{
+    size_t first = n, from, to, stop, at, i;
+    const char *nl;
+
+    for (i = 0; i < n; i++)
+        if (r[2 * i] >= ls && r[2 * i] < le && (first == n || r[2 * i] < r[2 * first]))
+            first = i;
+    if (first == n) {
+        to = ls + mt_utf8_prefix(text + ls, le - ls, 2 * CONTEXT_CHARS);
+        if (mt_buf_printf(out, "\n  %u: ", line) < 0 || put_plain(out, text + ls, to - ls) < 0 ||
+            (to < le && mt_buf_puts(out, "...") < 0))
+            return MT_ENOMEM;
+        return 0;
+    }
+    from = ls + tail_start(text + ls, r[2 * first] - ls, CONTEXT_CHARS);
+    at = r[2 * first + 1];
+    nl = memchr(text + at, '\n', len - at);
+    stop = nl ? (size_t)(nl - text) : len;
+    to = at + mt_utf8_prefix(text + at, stop - at, CONTEXT_CHARS);
+    if (mt_buf_printf(out, "\n  %u: %s", line, from > ls ? "..." : "") < 0)
+        return MT_ENOMEM;
+    for (at = from, i = 0; i < n; i++) {
+        size_t st = r[2 * i], e = r[2 * i + 1];
+
+        /* those on the line shown, past the one before (a prefix in a phrase) */
+        if (st < at || st >= to)
+            continue;
+        if (e > to)
+            to = e;
+        if (put_plain(out, text + at, st - at) < 0 || mt_buf_puts(out, open) < 0 ||
+            put_plain(out, text + st, e - st) < 0 || mt_buf_puts(out, close) < 0)
+            return MT_ENOMEM;
+        at = e;
+    }
+    if (put_plain(out, text + at, to - at) < 0 || (to < stop && mt_buf_puts(out, "...") < 0))
+        return MT_ENOMEM;
+    return 0;
+}
+
+/* The header's list of lines: those shown. */
+static int put_header(mt_buf *out, const mt_search_hit *h, const uint32_t *lines, size_t n)
+{
+    size_t k;
+
+    if (mt_buf_puts(out, h->path) < 0)
+        return MT_ENOMEM;
+    for (k = 0; k < n; k++)
+        if (mt_buf_printf(out, "%s%u", k ? ", " : n > 1 ? " (lines " : " (line ", lines[k]) < 0)
+            return MT_ENOMEM;
+    if (n && mt_buf_puts(out, h->more_lines ? ", ...)" : ")") < 0)
+        return MT_ENOMEM;
+    return 0;
+}
+
+/* One hit: every line it lists, read from the memory as it is now; when it
+ * cannot be read again (gone, over the size limit), the snippet the search
+ * kept, and the header lists that line alone. */
+static int hit_text(mt_buf *out, mt_memory *m, const mt_search_query *q, const mt_search_hit *h,
+                    const char *open, const char *close)
+{
+    mt_buf body = MT_BUF_INIT;
+    uint32_t *shown = NULL, line = 1;
+    char *text = NULL;
+    size_t len = 0, ls = 0, le, k = 0, n = 0, *r = NULL, nr = 0;
+    const char *nl;
+    int rc = 0;
+
+    if (h->line_count == 0 || (rc = mt_memory_read(&text, &len, m, h->path)) < 0) {
+        if (h->line_count && rc == MT_ENOMEM)
+            goto done;
+        rc = put_header(out, h, h->match ? &h->line : NULL, h->match ? 1 : 0);
+        if (rc == 0 && h->match &&
+            mt_buf_printf(out, "\n  %u: %s%s%s%s%s", h->line, h->before, open, h->match, close,
+                          h->after) < 0)
+            rc = MT_ENOMEM;
+        goto done;
+    }
+    if (!(shown = calloc(h->line_count, sizeof(*shown))) ||
+        !(r = malloc(2 * MARKS_MAX * sizeof(*r)))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = mt_search_occurrences(r, &nr, MARKS_MAX, q, text, len)) < 0)
+        goto done;
+    while (k < h->line_count && ls <= len) {
+        nl = memchr(text + ls, '\n', len - ls);
+        le = nl ? (size_t)(nl - text) : len;
+        if (line == h->lines[k]) {
+            if ((rc = put_line(&body, text, len, ls, le, line, r, nr, open, close)) < 0)
+                goto done;
+            shown[n++] = line;
+            k++;
+        }
+        if (!nl)
+            break;
+        ls = le + 1;
+        line++;
+    }
+    if ((rc = put_header(out, h, shown, n)) == 0 && body.len &&
+        mt_buf_put(out, body.ptr, body.len) < 0)
+        rc = MT_ENOMEM;
+done:
+    if (text)
+        sodium_memzero(text, len); /* from an encrypted store: the memory, decrypted */
+    free(text);
+    if (body.ptr)
+        sodium_memzero(body.ptr, body.len);
+    mt_buf_dispose(&body);
+    free(shown);
+    free(r);
+    return rc < 0 ? mt_error_set(MT_ENOMEM, "out of memory") : 0;
+}
+
+int mt_search_hits_text(mt_buf *out, mt_memory *m, const char *query, const mt_search_hit *hits,
+                        size_t n, const char *open, const char *close)
+{
+    mt_search_query *q = NULL;
+    size_t i;
+    int rc;
+
+    if ((rc = mt_search_query_parse(&q, query, strlen(query))) < 0)
+        return rc;
+    for (i = 0; i < n && rc == 0; i++) {
+        if (i && mt_buf_putc(out, '\n') < 0)
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+        else
+            rc = hit_text(out, m, q, &hits[i], open, close);
+    }
+    mt_search_query_free(q);
     return rc;
 }

@@ -14,54 +14,30 @@
 
 const char mt_search_tool_description[] =
     "Search your persistent memory directory, /memories, for memories that contain every "
-    "term of a query, best match first, each with the lines where the terms occur and the "
-    "first match shown (marked **like this**). A query is words, \"phrases in quotes\" and "
-    "prefixes (deploy*); case and accents do not matter. Examples: {\"query\": \"deploy "
+    "term of a query, best match first, each with the lines where the terms occur (matches "
+    "marked **like this**). A query is words, \"phrases in quotes\" and prefixes (deploy*); "
+    "-word or NOT word excludes, a OR b takes either; case and accents do not matter. "
+    "Examples: {\"query\": \"deploy "
     "script\"}, {\"query\": \"\\\"release checklist\\\"\", \"path\": \"/memories/project\"}, "
     "{\"query\": \"auth*\", \"limit\": 5}. Use it to find what an earlier session wrote "
     "before viewing files one by one.";
 
 json_t *mt_search_tool_schema(void)
 {
-    json_t *props = json_pack(
-        "{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:i, s:i, s:s}}", "query", "type", "string",
-        "description", "Words, \"phrases in quotes\" and prefixes (word*) that must all occur",
-        "path", "type", "string", "description",
-        "Search at or beneath this directory, e.g. /memories/project (default /memories)", "limit",
-        "type", "integer", "minimum", 1, "maximum", 100, "description",
-        "At most this many memories (default 10)");
+    json_t *props =
+        json_pack("{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:i, s:i, s:s}}", "query", "type", "string",
+                  "description",
+                  "Words, \"phrases in quotes\" and prefixes (word*) that must all occur; "
+                  "-word excludes, a OR b takes either",
+                  "path", "type", "string", "description",
+                  "Search at or beneath this directory, e.g. /memories/project (default /memories)",
+                  "limit", "type", "integer", "minimum", 1, "maximum", 100, "description",
+                  "At most this many memories (default 10)");
 
     if (!props)
         return NULL;
     return json_pack("{s:s, s:o, s:[s], s:b}", "type", "object", "properties", props, "required",
                      "query", "additionalProperties", 0);
-}
-
-int mt_search_hits_text(mt_buf *out, const mt_search_hit *hits, size_t n, const char *open,
-                        const char *close)
-{
-    size_t i, k;
-    int rc = 0;
-
-    for (i = 0; i < n && rc == 0; i++) {
-        const mt_search_hit *h = &hits[i];
-
-        rc = mt_buf_puts(out, h->path);
-        for (k = 0; k < h->line_count && rc == 0; k++)
-            rc = mt_buf_printf(out, "%s%u",
-                               k                   ? ", "
-                               : h->line_count > 1 ? " (lines "
-                                                   : " (line ",
-                               h->lines[k]);
-        if (rc == 0 && h->line_count)
-            rc = mt_buf_puts(out, h->more_lines ? ", ...)" : ")");
-        if (rc == 0 && h->match)
-            rc = mt_buf_printf(out, "\n  %u: %s%s%s%s%s", h->line, h->before, open, h->match, close,
-                               h->after);
-        if (rc == 0 && i + 1 < n)
-            rc = mt_buf_putc(out, '\n');
-    }
-    return rc;
 }
 
 static int fail(mt_result *res, const char *fmt, ...)
@@ -130,7 +106,7 @@ int mt_memory_search_tool(mt_result *res, mt_memory *m, const json_t *input)
         rc = mt_buf_puts(&b, "No memories match.");
     else if ((rc = mt_buf_printf(&b, "%zu %s, best match first:\n", n,
                                  n == 1 ? "memory matches" : "memories match")) == 0)
-        rc = mt_search_hits_text(&b, hits, n, "**", "**");
+        rc = mt_search_hits_text(&b, m, query, hits, n, "**", "**");
     mt_search_hits_free(hits, n);
     if (rc < 0 || !(res->text = mt_buf_detach(&b, &res->len))) {
         mt_buf_dispose(&b);

@@ -85,12 +85,7 @@ done:
 
 int mt_search_scan_matches(const mt_search_scan_doc *d, const mt_search_query *q)
 {
-    size_t i;
-
-    for (i = 0; i < q->count && i < MT_SEARCH_TERMS_MAX; i++)
-        if (d->freq[i] == 0)
-            return 0;
-    return q->count > 0;
+    return q->count > 0 && q->count <= MT_SEARCH_TERMS_MAX && mt_search_query_eval(q, d->freq);
 }
 
 void mt_search_scan_count(mt_search_scan_stats *s, const mt_search_scan_doc *d,

@@ -44,7 +44,7 @@ typedef struct {
 int mt_search_scan_text(mt_search_scan_doc *out, const mt_search_query *q, const char *text,
                         size_t len);
 
-/* Whether every term of q occurs in d. */
+/* Whether d matches q (mt_search_query_eval: its clauses occur, its excluded terms do not). */
 int mt_search_scan_matches(const mt_search_scan_doc *d, const mt_search_query *q);
 
 /* Count d in the collection s (start from a zeroed s). */

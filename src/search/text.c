@@ -379,6 +379,7 @@ void mt_search_query_free(mt_search_query *q)
     for (i = 0; i < q->count; i++)
         term_dispose(&q->terms[i]);
     free(q->terms);
+    free(q->flags);
     free(q);
 }
 
@@ -391,13 +392,17 @@ static int lone_cjk(const char *w)
 }
 
 /* One term from query[start, end): words (a phrase when more than one), a
- * trailing * making the last a prefix. */
-static int add_term(mt_search_query *q, const char *text, size_t len, int prefix)
+ * trailing * making the last a prefix, flags its MT_SEARCH_* flags. *added
+ * is 0 when the text has no words (punctuation alone: no term). */
+static int add_term(mt_search_query *q, const char *text, size_t len, int prefix,
+                    unsigned char flags, int *added)
 {
     mt_search_term t = {NULL, 0, prefix}, *terms;
     term_state s = {&t, 0, 0};
+    unsigned char *f;
     int rc = 0;
 
+    *added = 0;
     mt_search_words(text, len, term_word, &s);
     if (s.oom) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
@@ -427,9 +432,16 @@ static int add_term(mt_search_query *q, const char *text, size_t len, int prefix
         goto done;
     }
     q->terms = terms;
+    if (!(f = realloc(q->flags, q->count + 1))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    q->flags = f;
+    q->flags[q->count] = flags;
     q->terms[q->count++] = t;
     t.words = NULL;
     t.count = 0;
+    *added = 1;
 done:
     term_dispose(&t);
     return rc;
@@ -451,12 +463,21 @@ static int star_check(const char *s, size_t len)
     return 0;
 }
 
+/* Whether query[i, len) starts with the operator word op, standing alone. */
+static int operator_at(const char *query, size_t i, size_t len, const char *op)
+{
+    size_t n = strlen(op);
+
+    return len - i >= n && memcmp(query + i, op, n) == 0 &&
+           (i + n == len || is_space(query[i + n]) || query[i + n] == '"');
+}
+
 int mt_search_query_parse(mt_search_query **out, const char *query, size_t len)
 {
     mt_search_query *q = NULL;
-    size_t i = 0, j, k;
+    size_t i = 0, j, k, found = 0;
     uint32_t cp;
-    int rc = 0, prefix, quoted;
+    int rc = 0, prefix, quoted, negate = 0, or_next = 0, added;
 
     *out = NULL;
     if (!query || len == 0) {
@@ -483,6 +504,29 @@ int mt_search_query_parse(mt_search_query **out, const char *query, size_t len)
             i++;
             continue;
         }
+        /* Operators are written in capitals, as in FTS5 and web search:
+         * "or" and "not" in lower case are words to find. */
+        if (operator_at(query, i, len, "OR")) {
+            if (q->count == 0 || or_next || negate || (q->flags[q->count - 1] & MT_SEARCH_NOT)) {
+                rc = mt_error_set(MT_EINVAL, "OR must stand between two words to find, as in "
+                                             "deploy OR release");
+                goto done;
+            }
+            or_next = 1;
+            i += 2;
+            continue;
+        }
+        if (operator_at(query, i, len, "NOT") ||
+            (query[i] == '-' && i + 1 < len && !is_space(query[i + 1]) && query[i + 1] != '-')) {
+            if (or_next || negate) {
+                rc = mt_error_set(MT_EINVAL, "an excluded word (-word or NOT word) cannot "
+                                             "follow OR or another exclusion");
+                goto done;
+            }
+            negate = 1;
+            i += query[i] == '-' ? 1 : 3;
+            continue;
+        }
         quoted = query[i] == '"';
         if (quoted) {
             for (j = i + 1; j < len && query[j] != '"'; j++)
@@ -504,12 +548,35 @@ int mt_search_query_parse(mt_search_query **out, const char *query, size_t len)
         if ((rc = star_check(query + i, k - i)) < 0)
             goto done;
         prefix = k > i && query[k - 1] == '*';
-        if ((rc = add_term(q, query + i, k - i - (prefix ? 1 : 0), prefix)) < 0)
+        if ((rc = add_term(q, query + i, k - i - (prefix ? 1 : 0), prefix,
+                           negate ? MT_SEARCH_NOT : 0, &added)) < 0)
             goto done;
+        if (!added && (negate || or_next)) {
+            rc = mt_error_set(MT_EINVAL, "%s must be followed by a word, as in %s",
+                              negate ? "an exclusion" : "OR",
+                              negate ? "deploy -staging" : "deploy OR release");
+            goto done;
+        }
+        if (added && or_next)
+            q->flags[q->count - 2] |= MT_SEARCH_OR;
+        if (added && !negate)
+            found++;
+        negate = or_next = 0;
         i = quoted ? j + 1 : j;
+    }
+    if (or_next || negate) {
+        rc = mt_error_set(MT_EINVAL, "%s must be followed by a word, as in %s",
+                          negate ? "an exclusion" : "OR",
+                          negate ? "deploy -staging" : "deploy OR release");
+        goto done;
     }
     if (q->count == 0) {
         rc = mt_error_set(MT_EINVAL, "the query has no letters or digits to search for");
+        goto done;
+    }
+    if (found == 0) {
+        rc = mt_error_set(MT_EINVAL, "the query only excludes words: give a word to find too, "
+                                     "as in deploy -staging");
         goto done;
     }
     *out = q;
@@ -519,39 +586,105 @@ done:
     return rc;
 }
 
-int mt_search_fts5_match(mt_buf *out, const mt_search_query *q)
+/* Whether term i is excluded, and whether it is joined by OR to the next. */
+static int is_not(const mt_search_query *q, size_t i)
 {
-    size_t i, j;
-    int rc = 0;
+    return q->flags && (q->flags[i] & MT_SEARCH_NOT);
+}
+
+static int is_or(const mt_search_query *q, size_t i)
+{
+    return q->flags && (q->flags[i] & MT_SEARCH_OR) && i + 1 < q->count;
+}
+
+int mt_search_query_eval(const mt_search_query *q, const uint64_t *freq)
+{
+    size_t i;
+    int clause = 0, any = 0;
+
+    for (i = 0; i < q->count; i++) {
+        if (is_not(q, i)) {
+            if (freq[i])
+                return 0;
+            continue;
+        }
+        clause |= freq[i] != 0;
+        if (is_or(q, i))
+            continue;
+        if (!clause)
+            return 0;
+        clause = 0;
+        any = 1;
+    }
+    return any;
+}
+
+/* The query as a boolean expression: each term by term(), clauses of terms
+ * joined by OR in parentheses, clauses joined by `and`, the excluded terms
+ * after `not_` (FTS5's binary NOT; tsquery's & !). */
+typedef int (*term_fn)(mt_buf *out, const mt_search_term *t);
+
+static int expression(mt_buf *out, const mt_search_query *q, term_fn term, const char *and_,
+                      const char *or_, const char *not_)
+{
+    size_t i;
+    int rc = 0, first = 1, in_or = 0;
 
     for (i = 0; i < q->count && rc == 0; i++) {
-        const mt_search_term *t = &q->terms[i];
-
-        rc = mt_buf_puts(out, i ? " AND \"" : "\"");
-        for (j = 0; j < t->count && rc == 0; j++)
-            rc = mt_buf_printf(out, "%s%s", j ? " " : "", t->words[j]);
+        if (is_not(q, i))
+            continue;
+        if (!in_or && !first)
+            rc = mt_buf_puts(out, and_);
+        if (rc == 0 && !in_or && is_or(q, i))
+            rc = mt_buf_putc(out, '(');
         if (rc == 0)
-            rc = mt_buf_puts(out, t->prefix ? "\"*" : "\"");
+            rc = term(out, &q->terms[i]);
+        first = 0;
+        in_or = is_or(q, i);
+        if (rc == 0 && in_or)
+            rc = mt_buf_puts(out, or_);
+        else if (rc == 0 && i > 0 && is_or(q, i - 1))
+            rc = mt_buf_putc(out, ')');
     }
+    for (i = 0; i < q->count && rc == 0; i++)
+        if (is_not(q, i) && (rc = mt_buf_puts(out, not_)) == 0)
+            rc = term(out, &q->terms[i]);
     return rc;
+}
+
+static int fts5_term(mt_buf *out, const mt_search_term *t)
+{
+    size_t j;
+    int rc = mt_buf_putc(out, '"');
+
+    for (j = 0; j < t->count && rc == 0; j++)
+        rc = mt_buf_printf(out, "%s%s", j ? " " : "", t->words[j]);
+    if (rc == 0)
+        rc = mt_buf_puts(out, t->prefix ? "\"*" : "\"");
+    return rc;
+}
+
+static int tsquery_term(mt_buf *out, const mt_search_term *t)
+{
+    size_t j;
+    int rc = mt_buf_putc(out, '(');
+
+    for (j = 0; j < t->count && rc == 0; j++)
+        rc = mt_buf_printf(out, "%s'%s'%s", j ? " <-> " : "", t->words[j],
+                           t->prefix && j + 1 == t->count ? ":*" : "");
+    if (rc == 0)
+        rc = mt_buf_putc(out, ')');
+    return rc;
+}
+
+int mt_search_fts5_match(mt_buf *out, const mt_search_query *q)
+{
+    return expression(out, q, fts5_term, " AND ", " OR ", " NOT ");
 }
 
 int mt_search_tsquery(mt_buf *out, const mt_search_query *q)
 {
-    size_t i, j;
-    int rc = 0;
-
-    for (i = 0; i < q->count && rc == 0; i++) {
-        const mt_search_term *t = &q->terms[i];
-
-        rc = mt_buf_puts(out, i ? " & (" : "(");
-        for (j = 0; j < t->count && rc == 0; j++)
-            rc = mt_buf_printf(out, "%s'%s'%s", j ? " <-> " : "", t->words[j],
-                               t->prefix && j + 1 == t->count ? ":*" : "");
-        if (rc == 0)
-            rc = mt_buf_putc(out, ')');
-    }
-    return rc;
+    return expression(out, q, tsquery_term, " & ", " | ", " & !");
 }
 
 /* Matching, for showing hits. */
@@ -571,6 +704,9 @@ typedef struct {
     size_t seen; /* words so far */
     size_t pos;  /* newlines before this offset are counted */
     uint32_t line;
+    uint64_t freq[MT_SEARCH_TERMS_MAX];
+    size_t *ranges; /* mt_search_occurrences: start and end of each, up to max_ranges */
+    size_t nranges, max_ranges;
 } match_state;
 
 static int same(const ring_word *w, const char *word, int prefix)
@@ -634,7 +770,18 @@ static int match_word(void *payload, const mt_search_word *w)
         }
         if (j < t->count)
             continue;
+        if (i < MT_SEARCH_TERMS_MAX)
+            s->freq[i]++;
+        /* An excluded term is no match to show: it only unmakes one. */
+        if (is_not(s->q, i))
+            continue;
         first = &s->ring[(s->seen - t->count) % MT_SEARCH_PHRASE_MAX];
+        if (s->ranges && s->nranges < s->max_ranges) {
+            s->ranges[2 * s->nranges] = first->start;
+            s->ranges[2 * s->nranges++ + 1] = w->end;
+        }
+        if (!s->m)
+            continue;
         s->m->occurrences++;
         if (!s->m->found || first->start < s->m->first_start) {
             s->m->found = 1;
@@ -664,7 +811,15 @@ int mt_search_match(mt_search_matches *out, const mt_search_query *q, const char
     s->max_lines = max_lines;
     s->m = out;
     s->line = 1;
-    rc = mt_search_words(text, len, match_word, s);
+    if ((rc = mt_search_words(text, len, match_word, s)) == 0 &&
+        !mt_search_query_eval(q, s->freq)) {
+        /* Not a match as a whole (an excluded term, a clause missing): the
+         * memory changed since the store answered. */
+        out->found = 0;
+        out->line_count = 0;
+        out->more_lines = 0;
+        out->occurrences = 0;
+    }
 done:
     if (s)
         sodium_memzero(s, sizeof(*s)); /* its ring holds the text's last words */
@@ -678,4 +833,25 @@ void mt_search_matches_dispose(mt_search_matches *m)
 {
     free(m->lines);
     memset(m, 0, sizeof(*m));
+}
+
+int mt_search_occurrences(size_t *ranges, size_t *count, size_t max, const mt_search_query *q,
+                          const char *text, size_t len)
+{
+    match_state *s;
+    int rc;
+
+    *count = 0;
+    if (!(s = calloc(1, sizeof(*s))))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    s->q = q;
+    s->text = text;
+    s->line = 1;
+    s->ranges = ranges;
+    s->max_ranges = max;
+    rc = mt_search_words(text, len, match_word, s);
+    *count = s->nranges;
+    sodium_memzero(s, sizeof(*s)); /* its ring holds the text's last words */
+    free(s);
+    return rc;
 }

@@ -13,7 +13,10 @@
  * the same way in a memory and in a query.
  *
  * A query is words, "phrases in quotes" and prefixes (word*), all of which
- * must appear in a memory for it to match.
+ * must appear in a memory for it to match; a term after - or NOT must not
+ * appear, and of terms joined by OR one is enough (OR binds tighter than the
+ * implied AND: "a b OR c" is a and (b or c)). NOT and OR are operators only
+ * in capitals.
  */
 #ifndef MT_SEARCH_TEXT_H
 #define MT_SEARCH_TEXT_H
@@ -54,6 +57,10 @@ int mt_search_index_text(mt_buf *out, const char *text, size_t len);
 int mt_search_query_parse(mt_search_query **out, const char *query, size_t len);
 void mt_search_query_free(mt_search_query *q);
 
+/* Whether a text in which term i occurs freq[i] times matches q: its
+ * clauses (terms joined by OR) each occur, its excluded terms do not. */
+int mt_search_query_eval(const mt_search_query *q, const uint64_t *freq);
+
 /* The query for SQLite FTS5 (over mt_search_index_text's words, with the
  * ascii tokenizer), and as a PostgreSQL tsquery: a literal of exact words
  * (for CAST(... AS tsquery); to_tsquery('simple', ...) reads it the same in
@@ -81,5 +88,11 @@ typedef struct {
 int mt_search_match(mt_search_matches *out, const mt_search_query *q, const char *text, size_t len,
                     size_t max_lines);
 void mt_search_matches_dispose(mt_search_matches *m);
+
+/* The byte ranges of the occurrences of q's terms to find (not the excluded
+ * ones) in text, in the order they end: ranges[2k] and ranges[2k + 1] are the
+ * k-th one's start and end, at most max of them. */
+int mt_search_occurrences(size_t *ranges, size_t *count, size_t max, const mt_search_query *q,
+                          const char *text, size_t len);
 
 #endif

@@ -61,7 +61,7 @@ SEARCH_SCHEMA = {
     "type": "object",
     "properties": {
         "query": {"type": "string",
-                  "description": "Words, \"phrases in quotes\" and prefixes (word*) that must all occur"},
+                  "description": "Words, \"phrases in quotes\" and prefixes (word*) that must all occur; -word excludes, a OR b takes either"},
         "path": {"type": "string",
                  "description": "Search at or beneath this directory, e.g. /memories/project "
                                 "(default /memories)"},

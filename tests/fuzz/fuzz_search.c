@@ -59,8 +59,13 @@ static void check_scan(const mt_search_query *q, const char *text, size_t len, s
     for (i = 0; i < q->count; i++) {
         FUZZ_CHECK(d.freq[i] <= d.words, "term %zu occurs %llu times in %llu words", i,
                    (unsigned long long)d.freq[i], (unsigned long long)d.words);
-        sum += d.freq[i];
+        if (!q->flags || !(q->flags[i] & MT_SEARCH_NOT))
+            sum += d.freq[i];
     }
+    /* The matcher shows the terms to find of a text the query matches as a
+     * whole (its clauses, its exclusions), and nothing of any other. */
+    if (!mt_search_scan_matches(&d, q))
+        sum = 0;
     FUZZ_CHECK(sum == occurrences, "the scan found %llu occurrences, the matcher %llu",
                (unsigned long long)sum, (unsigned long long)occurrences);
     memset(&st, 0, sizeof(st));
@@ -84,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *in = (const char *)data, *nul = memchr(in, '\0', size);
     size_t qlen = nul ? (size_t)(nul - in) : size;
     const char *text = nul ? nul + 1 : "";
-    size_t tlen = nul ? size - qlen - 1 : 0, i, lines;
+    size_t tlen = nul ? size - qlen - 1 : 0, i, lines, groups;
     words_state ws = {tlen, 0, 0};
     mt_search_query *q = NULL;
     mt_search_matches m;
@@ -98,8 +103,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(q->count > 0 && q->count <= MT_SEARCH_TERMS_MAX, "%zu terms", q->count);
     FUZZ_CHECK(mt_search_fts5_match(&a, q) == 0 && mt_search_tsquery(&b, q) == 0, "no rendering");
     FUZZ_CHECK(count(a.ptr, a.len, '"') == 2 * q->count, "FTS5 quotes unbalanced: %s", a.ptr);
-    FUZZ_CHECK(count(b.ptr, b.len, '(') == q->count && count(b.ptr, b.len, ')') == q->count,
+    /* A pair for each term, and one for each clause of terms joined by OR. */
+    for (i = 0, groups = 0; i < q->count; i++)
+        groups += q->flags && (q->flags[i] & MT_SEARCH_OR) &&
+                  (i == 0 || !(q->flags[i - 1] & MT_SEARCH_OR));
+    FUZZ_CHECK(count(b.ptr, b.len, '(') == q->count + groups &&
+                   count(b.ptr, b.len, ')') == q->count + groups,
                "tsquery parentheses unbalanced: %s", b.ptr);
+    FUZZ_CHECK(count(a.ptr, a.len, '(') == groups && count(a.ptr, a.len, ')') == groups,
+               "FTS5 parentheses unbalanced: %s", a.ptr);
     if (mt_search_match(&m, q, text, tlen, 8) == 0) {
         lines = 1 + count(text, tlen, '\n');
         for (i = 0; i < m.line_count; i++) {

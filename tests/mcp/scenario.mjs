@@ -136,7 +136,7 @@ export async function runScenario(call) {
   await ok('memory', { command: 'create', path: S, file_text: 'The deploy script\nruns nightly, deploy it\n' },
     `File created successfully at: ${S}`);
   await ok('memory_search', { query: 'DEPLOY' },
-    `1 memory matches, best match first:\n${S} (lines 1, 2)\n  1: The **deploy** script`);
+    `1 memory matches, best match first:\n${S} (lines 1, 2)\n  1: The **deploy** script\n  2: runs nightly, **deploy** it`);
   await ok('memory_search', { query: '"script runs"', path: '/memories/ops', limit: 3 },
     `1 memory matches, best match first:\n${S} (line 1)\n  1: The deploy **script runs** nightly, deploy it`);
   await ok('memory_search', { query: 'nowhere' }, 'No memories match.');

@@ -2,9 +2,8 @@
  * memtool search when memory runs out after the search, while it makes its
  * output: every allocation from there on is made to fail in turn (memtool's
  * own through the linker's --wrap, jansson's through its allocator hooks),
- * and each run must exit 1 saying so, as every command's tool failure does,
- * never 2 (a usage error: the command line was fine) nor print a result
- * with hits left out.
+ * and each run must exit 2 saying so, as grep and rg fail, never 1 (which
+ * says nothing matched) nor print a result with hits left out.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -140,7 +139,7 @@ static void each_failure(const mt_cli *cli, int argc, char **argv)
             /* an allocation it could do without: the result is whole */
             assert_string_equal(r.out, whole.out);
         } else {
-            if (r.status != 1 || !strstr(r.err, "out of memory"))
+            if (r.status != 2 || !strstr(r.err, "out of memory"))
                 fail_msg("%s %s: allocation %ld failed: exit %d, stderr: %s", argv[1],
                          argc > 2 ? argv[2] : "", fail, r.status, r.err);
         }

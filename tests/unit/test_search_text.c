@@ -256,6 +256,54 @@ static void test_query_forms(void **state)
     QUERY("-- deploy", "\"deploy\"", "('deploy')");
 }
 
+/* Exclusion (-word, NOT word) and OR, as FTS5 and tsquery expressions; OR
+ * binds tighter than the implied AND, and the exclusions come last. */
+static void test_query_operators(void **state)
+{
+    (void)state;
+    QUERY("deploy -staging", "\"deploy\" NOT \"staging\"", "('deploy') & !('staging')");
+    QUERY("deploy NOT staging", "\"deploy\" NOT \"staging\"", "('deploy') & !('staging')");
+    QUERY("-staging deploy", "\"deploy\" NOT \"staging\"", "('deploy') & !('staging')");
+    QUERY("a OR b", "(\"a\" OR \"b\")", "(('a') | ('b'))");
+    QUERY("x a OR b OR c y", "\"x\" AND (\"a\" OR \"b\" OR \"c\") AND \"y\"",
+          "('x') & (('a') | ('b') | ('c')) & ('y')");
+    QUERY("a OR \"b c\" -\"d e\" NOT f*", "(\"a\" OR \"b c\") NOT \"d e\" NOT \"f\"*",
+          "(('a') | ('b' <-> 'c')) & !('d' <-> 'e') & !('f':*)");
+    /* in lower case, and inside a word, they are words */
+    QUERY("deploy or not", "\"deploy\" AND \"or\" AND \"not\"", "('deploy') & ('or') & ('not')");
+    QUERY("e-mail ORDER NOTES", "\"e mail\" AND \"order\" AND \"notes\"",
+          "('e' <-> 'mail') & ('order') & ('notes')");
+}
+
+/* Whether text matches query, as the scan and the hit's check decide. */
+static int matches(const char *query, const char *text)
+{
+    mt_search_query *q;
+    mt_search_matches m;
+    int found;
+
+    assert_int_equal(mt_search_query_parse(&q, query, strlen(query)), 0);
+    assert_int_equal(mt_search_match(&m, q, text, strlen(text), 20), 0);
+    found = m.found;
+    mt_search_matches_dispose(&m);
+    mt_search_query_free(q);
+    return found;
+}
+
+static void test_query_operator_matching(void **state)
+{
+    (void)state;
+    assert_true(matches("deploy -staging", "deploy to prod"));
+    assert_false(matches("deploy -staging", "deploy to staging"));
+    assert_false(matches("deploy NOT \"to staging\"", "deploy to staging"));
+    assert_true(matches("deploy NOT \"to staging\"", "deploy staging to"));
+    assert_true(matches("release OR deploy", "a release"));
+    assert_true(matches("release OR deploy", "a deploy"));
+    assert_false(matches("x release OR deploy", "a deploy"));
+    assert_true(matches("x release OR deploy", "x deploy"));
+    assert_false(matches("release OR deploy -prod", "deploy prod"));
+}
+
 static void expect_refused(const char *query, size_t len, const char *words, int line)
 {
     mt_search_query *q = (void *)1;
@@ -293,6 +341,16 @@ static void test_query_errors(void **state)
         append(many, sizeof(many), "w ");
     REFUSED(many, "at most 16");
     expect_refused(NULL, 0, "empty", __LINE__);
+    REFUSED("-staging", "only excludes");
+    REFUSED("NOT staging -prod", "only excludes");
+    REFUSED("OR deploy", "OR must stand between");
+    REFUSED("deploy OR", "OR must be followed");
+    REFUSED("deploy OR OR x", "OR must stand between");
+    REFUSED("deploy OR -x", "cannot follow OR");
+    REFUSED("deploy -x OR y", "OR must stand between");
+    REFUSED("deploy NOT", "exclusion must be followed");
+    REFUSED("deploy -!!!", "exclusion must be followed");
+    REFUSED("deploy NOT -x", "cannot follow OR or another exclusion");
 }
 
 static void test_query_phrase_limit(void **state)
@@ -453,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_words_stop),
         cmocka_unit_test(test_words_every_ascii),
         cmocka_unit_test(test_query_forms),
+        cmocka_unit_test(test_query_operators),
+        cmocka_unit_test(test_query_operator_matching),
         cmocka_unit_test(test_query_errors),
         cmocka_unit_test(test_query_phrase_limit),
         cmocka_unit_test(test_match_lines),

@@ -576,7 +576,8 @@ static void test_split_by_the_edit(void **state)
                                   "old_str", "|CUT|", "new_str", ex[i].core + cut));
         snprintf(want, sizeof(want),
                  "Error: %s would contain a secret (%s, line 1); memory must not hold "
-                 "credentials. Remove it and retry.",
+                 "credentials. Remove it and retry, or run memtool with --secrets redact to store "
+                 "it redacted, or --secrets-allow REGEX for what is no secret.",
                  path, ex[i].kind);
         if (!err || strcmp(res, want) != 0)
             fail_msg("%s split at %zu: %s", ex[i].kind, cut, res);
@@ -702,7 +703,9 @@ static void test_create_insert_restore(void **state)
                    "npm_abcdefghijklmnopqrstuvwxyz0123456789\"}",
                    1,
                    "Error: /memories/a would contain a secret (npm-token, line 1); memory must "
-                   "not hold credentials. Remove it and retry.");
+                   "not hold credentials. Remove it and retry, or run memtool with --secrets "
+                   "redact to store it redacted, or --secrets-allow REGEX for what is no "
+                   "secret.");
     mt_test_expect(rej, "{\"command\":\"create\",\"path\":\"/memories/a\",\"file_text\":\"x\\n\"}",
                    0, "File created successfully at: /memories/a");
     mt_test_expect(rej,
@@ -710,7 +713,9 @@ static void test_create_insert_restore(void **state)
                    "\"insert_text\":\"card 4111111111111111\"}",
                    1,
                    "Error: /memories/a would contain a secret (card-number, line 2); memory must "
-                   "not hold credentials. Remove it and retry.");
+                   "not hold credentials. Remove it and retry, or run memtool with --secrets "
+                   "redact to store it redacted, or --secrets-allow REGEX for what is no "
+                   "secret.");
     mt_test_expect(red,
                    "{\"command\":\"insert\",\"path\":\"/memories/a\",\"insert_line\":1,"
                    "\"insert_text\":\"card 4111111111111111\"}",
@@ -731,8 +736,10 @@ static void test_create_insert_restore(void **state)
                    "(with line numbers):\n     1\tx\n     2\tno card");
     assert_int_equal(mt_memory_restore(&now, rej, 3), MT_ESECRET);
     assert_string_equal(mt_error_last()->message,
-                        "/memories/a would contain a secret (card-number, line 2); memory must "
-                        "not hold credentials. Remove it and retry.");
+                        "/memories/a would contain a secret (card-number, line 2) from version 3; "
+                        "memory must not hold credentials. Run it again with --secrets redact to "
+                        "store it redacted (or --secrets-allow REGEX for what is no secret), and "
+                        "memtool redact 3 to erase the version.");
     assert_null(mt_memory_secrets_note(rej));
     assert_int_equal(mt_memory_restore(&now, red, 3), 0);
     assert_int_equal(now, 5);
@@ -785,6 +792,52 @@ static void *reuse_thread(void *p)
 /* A handle opened after another was freed, at the same address, has no note
  * of the old one's restores: not on the thread that freed it, nor on one
  * that restored with it and lives on. */
+/* A refusal names every finding by kind and line (never the secret), the
+ * first MT_GUARD_SHOWN of them and how many more, however many there are. */
+static void test_refusal_lists_every_finding(void **state)
+{
+    static const char card[] = "4111 1111 1111 1111\n";
+    mt_test_store ts;
+    json_t *in;
+    char *text, *res, *p;
+    size_t n = 5000, i;
+    int err;
+
+    (void)state;
+    mt_test_store_init(&ts, NULL);
+    mt_test_expect(ts.mem,
+                   "{\"command\":\"create\",\"path\":\"/memories/a\",\"file_text\":\"id "
+                   "AKIAUJZDEGXDNCF32EPF\\nok\\nnpm_abcdefghijklmnopqrstuvwxyz0123456789\\n"
+                   "4111 1111 1111 1111\"}",
+                   1,
+                   "Error: /memories/a would contain 3 secrets (aws-access-key-id, line 1; "
+                   "npm-token, line 3; card-number, line 4); memory must not hold credentials. "
+                   "Remove them and retry, or run memtool with --secrets redact to store them "
+                   "redacted, or --secrets-allow REGEX for what is no secret.");
+    /* A hostile input: thousands of findings make a message of a few lines. */
+    text = malloc(n * (sizeof(card) - 1) + 1);
+    assert_non_null(text);
+    for (i = 0; i < n; i++)
+        memcpy(text + i * (sizeof(card) - 1), card, sizeof(card) - 1);
+    text[n * (sizeof(card) - 1)] = '\0';
+    in =
+        json_pack("{s:s, s:s, s:s}", "command", "create", "path", "/memories/b", "file_text", text);
+    assert_non_null(in);
+    res = call_json(ts.mem, &err, in);
+    assert_true(err);
+    assert_true(strlen(res) < 512);
+    assert_non_null(strstr(res, " would contain 5000 secrets (card-number, line 1; "));
+    assert_non_null(strstr(res, "card-number, line 8; and 4992 more); "));
+    assert_null(strstr(res, "line 9;"));
+    assert_null(strstr(res, "4111"));
+    for (p = res, i = 0; (p = strstr(p, "card-number")) != NULL; p++)
+        i++;
+    assert_int_equal(i, 8);
+    free(res);
+    free(text);
+    mt_test_store_free(&ts);
+}
+
 static void test_note_not_inherited(void **state)
 {
     mt_test_store ts;
@@ -885,7 +938,9 @@ static void test_options(void **state)
         "1111\"}",
         1,
         "Error: /memories/a would contain a secret (card-number, line 1); memory must "
-        "not hold credentials. Remove it and retry.");
+        "not hold credentials. Remove it and retry, or run memtool with --secrets "
+        "redact to store it redacted, or --secrets-allow REGEX for what is no "
+        "secret.");
     mt_memory_free(m);
     mt_options_init(&o);
     o.secrets_allow = bad;
@@ -914,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_split_by_the_edit),
         cmocka_unit_test(test_snippet_after_redaction),
         cmocka_unit_test(test_create_insert_restore),
+        cmocka_unit_test(test_refusal_lists_every_finding),
         cmocka_unit_test(test_note_not_inherited),
         cmocka_unit_test(test_redaction_limit),
         cmocka_unit_test(test_options),
