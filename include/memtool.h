@@ -345,13 +345,17 @@ MT_EXTERN(int) mt_memory_version_content(char **out, size_t *len, mt_memory *mem
 
 /* Make version id's content the memory's current content, as a new version
  * (*out_id): at the memory's path, or, for a deleted memory, at the version's
- * path (MT_EEXISTS when another memory holds it now). The content is checked
+ * path (MT_EEXISTS when another memory holds it now). A memory that holds
+ * that content already is left as it is: 0 with *out_id 0, no new version
+ * (a write equal to the current state records none). The content is checked
  * for secrets like any write: MT_ESECRET under MT_SECRETS_REJECT (nothing
  * changes), redacted under MT_SECRETS_REDACT (mt_memory_secrets_note says). */
 MT_EXTERN(int) mt_memory_restore(int64_t *out_id, mt_memory *mem, int64_t id);
 
-/* Restore the version before the newest of the memory at (or last at) path;
- * *restored is the version restored. */
+/* Restore the memory at (or last at) path to its latest earlier version
+ * whose content differs from its current content (a rename, or a restore
+ * of the same bytes, is passed over); *restored is the version restored.
+ * MT_ENOTFOUND when there is none: nothing to undo. */
 MT_EXTERN(int)
 mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *mem, const char *path);
 
