@@ -4,7 +4,8 @@
  * through its store's import: every version, the content of each fetched
  * from the source by version and checked by SHA-256 on its way, and the
  * current file, in one transaction. Afterwards the destination's versions
- * of the memory are read back and must be the source's (their ids as planned).
+ * of the memory are read back and must be the source's, all but their ids
+ * (each id that changed is told with the copy).
  */
 #include "migrate.h"
 #include "sha256.h"
