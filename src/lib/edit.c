@@ -44,8 +44,11 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
     e->unchanged = 0;
     rc = e->m->store->edit(e->m->store, &op, rel, unchanged_cb, e);
     mt_memory_note(e->m, &op);
-    if (rc == MT_ESTOPPED && e->unchanged)
+    if (rc == MT_ESTOPPED && e->unchanged) {
+        /* Still a use of the memory, as a view is: expiry sees it so. */
+        mt_memory_touch(e->m, rel);
         return 1;
+    }
     if (rc == MT_ENOMEM)
         return rc;
     if (rc == MT_ECONFLICT)
