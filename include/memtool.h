@@ -357,13 +357,17 @@ MT_EXTERN(int) mt_memory_version_content(char **out, size_t *len, mt_memory *mem
 
 /* Make version id's content the memory's current content, as a new version
  * (*out_id): at the memory's path, or, for a deleted memory, at the version's
- * path (MT_EEXISTS when another memory holds it now). The content is checked
+ * path (MT_EEXISTS when another memory holds it now). A memory that holds
+ * that content already is left as it is: 0 with *out_id 0, no new version
+ * (a write equal to the current state records none). The content is checked
  * for secrets like any write: MT_ESECRET under MT_SECRETS_REJECT (nothing
  * changes), redacted under MT_SECRETS_REDACT (mt_memory_secrets_note says). */
 MT_EXTERN(int) mt_memory_restore(int64_t *out_id, mt_memory *mem, int64_t id);
 
-/* Restore the version before the newest of the memory at (or last at) path;
- * *restored is the version restored. */
+/* Restore the memory at (or last at) path to its latest earlier version
+ * whose content differs from its current content (a rename, or a restore
+ * of the same bytes, is passed over); *restored is the version restored.
+ * MT_ENOTFOUND when there is none: nothing to undo. */
 MT_EXTERN(int)
 mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *mem, const char *path);
 
@@ -407,8 +411,15 @@ MT_EXTERN(int) mt_memory_set_actor(mt_memory *mem, const char *actor);
  * Where both stores keep history (the destination's store has `import`,
  * memtool/store.h, and neither handle has history off), each memory comes
  * with its whole history: every version with its operation, paths, actor,
- * time, SHA-256, size and redaction, under its own memory id (version ids
- * are the destination's own), in one transaction with its current file; a
+ * time, SHA-256, size and redaction, under its own memory id, in one
+ * transaction with its current file, whose last access and last change
+ * come too (expiry sees it as idle as in the source). Version ids are kept
+ * where the destination holds none of the source's ids (a new store); when
+ * it holds versions already, every source id is moved up by one amount, past
+ * the destination's newest, so the versions keep their order; a memory one
+ * of whose ids is taken all the same (changed at the destination since a
+ * stopped run) gets the destination's next ids. COPIED tells each id that
+ * changed (mt_migrate_event.ids); a
  * memory deleted in the source comes too (its versions only), so it can be
  * restored at the destination. A memory whose id the destination holds
  * already arrived before: that is how a migration that was stopped finishes
@@ -451,6 +462,13 @@ typedef struct {
     const mt_migrate_stats *stats;
     int deleted;       /* a memory deleted in the source: its versions only */
     uint64_t versions; /* the memory's versions (0 without history) */
+    /* COPIED with history: the versions whose id at the destination is not
+     * their id in the source, as nids pairs (source id, destination id) in
+     * ids[2 * i], ids[2 * i + 1]; a version the source had not recorded yet
+     * (a change made with history off) has source id 0. None (NULL, 0) when
+     * every id was kept. */
+    const int64_t *ids;
+    size_t nids;
 } mt_migrate_event;
 
 /* Called for every event; return 0 to go on, anything else to stop between

@@ -227,7 +227,10 @@ typedef struct {
     /* Its versions, oldest first: operation, path (a store path; NULL only when
      * redacted), previous_path, actor, created_at, content_sha256 ("" for a
      * deletion, a redacted version, or content whose SHA-256 the caller leaves
-     * to the store), content_size and redacted. id and memory_id are ignored. */
+     * to the store), content_size and redacted. id: kept as the version's id
+     * when > 0 (the caller sees that the store holds no version of that id;
+     * a later change gets an id above every one kept), else the store's next;
+     * memory_id is ignored. */
     const mt_version *versions;
     size_t count;
     mt_import_content_cb content;
@@ -235,6 +238,10 @@ typedef struct {
     /* out */
     int present;   /* the store already held a memory of this id: nothing was changed */
     uint64_t made; /* versions recorded */
+    /* in, too: the current file's last access and last change of content
+     * (ms since the epoch, as `idle` reports them; 0: now), so that expiry
+     * sees the memory as idle as it was where it came from. */
+    int64_t accessed_ms, modified_ms;
 } mt_store_import;
 
 /* Version 2 made the store responsible for the limits and for the locking

@@ -10,12 +10,19 @@
 #include "history_ui.h"
 #include "lib/buf.h"
 #include "lib/diff.h"
+#include "lib/json.h"
+#include "lib/utf8.h"
 
 static const char help[] =
-    "usage: memtool [options] diff [--color=always|never|auto] VERSION [VERSION2]\n\n"
+    "usage: memtool [options] diff [--color=always|never|auto] [--json] VERSION [VERSION2]\n\n"
     "A unified diff from the version before VERSION of the same memory (nothing, for a\n"
     "created one) to VERSION, or from VERSION to VERSION2. Colour on a terminal unless\n"
-    "NO_COLOR is set.\n";
+    "NO_COLOR is set. Versions before VERSION that were redacted are passed over: the diff is\n"
+    "from the nearest readable one, and a first line says so. A rename is told as\n"
+    "\"Renamed from OLD to NEW\", before the diff of the content if that changed too.\n"
+    "  --json  one JSON object: from and to (each {\"version\", \"path\"}; from is null for\n"
+    "          nothing), renamed, redacted_skipped (the redacted versions passed over), same\n"
+    "          (the contents are equal) and diff (the unified diff, without colour)\n";
 
 /* A version's content, or nothing for a deletion (and for no version at all). */
 static int content_of(char **data, size_t *len, mt_memory *mem, const mt_version *v)
@@ -37,27 +44,81 @@ static void label(char *out, size_t size, const mt_version *v, const char *other
         snprintf(out, size, "/dev/null");
 }
 
+/* The readable version before vb of its memory: the newest earlier one not
+ * redacted (a deletion counts: it is nothing), moved into *out (id 0 when
+ * there is none); the redacted ones passed over are counted and the newest
+ * of them kept. */
+static int base_of(mt_version *out, int64_t *skipped_newest, size_t *skipped, mt_memory *mem,
+                   const mt_version *vb, int64_t **ids)
+{
+    mt_version *older = NULL;
+    mt_log_query q;
+    size_t n = 0, i;
+    int rc;
+
+    memset(&q, 0, sizeof(q));
+    q.memory_id = vb->memory_id;
+    q.before_id = vb->id;
+    q.limit = 100;
+    for (;;) {
+        if ((rc = mt_memory_log(&older, &n, mem, &q)) < 0)
+            return rc;
+        for (i = 0; i < n && older[i].redacted; i++) {
+            int64_t *grown = realloc(*ids, (*skipped + 1) * sizeof(**ids));
+            if (!grown) {
+                mt_versions_free(older, n);
+                return MT_ENOMEM; /* not told by the library: the caller says it */
+            }
+            *ids = grown;
+            (*ids)[(*skipped)++] = older[i].id;
+            if (!*skipped_newest)
+                *skipped_newest = older[i].id;
+        }
+        if (i < n) {
+            *out = older[i];
+            memset(&older[i], 0, sizeof(older[i]));
+        }
+        q.before_id = n ? older[n - 1].id : 0;
+        mt_versions_free(older, n);
+        if (i < n || n < q.limit)
+            return 0;
+    }
+}
+
+static int json_side(mt_buf *b, const mt_version *v)
+{
+    if (!v)
+        return mt_buf_puts(b, "null");
+    if (mt_buf_printf(b, "{\"version\":%" PRId64 ",\"path\":", v->id) < 0 ||
+        mt_json_put_string(b, v->path, strlen(v->path)) < 0 || mt_buf_puts(b, "}") < 0)
+        return MT_ENOMEM;
+    return 0;
+}
+
 int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"color", required_argument, NULL, 'c'},
         {"colour", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    mt_version va, vb, *older = NULL;
+    mt_version va, vb;
     mt_memory *mem = NULL;
-    mt_buf out = MT_BUF_INIT;
+    mt_buf out = MT_BUF_INIT, head = MT_BUF_INIT, text = MT_BUF_INIT;
     mt_diff_opts o = MT_DIFF_OPTS_INIT;
     char *a = NULL, *b = NULL, la[4200], lb[4200];
-    size_t alen = 0, blen = 0, n = 0;
-    int64_t ida, idb = 0;
-    int color = -1, c, status = MT_EXIT_USAGE;
+    size_t alen = 0, blen = 0, skipped = 0, i;
+    int64_t ida, idb = 0, skipped_newest = 0, *skipped_ids = NULL;
+    int color = -1, json = 0, renamed, c, status = MT_EXIT_USAGE, rc = 0;
 
     memset(&va, 0, sizeof(va));
     memset(&vb, 0, sizeof(vb));
     while ((c = mt_cli_getopt(&status, "diff", argc, argv, "h", longopts, help)) > 0) {
-        if (c == 'c' && mt_cli_color_parse(optarg) > -2)
+        if (c == 'j')
+            json = 1;
+        else if (c == 'c' && mt_cli_color_parse(optarg) > -2)
             color = mt_cli_color_parse(optarg);
         else {
             fputs(help, stderr);
@@ -84,18 +145,12 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
         if (mt_memory_version(&vb, mem, idb) < 0)
             goto fail;
     } else {
-        /* VERSION against the one before it of the same memory. */
-        mt_log_query q;
-        memset(&q, 0, sizeof(q));
-        q.memory_id = va.memory_id;
-        q.before_id = va.id;
-        q.limit = 1;
-        if (mt_memory_log(&older, &n, mem, &q) < 0)
-            goto fail;
+        /* VERSION against the readable one before it of the same memory: a
+         * redacted one has no content to diff against. */
         vb = va;
         memset(&va, 0, sizeof(va));
-        if (n)
-            va = older[0], memset(&older[0], 0, sizeof(older[0]));
+        if ((rc = base_of(&va, &skipped_newest, &skipped, mem, &vb, &skipped_ids)) < 0)
+            goto fail;
     }
     if (content_of(&a, &alen, mem, va.id ? &va : NULL) < 0 || content_of(&b, &blen, mem, &vb) < 0)
         goto fail;
@@ -103,24 +158,70 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
     label(lb, sizeof(lb), &vb, va.path);
     o.old_label = la;
     o.new_label = lb;
-    o.color = color;
+    o.color = json ? 0 : color;
     if (mt_diff_unified(&out, a ? a : "", alen, b ? b : "", blen, &o) < 0)
         goto fail;
-    if (out.len && fwrite(out.ptr, 1, out.len, stdout) != out.len) {
+    /* One memory at another path: a rename, which the content's diff (empty
+     * when only the path changed) does not show. */
+    renamed = va.id && va.path && vb.path && strcmp(va.memory_id, vb.memory_id) == 0 &&
+              strcmp(va.path, vb.path) != 0 && vb.operation != MT_VERSION_DELETED;
+    if (json) {
+        if (mt_buf_puts(&head, "{\"from\":") < 0 || json_side(&head, va.id ? &va : NULL) < 0 ||
+            mt_buf_puts(&head, ",\"to\":") < 0 || json_side(&head, &vb) < 0 ||
+            mt_buf_printf(&head, ",\"renamed\":%s,\"redacted_skipped\":[",
+                          renamed ? "true" : "false") < 0)
+            goto oom;
+        for (i = 0; i < skipped; i++)
+            if (mt_buf_printf(&head, i ? ",%" PRId64 : "%" PRId64, skipped_ids[i]) < 0)
+                goto oom;
+        /* JSON strings are text: a byte that is not UTF-8 shows as U+FFFD. */
+        if (mt_buf_printf(&head, "],\"same\":%s,\"diff\":", out.len ? "false" : "true") < 0 ||
+            mt_utf8_sanitize(&text, out.ptr ? out.ptr : "", out.len) < 0 ||
+            mt_json_put_string(&head, text.ptr ? text.ptr : "", text.len) < 0 ||
+            mt_buf_puts(&head, "}\n") < 0)
+            goto oom;
+        out.len = 0;
+    } else {
+        /* The redacted versions passed over, named in the header as git
+         * names a rename: the diff below is not from the version before. */
+        if (skipped_newest &&
+            (mt_buf_printf(&head, "Version %" PRId64 " was redacted", skipped_newest) < 0 ||
+             (skipped > 1 && mt_buf_printf(&head, ", and %zu earlier one%s", skipped - 1,
+                                           skipped > 2 ? "s" : "") < 0) ||
+             (va.id ? mt_buf_printf(&head,
+                                    ": this diff is from version %" PRId64
+                                    ", the nearest readable version before it\n",
+                                    va.id)
+                    : mt_buf_puts(&head, ": this diff is from nothing, as no version before "
+                                         "it can be read\n")) < 0))
+            goto oom;
+        if (renamed && mt_buf_printf(&head, "Renamed from %s to %s\n", va.path, vb.path) < 0)
+            goto oom;
+    }
+    if ((head.len && fwrite(head.ptr, 1, head.len, stdout) != head.len) ||
+        (out.len && fwrite(out.ptr, 1, out.len, stdout) != out.len)) {
         perror("memtool diff");
         goto done;
     }
     status = MT_EXIT_OK;
     goto done;
 fail:
-    status = mt_cli_fail("diff");
+    if (rc != MT_ENOMEM) {
+        status = mt_cli_fail("diff");
+        goto done;
+    }
+oom:
+    fputs("memtool diff: out of memory\n", stderr);
+    status = MT_EXIT_TOOL;
 done:
     mt_buf_dispose(&out);
+    mt_buf_dispose(&head);
+    mt_buf_dispose(&text);
+    free(skipped_ids);
     free(a);
     free(b);
     mt_version_dispose(&va);
     mt_version_dispose(&vb);
-    mt_versions_free(older, n);
     mt_memory_free(mem);
     return status;
 }

@@ -16,9 +16,11 @@ static const char help[] =
     "Options:\n"
     "  --json         one JSON object per line: id, memory_id, path, previous_path (renames),\n"
     "                 operation, actor, created_at, content_sha256, content_size_bytes, redacted\n"
-    "  --limit N      at most N versions (default 100; 0: all)\n"
-    "  --since TIME   at or after TIME: RFC 3339 (2026-11-22T10:00:00Z) or an age (30d, 12h, 15m)\n"
-    "  --until TIME   at or before TIME\n"
+    "  --limit N      at most N versions (default 100; 0: all); when there are older ones, a\n"
+    "                 line on stderr says so and gives the --before ID of the next page\n"
+    "  --since TIME   at or after TIME: RFC 3339 (2026-11-22T10:00:00Z), a date or a date and\n"
+    "                 time in UTC (2026-11-22, 2026-11-22 10:00) or an age (30d, 12h, 15m)\n"
+    "  --until TIME   at or before TIME (a date alone: the end of that day, UTC)\n"
     "  --actor NAME   made by NAME only\n"
     "  --op OP        created, modified or deleted only\n"
     "  --before ID    older than version ID (to page through a long log)\n";
@@ -39,8 +41,8 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
     mt_log_query q;
     mt_version *v = NULL;
     mt_memory *mem = NULL;
-    size_t count = 0, i;
-    int json = 0, c, status = MT_EXIT_USAGE;
+    size_t count = 0, i, shown;
+    int json = 0, c, status = MT_EXIT_USAGE, more;
 
     memset(&q, 0, sizeof(q));
     q.limit = 100;
@@ -61,9 +63,13 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
         case 'u':
             if (mt_cli_time_parse(c == 's' ? &q.since : &q.until, optarg) < 0)
                 return mt_cli_usage_error("log",
-                                          "--%s needs an RFC 3339 time (2026-11-22T10:00:00Z) or "
-                                          "an age (30d, 12h, 15m, 45s), not '%s'",
+                                          "--%s needs a time (2026-11-22T10:00:00Z, "
+                                          "2026-11-22 10:00 or 2026-11-22, in UTC) or an age "
+                                          "(30d, 12h, 15m, 45s), not '%s'",
                                           c == 's' ? "since" : "until", optarg);
+            /* --until a day takes the whole day in, as people mean it. */
+            if (c == 'u' && strlen(optarg) == 10)
+                q.until += 86400000 - 1;
             break;
         case 'a':
             q.actor = optarg;
@@ -88,12 +94,17 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
     q.path = optind < argc ? argv[optind] : "/memories";
     if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
+    /* One more than shown, to tell whether the log goes on. */
+    shown = q.limit;
+    if (q.limit != SIZE_MAX)
+        q.limit++;
     if (mt_memory_log(&v, &count, mem, &q) < 0) {
         status = mt_cli_fail("log");
         goto done;
     }
     status = MT_EXIT_OK;
-    for (i = 0; i < count; i++) {
+    more = count > shown;
+    for (i = 0; i < count && i < shown; i++) {
         if (!json)
             mt_cli_version_print(stdout, &v[i]);
         else if (mt_cli_version_json(stdout, &v[i]) < 0) {
@@ -102,6 +113,12 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
             status = MT_EXIT_TOOL;
         }
     }
+    /* On stderr, as git's hints are: stdout stays one version a line. */
+    if (more)
+        fprintf(stderr,
+                "memtool log: %zu versions shown, and there are older ones: --before %lld for "
+                "the next page, --limit N for more, --limit 0 for all\n",
+                shown, (long long)v[shown - 1].id);
 done:
     mt_versions_free(v, count);
     mt_memory_free(mem);

@@ -20,9 +20,11 @@ static const char help[] =
     "                                 [--from-plain | --to-plain] [--json]\n\n"
     "Copy every memory of one store into another (file:DIR, sqlite:PATH, postgresql://...),\n"
     "each checked by SHA-256 at the destination. Where both keep history, each memory comes\n"
-    "with all its versions (operation, paths, actor, time, SHA-256, size, redaction) and its\n"
-    "id, in one transaction with its file, and memories deleted in the source come too (their\n"
-    "versions), so they can be restored there. Nothing there is ever replaced: a memory whose\n"
+    "with all its versions (operation, paths, actor, time, SHA-256, size, redaction, and their\n"
+    "ids where the destination holds none of them) and its id, in one transaction with its\n"
+    "file, whose last access and change come too (gc --idle sees it as idle as before), and\n"
+    "memories deleted in the source come too (their versions), so they can be restored there. "
+    "Nothing there is ever replaced: a memory whose\n"
     "id it holds, or a path it holds with the same content, counts as done; other content is\n"
     "a conflict, listed and left as it is. Interrupted (Ctrl-C), it stops between two\n"
     "memories; run it again to finish. The destination's limits hold. Empty directories are\n"
@@ -41,7 +43,9 @@ static const char help[] =
     "  --from-plain        with --encrypt: the source is not encrypted (encrypt a store)\n"
     "  --to-plain          with --encrypt: the destination is not encrypted (decrypt one)\n"
     "  --json              one JSON object at the end: the counts, and every conflict,\n"
-    "                      failure and skipped path with why\n\n"
+    "                      failure and skipped path with why, and version_ids: [source id,\n"
+    "                      new id] for each version whose id changed (the destination held\n"
+    "                      versions already: all are moved past its newest, in their order)\n\n"
     "Exit status: 0 every memory is at the destination; 1 some conflict or failure (each\n"
     "named); 2 a usage error or a store that cannot be opened; 130 interrupted.\n";
 
@@ -49,6 +53,8 @@ typedef struct {
     int tty, json;
     double start, last_draw;
     json_t *problems; /* --json: conflicts, failures, skips */
+    json_t *ids;      /* --json: [source id, destination id] of each version renumbered */
+    uint64_t renumbered;
 } progress;
 
 static double now_s(void)
@@ -115,6 +121,13 @@ static int on_event(void *payload, const mt_migrate_event *e)
         break;
     default:
         break;
+    }
+    if (e->kind == MT_MIGRATE_COPIED) {
+        size_t i;
+        p->renumbered += e->nids;
+        for (i = 0; p->json && i < e->nids; i++)
+            json_array_append_new(p->ids, json_pack("[I, I]", (json_int_t)e->ids[2 * i],
+                                                    (json_int_t)e->ids[2 * i + 1]));
     }
     if (what && p->json) {
         json_array_append_new(p->problems, json_pack("{s:s, s:s, s:s}", "path", e->path, "outcome",
@@ -294,7 +307,7 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         goto done;
     p.tty = isatty(STDERR_FILENO) && !p.json;
     p.start = now_s();
-    if (p.json && !(p.problems = json_array())) {
+    if (p.json && (!(p.problems = json_array()) || !(p.ids = json_array()))) {
         status = mt_cli_usage_error("migrate", "out of memory");
         goto done;
     }
@@ -309,14 +322,15 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         goto done;
     }
     if (p.json) {
-        json_t *o = json_pack(
-            "{s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:O}", "files",
-            (json_int_t)s.files, "bytes", (json_int_t)s.bytes, "history", s.history, "deleted",
-            (json_int_t)s.deleted, "versions", (json_int_t)s.versions, "copied",
-            (json_int_t)s.copied, "versions_copied", (json_int_t)s.versions_copied, "same",
-            (json_int_t)s.same, "conflicts", (json_int_t)s.conflicts, "failed",
-            (json_int_t)s.failed, "skipped", (json_int_t)s.skipped, "empty_dirs",
-            (json_int_t)s.empty_dirs, "stopped", rc == MT_ESTOPPED, "problems", p.problems);
+        json_t *o =
+            json_pack("{s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:O, s:O}",
+                      "files", (json_int_t)s.files, "bytes", (json_int_t)s.bytes, "history",
+                      s.history, "deleted", (json_int_t)s.deleted, "versions",
+                      (json_int_t)s.versions, "copied", (json_int_t)s.copied, "versions_copied",
+                      (json_int_t)s.versions_copied, "same", (json_int_t)s.same, "conflicts",
+                      (json_int_t)s.conflicts, "failed", (json_int_t)s.failed, "skipped",
+                      (json_int_t)s.skipped, "empty_dirs", (json_int_t)s.empty_dirs, "stopped",
+                      rc == MT_ESTOPPED, "problems", p.problems, "version_ids", p.ids);
         if (o) {
             json_dumpf(o, stdout, JSON_COMPACT);
             fputc('\n', stdout);
@@ -334,10 +348,16 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
                 (unsigned long long)s.conflicts, (unsigned long long)s.failed,
                 (unsigned long long)s.skipped, (unsigned long long)s.empty_dirs,
                 rc == MT_ESTOPPED ? "; stopped: run it again to finish" : "");
+        if (p.renumbered)
+            fprintf(stderr,
+                    "migrate: %llu versions have other ids at the destination (it held versions "
+                    "already); --json lists each source id with its new one\n",
+                    (unsigned long long)p.renumbered);
     }
     status = rc == MT_ESTOPPED ? 130 : s.conflicts || s.failed ? MT_EXIT_TOOL : MT_EXIT_OK;
 done:
     json_decref(p.problems);
+    json_decref(p.ids);
     mt_memory_free(src);
     mt_memory_free(dst);
     return status;

@@ -9,9 +9,11 @@ static const char help[] =
     "usage: memtool [options] restore [--json] VERSION\n\n"
     "Make the content of version VERSION the memory's current content, as a new version: where\n"
     "the memory is now, or, if it was deleted, at the version's path (an error if another memory\n"
-    "holds that path now).\n"
+    "holds that path now). A memory that holds that content already is left as it is, with no\n"
+    "new version (\"Nothing changed\", exit 0).\n"
     "  --json  print {\"restored\": VERSION, \"version\": NEW, \"path\": PATH} on one line\n"
-    "          (with \"secrets\": what was redacted, under --secrets redact)\n";
+    "          (with \"secrets\": what was redacted, under --secrets redact; \"version\": null\n"
+    "          and \"unchanged\": true when nothing changed)\n";
 
 int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
 {
@@ -27,11 +29,26 @@ int mt_cmd_restore(const mt_cli *cli, int argc, char **argv)
     if (!(mem = mt_cli_open(cli)))
         return MT_EXIT_USAGE;
     memset(&v, 0, sizeof(v));
-    if (mt_memory_restore(&now, mem, id) < 0 || mt_memory_version(&v, mem, now) < 0) {
+    /* No new version (now 0): the memory held that content already; the
+     * path told is then the restored version's own. */
+    if (mt_memory_restore(&now, mem, id) < 0 || mt_memory_version(&v, mem, now ? now : id) < 0) {
         status = mt_cli_fail("restore");
         goto done;
     }
     status = MT_EXIT_OK;
+    if (!now) {
+        if (!json) {
+            printf("Nothing changed: the memory already holds the content of version %" PRId64
+                   " (no new version)\n",
+                   id);
+            goto done;
+        }
+        printf("{\"restored\":%" PRId64 ",\"version\":null,\"unchanged\":true,\"path\":", id);
+        if (mt_cli_json_string(stdout, v.path) < 0)
+            fputs("null", stdout);
+        fputs("}\n", stdout);
+        goto done;
+    }
     if (!json) {
         printf("Restored %s to version %" PRId64 " (now version %" PRId64 ")", v.path, id, now);
         mt_cli_print_secrets_note(mem);

@@ -7,8 +7,10 @@
 
 static const char help[] =
     "usage: memtool [options] undo [--json] PATH\n\n"
-    "Restore the memory at PATH (or last at PATH, if deleted) to the version before its newest,\n"
-    "as a new version. A second undo brings back what the first replaced.\n"
+    "Restore the memory at PATH (or last at PATH, if deleted) to its latest earlier version whose\n"
+    "content differs from its current content (renames and restores of the same content are\n"
+    "passed over), as a new version. A second undo brings back what the first replaced. With\n"
+    "no such version, nothing changes: an error saying there is nothing to undo (exit 1).\n"
     "  --json  print {\"restored\": VERSION, \"version\": NEW, \"path\": PATH} on one line\n"
     "          (with \"secrets\": what was redacted, under --secrets redact)\n";
 

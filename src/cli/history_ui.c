@@ -115,7 +115,7 @@ int mt_cli_time_parse(int64_t *ms, const char *s)
 {
     struct timespec now;
     const char *p = s;
-    int y, mo, d, h, mi, sec, frac = 0, scale = 1000;
+    int y, mo, d, h, mi, sec, frac = 0, scale = 1000, seconds = 0;
     int64_t days;
 
     if (!s || !*s)
@@ -130,14 +130,25 @@ int mt_cli_time_parse(int64_t *ms, const char *s)
         *ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (int64_t)age;
         return 0;
     }
-    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-        digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' '))
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
         return -1;
-    p++;
-    if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
-        digits(&p, 2, &sec))
-        return -1;
-    if (*p == '.') {
+    /* A date alone, or a time without seconds or an offset, is what people
+     * type (as git's --since takes it): read in UTC, the log's own zone. */
+    h = mi = sec = 0;
+    if (*p) {
+        if (*p != 'T' && *p != 't' && *p != ' ')
+            return -1;
+        p++;
+        if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi))
+            return -1;
+        if (*p == ':') {
+            p++;
+            if (digits(&p, 2, &sec))
+                return -1;
+            seconds = 1;
+        }
+    }
+    if (*p == '.' && seconds) {
         p++;
         if (*p < '0' || *p > '9')
             return -1;
@@ -157,7 +168,9 @@ int mt_cli_time_parse(int64_t *ms, const char *s)
         days = (int64_t)era * 146097 + doe - 719468;
     }
     *ms = ((days * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + frac;
-    if (*p == 'Z' || *p == 'z') {
+    if (!*p) {
+        return 0; /* no offset: UTC */
+    } else if (*p == 'Z' || *p == 'z') {
         p++;
     } else if (*p == '+' || *p == '-') {
         int sign = *p == '-' ? -1 : 1, oh, om;

@@ -11,8 +11,10 @@
 /* Milliseconds since the epoch as RFC 3339 UTC with milliseconds. */
 void mt_cli_time_format(char out[32], int64_t ms);
 
-/* RFC 3339 ("2026-11-22T10:00:00Z", a fraction and an offset allowed) or an
- * age before now ("30d", "12h", "15m", "45s") as milliseconds since the epoch. */
+/* RFC 3339 ("2026-11-22T10:00:00Z", a fraction and an offset allowed), a
+ * date or a date and time without an offset, in UTC ("2026-11-22",
+ * "2026-11-22 10:00", "2026-11-22T10:00:30"), or an age before now ("30d",
+ * "12h", "15m", "45s") as milliseconds since the epoch. */
 int mt_cli_time_parse(int64_t *ms, const char *s);
 
 /* "created", "modified", "deleted". */

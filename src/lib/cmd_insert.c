@@ -56,7 +56,7 @@ static int insert_cb(char **out, size_t *out_len, const char *data, size_t len, 
 
 int mt_op_insert(mt_reply *r, mt_memory *m, mt_str path, const char *rel, int64_t line, mt_str text)
 {
-    insert_ctx c = {{r, m, path, 0, {0}}, text, line};
+    insert_ctx c = {{r, m, path, 0, {0}, NULL, 0}, text, line};
     int rc = mt_edit_run(&c.e, rel, insert_cb, " does not exist");
 
     if (rc <= 0)

@@ -199,7 +199,7 @@ static int replace_cb(char **out, size_t *out_len, const char *data, size_t len,
 int mt_op_str_replace(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str old_str,
                       mt_str new_str)
 {
-    replace_ctx c = {{r, m, path, 0, {0}}, old_str, new_str};
+    replace_ctx c = {{r, m, path, 0, {0}, NULL, 0}, old_str, new_str};
     int rc = mt_edit_run(&c.e, rel, replace_cb, " does not exist. Please provide a valid path.");
 
     /* On success the callback has already written the snippet. */

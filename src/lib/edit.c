@@ -1,4 +1,7 @@
 /* The read-modify-write that str_replace and insert share. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "memory.h"
 
 int mt_edit_reserve(mt_edit *e, size_t new_len)
@@ -12,6 +15,23 @@ int mt_edit_reserve(mt_edit *e, size_t new_len)
     return 0;
 }
 
+/* A write equal to the current state is answered without a new version
+ * (the memory-store API's rule): the store is stopped before it writes, so
+ * the file, its times and the history stay as they were. */
+static int unchanged_cb(char **out, size_t *out_len, const char *data, size_t len, void *payload)
+{
+    mt_edit *e = payload;
+    int rc = e->made(out, out_len, data, len, payload);
+
+    if (rc < 0 || *out_len != len || memcmp(*out, data, len) != 0)
+        return rc;
+    free(*out);
+    *out = NULL;
+    *out_len = 0;
+    e->unchanged = 1;
+    return MT_ESTOPPED;
+}
+
 int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 {
     mt_store_op op;
@@ -20,8 +40,15 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
     if (!*rel)
         return mt_reply_fail(e->r, "Error: The path ", e->path, missing);
     mt_reply_op(&op, e->r, e->m);
-    rc = e->m->store->edit(e->m->store, &op, rel, cb, e);
+    e->made = cb;
+    e->unchanged = 0;
+    rc = e->m->store->edit(e->m->store, &op, rel, unchanged_cb, e);
     mt_memory_note(e->m, &op);
+    if (rc == MT_ESTOPPED && e->unchanged) {
+        /* Still a use of the memory, as a view is: expiry sees it so. */
+        mt_memory_touch(e->m, rel);
+        return 1;
+    }
     if (rc == MT_ENOMEM)
         return rc;
     if (rc == MT_ECONFLICT)

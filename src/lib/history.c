@@ -193,14 +193,19 @@ int mt_memory_redact(mt_memory *m, int64_t id)
 typedef struct {
     const char *data;
     size_t len;
+    int same; /* the memory held that content already */
 } restore_content;
 
 static int restore_cb(char **out, size_t *out_len, const char *data, size_t len, void *payload)
 {
-    const restore_content *c = payload;
+    restore_content *c = payload;
 
-    (void)data;
-    (void)len;
+    /* A write equal to the current state is answered without a new version:
+     * the store is stopped before it writes anything. */
+    if (len == c->len && memcmp(data, c->data, len) == 0) {
+        c->same = 1;
+        return MT_ESTOPPED;
+    }
     if (!(*out = malloc(c->len + 1)))
         return mt_error_set(MT_ENOMEM, "out of memory restoring");
     memcpy(*out, c->data, c->len);
@@ -275,7 +280,7 @@ int mt_memory_restore(int64_t *out_id, mt_memory *m, int64_t id)
     mt_version v, now;
     mt_store_op op;
     mt_guard g;
-    restore_content c = {NULL, 0};
+    restore_content c = {NULL, 0, 0};
     char *data = NULL;
     size_t len = 0;
     int rc;
@@ -308,6 +313,10 @@ int mt_memory_restore(int64_t *out_id, mt_memory *m, int64_t id)
     if (now.operation != MT_VERSION_DELETED && now.path) {
         /* Live: the memory takes that content where it is now. */
         rc = m->store->edit(m->store, &op, now.path, restore_cb, &c);
+        if (rc == MT_ESTOPPED && c.same) {
+            rc = 0; /* *out_id stays 0: nothing changed */
+            goto done;
+        }
         if (rc != MT_ENOTFOUND)
             goto recorded;
         /* Gone from the disk meanwhile: made again, as it was deleted. */
@@ -346,7 +355,8 @@ int mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *m, const char 
     mt_log_query q;
     mt_version *v = NULL;
     char *rel = NULL, memory_id[24] = "";
-    size_t n = 0, i;
+    const char *current;
+    size_t n = 0, i, same = 0;
     int64_t target = 0;
     int rc;
 
@@ -381,14 +391,30 @@ int mt_memory_undo(int64_t *out_id, int64_t *restored, mt_memory *m, const char 
     q.limit = 1000;
     if ((rc = store_versions(&v, &n, m, &q)) < 0)
         goto done;
-    for (i = 1; i < n && !target; i++)
-        if (v[i].operation != MT_VERSION_DELETED && !v[i].redacted)
-            target = v[i].id;
+    /* Back to the latest content that differs from the current one: a
+     * version that holds the same bytes (a rename, a restore) would be an
+     * undo that changes nothing. */
+    current = n && v[0].operation != MT_VERSION_DELETED ? v[0].content_sha256 : "";
+    for (i = 1; i < n && !target; i++) {
+        if (v[i].operation == MT_VERSION_DELETED || v[i].redacted)
+            continue;
+        if (*current && strcmp(v[i].content_sha256, current) == 0) {
+            same++;
+            continue;
+        }
+        target = v[i].id;
+    }
     if (!target) {
-        rc = mt_error_set(MT_ENOTFOUND, "%s has no earlier version to go back to%s", path,
-                          n == 1 && v[0].operation == MT_VERSION_CREATED
-                              ? " (it was just created: delete it to undo that)"
-                              : "");
+        if (same)
+            rc = mt_error_set(MT_ENOTFOUND,
+                              "nothing to undo: every earlier version of %s that can be read "
+                              "holds its current content",
+                              path);
+        else
+            rc = mt_error_set(MT_ENOTFOUND, "%s has no earlier version to go back to%s", path,
+                              n == 1 && v[0].operation == MT_VERSION_CREATED
+                                  ? " (it was just created: delete it to undo that)"
+                                  : "");
         goto done;
     }
     if (restored)

@@ -183,6 +183,8 @@ typedef struct {
     mt_str path;
     int answered;
     mt_guard_found redacted; /* what the edit's new content had redacted */
+    mt_edit_cb made;         /* mt_edit_run's: the command's own callback */
+    int unchanged;           /* the edit left the content as it was: no write, no version */
 } mt_edit;
 
 /* From the callback: check the file-size limit for the new content. Returns
@@ -196,8 +198,9 @@ int mt_edit_reserve(mt_edit *e, size_t new_len);
 int mt_edit_guard(mt_edit *e, char **buf, size_t *len);
 
 /* Run cb on rel's content under the file's lock. Returns 1 when the file
- * was edited, 0 when r holds the error (`missing` ends the message for a
- * missing file), or MT_ENOMEM. */
+ * was edited (or cb's result was the content as it was: then nothing is
+ * written and no version recorded, e->unchanged says so), 0 when r holds
+ * the error (`missing` ends the message for a missing file), or MT_ENOMEM. */
 int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing);
 
 /* Each returns 0 with the result in r, or MT_ENOMEM. `path` is the path as

@@ -143,6 +143,10 @@ int mt_mig_emit(mt_migration *g, mt_migrate_event_kind kind, const mt_mig_subjec
     e.stats = g->stats;
     e.deleted = s ? s->deleted : 0;
     e.versions = s ? s->versions : 0;
+    if (kind == MT_MIGRATE_COPIED && g->nids) {
+        e.ids = g->ids;
+        e.nids = g->nids / 2;
+    }
     if (g->cb && g->cb(g->payload, &e) != 0)
         return mt_error_set(MT_ESTOPPED, "the migration was stopped; run it again to finish");
     return 0;
@@ -353,6 +357,12 @@ static int pass(mt_migration *g, const char *off, int first, told_before *before
                           why);
         goto done;
     }
+    if (!off && (rc = mt_mig_plan_ids(g, &mems)) < 0) {
+        char why[256];
+        snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+        rc = mt_error_set(rc, "the destination's history could not be read (%s)", why);
+        goto done;
+    }
     if ((rc = from->store->walk(from->store, "", collect, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
@@ -492,6 +502,7 @@ int mt_memory_migrate_with(mt_migrate_stats *out, mt_memory *from, mt_memory *to
     *out = stats;
     mt_buf_dispose(&g.path);
     mt_buf_dispose(&g.message);
+    free(g.ids);
     set_free(&before.paths);
     set_free(&before.ids);
     return rc;

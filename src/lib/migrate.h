@@ -23,6 +23,7 @@ typedef struct {
     size_t nslot;
     mt_mig_memory **live; /* the live ones, by newest_path */
     size_t nlive;
+    int64_t min_id, max_id; /* of the versions read (0: none) */
 } mt_mig_memories;
 
 /* Bring the source's history up to date and read every memory in it. */
@@ -39,7 +40,21 @@ typedef struct {
     mt_buf path;    /* the request path of the memory at hand */
     mt_buf message; /* why, for conflicts and failures */
     int last_pass;  /* a file gone now fails, rather than being looked for again */
+    /* Version ids at the destination: a source id plus id_shift, and the
+     * versions the source had not recorded from id_next up (set once, on
+     * the first pass); ids, for the event, what changed. */
+    int ids_planned;
+    int64_t id_shift, id_next;
+    int64_t *ids;
+    size_t nids, ids_cap;
 } mt_migration;
+
+/* Where the source's version ids go at the destination (g->id_shift,
+ * g->id_next): kept when the destination holds no version beside the
+ * source's memories at or above the source's smallest id, else all moved
+ * past its newest. Memories of the source already there (a stopped run's)
+ * do not count, so a run again shifts as the first did. */
+int mt_mig_plan_ids(mt_migration *g, const mt_mig_memories *mems);
 
 /* What happened to the memory at hand (g->path): counted, and told. A
  * deleted memory counts apart from the files; `versions` are its versions,

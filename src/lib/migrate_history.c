@@ -4,7 +4,8 @@
  * through its store's import: every version, the content of each fetched
  * from the source by version and checked by SHA-256 on its way, and the
  * current file, in one transaction. Afterwards the destination's versions
- * of the memory are read back and must be the source's, all but their ids.
+ * of the memory are read back and must be the source's, all but their ids
+ * (each id that changed is told with the copy).
  */
 #include "migrate.h"
 #include "sha256.h"
@@ -57,6 +58,11 @@ static int take(mt_mig_memories *t, const mt_version *v)
 {
     mt_mig_memory *m = mt_mig_by_id(t, v->memory_id);
     size_t i;
+
+    if (!t->min_id || v->id < t->min_id)
+        t->min_id = v->id;
+    if (v->id > t->max_id)
+        t->max_id = v->id;
 
     if (m) {
         m->versions++;
@@ -158,6 +164,41 @@ int mt_mig_scan(mt_mig_memories *t, mt_memory *from)
             t->live[t->nlive++] = &t->v[i];
     if (t->nlive)
         qsort(t->live, t->nlive, sizeof(mt_mig_memory *), by_path_order);
+    return 0;
+}
+
+int mt_mig_plan_ids(mt_migration *g, const mt_mig_memories *mems)
+{
+    mt_store *st = mt_store_crypt_listing(g->to->store);
+    mt_version *page = NULL;
+    mt_log_query q;
+    size_t got = 0, i;
+    int64_t newest = 0;
+    int rc;
+
+    if (g->ids_planned)
+        return 0;
+    /* The destination's newest version of a memory the source does not
+     * hold: what the source's ids must stay clear of. */
+    memset(&q, 0, sizeof(q));
+    q.limit = PAGE;
+    while (!newest) {
+        if ((rc = st->versions(st, &page, &got, &q)) < 0)
+            return rc;
+        for (i = 0; i < got && !newest; i++)
+            if (!mt_mig_by_id(mems, page[i].memory_id))
+                newest = page[i].id;
+        if (got)
+            q.before_id = page[got - 1].id;
+        mt_versions_free(page, got);
+        if (got < PAGE)
+            break;
+    }
+    g->id_shift = mems->min_id && newest >= mems->min_id ? newest - mems->min_id + 1 : 0;
+    g->id_next = mems->max_id + g->id_shift + 1;
+    if (newest > g->id_next - 1)
+        g->id_next = newest + 1;
+    g->ids_planned = 1;
     return 0;
 }
 
@@ -326,7 +367,27 @@ static int check_copy(mt_migration *g, const mt_mig_subject *s, const char *id, 
             g, s, "copied, but its history could not be read back: ", mt_error_last()->message);
     for (i = 0; i < n && i < got && same_version(&v[i], &there[i]); i++)
         ;
+    /* Each id that changed on the way, for the event (v holds the source's). */
+    g->nids = 0;
+    for (size_t k = 0; i == n && got == n && k < n && rc == 0; k++) {
+        if (v[k].id == there[k].id)
+            continue;
+        if (g->nids + 2 > g->ids_cap) {
+            size_t cap = g->ids_cap ? g->ids_cap * 2 : 64;
+            int64_t *grown = realloc(g->ids, cap * sizeof(*grown));
+            if (!grown)
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+            else
+                g->ids = grown, g->ids_cap = cap;
+        }
+        if (rc == 0) {
+            g->ids[g->nids++] = v[k].id;
+            g->ids[g->nids++] = there[k].id;
+        }
+    }
     mt_versions_free(there, got);
+    if (rc < 0)
+        return rc;
     if (i < n || got != n) {
         mt_buf_truncate(&g->message, 0);
         if (mt_buf_printf(&g->message,
@@ -372,6 +433,71 @@ static int add_gap(mt_version **v, size_t *n, const char *id, const char *rel, c
          !gap->previous_path))
         return mt_error_set(MT_ENOMEM, "out of memory copying a memory");
     return 0;
+}
+
+/* The versions as the destination records them: each source id moved by
+ * the plan (a version the source had not recorded gets the next free one),
+ * or, when any of those ids is taken there, every id left to the store. */
+static int plan_versions(mt_version **out, mt_migration *g, const mt_version *v, size_t n,
+                         size_t recorded)
+{
+    mt_store *st = mt_store_crypt_listing(g->to->store);
+    mt_version *iv, there;
+    size_t i;
+    int rc = 0;
+
+    if (!(iv = malloc(n * sizeof(*iv))))
+        return mt_error_set(MT_ENOMEM, "out of memory copying a memory");
+    memcpy(iv, v, n * sizeof(*iv)); /* the strings stay v's */
+    for (i = 0; i < n; i++)
+        iv[i].id = i < recorded ? v[i].id + g->id_shift : g->id_next++;
+    for (i = 0; i < n && rc == 0; i++) {
+        memset(&there, 0, sizeof(there));
+        rc = st->version_get(st, &there, iv[i].id);
+        mt_version_dispose(&there);
+        if (rc == 0) {
+            for (i = 0; i < n; i++)
+                iv[i].id = 0;
+        } else if (rc == MT_ENOTFOUND) {
+            rc = 0;
+        }
+    }
+    if (rc < 0) {
+        free(iv);
+        return rc;
+    }
+    *out = iv;
+    return 0;
+}
+
+typedef struct {
+    const char *path;
+    int64_t accessed, modified;
+} file_times;
+
+static int times_cb(void *payload, const char *path, uint64_t size, int64_t last_access_ms,
+                    int64_t modified_ms)
+{
+    file_times *t = payload;
+
+    (void)size;
+    if (strcmp(path, t->path) == 0) {
+        t->accessed = last_access_ms;
+        t->modified = modified_ms;
+    }
+    return 0;
+}
+
+/* The source file's last access and change (0 where the store keeps none). */
+static void times_of(mt_store_import *in, mt_memory *from, const char *rel)
+{
+    file_times t = {rel, 0, 0};
+
+    if (from->store->version >= 5 && from->store->idle &&
+        from->store->idle(from->store, rel, times_cb, &t) == 0) {
+        in->accessed_ms = t.accessed;
+        in->modified_ms = t.modified;
+    }
 }
 
 /* Whether the destination keeps any version of memory id. */
@@ -454,7 +580,7 @@ static int imported(mt_migration *g, const mt_mig_subject *s, const char *rel, c
 int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,
                        const mt_mig_memory *m)
 {
-    mt_version *v = NULL;
+    mt_version *v = NULL, *iv = NULL;
     size_t n = 0, len = 0;
     char *data = NULL, sha[65] = "", there[65];
     content_source src;
@@ -507,12 +633,18 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
     src.v = v;
     src.current = data;
     src.current_len = len;
+    if ((rc = plan_versions(&iv, g, v, n, src.recorded)) < 0) {
+        rc = mt_mig_fail(g, s, "", mt_error_last()->message);
+        goto done;
+    }
     memset(&in, 0, sizeof(in));
     in.memory_id = m->id;
-    in.versions = v;
+    in.versions = iv;
     in.count = n;
     in.content = content_of;
     in.payload = &src;
+    if (rel)
+        times_of(&in, g->from, rel);
     mt_memory_op(&op, g->to);
     rc = g->to->store->import(g->to->store, &op, &in);
     mt_memory_note(g->to, &op);
@@ -531,6 +663,8 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
         goto done;
     rc = mt_mig_emit(g, MT_MIGRATE_COPIED, s, NULL);
 done:
+    g->nids = 0;
+    free(iv);
     mt_versions_free(v, n);
     if (data) {
         sodium_memzero(data, len);

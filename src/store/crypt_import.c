@@ -72,6 +72,8 @@ int mt_crypt_import(mt_store *st, mt_store_op *op, mt_store_import *in)
     sealed.count = in->count;
     sealed.content = seal_content;
     sealed.payload = &a;
+    sealed.accessed_ms = in->accessed_ms;
+    sealed.modified_ms = in->modified_ms;
     op->file_overhead = MT_CRYPT_OVERHEAD;
     a.key = mt_crypt_writer_take(st, &epoch);
     rc = inner->import(inner, op, &sealed);

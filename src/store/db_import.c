@@ -61,7 +61,7 @@ static int put_version(mt_db_txn *t, const char *memory_id, const mt_version *v,
                        uint64_t size)
 {
     mt_db *db = t->db;
-    int64_t id = t->next_version, n;
+    int64_t id = v->id > 0 ? v->id : t->next_version, n;
     int deleted = v->operation == MT_VERSION_DELETED;
 
     {
@@ -84,9 +84,24 @@ static int put_version(mt_db_txn *t, const char *memory_id, const mt_version *v,
         if ((n = mt_db_exec(db, MT_DB_VERSION_REDACT, a, 2, NULL, NULL)) < 0)
             return (int)n;
     }
-    t->next_version = id + 1;
+    /* An id kept from elsewhere may lie below the next: later ones go on above all. */
+    if (id >= t->next_version)
+        t->next_version = id + 1;
     t->op->version = id;
     return 0;
+}
+
+/* The file's last access and change as they were where it came from (now
+ * for what was not given), so expiry sees it as idle as before. */
+static int accessed_as(mt_db_txn *t, const char *rel, const mt_store_import *in)
+{
+    int64_t now = mt_db_now_ms(), n;
+    mt_db_value a[4] = {mt_db_text(t->db->tenant), mt_db_text(rel),
+                        mt_db_int(in->accessed_ms > 0 ? in->accessed_ms : now),
+                        mt_db_int(in->modified_ms > 0 ? in->modified_ms : now)};
+
+    n = mt_db_exec(t->db, MT_DB_NODE_ACCESS_SET, a, 4, NULL, NULL);
+    return n < 0 ? (int)n : 0;
 }
 
 static int import_in(mt_db_txn *t, void *arg)
@@ -148,7 +163,7 @@ static int import_in(mt_db_txn *t, void *arg)
         return rc;
     if ((rc = mt_db_content_ref(t, sha, NULL, 0)) < 0 ||
         (rc = mt_db_put_file(t, rel, in->memory_id, sha, size)) < 0 ||
-        (rc = mt_db_accessed_now(t, rel, 1)) < 0)
+        (rc = accessed_as(t, rel, in)) < 0)
         return rc;
     mt_db_account(t, (int64_t)size, 1, missing);
     return 0;

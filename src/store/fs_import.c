@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -86,6 +88,36 @@ static int file_look(mt_fs *fs, mt_hist_fp *fp, const char *rel)
         fingerprint(fp, &sb);
     close(dirfd);
     return rc;
+}
+
+static void ms_time(struct timespec *ts, int64_t ms)
+{
+    ts->tv_sec = (time_t)(ms / 1000);
+    ts->tv_nsec = (long)(ms % 1000) * 1000000L;
+}
+
+/* The file's last access and change as they were where it came from (the
+ * inode's times are this store's record of them, fs_access.c), so expiry
+ * sees it as idle as before; before its fingerprint is taken, which holds
+ * the times. Best effort, as a view's touch is: the file is in either way. */
+static void file_times(mt_fs *fs, const char *rel, const mt_store_import *in)
+{
+    struct timespec ts[2];
+    const char *name;
+    int dirfd;
+
+    if (in->accessed_ms <= 0 && in->modified_ms <= 0)
+        return;
+    if (mt_fs_open_parent(fs, &dirfd, &name, rel) < 0)
+        return;
+    ts[1].tv_nsec = UTIME_OMIT;
+    if (in->modified_ms > 0)
+        ms_time(&ts[1], in->modified_ms);
+    ts[0] = ts[1];
+    if (in->accessed_ms > 0)
+        ms_time(&ts[0], in->accessed_ms);
+    (void)utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+    close(dirfd);
 }
 
 /* The versions, in the history's open transaction; *data the newest's
@@ -190,6 +222,7 @@ int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in)
                 goto end;
             made = 1;
         }
+        file_times(fs, rel, in);
         {
             mt_hist_mem m;
             int look;

@@ -54,7 +54,8 @@ int mt_hist_import_version(mt_hist *h, int64_t *out_id, const char *memory_id, c
 
     if ((rc = prepare(&s, db,
                       "INSERT INTO versions(memory_id, op, path, previous_path, actor, at, "
-                      "sha256, size, redacted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                      "sha256, size, redacted, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                      "?10)",
                       "cannot record a version")) < 0)
         return rc;
     sqlite3_bind_text(s, 1, memory_id, -1, SQLITE_STATIC);
@@ -71,6 +72,9 @@ int mt_hist_import_version(mt_hist *h, int64_t *out_id, const char *memory_id, c
     sqlite3_bind_int64(s, 6, v->created_at);
     sqlite3_bind_int64(s, 8, v->operation == MT_VERSION_DELETED ? 0 : (int64_t)size);
     sqlite3_bind_int(s, 9, v->redacted ? 1 : 0);
+    /* The id given, kept; NULL: the rowid's next (the largest plus one). */
+    if (v->id > 0)
+        sqlite3_bind_int64(s, 10, v->id);
     if (sqlite3_step(s) != SQLITE_DONE)
         return db_fail(db, s, "cannot record a version");
     sqlite3_finalize(s);

@@ -1402,6 +1402,55 @@ static void test_recurring_content(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A change that leaves the content as it was records no version (the
+ * memory-store API's rule): an edit to the same bytes, a restore of the
+ * content held; undo passes over a rename to the content that differs. */
+static void test_no_op_changes(void **state)
+{
+    mt_test_store ts;
+    mt_version *v = NULL;
+    int64_t now = -1, restored = -1;
+    size_t n;
+    (void)state;
+
+    mt_test_store_init(&ts, NULL);
+    mt_test_create(ts.mem, "a.md", "one");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\","
+                       "\"old_str\":\"one\",\"new_str\":\"two\"}");
+    mt_test_ok(ts.mem, "{\"command\":\"str_replace\",\"path\":\"/memories/a.md\","
+                       "\"old_str\":\"two\",\"new_str\":\"two\"}");
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
+    assert_int_equal(n, 2);
+    mt_versions_free(v, n);
+    /* Version 2 is the content now: 0, and no new version. */
+    assert_int_equal(mt_memory_restore(&now, ts.mem, 2), 0);
+    assert_int_equal(now, 0);
+    n = mt_test_log(&v, ts.mem, "/memories/a.md", 10);
+    assert_int_equal(n, 2);
+    mt_versions_free(v, n);
+    /* A rename is a version; undo goes past it, to "one". */
+    mt_test_ok(ts.mem, "{\"command\":\"rename\",\"old_path\":\"/memories/a.md\","
+                       "\"new_path\":\"/memories/b.md\"}");
+    assert_int_equal(mt_memory_undo(&now, &restored, ts.mem, "/memories/b.md"), 0);
+    assert_int_equal(restored, 1);
+    assert_int_equal(now, 4);
+    /* Every earlier content differs from "one" but version 1's: back to "two". */
+    assert_int_equal(mt_memory_undo(&now, &restored, ts.mem, "/memories/b.md"), 0);
+    assert_int_equal(restored, 3);
+    assert_int_equal(now, 5);
+    /* A memory whose every version holds its content has nothing to undo. */
+    mt_test_create(ts.mem, "c.md", "same");
+    mt_test_ok(ts.mem, "{\"command\":\"rename\",\"old_path\":\"/memories/c.md\","
+                       "\"new_path\":\"/memories/d.md\"}");
+    assert_int_equal(mt_memory_undo(&now, &restored, ts.mem, "/memories/d.md"), MT_ENOTFOUND);
+    assert_non_null(strstr(mt_error_last()->message, "nothing to undo"));
+    assert_int_equal(now, 0);
+    n = mt_test_log(&v, ts.mem, "/memories/d.md", 10);
+    assert_int_equal(n, 2);
+    mt_versions_free(v, n);
+    mt_test_store_free(&ts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1423,6 +1472,7 @@ int main(void)
         cmocka_unit_test(test_schema_upgrade),
         cmocka_unit_test(test_schema_upgrade_atomic),
         cmocka_unit_test(test_recurring_content),
+        cmocka_unit_test(test_no_op_changes),
     };
     if (sodium_init() < 0)
         return 1;

@@ -231,13 +231,15 @@ class MemoryStore {
     return this.#live().versionContent(id);
   }
 
-  /** Make version id's content current again, as a new version; its id. */
+  /** Make version id's content current again, as a new version; its id (0 when the
+   * memory held that content already: nothing changed, no version). */
   async restore(id) {
     checkId(id);
     return this.#live().restore(id);
   }
 
-  /** Restore the version before the newest of the memory at path: { versionId, restored }. */
+  /** Restore the memory at path to its latest earlier content that differs from its
+   * current one: { versionId, restored }. */
   async undo(path) {
     checkString(path, 'path');
     return this.#live().undo(path);

@@ -510,7 +510,8 @@ class Memory:
 
     def restore(self, id: int) -> int:
         """Make a version's content the memory's current content again, as a
-        new version; returns the new version's id."""
+        new version; returns the new version's id, or 0 when the memory held
+        that content already (nothing changed, no version recorded)."""
         out = c_int64()
         handle = self._enter()
         try:
@@ -520,8 +521,9 @@ class Memory:
         return out.value
 
     def undo(self, path: str) -> Tuple[int, int]:
-        """Restore the version before the newest of the memory at (or last at)
-        path: (the new version's id, the version restored)."""
+        """Restore the memory at (or last at) path to its latest earlier
+        version whose content differs from its current content: (the new
+        version's id, the version restored)."""
         out, restored = c_int64(), c_int64()
         handle = self._enter()
         try:
