@@ -1044,6 +1044,11 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
                             "history and walk (see memtool/store.h)",
                             inner->version, MT_STORE_CRYPT_VERSION);
     }
+    if (mt_crypt_record_settle(inner, key) < 0) {
+        int rc = mt_error_last()->code;
+        inner->free(inner);
+        return rc;
+    }
     if (!(c = calloc(1, sizeof(*c)))) {
         inner->free(inner);
         return mt_error_set(MT_ENOMEM, "out of memory");
@@ -1073,6 +1078,8 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     /* Above the layer a version's content is never replaced: only the
      * layer's own rekey reseals the inner store's versions. */
     c->base.version_reseal = NULL;
+    /* The record is the layer's alone. */
+    c->base.encryption = NULL;
     c->inner = inner;
     pthread_mutex_init(&c->checked_lock, NULL);
     pthread_mutex_init(&c->keys_lock, NULL);
@@ -1149,6 +1156,79 @@ static int file_header(mt_crypt_header *hd, uint64_t *size, mt_crypt *c, const c
     if ((rc = c->inner->read(c->inner, size, rel, 0, take_head, &h)) < 0)
         return rc;
     return header_read(hd, h.head, h.len, rel) == 0 ? 1 : 0;
+}
+
+/* The first memory a walk meets (or, with none, the newest version with
+ * content), looked at for a header. */
+typedef struct {
+    mt_store *inner;
+    mt_crypt_header *h;
+    char *path;
+    int found; /* 1 sealed, 2 not */
+} probe_walk;
+
+#define PROBE_DONE (-1003)
+
+static int probe_one(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    probe_walk *p = payload;
+    head_read h = {{0}, 0};
+    uint64_t got;
+    int rc;
+
+    (void)size;
+    if (type != MT_NODE_FILE)
+        return 0;
+    if ((rc = p->inner->read(p->inner, &got, path, 0, take_head, &h)) < 0)
+        return rc == MT_ENOTFOUND ? 0 : rc; /* removed meanwhile */
+    if (header_read(p->h, h.head, h.len, path) == 0)
+        p->found = 1;
+    else {
+        p->found = 2;
+        if (!(p->path = strdup(path)))
+            return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    return PROBE_DONE;
+}
+
+int mt_crypt_probe(mt_crypt_header *h, char **path, mt_store *inner)
+{
+    probe_walk p = {inner, h, NULL, 0};
+    mt_log_query q;
+    mt_version *v = NULL;
+    size_t n = 0;
+    char *data = NULL;
+    size_t len;
+    int rc;
+
+    *path = NULL;
+    if (!inner->walk)
+        return 0;
+    if ((rc = inner->walk(inner, "", probe_one, &p)) < 0 && rc != PROBE_DONE) {
+        free(p.path);
+        return rc;
+    }
+    if (p.found) {
+        *path = p.path;
+        return p.found;
+    }
+    /* No memory now; the history may still hold what the store was. */
+    if (inner->version < 3 || !inner->versions || !inner->version_content)
+        return 0;
+    memset(&q, 0, sizeof(q));
+    q.limit = 1;
+    if (inner->versions(inner, &v, &n, &q) < 0 || n == 0) {
+        mt_versions_free(v, n);
+        return 0;
+    }
+    rc = 0;
+    if (!v[0].redacted && v[0].content_sha256[0] &&
+        inner->version_content(inner, &data, &len, v[0].id) == 0) {
+        rc = header_read(h, (const unsigned char *)data, len, "") == 0 ? 1 : 2;
+        free(data);
+    }
+    mt_versions_free(v, n);
+    return rc;
 }
 
 /* The count of key id (from header hd) in out, added when new. */
@@ -1622,6 +1702,10 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
         pthread_cond_wait(&c->keys_idle, &c->keys_lock);
     pthread_mutex_unlock(&c->keys_lock);
     rc = rekey_run_all(&r, &w);
+    /* Everything is under the new key: from now on the store opens with it
+     * only. Not before: a rekey stopped part way is run again with the old. */
+    if (rc == 0)
+        rc = mt_crypt_record_rekey(c->inner, new_key);
     pthread_mutex_lock(&c->keys_lock);
     /* Failed part way, the store is partly under the new key: the handle
      * goes on reading it (it stays among `also`) until a rekey succeeds. */

@@ -328,6 +328,80 @@ static int db_usage(mt_store *st, mt_store_usage *out)
     return mt_db_read((mt_db *)st, usage_read, out);
 }
 
+/* The tenant's encryption record: read, or put and read back. */
+typedef struct {
+    const char *put;
+    int replace;
+    char *got;
+} record_args;
+
+static int record_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    record_args *a = payload;
+
+    if (ncols < 1 || cols[0].type == MT_DB_NULL)
+        return 0;
+    if (!(a->got = malloc(cols[0].len + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(a->got, cols[0].p, cols[0].len);
+    a->got[cols[0].len] = '\0';
+    return 0;
+}
+
+static int record_get(mt_db *db, void *arg)
+{
+    record_args *a = arg;
+    mt_db_value v = mt_db_text(db->tenant);
+    int64_t n;
+
+    free(a->got); /* a try before was rolled back */
+    a->got = NULL;
+    n = mt_db_exec(db, MT_DB_CRYPT_GET, &v, 1, record_row, a);
+    return n < 0 ? (int)n : 0;
+}
+
+static int record_put(mt_db_txn *t, void *arg)
+{
+    record_args *a = arg;
+    mt_db_value v[2] = {mt_db_text(t->db->tenant), mt_db_text(a->put)};
+    int64_t n =
+        mt_db_exec(t->db, a->replace ? MT_DB_CRYPT_SET : MT_DB_CRYPT_CLAIM, v, 2, NULL, NULL);
+
+    return n < 0 ? (int)n : record_get(t->db, a);
+}
+
+static int db_encryption(mt_store *st, char **out, const char *put, int replace,
+                         unsigned lock_timeout_ms)
+{
+    mt_db *db = (mt_db *)st;
+    record_args a = {put, replace, NULL};
+    mt_store_op op;
+    int rc;
+
+    if (!out)
+        return mt_error_set(MT_EINVAL, "the encryption record needs an out pointer");
+    *out = NULL;
+    if (put && (!*put || strlen(put) > MT_STORE_RECORD_MAX || strchr(put, '\n')))
+        return mt_error_set(MT_EINVAL, "an encryption record is one line of 1 to %d bytes",
+                            MT_STORE_RECORD_MAX);
+    if (!put)
+        rc = mt_db_read(db, record_get, &a);
+    else {
+        /* No history, no limits: the change touches the usage row only. */
+        mt_store_op_init(&op);
+        op.lock_timeout_ms = lock_timeout_ms;
+        rc = mt_db_change(db, &op, record_put, &a);
+    }
+    if (rc < 0) {
+        free(a.got);
+        return rc;
+    }
+    if (put && !a.got)
+        return mt_error_set(MT_EIO, "the store's encryption record was not kept");
+    *out = a.got;
+    return put ? 0 : a.got != NULL;
+}
+
 static void db_free(mt_store *st)
 {
     mt_db *db = (mt_db *)st;
@@ -420,6 +494,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.version_reseal = mt_db_version_reseal;
     db->base.search = drv->search_query ? mt_db_search : NULL;
     db->base.import = mt_db_import;
+    db->base.encryption = db_encryption;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
     for (tries = 0; tries < MT_DB_RETRIES; tries++)

@@ -57,7 +57,8 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)   ('schema', '1')
  *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8,
- *         expired_before INT8, expiry_seen INT8 (schema 5, both default 0))
+ *         expired_before INT8, expiry_seen INT8 (schema 5, both default 0),
+ *         encryption TEXT NULL (schema 6: the tenant's encryption record, store.h))
  *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
  *         sha256 TEXT NULL, size INT8, accessed INT8, modified INT8 (schema 2),
  *         PRIMARY KEY (tenant, path))
@@ -114,7 +115,7 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 5
+#define MT_DB_SCHEMA_VERSION 6
 
 typedef enum {
     MT_DB_NULL = 0,
@@ -270,6 +271,10 @@ typedef enum {
                         refs = delta when missing */
     MT_DB_REFS_TAKE, /* (tenant, sha256, delta) -> refs: refs += delta; no row when missing */
     MT_DB_REFS_LAST, /* (tenant, sha256): delete the content_refs row when refs <= 1 */
+    /* The record that the tenant is encrypted (schema 6). */
+    MT_DB_CRYPT_GET,   /* (tenant) -> encryption (NULL: none) */
+    MT_DB_CRYPT_CLAIM, /* (tenant, record): encryption = record where there is none */
+    MT_DB_CRYPT_SET,   /* (tenant, record): encryption = record */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

@@ -141,6 +141,10 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_REFS_TAKE] = "UPDATE content_refs SET refs = refs + ?3 WHERE tenant = ?1 AND "
                         "sha256 = ?2 RETURNING refs",
     [MT_DB_REFS_LAST] = "DELETE FROM content_refs WHERE tenant = ?1 AND sha256 = ?2 AND refs <= 1",
+    [MT_DB_CRYPT_GET] = "SELECT encryption FROM usage WHERE tenant = ?1",
+    [MT_DB_CRYPT_CLAIM] =
+        "UPDATE usage SET encryption = ?2 WHERE tenant = ?1 AND encryption IS NULL",
+    [MT_DB_CRYPT_SET] = "UPDATE usage SET encryption = ?2 WHERE tenant = ?1",
     /* The memories come from the newest versions by id, not from a DISTINCT
      * over the index of all of them. */
     [MT_DB_VERSIONS_SUPERSEDED] =

@@ -474,6 +474,7 @@ int mt_store_fs_open(mt_store **out, const char *root, mt_durability durability)
     fs->base.version_reseal = mt_fs_version_reseal;
     fs->base.memory_id = mt_fs_memory_id;
     fs->base.import = mt_fs_import;
+    fs->base.encryption = mt_fs_encryption;
     fs->root_fd = fd;
     fs->durability = durability;
     fd = -1;
