@@ -1158,8 +1158,7 @@ static int file_header(mt_crypt_header *hd, uint64_t *size, mt_crypt *c, const c
     return header_read(hd, h.head, h.len, rel) == 0 ? 1 : 0;
 }
 
-/* The first memory a walk meets (or, with none, the newest version with
- * content), looked at for a header. */
+/* The first memory a walk meets, looked at for a header. */
 typedef struct {
     mt_store *inner;
     mt_crypt_header *h;
@@ -1194,13 +1193,10 @@ static int probe_one(void *payload, const char *path, mt_node_type type, uint64_
 int mt_crypt_probe(mt_crypt_header *h, char **path, mt_store *inner)
 {
     probe_walk p = {inner, h, NULL, 0};
-    mt_log_query q;
-    mt_version *v = NULL;
-    size_t n = 0;
-    char *data = NULL;
-    size_t len;
     int rc;
 
+    /* Files only: asking the history would make the file store's database
+     * where there is none (history off). */
     *path = NULL;
     if (!inner->walk)
         return 0;
@@ -1208,27 +1204,8 @@ int mt_crypt_probe(mt_crypt_header *h, char **path, mt_store *inner)
         free(p.path);
         return rc;
     }
-    if (p.found) {
-        *path = p.path;
-        return p.found;
-    }
-    /* No memory now; the history may still hold what the store was. */
-    if (inner->version < 3 || !inner->versions || !inner->version_content)
-        return 0;
-    memset(&q, 0, sizeof(q));
-    q.limit = 1;
-    if (inner->versions(inner, &v, &n, &q) < 0 || n == 0) {
-        mt_versions_free(v, n);
-        return 0;
-    }
-    rc = 0;
-    if (!v[0].redacted && v[0].content_sha256[0] &&
-        inner->version_content(inner, &data, &len, v[0].id) == 0) {
-        rc = header_read(h, (const unsigned char *)data, len, "") == 0 ? 1 : 2;
-        free(data);
-    }
-    mt_versions_free(v, n);
-    return rc;
+    *path = p.path;
+    return p.found;
 }
 
 /* The count of key id (from header hd) in out, added when new. */

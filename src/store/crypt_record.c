@@ -115,7 +115,7 @@ int mt_crypt_record_settle(mt_store *inner, mt_crypt_key *key)
     mt_crypt_header h;
     int rc, found;
 
-    if (!has_record(inner))
+    if (!has_record(inner) || mt_crypt_record_off)
         return 0;
     if ((rc = inner->encryption(inner, &got, NULL, 0, RECORD_LOCK_MS)) < 0)
         return rc;
@@ -164,13 +164,15 @@ done:
     return rc;
 }
 
+int mt_crypt_record_off;
+
 int mt_crypt_record_refuse(mt_store *st)
 {
     mt_crypt_header h;
     char *got = NULL, *plain = NULL, id[MT_CRYPT_ID * 2 + 1];
     int rc;
 
-    if (!has_record(st))
+    if (!has_record(st) || mt_crypt_record_off)
         return 0;
     if ((rc = st->encryption(st, &got, NULL, 0, RECORD_LOCK_MS)) < 0)
         return rc;
