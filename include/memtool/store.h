@@ -447,7 +447,20 @@ struct mt_store {
      */
     int (*encryption)(mt_store *st, char **out, const char *put, int replace,
                       unsigned lock_timeout_ms);
+
+    /*
+     * Since version 7, optional (NULL: the layer walks the store instead):
+     * the first at most MT_STORE_HEAD_MAX bytes (*len of them) of the
+     * content of the store's first memory in path order, and its path (*path,
+     * malloc'd): 1, or 0 when the store holds no memory. A store may answer
+     * as it was when opened (an open asks it once). The encryption layer
+     * tells by it a store sealed before records were kept.
+     */
+    int (*first_head)(mt_store *st, char *head, size_t *len, char **path);
 };
+
+/* The most first_head gives: an encryption header and its tag. */
+#define MT_STORE_HEAD_MAX 100
 
 /* The longest record `encryption` keeps. */
 #define MT_STORE_RECORD_MAX 256

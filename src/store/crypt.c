@@ -1198,6 +1198,14 @@ int mt_crypt_probe(mt_crypt_header *h, char **path, mt_store *inner)
     /* Files only: asking the history would make the file store's database
      * where there is none (history off). */
     *path = NULL;
+    if (inner->version >= 7 && inner->first_head) {
+        char head[MT_STORE_HEAD_MAX];
+        size_t len;
+
+        if ((rc = inner->first_head(inner, head, &len, path)) <= 0)
+            return rc;
+        return header_read(h, (const unsigned char *)head, len, *path) == 0 ? 1 : 2;
+    }
     if (!inner->walk)
         return 0;
     if ((rc = inner->walk(inner, "", probe_one, &p)) < 0 && rc != PROBE_DONE) {

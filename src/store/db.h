@@ -275,6 +275,9 @@ typedef enum {
     MT_DB_CRYPT_GET,   /* (tenant) -> encryption (NULL: none) */
     MT_DB_CRYPT_CLAIM, /* (tenant, record): encryption = record where there is none */
     MT_DB_CRYPT_SET,   /* (tenant, record): encryption = record */
+    MT_DB_OPEN_LOOK,   /* (tenant) -> encryption, the first file's path and the first
+                          100 bytes of its content (NULL, NULL: no file), from the
+                          tenant's usage row (none: no row) */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

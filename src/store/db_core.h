@@ -22,6 +22,12 @@ typedef struct {
     mt_db_conn *conn;      /* NULL until connected, or after a fork */
     pid_t pid;             /* the process that made conn */
     int64_t last_days_run; /* when versions past the days limit were last pruned */
+    /* What the open saw (MT_DB_OPEN_LOOK), for the encryption layer's one
+     * look at it: the record, and the first file's path and head. */
+    int looked; /* 1 until the layer has asked */
+    char *look_record, *look_path;
+    char look_head[MT_STORE_HEAD_MAX];
+    size_t look_len;
 } mt_db;
 
 /* A change in progress: the usage row as it will be written back. */
