@@ -800,15 +800,26 @@ static void c_free(mt_store *st)
 /* A version's sealed content, opened, and checked to be that memory's. */
 static int version_open(mt_crypt *c, char **out, size_t *len, const mt_version *v)
 {
-    char rel[64], *sealed;
-    size_t slen;
+    char *rel, *sealed;
+    size_t slen, n = (v->path ? strlen(v->path) : 0) + sizeof(v->memory_id) + 64;
     mt_crypt_header h;
     int rc;
 
-    snprintf(rel, sizeof(rel), "(version %lld of %s)", (long long)v->id, v->memory_id);
-    if ((rc = c->inner->version_content(c->inner, &sealed, &slen, v->id)) < 0)
+    /* The path it was at, for messages: the memory id alone tells a person
+     * nothing. */
+    if (!(rel = malloc(n)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    if (v->path && *v->path)
+        snprintf(rel, n, "(version %lld of /memories/%s, %s)", (long long)v->id, v->path,
+                 v->memory_id);
+    else
+        snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
+    if ((rc = c->inner->version_content(c->inner, &sealed, &slen, v->id)) < 0) {
+        free(rel);
         return rc;
+    }
     rc = unseal(out, len, &h, c, sealed, slen, rel);
+    free(rel);
     free(sealed);
     /* A file the history first met as a change from outside memtool (made
      * with history off) was given an id by the history, not by this layer. */
@@ -1592,7 +1603,8 @@ static int rekey_version(rekey_run *r, const mt_version *v)
     if (!(rel = malloc(n)))
         return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
     if (v->path)
-        snprintf(rel, n, "(version %lld of /memories/%s)", (long long)v->id, v->path);
+        snprintf(rel, n, "(version %lld of /memories/%s, %s)", (long long)v->id, v->path,
+                 v->memory_id);
     else
         snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
     a.rel = rel;
