@@ -508,8 +508,10 @@ static int ensure_tenant(mt_db *db)
      * for the write lock nor pays a change's round trips (5 on PostgreSQL
      * before; now 1). The same statement brings what the encryption layer
      * asks at an open (db_encryption, db_first_head). */
+    int64_t found = -1;
+
     if (db->drv->ready_single && db->drv->ready_single(db->conn) == 0 &&
-        mt_db_exec(db, MT_DB_OPEN_LOOK, &arg, 1, look_row, db) == 1)
+        (found = mt_db_exec(db, MT_DB_OPEN_LOOK, &arg, 1, look_row, db)) == 1)
         return 0;
     /* A tenant's row is made once, before its first change: the write lock
      * of PostgreSQL is that row's lock. */
@@ -520,9 +522,10 @@ static int ensure_tenant(mt_db *db)
         db->drv->rollback(db->conn);
         return (int)n;
     }
-    /* A row this open made: the tenant holds nothing and no record yet. */
+    /* A row this open made (here, or PostgreSQL's begin_write), or none
+     * there at its look: the tenant held nothing and no record then. */
     look_forget(db);
-    if (rc == 1)
+    if (rc == 1 || found == 0)
         db->looked = 3;
     return 0;
 }
