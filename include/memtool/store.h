@@ -257,8 +257,10 @@ typedef struct {
  * and the touch of a view fail with MT_ENOSYS, which a view ignores),
  * and `search` (NULL in a store without it: a search fails with MT_ENOSYS).
  * Version 6 added `import` (a version 5 store, or one whose import is NULL,
- * is migrated into without history: each memory arrives as one new version). */
-#define MT_STORE_VERSION 6
+ * is migrated into without history: each memory arrives as one new version).
+ * Version 7 added `encryption` (a version 6 store, or one whose encryption is
+ * NULL, keeps no record that it is encrypted: see mt_store_crypt_wrap). */
+#define MT_STORE_VERSION 7
 
 /* Version 5 also added what the encryption layer needs: `memory_id`,
  * mt_store_op's file_overhead and the `files` counts of listings; an older
@@ -444,7 +446,40 @@ struct mt_store {
      * it holds the newest version's content.
      */
     int (*import)(mt_store *st, mt_store_op *op, mt_store_import *in);
+
+    /*
+     * Since version 7, optional: the store's record that it is encrypted,
+     * one line of text (at most MT_STORE_RECORD_MAX bytes) that only the
+     * encryption layer writes and reads (mt_store_crypt_wrap), kept in the
+     * store's reserved place (the file store: its reserved directory; the
+     * SQL stores: the tenant's usage row), apart for each tenant. With put
+     * NULL, a read: 1 with *out the record (malloc'd), 0 when there is
+     * none. With put: under the store's write lock (waiting at most
+     * lock_timeout_ms), atomically and durably, put becomes the record
+     * when there is none, or also replaces one there when `replace` is
+     * set; *out is then the record the store holds afterwards (so of two
+     * processes recording at once, the first wins and the second reads its
+     * record). Nothing else of the store changes and no version is made.
+     */
+    int (*encryption)(mt_store *st, char **out, const char *put, int replace,
+                      unsigned lock_timeout_ms);
+
+    /*
+     * Since version 7, optional (NULL: the layer walks the store instead):
+     * the first at most MT_STORE_HEAD_MAX bytes (*len of them) of the
+     * content of the store's first memory in path order, and its path (*path,
+     * malloc'd): 1, or 0 when the store holds no memory. A store may answer
+     * as it was when opened (an open asks it once). The encryption layer
+     * tells by it a store sealed before records were kept.
+     */
+    int (*first_head)(mt_store *st, char *head, size_t *len, char **path);
 };
+
+/* The most first_head gives: an encryption header and its tag. */
+#define MT_STORE_HEAD_MAX 100
+
+/* The longest record `encryption` keeps. */
+#define MT_STORE_RECORD_MAX 256
 
 MT_EXTERN(void) mt_store_listing_dispose(mt_store_listing *listing);
 

@@ -90,7 +90,10 @@ static void usage(FILE *out)
             "                          (MEMTOOL_EXPIRE_AFTER; off)\n"
             "  --encrypt               encrypt every memory and version (MEMTOOL_ENCRYPT=on);\n"
             "                          the key: --key-file, or MEMTOOL_PASSPHRASE\n"
-            "  --key-file PATH         the key (MEMTOOL_KEY_FILE; implies --encrypt)\n"
+            "  --key-file PATH         the key (MEMTOOL_KEY_FILE; implies --encrypt); a\n"
+            "                          passphrase in MEMTOOL_PASSPHRASE implies it too. An\n"
+            "                          encrypted store records it: opened without its key,\n"
+            "                          or with another, every command refuses\n"
             "  --old-key-file PATH     also read what another key encrypted: during a rekey,\n"
             "                          or after one that left something (MEMTOOL_OLD_KEY_FILE)\n"
             "  --secrets POLICY        what a write holding a secret does: reject, redact or\n"
@@ -325,6 +328,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "memtool: (from %s)\n", env_names[i].env);
             return MT_EXIT_USAGE;
         }
+    }
+    /* A passphrase is a key, as a key file is: given, it turns encryption on
+     * (a store's record refuses it when it is not the store's). */
+    {
+        const char *pass = getenv("MEMTOOL_PASSPHRASE");
+        if (pass && *pass)
+            cli.encrypt = 1;
     }
     while ((c = getopt_long(argc, argv, "+:h", mt_cli_global_options, &idx)) != -1) {
         if (c == 0) {

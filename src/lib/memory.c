@@ -150,6 +150,10 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
                           store->version, MT_STORE_VERSION);
         goto fail;
     }
+    /* Encryption is the store's, not the caller's: a store that says it is
+     * encrypted opens only through mt_store_crypt_wrap, with its key. */
+    if (!mt_store_is_crypt(store) && (rc = mt_crypt_record_refuse(store)) < 0)
+        goto fail;
     if (!opts)
         mt_options_init(&o);
     else if ((rc = options_take(&o, opts)) < 0)

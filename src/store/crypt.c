@@ -800,15 +800,26 @@ static void c_free(mt_store *st)
 /* A version's sealed content, opened, and checked to be that memory's. */
 static int version_open(mt_crypt *c, char **out, size_t *len, const mt_version *v)
 {
-    char rel[64], *sealed;
-    size_t slen;
+    char *rel, *sealed;
+    size_t slen, n = (v->path ? strlen(v->path) : 0) + sizeof(v->memory_id) + 64;
     mt_crypt_header h;
     int rc;
 
-    snprintf(rel, sizeof(rel), "(version %lld of %s)", (long long)v->id, v->memory_id);
-    if ((rc = c->inner->version_content(c->inner, &sealed, &slen, v->id)) < 0)
+    /* The path it was at, for messages: the memory id alone tells a person
+     * nothing. */
+    if (!(rel = malloc(n)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    if (v->path && *v->path)
+        snprintf(rel, n, "(version %lld of /memories/%s, %s)", (long long)v->id, v->path,
+                 v->memory_id);
+    else
+        snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
+    if ((rc = c->inner->version_content(c->inner, &sealed, &slen, v->id)) < 0) {
+        free(rel);
         return rc;
+    }
     rc = unseal(out, len, &h, c, sealed, slen, rel);
+    free(rel);
     free(sealed);
     /* A file the history first met as a change from outside memtool (made
      * with history off) was given an id by the history, not by this layer. */
@@ -1044,6 +1055,11 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
                             "history and walk (see memtool/store.h)",
                             inner->version, MT_STORE_CRYPT_VERSION);
     }
+    if (mt_crypt_record_settle(inner, key) < 0) {
+        int rc = mt_error_last()->code;
+        inner->free(inner);
+        return rc;
+    }
     if (!(c = calloc(1, sizeof(*c)))) {
         inner->free(inner);
         return mt_error_set(MT_ENOMEM, "out of memory");
@@ -1073,6 +1089,8 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     /* Above the layer a version's content is never replaced: only the
      * layer's own rekey reseals the inner store's versions. */
     c->base.version_reseal = NULL;
+    /* The record is the layer's alone. */
+    c->base.encryption = NULL;
     c->inner = inner;
     pthread_mutex_init(&c->checked_lock, NULL);
     pthread_mutex_init(&c->keys_lock, NULL);
@@ -1149,6 +1167,64 @@ static int file_header(mt_crypt_header *hd, uint64_t *size, mt_crypt *c, const c
     if ((rc = c->inner->read(c->inner, size, rel, 0, take_head, &h)) < 0)
         return rc;
     return header_read(hd, h.head, h.len, rel) == 0 ? 1 : 0;
+}
+
+/* The first memory a walk meets, looked at for a header. */
+typedef struct {
+    mt_store *inner;
+    mt_crypt_header *h;
+    char *path;
+    int found; /* 1 sealed, 2 not */
+} probe_walk;
+
+#define PROBE_DONE (-1003)
+
+static int probe_one(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    probe_walk *p = payload;
+    head_read h = {{0}, 0};
+    uint64_t got;
+    int rc;
+
+    (void)size;
+    if (type != MT_NODE_FILE)
+        return 0;
+    if ((rc = p->inner->read(p->inner, &got, path, 0, take_head, &h)) < 0)
+        return rc == MT_ENOTFOUND ? 0 : rc; /* removed meanwhile */
+    if (header_read(p->h, h.head, h.len, path) == 0)
+        p->found = 1;
+    else {
+        p->found = 2;
+        if (!(p->path = strdup(path)))
+            return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    return PROBE_DONE;
+}
+
+int mt_crypt_probe(mt_crypt_header *h, char **path, mt_store *inner)
+{
+    probe_walk p = {inner, h, NULL, 0};
+    int rc;
+
+    /* Files only: asking the history would make the file store's database
+     * where there is none (history off). */
+    *path = NULL;
+    if (inner->version >= 7 && inner->first_head) {
+        char head[MT_STORE_HEAD_MAX];
+        size_t len;
+
+        if ((rc = inner->first_head(inner, head, &len, path)) <= 0)
+            return rc;
+        return header_read(h, (const unsigned char *)head, len, *path) == 0 ? 1 : 2;
+    }
+    if (!inner->walk)
+        return 0;
+    if ((rc = inner->walk(inner, "", probe_one, &p)) < 0 && rc != PROBE_DONE) {
+        free(p.path);
+        return rc;
+    }
+    *path = p.path;
+    return p.found;
 }
 
 /* The count of key id (from header hd) in out, added when new. */
@@ -1527,7 +1603,8 @@ static int rekey_version(rekey_run *r, const mt_version *v)
     if (!(rel = malloc(n)))
         return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
     if (v->path)
-        snprintf(rel, n, "(version %lld of /memories/%s)", (long long)v->id, v->path);
+        snprintf(rel, n, "(version %lld of /memories/%s, %s)", (long long)v->id, v->path,
+                 v->memory_id);
     else
         snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
     a.rel = rel;
@@ -1622,6 +1699,10 @@ int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_k
         pthread_cond_wait(&c->keys_idle, &c->keys_lock);
     pthread_mutex_unlock(&c->keys_lock);
     rc = rekey_run_all(&r, &w);
+    /* Everything is under the new key: from now on the store opens with it
+     * only. Not before: a rekey stopped part way is run again with the old. */
+    if (rc == 0)
+        rc = mt_crypt_record_rekey(c->inner, new_key);
     pthread_mutex_lock(&c->keys_lock);
     /* Failed part way, the store is partly under the new key: the handle
      * goes on reading it (it stays among `also`) until a rekey succeeds. */

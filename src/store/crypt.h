@@ -76,6 +76,23 @@ extern void (*mt_crypt_unseal_hook)(void);
  * SHA-256s are the sealed files'); otherwise st. */
 mt_store *mt_store_crypt_listing(mt_store *st);
 
+/* The first memory of inner looked at: 1 sealed (*h its header), 2 not
+ * (*path, malloc'd, its store path), 0 no memory. */
+int mt_crypt_probe(mt_crypt_header *h, char **path, mt_store *inner);
+
+/* The store's record that it is encrypted (crypt_record.c). settle: at a
+ * wrap, check key against the record, or make the record (a new store; one
+ * sealed before records were kept), or refuse a store of plain memories.
+ * refuse: at an open without a key, MT_ECRYPT for an encrypted store.
+ * rekey: the record names new_key. Each 0 for a store that keeps none. */
+int mt_crypt_record_settle(mt_store *inner, mt_crypt_key *key);
+int mt_crypt_record_refuse(mt_store *st);
+/* For tests, 0 otherwise: set, the record is neither checked nor made, so
+ * a test can reach beneath the layer (damage a file, read what is sealed)
+ * or see what a key reads of a store whose record names another. */
+extern int mt_crypt_record_off;
+int mt_crypt_record_rekey(mt_store *inner, mt_crypt_key *new_key);
+
 /* Whether st is an encryption layer. */
 int mt_store_is_crypt(const mt_store *st);
 

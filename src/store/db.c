@@ -333,6 +333,90 @@ static int db_usage(mt_store *st, mt_store_usage *out)
     return mt_db_read((mt_db *)st, usage_read, out);
 }
 
+static void look_forget(mt_db *db);
+
+/* The tenant's encryption record: read, or put and read back. */
+typedef struct {
+    const char *put;
+    int replace;
+    char *got;
+} record_args;
+
+static int record_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    record_args *a = payload;
+
+    if (ncols < 1 || cols[0].type == MT_DB_NULL)
+        return 0;
+    if (!(a->got = malloc(cols[0].len + 1)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(a->got, cols[0].p, cols[0].len);
+    a->got[cols[0].len] = '\0';
+    return 0;
+}
+
+static int record_get(mt_db *db, void *arg)
+{
+    record_args *a = arg;
+    mt_db_value v = mt_db_text(db->tenant);
+    int64_t n;
+
+    free(a->got); /* a try before was rolled back */
+    a->got = NULL;
+    n = mt_db_exec(db, MT_DB_CRYPT_GET, &v, 1, record_row, a);
+    return n < 0 ? (int)n : 0;
+}
+
+static int record_put(mt_db_txn *t, void *arg)
+{
+    record_args *a = arg;
+    mt_db_value v[2] = {mt_db_text(t->db->tenant), mt_db_text(a->put)};
+    int64_t n =
+        mt_db_exec(t->db, a->replace ? MT_DB_CRYPT_SET : MT_DB_CRYPT_CLAIM, v, 2, NULL, NULL);
+
+    return n < 0 ? (int)n : record_get(t->db, a);
+}
+
+static int db_encryption(mt_store *st, char **out, const char *put, int replace,
+                         unsigned lock_timeout_ms)
+{
+    mt_db *db = (mt_db *)st;
+    record_args a = {put, replace, NULL};
+    mt_store_op op;
+    int rc;
+
+    if (!out)
+        return mt_error_set(MT_EINVAL, "the encryption record needs an out pointer");
+    *out = NULL;
+    if (put && (!*put || strlen(put) > MT_STORE_RECORD_MAX || strchr(put, '\n')))
+        return mt_error_set(MT_EINVAL, "an encryption record is one line of 1 to %d bytes",
+                            MT_STORE_RECORD_MAX);
+    if (!put && (db->looked & 1)) {
+        /* As the open saw it, asked once. */
+        db->looked &= ~1;
+        if (db->look_record && !(a.got = strdup(db->look_record)))
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        *out = a.got;
+        return a.got != NULL;
+    }
+    if (!put)
+        rc = mt_db_read(db, record_get, &a);
+    else {
+        /* No history, no limits: the change touches the usage row only. */
+        mt_store_op_init(&op);
+        op.lock_timeout_ms = lock_timeout_ms;
+        rc = mt_db_change(db, &op, record_put, &a);
+    }
+    if (rc < 0) {
+        free(a.got);
+        return rc;
+    }
+    if (put && !a.got)
+        return mt_error_set(MT_EIO, "the store's encryption record was not kept");
+    *out = a.got;
+    return put ? 0 : a.got != NULL;
+}
+
 static void db_free(mt_store *st)
 {
     mt_db *db = (mt_db *)st;
@@ -348,8 +432,75 @@ static void db_free(mt_store *st)
     if (db->drv->cfg_free)
         db->drv->cfg_free(db->cfg);
     pthread_mutex_destroy(&db->lock);
+    look_forget(db);
     free(db->tenant);
     free(db);
+}
+
+static void look_forget(mt_db *db)
+{
+    free(db->look_record);
+    free(db->look_path);
+    db->look_record = db->look_path = NULL;
+    db->look_len = 0;
+    db->looked = 0;
+}
+
+static char *text_dup(const mt_db_value *v)
+{
+    char *p;
+
+    if (v->type == MT_DB_NULL || !(p = malloc(v->len + 1)))
+        return NULL;
+    memcpy(p, v->p, v->len);
+    p[v->len] = '\0';
+    return p;
+}
+
+static int look_row(void *payload, const mt_db_value *cols, size_t ncols)
+{
+    mt_db *db = payload;
+
+    look_forget(db);
+    if (ncols < 3)
+        return mt_error_set(MT_EIO, "the store's usage row is damaged");
+    if ((cols[0].type != MT_DB_NULL && !(db->look_record = text_dup(&cols[0]))) ||
+        (cols[1].type != MT_DB_NULL && !(db->look_path = text_dup(&cols[1]))))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    db->look_len = cols[2].len < sizeof(db->look_head) ? cols[2].len : sizeof(db->look_head);
+    if (db->look_len)
+        memcpy(db->look_head, cols[2].p, db->look_len);
+    db->looked = 3;
+    return 0;
+}
+
+static int look_read(mt_db *db, void *arg)
+{
+    mt_db_value v = mt_db_text(db->tenant);
+    int64_t n = mt_db_exec(db, MT_DB_OPEN_LOOK, &v, 1, look_row, db);
+
+    (void)arg;
+    return n < 0 ? (int)n : 0;
+}
+
+/* The first memory's head, as the open saw it (or, asked again, now). */
+static int db_first_head(mt_store *st, char *head, size_t *len, char **path)
+{
+    mt_db *db = (mt_db *)st;
+    int rc;
+
+    *path = NULL;
+    *len = 0;
+    if (!(db->looked & 2) && (rc = mt_db_read(db, look_read, NULL)) < 0)
+        return rc;
+    db->looked &= ~2;
+    if (!db->look_path)
+        return 0;
+    if (!(*path = strdup(db->look_path)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    memcpy(head, db->look_head, db->look_len);
+    *len = db->look_len;
+    return 1;
 }
 
 static int ensure_tenant(mt_db *db)
@@ -360,9 +511,12 @@ static int ensure_tenant(mt_db *db)
 
     /* Found with one statement on its own: an open then neither waits
      * for the write lock nor pays a change's round trips (5 on PostgreSQL
-     * before; now 1). */
+     * before; now 1). The same statement brings what the encryption layer
+     * asks at an open (db_encryption, db_first_head). */
+    int64_t found = -1;
+
     if (db->drv->ready_single && db->drv->ready_single(db->conn) == 0 &&
-        mt_db_exec(db, MT_DB_USAGE_GET, &arg, 1, NULL, NULL) == 1)
+        (found = mt_db_exec(db, MT_DB_OPEN_LOOK, &arg, 1, look_row, db)) == 1)
         return 0;
     /* A read names a tenant that is there (looked up in a read snapshot,
      * so that a failure is told as itself); the default one is the store's. */
@@ -385,10 +539,15 @@ static int ensure_tenant(mt_db *db)
     if ((rc = db->drv->begin_write(db->conn, db->tenant, 5000)) < 0)
         return rc;
     if ((n = mt_db_exec(db, MT_DB_USAGE_ENSURE, &arg, 1, NULL, NULL)) < 0 ||
-        (n = db->drv->commit(db->conn)) < 0) {
+        (rc = (int)n, n = db->drv->commit(db->conn)) < 0) {
         db->drv->rollback(db->conn);
         return (int)n;
     }
+    /* A row this open made (here, or PostgreSQL's begin_write), or none
+     * there at its look: the tenant held nothing and no record then. */
+    look_forget(db);
+    if (rc == 1 || found == 0)
+        db->looked = 3;
     return 0;
 }
 
@@ -448,6 +607,8 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.version_reseal = mt_db_version_reseal;
     db->base.search = drv->search_query ? mt_db_search : NULL;
     db->base.import = mt_db_import;
+    db->base.encryption = db_encryption;
+    db->base.first_head = db_first_head;
     if ((rc = mt_db_acquire(db)) < 0)
         goto fail;
     db->read_only = drv->read_only && drv->read_only(db->conn);

@@ -61,7 +61,8 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)   ('schema', '1')
  *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8,
- *         expired_before INT8, expiry_seen INT8 (schema 5, both default 0))
+ *         expired_before INT8, expiry_seen INT8 (schema 5, both default 0),
+ *         encryption TEXT NULL (schema 6: the tenant's encryption record, store.h))
  *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
  *         sha256 TEXT NULL, size INT8, accessed INT8, modified INT8 (schema 2),
  *         PRIMARY KEY (tenant, path))
@@ -118,7 +119,7 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 5
+#define MT_DB_SCHEMA_VERSION 6
 
 typedef enum {
     MT_DB_NULL = 0,
@@ -280,6 +281,13 @@ typedef enum {
     MT_DB_SEARCH_MERGE, /* (tenant): rewrite the index so nothing of a deleted row stays in
                            it (SQLite: FTS5's merge of every segment); a driver without a
                            text for it needs none */
+    /* The record that the tenant is encrypted (schema 6). */
+    MT_DB_CRYPT_GET,   /* (tenant) -> encryption (NULL: none) */
+    MT_DB_CRYPT_CLAIM, /* (tenant, record): encryption = record where there is none */
+    MT_DB_CRYPT_SET,   /* (tenant, record): encryption = record */
+    MT_DB_OPEN_LOOK,   /* (tenant) -> encryption, the first file's path and the first
+                          100 bytes of its content (NULL, NULL: no file), from the
+                          tenant's usage row (none: no row) */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

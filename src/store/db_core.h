@@ -27,6 +27,12 @@ typedef struct {
      * and what a read writes (a record of access, the search index) goes to
      * the driver's copy in memory; every change fails. */
     int read_only;
+    /* What the open saw (MT_DB_OPEN_LOOK), for the encryption layer's one
+     * look at it: the record, and the first file's path and head. */
+    int looked; /* 1 until the layer has asked */
+    char *look_record, *look_path;
+    char look_head[MT_STORE_HEAD_MAX];
+    size_t look_len;
 } mt_db;
 
 /* A change in progress: the usage row as it will be written back. */

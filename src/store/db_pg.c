@@ -229,6 +229,12 @@ static const char schema_v5[] =
     "CREATE INDEX versions_at ON memtool.versions(tenant, at);"
     "UPDATE memtool.meta SET value = '5' WHERE key = 'schema'";
 
+/* Schema 6: each tenant's record that it is encrypted (NULL: none), in its
+ * usage row, under that row's security. A column without a default
+ * rewrites nothing. */
+static const char schema_v6[] = "ALTER TABLE memtool.usage ADD COLUMN encryption text;"
+                                "UPDATE memtool.meta SET value = '6' WHERE key = 'schema'";
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 /* Overwrite every occurrence of secret in s (len >= 1). */
@@ -583,6 +589,11 @@ steps:
     }
     if (version < 5) {
         if ((rc = run(c, schema_v5, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 5",
+                      0)) < 0)
+            goto done;
+    }
+    if (version < 6) {
+        if ((rc = run(c, schema_v6, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 6",
                       0)) < 0)
             goto done;
     }

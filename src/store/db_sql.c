@@ -144,6 +144,15 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     /* A row over the cap holds its sha256 followed by a mark. */
     [MT_DB_SEARCH_ERASE] = "DELETE FROM search_docs WHERE tenant = ?1 AND (path = ?2 OR "
                            "substr(sha256, 1, 64) = ?3)",
+    [MT_DB_CRYPT_GET] = "SELECT encryption FROM usage WHERE tenant = ?1",
+    [MT_DB_CRYPT_CLAIM] =
+        "UPDATE usage SET encryption = ?2 WHERE tenant = ?1 AND encryption IS NULL",
+    [MT_DB_CRYPT_SET] = "UPDATE usage SET encryption = ?2 WHERE tenant = ?1",
+    [MT_DB_OPEN_LOOK] =
+        "SELECT u.encryption, f.path, (SELECT substr(c.data, 1, 100) FROM contents c WHERE "
+        "c.tenant = ?1 AND c.sha256 = f.sha256) FROM usage u LEFT JOIN (SELECT path, sha256 "
+        "FROM nodes WHERE tenant = ?1 AND kind = 1 ORDER BY path LIMIT 1) f ON 1 = 1 "
+        "WHERE u.tenant = ?1",
     /* The memories come from the newest versions by id, not from a DISTINCT
      * over the index of all of them. */
     [MT_DB_VERSIONS_SUPERSEDED] =

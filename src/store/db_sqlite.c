@@ -348,7 +348,8 @@ static const char search_clean_check[] =
 static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
-    "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL, " EXPIRY_COLUMNS ") WITHOUT ROWID;"
+    "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL, " EXPIRY_COLUMNS ","
+    "  encryption TEXT) WITHOUT ROWID;"
     "CREATE TABLE nodes(tenant TEXT NOT NULL, path TEXT NOT NULL, kind INTEGER NOT NULL,"
     "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, accessed INTEGER NOT NULL DEFAULT 0,"
     "  modified INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, path)) WITHOUT ROWID;"
@@ -361,7 +362,7 @@ static const char schema[] =
     "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
     "CREATE INDEX versions_path ON versions(tenant, path, id);"
     "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);" VERSIONS_AT VERSIONS_STATS
-        SEARCH_SCHEMA "INSERT INTO meta VALUES ('schema', '5');";
+        SEARCH_SCHEMA "INSERT INTO meta VALUES ('schema', '6');";
 
 /* From each schema to the next: a file holds one user's memories (no
  * operator stands between), so an older store is brought up to date when
@@ -376,7 +377,8 @@ static const char schema[] =
  * be written by every new content. Schema 5: the record of how far the prune
  * by days got, in each tenant's usage row (0: none yet, so the first prune
  * looks at every version once), the index of versions by time, and what the
- * planner is told of versions (VERSIONS_STATS). */
+ * planner is told of versions (VERSIONS_STATS). Schema 6: each tenant's
+ * record that it is encrypted (NULL: none), in its usage row. */
 static const char *const upgrades[] = {
     NULL,
     "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
@@ -392,6 +394,8 @@ static const char *const upgrades[] = {
     "ALTER TABLE usage ADD COLUMN expired_before INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE usage ADD COLUMN expiry_seen INTEGER NOT NULL DEFAULT 0;" VERSIONS_AT
         VERSIONS_STATS "UPDATE meta SET value = '5' WHERE key = 'schema';",
+    "ALTER TABLE usage ADD COLUMN encryption TEXT;"
+    "UPDATE meta SET value = '6' WHERE key = 'schema';",
 };
 
 /* The first column of a row as a number (a count, a schema version). */

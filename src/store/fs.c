@@ -498,6 +498,7 @@ int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
     fs->base.version_reseal = mt_fs_version_reseal;
     fs->base.memory_id = mt_fs_memory_id;
     fs->base.import = mt_fs_import;
+    fs->base.encryption = mt_fs_encryption;
     fs->root_fd = fd;
     fs->durability = durability;
     fs->read_only = !fs_writable(root);

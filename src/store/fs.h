@@ -300,6 +300,9 @@ int mt_fs_create_txn(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, 
                      size_t len);
 /* Import (fs_import.c): a memory of another store with its history. */
 int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in);
+/* The record that the store is encrypted (fs_record.c; store.h, `encryption`). */
+int mt_fs_encryption(mt_store *st, char **out, const char *put, int replace,
+                     unsigned lock_timeout_ms);
 int mt_fs_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload);
 int mt_fs_remove(mt_store *st, mt_store_op *op, const char *path);
 int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);

@@ -37,6 +37,11 @@ static int mt_test_open_sqlite(mt_memory **out, const char *dir, const mt_option
     return mt_memory_new(out, st, opts);
 }
 
+/* A key the encrypted openers' key accepts too (NULL: none): a store
+ * records its key, and opens only with a key that reads it; a test that
+ * writes with another key opens with that one accepting the store's. */
+static mt_crypt_key *mt_test_also_key;
+
 /* The same stores encrypted, with a key file kept beside them (made at
  * the first open, so a store opened again reads with the same key). */
 static int mt_test_crypt_key(mt_crypt_key **key, const char *dir)
@@ -48,6 +53,10 @@ static int mt_test_crypt_key(mt_crypt_key **key, const char *dir)
     if ((rc = mt_crypt_key_load_file(key, path)) == MT_ENOTFOUND &&
         (rc = mt_crypt_key_generate_file(path)) == 0)
         rc = mt_crypt_key_load_file(key, path);
+    if (rc == 0 && mt_test_also_key && (rc = mt_crypt_key_accept(*key, mt_test_also_key)) < 0) {
+        mt_crypt_key_free(*key);
+        *key = NULL;
+    }
     return rc;
 }
 

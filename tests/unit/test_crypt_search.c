@@ -29,6 +29,25 @@ static mt_memory *open_store(const mt_test_keys *s, int sqlite, const char *key_
     return m;
 }
 
+/* The store, writing with the key at key_path and reading with the one at
+ * store_key too: a process with another key than the store's, which opens
+ * only with a key that reads what its record names. */
+static mt_memory *open_writing(const mt_test_keys *s, int sqlite, const char *key_path,
+                               const char *store_key)
+{
+    char url[600];
+    mt_memory *m = NULL;
+    mt_crypt_key *k = mt_test_key_load(key_path), *own = mt_test_key_load(store_key);
+
+    snprintf(url, sizeof(url), sqlite ? "sqlite:%s/store.db" : "file:%s/fs", s->dir);
+    assert_int_equal(mt_crypt_key_accept(k, own), 0);
+    if (mt_memory_open_url_encrypted(&m, url, NULL, k) < 0)
+        fail_msg("open %s: %s", url, mt_error_last()->message);
+    mt_crypt_key_free(k);
+    mt_crypt_key_free(own);
+    return m;
+}
+
 /* Append s to out (size bytes in all). */
 static void append(char *out, size_t size, const char *s)
 {
@@ -182,7 +201,8 @@ static void unreadable_file(const mt_test_keys *s, int sqlite, const char *key)
     size_t n = 0;
     const char *msg;
 
-    m = open_store(s, sqlite, s->key2);
+    mt_memory_free(open_store(s, sqlite, key)); /* the store is key's */
+    m = open_writing(s, sqlite, s->key2, key);
     mt_test_create(m, "theirs/other.md", "a cache under another key");
     mt_memory_free(m);
     m = open_store(s, sqlite, key);

@@ -161,10 +161,15 @@ static void test_not_a_store(void **state)
     assert_non_null(strstr(mt_error_last()->message, "upgrade memtool"));
 }
 
-/* A store of this memtool made back into one of schema 4, as an older
- * memtool left it: no record of the prune by days, no index of versions by
+/* A store of this memtool made back into one of schema 5, as an older
+ * memtool left it: no record of encryption. */
+#define TO_SCHEMA_5                                                                                \
+    "ALTER TABLE usage DROP COLUMN encryption; UPDATE meta SET value = '5' WHERE key = 'schema';"
+
+/* ... of schema 4: no record of the prune by days, no index of versions by
  * time. */
 #define TO_SCHEMA_4                                                                                \
+    TO_SCHEMA_5                                                                                    \
     "DROP INDEX versions_at; ALTER TABLE usage DROP COLUMN expired_before;"                        \
     "ALTER TABLE usage DROP COLUMN expiry_seen; UPDATE meta SET value = '4' WHERE key = 'schema';"
 
@@ -258,7 +263,7 @@ static void test_upgrade_refs(void **state)
                      4);
 
     a = open_store("a");
-    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 5);
+    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 6);
     assert_int_equal(
         sql_num("SELECT count(*) FROM pragma_table_info('contents') WHERE name = 'refs'", NULL), 0);
     /* Schema 5's record of the prune by days (none yet) and its index. */
@@ -436,7 +441,7 @@ static void test_upgrade_search(void **state)
     assert_string_equal(h[0].path, "/memories/a.md");
     mt_search_hits_free(h, n);
     mt_memory_free(mem);
-    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 5);
+    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 6);
     assert_int_equal(sql_num("SELECT count(*) FROM search_docs", NULL), 1);
 }
 

@@ -1,0 +1,134 @@
+/*
+ * The file store's record that it is encrypted: RESERVED/encryption, a
+ * line the encryption layer wrote. Beneath each tenant's own root (a
+ * tenant is a store of its own), so each tenant has its own.
+ *
+ * Made with link(2) from a synced temporary: the name appears whole or not
+ * at all, and of two processes that make it at once, one link fails with
+ * EEXIST and that one reads the winner's. A rekey replaces it with
+ * rename(2), under the store's lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+#define RECORD_NAME "encryption"
+
+/* 1 with *out the record, 0 none. */
+static int record_read(mt_fs *fs, char **out)
+{
+    char buf[MT_STORE_RECORD_MAX + 2];
+    ssize_t n;
+    size_t len = 0;
+    int fd, rc;
+
+    *out = NULL;
+    fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/" RECORD_NAME,
+                      O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0);
+    if (fd == -ENOENT)
+        return 0;
+    if (fd < 0)
+        return mt_error_set(MT_EIO, "cannot read the store's encryption record %s/%s: %s",
+                            MT_FS_RESERVED, RECORD_NAME, strerror(-fd));
+    while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = mt_error_set(MT_EIO, "cannot read the store's encryption record %s/%s: %s",
+                              MT_FS_RESERVED, RECORD_NAME, strerror(errno));
+            goto done;
+        }
+        len += (size_t)n;
+    }
+    /* An empty or overlong record is damage, not the absence of one: a
+     * store that was encrypted must never be taken for a plain one. */
+    if (len == 0 || len > MT_STORE_RECORD_MAX) {
+        rc = mt_error_set(MT_ECRYPT,
+                          "the store's encryption record %s/%s is damaged (%zu bytes): restore "
+                          "it from a backup",
+                          MT_FS_RESERVED, RECORD_NAME, len);
+        goto done;
+    }
+    buf[len] = '\0';
+    if (!(*out = strdup(buf))) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = 1;
+done:
+    close(fd);
+    return rc;
+}
+
+static int record_write(mt_fs *fs, const char *put, int replace)
+{
+    char temp[64];
+    int dirfd = -1, fd = -1, rc;
+
+    dirfd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dirfd < 0)
+        return mt_error_set(MT_EIO, "cannot open the store's own directory %s: %s", MT_FS_RESERVED,
+                            strerror(-dirfd));
+    /* Synced whatever the durability: a store whose record a crash lost
+     * would be taken for a plain one. */
+    if ((rc = mt_fs_write_temp(fs, &fd, temp, dirfd, put, strlen(put), MT_FS_RESERVED, NULL)) < 0)
+        goto done;
+    if (fs->durability == MT_DURABILITY_NONE && (rc = mt_fs_sync(fd, MT_FS_RESERVED)) < 0) {
+        unlinkat(dirfd, temp, 0);
+        goto done;
+    }
+    if (replace ? renameat(dirfd, temp, dirfd, RECORD_NAME) < 0
+                : linkat(dirfd, temp, dirfd, RECORD_NAME, 0) < 0 && errno != EEXIST) {
+        rc = mt_error_set(MT_EIO, "cannot write the store's encryption record %s/%s: %s",
+                          MT_FS_RESERVED, RECORD_NAME, strerror(errno));
+        unlinkat(dirfd, temp, 0);
+        goto done;
+    }
+    if (!replace)
+        unlinkat(dirfd, temp, 0);
+    rc = mt_fs_sync(dirfd, MT_FS_RESERVED);
+done:
+    if (fd >= 0)
+        close(fd);
+    close(dirfd);
+    return rc;
+}
+
+int mt_fs_encryption(mt_store *st, char **out, const char *put, int replace,
+                     unsigned lock_timeout_ms)
+{
+    mt_fs *fs = (mt_fs *)st;
+    int rc;
+
+    if (!out)
+        return mt_error_set(MT_EINVAL, "the encryption record needs an out pointer");
+    *out = NULL;
+    if (!put)
+        return record_read(fs, out);
+    if (!*put || strlen(put) > MT_STORE_RECORD_MAX || strchr(put, '\n'))
+        return mt_error_set(MT_EINVAL, "an encryption record is one line of 1 to %d bytes",
+                            MT_STORE_RECORD_MAX);
+    /* The lock makes the reserved directory, and orders a rekey's
+     * replacement with a first record. */
+    if ((rc = mt_fs_lock(fs, lock_timeout_ms)) < 0)
+        return rc == MT_FS_LOCK_TIMEOUT
+                   ? mt_error_set(MT_EBUSY, "the store stayed locked by another change for %u ms",
+                                  lock_timeout_ms)
+                   : rc;
+    rc = record_write(fs, put, replace);
+    mt_fs_unlock(fs);
+    if (rc < 0)
+        return rc;
+    return (rc = record_read(fs, out)) == 0
+               ? mt_error_set(MT_EIO,
+                              "the store's encryption record %s/%s went away as it was "
+                              "written",
+                              MT_FS_RESERVED, RECORD_NAME)
+           : rc < 0 ? rc
+                    : 0;
+}
