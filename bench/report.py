@@ -57,7 +57,11 @@ HISTORY_WRITES = "create+str_replace+delete"
 # ratios were chosen", has the numbers).
 SPAWN_RATIO = 2.9      # 2 ms against floor processes of 444-681 µs
 SERVE_RATIO = 0.80     # 100,000 views per CPU-second against a floor server's 125,494
-LISTING_RATIO = 0.50   # 100 ms against floor walks of 108.8-196.8 ms
+LISTING_RATIO = 0.50   # 100 ms against floor walks of 108.8-196.8 ms (retired, below)
+# The listing's target since the 0.50× was retired: the floor's walk on every
+# core is itself 0.52-0.53× of the one-thread walk on this 2-core machine, so
+# 0.50× was below what the kernel allows; memtool is held to the walk on all cores.
+LISTING_CORES_RATIO = 1.1
 HISTORY_RATIO = 1.3
 HISTORY_LOG_MS = 20
 
@@ -447,7 +451,8 @@ def report(results, markdown):
     targets = []
 
     def target(name, measured, ok):
-        targets.append((name, measured, "met" if ok else "**missed**"))
+        targets.append((name, measured,
+                        "not measured in this run" if ok is None else "met" if ok else "**missed**"))
 
     r = ratio(v_mt, v_fl)
     target("in-process `view` of a small file within 2× of the floor",
@@ -485,18 +490,21 @@ def report(results, markdown):
            ("%s vs %s views per CPU-second" % (fmt_count(s["ops_per_cpu_s"]), fmt_count(p["ops_per_cpu_s"]))
             if s and p else "not built in this run",
             "%.3f×" % r if r else "–", "%.3f×" % floor if floor else "–"),
-           r is not None and r <= PINNED_RATIO)
+           None if r is None else r <= PINNED_RATIO)
     big_n = str(trees[-1])
     a = med(t, "scale", "view_root", "memtool", "-", big_n)
     b = med(t, "scale", "view_root", "floor", "-", big_n)
     c = med(t, "scale", "view_root", "floor-cores", "-", big_n)
     r, rc = ratio(a, b), ratio(c, b)
-    target("`view /memories` over %s files within %.2f× of the floor's one-thread walk (was: under "
-           "100 ms)" % (fmt_count(big_n), LISTING_RATIO),
-           "%s vs %s: %s (the floor's walk on all %s cores: %s, %s)" %
-           (fmt_us(a), fmt_us(b), "%.3f×" % r if r else "–", meta.get("nproc", "?"), fmt_us(c),
-            "%.3f×" % rc if rc else "–"),
-           r is not None and r <= LISTING_RATIO)
+    rm = ratio(a, c)
+    target("`view /memories` over %s files within %.1f× of the floor's walk on all cores (was: "
+           "0.50× of the one-thread walk, retired: below the floor; and before that under 100 ms)"
+           % (fmt_count(big_n), LISTING_CORES_RATIO),
+           "%s vs %s on all %s cores: %s (the one-thread walk: %s; memtool %s of it, the walk on "
+           "all cores %s)" %
+           (fmt_us(a), fmt_us(c), meta.get("nproc", "?"), "%.2f×" % rm if rm else "–", fmt_us(b),
+            "%.3f×" % r if r else "–", "%.3f×" % rc if rc else "–"),
+           rm is not None and rm <= LISTING_CORES_RATIO)
     big_b = str(bigs[-1])
     a, b = med(t, "scale", "str_replace", "memtool", "file", big_b), med(t, "scale", "str_replace", "floor", "file", big_b)
     r = ratio(a, b)
@@ -599,9 +607,16 @@ def report(results, markdown):
          "0.797×", "≥ %.2f×" % SERVE_RATIO),
         ("`view /memories` over 100,000 files under 100 ms", "the floor's walk of the same tree "
          "(`getdents64` and `fstatat`, one thread)", "108.8, 176.1, 196.8, 113.5 ms",
-         "0.92×, 0.57×, 0.51×, 0.88×", "≤ %.2f×" % LISTING_RATIO),
+         "0.92×, 0.57×, 0.51×, 0.88×", "≤ %.2f×, retired (below)" % LISTING_RATIO),
     ]))
     w("")
+    w("Two targets were retired because a floor measured in every run showed them out of reach on "
+      "this machine: `view /memories` within 0.50× of the one-thread walk (the floor's own walk on "
+      "every core, with no memtool code at all, takes 0.52–0.53× of it on these 2 cores, so the "
+      "target is now within %.1f× of that walk on all cores), and SQLite edits within 1.5× of one bare "
+      "`UPDATE` (the rows the edit must write, the `floor-rows` floor of [the stores' "
+      "section](#stores-sqlite-and-postgresql-against-their-floors), take 2.0–2.2× with history; "
+      "the ratio to those rows is still reported, with no target).\n" % LISTING_CORES_RATIO)
     w("The 40× against the SDK was a ratio already and is unchanged. The history log's 20 ms has no "
       "floor to measure (nothing else reads this database) and stays an absolute time.\n")
     notes = os.path.join(HERE, "analysis.md")
