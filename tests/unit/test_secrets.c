@@ -789,9 +789,6 @@ static void *reuse_thread(void *p)
     return NULL;
 }
 
-/* A handle opened after another was freed, at the same address, has no note
- * of the old one's restores: not on the thread that freed it, nor on one
- * that restored with it and lives on. */
 /* A refusal names every finding by kind and line (never the secret), the
  * first MT_GUARD_SHOWN of them and how many more, however many there are. */
 static void test_refusal_lists_every_finding(void **state)
@@ -838,6 +835,9 @@ static void test_refusal_lists_every_finding(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A handle opened after another was freed, at the same address, has no note
+ * of the old one's restores: not on the thread that freed it, nor on one
+ * that restored with it and lives on. */
 static void test_note_not_inherited(void **state)
 {
     mt_test_store ts;
@@ -862,6 +862,10 @@ static void test_note_not_inherited(void **state)
     mt_memory_free(old);
     old = open_handle(ts.root, MT_SECRETS_REDACT);
     assert_null(mt_memory_secrets_note(old));
+    /* The memory changed since, so that restoring version 1 again is a change
+     * (one that leaves the content as it is records nothing, and notes nothing). */
+    mt_test_ok(ts.mem, "{\"command\":\"insert\",\"path\":\"/memories/a\",\"insert_line\":0,"
+                       "\"insert_text\":\"first\"}");
     /* Another thread, which restored with the handle before this one freed it. */
     assert_int_equal(sem_init(&a.go, 0, 0), 0);
     assert_int_equal(sem_init(&a.done, 0, 0), 0);
