@@ -199,26 +199,6 @@ static int same_store(const mt_cli *cli, const char *from, const char *from_tena
     return same;
 }
 
-/* With --encrypt, a source none of whose memories is encrypted is a plain
- * store: said once, with the option that copies it, rather than as a
- * failure of each memory. Returns 0 to go on, else the exit status. */
-static int check_source_sealed(mt_memory *src)
-{
-    mt_crypt_status cs;
-    int status = 0;
-
-    if (mt_memory_crypt_status(&cs, src) < 0)
-        return 0; /* the migration says what is wrong, memory by memory */
-    if (cs.files > 0 && cs.plain == cs.files)
-        status = mt_cli_usage_error("migrate",
-                                    "the source store is not encrypted: none of its memories "
-                                    "(%llu) has an encryption header; add --from-plain to "
-                                    "encrypt it into the destination",
-                                    (unsigned long long)cs.files);
-    mt_crypt_status_dispose(&cs);
-    return status;
-}
-
 int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -299,10 +279,10 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
         return mt_cli_usage_error("migrate",
                                   "--to names the store it copies from (the same store and "
                                   "tenant): give another store, or another --to-tenant");
+    /* With --encrypt and no --from-plain, a plain source is refused by its
+     * open (the store's record of encryption), once, naming --from-plain. */
     if ((status = open_store(&src, cli, from, from_tenant, from_plain)) != 0)
         return status;
-    if (cli->encrypt && !from_plain && (status = check_source_sealed(src)) != 0)
-        goto done;
     if ((status = open_store(&dst, cli, to, to_tenant, to_plain)) != 0)
         goto done;
     p.tty = isatty(STDERR_FILENO) && !p.json;

@@ -67,14 +67,22 @@ static int no_memory(void)
 static int search(const mt_cli *cli, int argc, char **argv, const char *query);
 
 /* Whether arg is a long option (or a unique start of one) that takes a value
- * in the next argument. */
+ * in the next argument: search's own, or a global option put after the
+ * command, whose value must not become a word of the query (the option is
+ * then refused, naming its value, as every command refuses it). */
 static int takes_value(const char *arg)
 {
     static const char *const names[] = {"path", "limit", "color", "colour"};
+    const struct option *g;
     size_t i, n = strlen(arg + 2);
 
-    for (i = 0; n && !strchr(arg, '=') && i < sizeof(names) / sizeof(names[0]); i++)
+    if (!n || strchr(arg, '='))
+        return 0;
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strncmp(arg + 2, names[i], n) == 0)
+            return 1;
+    for (g = mt_cli_global_options; g->name; g++)
+        if (g->has_arg == required_argument && strcmp(arg + 2, g->name) == 0)
             return 1;
     return 0;
 }

@@ -1189,8 +1189,15 @@ static int probe_one(void *payload, const char *path, mt_node_type type, uint64_
     (void)size;
     if (type != MT_NODE_FILE)
         return 0;
+    /* A file the store never reads (more than one hard link, a FIFO or a
+     * device put there, a symlink), or one removed meanwhile, says nothing of
+     * the store: the next one is asked. An open must not fail on what a view
+     * of that one path would refuse. */
     if ((rc = p->inner->read(p->inner, &got, path, 0, take_head, &h)) < 0)
-        return rc == MT_ENOTFOUND ? 0 : rc; /* removed meanwhile */
+        return rc == MT_ENOTFOUND || rc == MT_EMULTILINK || rc == MT_EUNSUPPORTED ||
+                       rc == MT_ESYMLINK || rc == MT_EISDIR
+                   ? 0
+                   : rc;
     if (header_read(p->h, h.head, h.len, path) == 0)
         p->found = 1;
     else {
