@@ -178,7 +178,11 @@ int mt_crypt_record_refuse(mt_store *st)
         return rc;
     if (rc == 1)
         rc = record_parse(&h, got) < 0 ? MT_ECRYPT : 1;
-    else if ((rc = mt_crypt_probe(&h, &plain, st)) == 2)
+    else if ((rc = mt_crypt_probe(&h, &plain, st)) == 2 || rc < 0)
+        /* Plain; or a store whose files the look could not reach (a tree
+         * deeper than a walk goes before its first file): that store opens
+         * as it did before records were kept, and a sealed file in it is
+         * refused when read, as it always was. */
         rc = 0;
     free(got);
     free(plain);

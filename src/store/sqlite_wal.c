@@ -68,7 +68,8 @@ static int open_immutable(sqlite3 **db, const char *path)
     if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal) ||
         (stat(wal, &sb) == 0 && sb.st_size > 0) || strlen(path) >= 4096)
         return -1;
-    p += sprintf(p, "file:");
+    memcpy(p, "file:", 5);
+    p += 5;
     for (i = 0; path[i]; i++) {
         /* What a URI gives its own meaning to is written as %XX. */
         if (path[i] == '%' || path[i] == '?' || path[i] == '#') {
@@ -79,7 +80,7 @@ static int open_immutable(sqlite3 **db, const char *path)
             *p++ = path[i];
         }
     }
-    strcpy(p, "?immutable=1");
+    memcpy(p, "?immutable=1", sizeof("?immutable=1"));
     sqlite3_close(*db);
     *db = NULL;
     return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,

@@ -149,10 +149,15 @@ test('history: log, versionContent, restore, undo, redact, as the C API has them
     assert.deepEqual((await store.log({ since: new Date(Date.now() - 60_000) })).length, 3);
 
     assert.deepEqual(await store.versionContent(1), Buffer.from('first\n'));
-    // The version before the newest (the rename) is 2.
-    assert.deepEqual(await store.undo('/memories/m.md'), { versionId: 4, restored: 2 });
+    // The rename's version holds the content as it is, and so does 2: undo passes over
+    // both to 1, the latest that differs.
+    assert.deepEqual(await store.undo('/memories/m.md'), { versionId: 4, restored: 1 });
+    assert.equal((await store.read('/memories/m.md')).toString(), 'first\n');
+    // A restore that would leave the content as it is records nothing: 0.
+    assert.equal(await store.restore(1), 0);
+    assert.equal(await store.restore(2), 5);
     assert.equal((await store.read('/memories/m.md')).toString(), 'second\n');
-    assert.equal(await store.restore(1), 5);
+    assert.equal(await store.restore(1), 6);
     assert.equal((await store.read('/memories/m.md')).toString(), 'first\n');
     await store.redact(2);
     const two = (await store.log()).find((v) => v.id === 2);
@@ -161,7 +166,7 @@ test('history: log, versionContent, restore, undo, redact, as the C API has them
     assert.equal(two.contentSha256, null);
     await assert.rejects(store.versionContent(2), { code: 'MT_ENOTFOUND' });
     await assert.rejects(store.versionContent(99), { code: 'MT_ENOTFOUND' });
-    await assert.rejects(store.redact(5), { code: 'MT_EINVAL', message: /^memtool: / });
+    await assert.rejects(store.redact(6), { code: 'MT_EINVAL', message: /^memtool: / });
     assert.deepEqual(await store.usage(), { bytes: 6, files: 1, dirs: 0 });
     await store.close();
   }
