@@ -259,7 +259,8 @@ typedef struct {
  * Version 6 added `import` (a version 5 store, or one whose import is NULL,
  * is migrated into without history: each memory arrives as one new version).
  * Version 7 added `encryption` (a version 6 store, or one whose encryption is
- * NULL, keeps no record that it is encrypted: see mt_store_crypt_wrap). */
+ * NULL, keeps no record that it is encrypted: see mt_store_crypt_wrap), and,
+ * optional too, `first_head` and `times`. */
 #define MT_STORE_VERSION 7
 
 /* Version 5 also added what the encryption layer needs: `memory_id`,
@@ -473,6 +474,19 @@ struct mt_store {
      * tells by it a store sealed before records were kept.
      */
     int (*first_head)(mt_store *st, char *head, size_t *len, char **path);
+
+    /*
+     * Since version 7, optional (NULL: a migration without history leaves
+     * each memory with the times its copy gave it, the migration's): set the
+     * file at path's last access and last change of content, as `idle`
+     * reports them (ms since the epoch; modified_ms 0 keeps the last change
+     * the store holds), so that a memory copied without its history (the
+     * model's create) is as idle as it was where it came from. Under the
+     * store's write lock, like a touch; records no version and changes no
+     * content. A directory is MT_EISDIR, nothing there MT_ENOTFOUND. The
+     * encryption layer forwards it.
+     */
+    int (*times)(mt_store *st, const char *path, int64_t accessed_ms, int64_t modified_ms);
 };
 
 /* The most first_head gives: an encryption header and its tag. */

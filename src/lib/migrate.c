@@ -249,6 +249,14 @@ int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel)
         rc = mt_mig_fail(g, s, "copied, but the destination holds other content: sha256 ", there);
         goto done;
     }
+    /* As idle as it was in the source, not fresh from the copy. Best effort,
+     * as the import's times are: the memory is there either way. */
+    if (g->to->store->version >= 7 && g->to->store->times) {
+        int64_t accessed, modified;
+        mt_mig_times(&accessed, &modified, g->from, rel);
+        if (accessed > 0)
+            (void)g->to->store->times(g->to->store, rel, accessed, modified);
+    }
     rc = mt_mig_emit(g, MT_MIGRATE_COPIED, s, NULL);
 done:
     mt_buf_dispose(&r.text);

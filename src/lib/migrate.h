@@ -81,6 +81,9 @@ int mt_mig_settled(mt_migration *g, const mt_mig_subject *s, const char *rel, co
 int mt_mig_vanished(mt_migration *g, const mt_mig_subject *s);
 /* The file at rel copied as a create (no history); MT_MIG_VANISHED when gone. */
 int mt_mig_copy_file(mt_migration *g, const mt_mig_subject *s, const char *rel);
+/* The source file's last access and change (both 0 where the store keeps
+ * none): a copy's, with history (mt_store_import) or without (`times`). */
+void mt_mig_times(int64_t *accessed_ms, int64_t *modified_ms, mt_memory *from, const char *rel);
 /* Memory m with its history: at rel (a walked file; MT_MIG_VANISHED when
  * gone), or deleted (rel NULL). */
 int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel,

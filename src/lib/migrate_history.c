@@ -488,16 +488,21 @@ static int times_cb(void *payload, const char *path, uint64_t size, int64_t last
     return 0;
 }
 
-/* The source file's last access and change (0 where the store keeps none). */
-static void times_of(mt_store_import *in, mt_memory *from, const char *rel)
+void mt_mig_times(int64_t *accessed_ms, int64_t *modified_ms, mt_memory *from, const char *rel)
 {
     file_times t = {rel, 0, 0};
 
+    *accessed_ms = *modified_ms = 0;
     if (from->store->version >= 5 && from->store->idle &&
         from->store->idle(from->store, rel, times_cb, &t) == 0) {
-        in->accessed_ms = t.accessed;
-        in->modified_ms = t.modified;
+        *accessed_ms = t.accessed;
+        *modified_ms = t.modified;
     }
+}
+
+static void times_of(mt_store_import *in, mt_memory *from, const char *rel)
+{
+    mt_mig_times(&in->accessed_ms, &in->modified_ms, from, rel);
 }
 
 /* Whether the destination keeps any version of memory id. */

@@ -967,6 +967,13 @@ static int c_touch(mt_store *st, int64_t *recorded, const char *path, int64_t no
     return c->inner->touch(c->inner, recorded, path, now_ms);
 }
 
+static int c_times(mt_store *st, const char *path, int64_t accessed_ms, int64_t modified_ms)
+{
+    mt_crypt *c = (mt_crypt *)st;
+
+    return c->inner->times(c->inner, path, accessed_ms, modified_ms);
+}
+
 typedef struct {
     mt_idle_cb cb;
     void *payload;
@@ -1083,6 +1090,7 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.memory_id = c_memory_id;
     c->base.touch = inner->touch ? c_touch : NULL;
     c->base.idle = inner->idle ? c_idle : NULL;
+    c->base.times = inner->version >= 7 && inner->times ? c_times : NULL;
     c->base.version_count = inner->version_count ? c_version_count : NULL;
     c->base.import = inner->version >= 6 && inner->import ? mt_crypt_import : NULL;
     c->base.search = c_search;

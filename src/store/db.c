@@ -601,6 +601,7 @@ int mt_db_store_open(mt_store **out, const mt_db_driver *drv, void *cfg, const c
     db->base.catch_up = mt_db_catch_up;
     db->base.walk = mt_db_walk;
     db->base.touch = mt_db_touch;
+    db->base.times = mt_db_times;
     db->base.idle = mt_db_idle;
     db->base.version_count = mt_db_version_count;
     db->base.memory_id = mt_db_memory_id;

@@ -212,3 +212,42 @@ int mt_db_version_count(mt_store *st, uint64_t *out)
     *out = 0;
     return mt_db_read((mt_db *)st, count_in, out);
 }
+
+/* A memory's times as they were elsewhere (store.h, `times`): one write
+ * transaction under the tenant's write lock, re-run when the database asks. */
+int mt_db_times(mt_store *st, const char *path, int64_t accessed_ms, int64_t modified_ms)
+{
+    mt_db *db = (mt_db *)st;
+    const mt_db_driver *drv = db->drv;
+    mt_db_value v[4] = {mt_db_text(db->tenant), mt_db_text(path), mt_db_int(accessed_ms),
+                        modified_ms > 0 ? mt_db_int(modified_ms) : mt_db_null()};
+    int rc, tries;
+
+    if (!*path)
+        return mt_db_path_error(MT_EISDIR, "cannot set the times of", path);
+    if ((rc = mt_db_acquire(db)) < 0)
+        return rc;
+    for (tries = 0; tries < MT_DB_RETRIES; tries++) {
+        accessed_args a = {path, 0, 0};
+        int64_t n;
+
+        if ((rc = drv->begin_write(db->conn, db->tenant, TOUCH_WAIT_MS)) < 0)
+            goto next;
+        if ((n = mt_db_exec(db, MT_DB_NODE_ACCESS_SET, v, 4, NULL, NULL)) < 0)
+            rc = (int)n;
+        else if (n == 0 && (rc = accessed_get(db, &a)) == 0)
+            rc = mt_db_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot set the times of",
+                                  path);
+        if (rc == 0)
+            rc = drv->commit(db->conn);
+        if (rc < 0)
+            drv->rollback(db->conn);
+    next:
+        if (rc != MT_DB_RETRY)
+            break;
+    }
+    if (rc == MT_DB_RETRY)
+        rc = mt_error_set(MT_EBUSY, "setting the times of %s kept conflicting with changes", path);
+    mt_db_release(db);
+    return rc;
+}

@@ -146,6 +146,7 @@ int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id);
 int mt_db_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload);
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path);
 int mt_db_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms);
+int mt_db_times(mt_store *st, const char *path, int64_t accessed_ms, int64_t modified_ms);
 int mt_db_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload);
 int mt_db_version_count(mt_store *st, uint64_t *out);
 int mt_db_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,

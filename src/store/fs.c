@@ -492,6 +492,7 @@ int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
     fs->base.catch_up = mt_fs_catch_up;
     fs->base.walk = mt_fs_walk;
     fs->base.touch = mt_fs_touch;
+    fs->base.times = mt_fs_times;
     fs->base.idle = mt_fs_idle;
     fs->base.version_count = mt_fs_version_count;
     fs->base.search = mt_fs_search;

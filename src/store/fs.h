@@ -154,6 +154,7 @@ int64_t mt_fs_last_access(const struct stat *sb);
 void mt_fs_access_now(int dirfd, const char *name);
 int mt_fs_touch(mt_store *st, int64_t *recorded, const char *rel, int64_t now_ms);
 int mt_fs_idle(mt_store *st, const char *rel, mt_idle_cb cb, void *payload);
+int mt_fs_times(mt_store *st, const char *rel, int64_t accessed_ms, int64_t modified_ms);
 
 /* The history log's slot in the state file's mapping (history.h,
  * mt_hist_log_attach): valid while the store's lock is held. */

@@ -111,6 +111,54 @@ done:
     return rc;
 }
 
+/* A memory's times as they were elsewhere (store.h, `times`): the mtime and
+ * the atime, under the lock as a touch's. The ctime the kernel sets then is
+ * seen by the history as a touch's is: the content, hashed again, is the
+ * same, and no version is recorded. */
+int mt_fs_times(mt_store *st, const char *rel, int64_t accessed_ms, int64_t modified_ms)
+{
+    mt_fs *fs = (mt_fs *)st;
+    struct timespec ts[2];
+    const char *name;
+    struct stat sb;
+    int dirfd = -1, rc;
+
+    if (!*rel)
+        return mt_fs_error(EISDIR, "cannot set the times of", rel);
+    if (fs->read_only)
+        return mt_error_set(MT_EINVAL, "the store is read-only: %s keeps its times", rel);
+    if ((rc = mt_fs_open_parent(fs, &dirfd, &name, rel)) < 0)
+        return rc;
+    if ((rc = mt_fs_lock(fs, TOUCH_LOCK_MS)) < 0) {
+        rc = rc == MT_FS_LOCK_TIMEOUT
+                 ? mt_error_set(MT_EBUSY, "the store is locked: %s keeps its times", rel)
+                 : rc;
+        goto done;
+    }
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+        rc = mt_fs_error(errno, "cannot set the times of", rel);
+    else if (S_ISDIR(sb.st_mode))
+        rc = mt_fs_error(EISDIR, "cannot set the times of", rel);
+    else if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)
+        rc = mt_error_set(MT_EUNSUPPORTED, "%s is not a regular file", rel);
+    else {
+        ts[0].tv_sec = (time_t)(accessed_ms / 1000);
+        ts[0].tv_nsec = (long)(accessed_ms % 1000) * 1000000;
+        ts[1].tv_sec = (time_t)(modified_ms / 1000);
+        ts[1].tv_nsec = (long)(modified_ms % 1000) * 1000000;
+        if (modified_ms <= 0) {
+            ts[1].tv_sec = 0;
+            ts[1].tv_nsec = UTIME_OMIT;
+        }
+        if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+            rc = mt_fs_error(errno, "cannot set the times of", rel);
+    }
+    mt_fs_unlock(fs);
+done:
+    close(dirfd);
+    return rc;
+}
+
 typedef struct {
     mt_fs *fs;
     mt_idle_cb cb;
