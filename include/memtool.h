@@ -426,8 +426,9 @@ MT_EXTERN(int) mt_memory_set_actor(mt_memory *mem, const char *actor);
  * when run again. Each version's content is checked by SHA-256 on its way
  * and sealed for the destination when it is encrypted. Otherwise (or with
  * no_history) each memory's current content is copied as a create: a new
- * version by the destination's actor. Directories come with the files in
- * them; an empty one is counted, not made.
+ * version by the destination's actor, with the source's last access and last
+ * change kept where the destination store can set them (its `times`).
+ * Directories come with the files in them; an empty one is counted, not made.
  */
 typedef enum {
     MT_MIGRATE_PLAN = 1, /* the source was walked: files, bytes (and versions) are known */
