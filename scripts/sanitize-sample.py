@@ -27,7 +27,11 @@ def main() -> int:
     # Longest first, so "view_dir_fs" is matched before "view_dir".
     by_length = sorted(cases, key=len, reverse=True)
     names = [m.group(1) for m in (re.search(r"Test +#\d+: (\S+)", l) for l in sys.stdin) if m]
-    keep = [n for n in names if not n.startswith("golden_")]
+    # An agent case's unthreaded twin, but the plain session's (see the top).
+    present = set(names)
+    twin = {n for n in names if n.startswith("agent_") and n.endswith("_nothread")
+            and n[: -len("_nothread")] in present and n != "agent_session_nothread"}
+    keep = [n for n in names if not n.startswith("golden_") and n not in twin]
     variants = {}  # case -> {variant prefix: test name}
     for name in names:
         if not name.startswith("golden_"):
@@ -55,7 +59,8 @@ def main() -> int:
     covered = {n[len("golden_"):][: -len(c) or None] for c, n in chosen.items()}
     missing = [v for v in all_variants if v not in covered]
     print(
-        f"sanitize-sample: {len(keep)} of {len(names)} tests: every non-golden test, "
+        f"sanitize-sample: {len(keep)} of {len(names)} tests: every non-golden test "
+        f"but {len(twin)} unthreaded agent twins, "
         f"{len(chosen)} golden cases once each over {len(all_variants) - len(missing)} "
         f"of {len(all_variants)} variants",
         file=sys.stderr,
