@@ -79,7 +79,7 @@ static int takes_value(const char *arg)
     if (!n || strchr(arg, '='))
         return 0;
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strncmp(arg + 2, names[i], n) == 0)
+        if (n <= strlen(names[i]) && memcmp(arg + 2, names[i], n) == 0)
             return 1;
     for (g = mt_cli_global_options; g->name; g++)
         if (g->has_arg == required_argument && strcmp(arg + 2, g->name) == 0)
