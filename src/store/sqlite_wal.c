@@ -24,19 +24,18 @@ int mt_sqlite_setup_wal(sqlite3 *db, const char *pragmas, char **msg, unsigned w
     }
 }
 
-/* One file made 0600 if this user owns it and it is looser; opened without
- * following a link, and without blocking on a FIFO. */
-static int tighten(int dirfd, const char *name, int flags)
+/* One file made 0600 if this user owns it and it is looser. Never opened:
+ * closing any descriptor of a database file drops every POSIX lock this
+ * process holds on it (SQLite's own connections' too), which let another
+ * process write under a connection that believed it held the file. */
+static int tighten(int dirfd, const char *name)
 {
     struct stat sb;
-    int fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
 
-    if (fd < 0)
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
         return -errno;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
-        (sb.st_mode & 07777) != 0600)
-        (void)fchmod(fd, 0600);
-    close(fd);
+    if (S_ISREG(sb.st_mode) && sb.st_uid == geteuid() && (sb.st_mode & 07777) != 0600)
+        (void)fchmodat(dirfd, name, 0600, 0);
     return 0;
 }
 
@@ -47,11 +46,20 @@ int mt_sqlite_make_private(int dirfd, const char *name, int create)
     size_t k;
     int rc;
 
-    if ((rc = tighten(dirfd, name, create ? O_RDWR | O_CREAT : O_RDONLY)) < 0)
+    /* Made here, 0600, only when missing: a file this call created is open in
+     * no connection of this process, so closing it drops no lock. */
+    if (create) {
+        int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0)
+            close(fd);
+        else if (errno != EEXIST)
+            return -errno;
+    }
+    if ((rc = tighten(dirfd, name)) < 0)
         return rc;
     for (k = 0; k < sizeof(suffix) / sizeof(suffix[0]); k++)
         if (snprintf(file, sizeof(file), "%s%s", name, suffix[k]) < (int)sizeof(file))
-            (void)tighten(dirfd, file, O_RDONLY);
+            (void)tighten(dirfd, file);
     return 0;
 }
 
