@@ -468,10 +468,13 @@ struct mt_store {
     /*
      * Since version 7, optional (NULL: the layer walks the store instead):
      * the first at most MT_STORE_HEAD_MAX bytes (*len of them) of the
-     * content of the store's first memory in path order, and its path (*path,
-     * malloc'd): 1, or 0 when the store holds no memory. A store may answer
-     * as it was when opened (an open asks it once). The encryption layer
-     * tells by it a store sealed before records were kept.
+     * content of one memory of the store, and its path (*path, malloc'd):
+     * 1, or 0 when the store holds no memory (or none in what it looked
+     * at: the work is to be bounded, as every open of a plain store asks;
+     * the SQL stores give the first in path order, the file store the first
+     * file its directories give, breadth first). A store may answer as it
+     * was when opened (an open asks it once). The encryption layer tells by
+     * it a store sealed before records were kept.
      */
     int (*first_head)(mt_store *st, char *head, size_t *len, char **path);
 

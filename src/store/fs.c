@@ -500,6 +500,7 @@ int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
     fs->base.memory_id = mt_fs_memory_id;
     fs->base.import = mt_fs_import;
     fs->base.encryption = mt_fs_encryption;
+    fs->base.first_head = mt_fs_first_head;
     fs->root_fd = fd;
     fs->durability = durability;
     fs->read_only = !fs_writable(root);

@@ -8,11 +8,13 @@
  * EEXIST and that one reads the winner's. A rekey replaces it with
  * rename(2), under the store's lock.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -131,4 +133,95 @@ int mt_fs_encryption(mt_store *st, char **out, const char *put, int replace,
                               MT_FS_RESERVED, RECORD_NAME)
            : rc < 0 ? rc
                     : 0;
+}
+
+/* At most this many names are looked at by a first_head: bounded work at
+ * every open of a plain store, whatever its size. */
+#define FIRST_LOOK 4096
+/* And at most this many directories queued to look into. */
+#define FIRST_DIRS 64
+
+/* rel's directory read as it comes (unsorted, one pass): a regular file's
+ * head into head/len and its path into *path (1); subdirectories queued
+ * (dirs, *ndirs); 0 when none is here. *seen counts the names looked at. */
+static int first_in(mt_fs *fs, char *head, size_t *len, char **path, const char *rel, char **dirs,
+                    size_t *ndirs, size_t *seen)
+{
+    struct dirent *de;
+    DIR *dir;
+    int dfd, fd, rc = 0;
+
+    dfd = mt_fs_openat(fs->root_fd, rel, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return dfd == -ENOENT ? 0 : mt_fs_error(-dfd, "cannot list", rel);
+    if (!(dir = fdopendir(dfd))) {
+        close(dfd);
+        return mt_fs_error(errno, "cannot list", rel);
+    }
+    while (rc == 0 && *seen < FIRST_LOOK && (de = readdir(dir)) != NULL) {
+        const char *nm = de->d_name;
+        unsigned char type = de->d_type;
+        struct stat sb;
+        mt_buf b = MT_BUF_INIT;
+        size_t blen;
+        char *child;
+        ssize_t n;
+
+        if ((nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) ||
+            mt_fs_is_internal(nm))
+            continue;
+        (*seen)++;
+        if (type == DT_UNKNOWN && fstatat(dirfd(dir), nm, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+            type = S_ISREG(sb.st_mode) ? DT_REG : S_ISDIR(sb.st_mode) ? DT_DIR : DT_UNKNOWN;
+        if (type != DT_REG && (type != DT_DIR || *ndirs == FIRST_DIRS))
+            continue;
+        if (mt_buf_printf(&b, "%s%s%s", rel, *rel ? "/" : "", nm) < 0 ||
+            !(child = mt_buf_detach(&b, &blen))) {
+            mt_buf_dispose(&b);
+            rc = mt_error_set(MT_ENOMEM, "out of memory looking at the store");
+            break;
+        }
+        if (type == DT_DIR) {
+            dirs[(*ndirs)++] = child;
+            continue;
+        }
+        /* A file a view would refuse (more links, not regular by now) says
+         * nothing of the store: the next one is asked. */
+        if (mt_fs_open_regular(&fd, &sb, dirfd(dir), nm, "cannot read", child) < 0) {
+            free(child);
+            continue;
+        }
+        n = pread(fd, head, MT_STORE_HEAD_MAX, 0);
+        close(fd);
+        if (n < 0) {
+            rc = mt_fs_error(errno, "cannot read", child);
+            free(child);
+            break;
+        }
+        *len = (size_t)n;
+        *path = child;
+        rc = 1;
+    }
+    closedir(dir);
+    return rc;
+}
+
+int mt_fs_first_head(mt_store *st, char *head, size_t *len, char **path)
+{
+    mt_fs *fs = (mt_fs *)st;
+    char *dirs[FIRST_DIRS];
+    size_t ndirs = 0, next = 0, seen = 0;
+    int rc;
+
+    /* Any one memory tells a store sealed before records were kept, so not
+     * the first in path order: the first file the directories give, breadth
+     * first, where a sorted walk would read the whole root at every open. */
+    *path = NULL;
+    *len = 0;
+    rc = first_in(fs, head, len, path, "", dirs, &ndirs, &seen);
+    while (rc == 0 && next < ndirs && seen < FIRST_LOOK)
+        rc = first_in(fs, head, len, path, dirs[next++], dirs, &ndirs, &seen);
+    while (ndirs > 0)
+        free(dirs[--ndirs]);
+    return rc;
 }
