@@ -101,9 +101,9 @@ static int scan(const mt_cli *cli, int argc, char **argv)
     };
     mt_secrets_report r;
     mt_memory *mem = NULL;
-    int history = 0, json = 0, fix = 0, c, status, rc;
+    int history = 0, json = 0, fix = 0, c, status = MT_EXIT_USAGE, rc;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = mt_cli_getopt(&status, "secrets scan", argc, argv, "h", longopts, help)) > 0) {
         switch (c) {
         case 'H':
             history = 1;
@@ -114,18 +114,16 @@ static int scan(const mt_cli *cli, int argc, char **argv)
         case 'r':
             fix = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        default:
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
         }
     }
+    if (c == 0)
+        return status;
     if (argc - optind > 1)
         return mt_cli_usage_error("secrets scan", "give at most one PATH, not '%s'",
                                   argv[optind + 1]);
-    if (!(mem = mt_cli_open(cli)))
+    /* A scan only reads: a store or tenant that is not there is named, not
+     * made (and then called clean). */
+    if (!(mem = fix ? mt_cli_open(cli) : mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
     rc = mt_secrets_scan_store(&r, mem, optind < argc ? argv[optind] : NULL, history, fix);
     /* What was found and fixed before a failure is still said. */

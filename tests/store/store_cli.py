@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-READS = ["view", "cat", "log", "show", "diff", "search", "stats", "status"]
+READS = ["view", "cat", "log", "show", "diff", "search", "stats", "status", "secrets"]
 failures = []
 
 
@@ -218,7 +218,7 @@ def readonly(memtool, kind):
 def read_args(cmd):
     return {"view": ["view", "/memories"], "cat": ["cat", "/memories/a.md"], "log": ["log"],
             "show": ["show", "1"], "diff": ["diff", "1"], "search": ["search", "word"],
-            "stats": ["stats"], "status": ["status"]}[cmd]
+            "stats": ["stats"], "status": ["status"], "secrets": ["secrets", "scan"]}[cmd]
 
 
 def missing(memtool, kind):
