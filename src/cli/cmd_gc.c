@@ -140,7 +140,8 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
                                   "--idle: '%s' is under a minute, the grain of recorded access: "
                                   "give 1m or more",
                                   idle_text);
-    if (!(mem = mt_cli_open(cli)))
+    /* A dry run only reads: a store that is not there is named, not made. */
+    if (!(mem = o.dry_run ? mt_cli_open_read(cli) : mt_cli_open(cli)))
         return MT_EXIT_USAGE;
     v.tty = isatty(STDERR_FILENO) && !v.json;
     if (v.json && !(v.list = json_array())) {

@@ -143,11 +143,13 @@ static int on_event(void *payload, const mt_migrate_event *e)
 }
 
 static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const char *tenant,
-                      int plain)
+                      int plain, int source)
 {
     mt_options o = cli->opts;
 
     o.tenant = tenant;
+    /* The source is only read: one that is not there is named, not made. */
+    o.must_exist = source;
     if (plain) {
         /* This side without encryption: the other is sealed with --encrypt's key. */
         if ((url ? mt_memory_open_url(out, url, &o) : mt_memory_open(out, cli->root, &o)) < 0) {
@@ -282,9 +284,9 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
                                   "tenant): give another store, or another --to-tenant");
     /* With --encrypt and no --from-plain, a plain source is refused by its
      * open (the store's record of encryption), once, naming --from-plain. */
-    if ((status = open_store(&src, cli, from, from_tenant, from_plain)) != 0)
+    if ((status = open_store(&src, cli, from, from_tenant, from_plain, 1)) != 0)
         return status;
-    if ((status = open_store(&dst, cli, to, to_tenant, to_plain)) != 0)
+    if ((status = open_store(&dst, cli, to, to_tenant, to_plain, 0)) != 0)
         goto done;
     p.tty = isatty(STDERR_FILENO) && !p.json;
     p.start = now_s();

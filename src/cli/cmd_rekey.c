@@ -214,7 +214,8 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
         status = mt_cli_usage_error("rekey", "%s", mt_error_last()->message);
         goto done;
     }
-    if (!(mem = mt_cli_open(cli))) {
+    /* --status only reads: a missing store is named, not made (nor sealed). */
+    if (!(mem = status_only ? mt_cli_open_read(cli) : mt_cli_open(cli))) {
         status = MT_EXIT_USAGE;
         goto done;
     }

@@ -13,7 +13,8 @@
         neither makes the store unwritable the test fails: it never passes
         without having run.
     store_cli.py MEMTOOL missing file|sqlite|postgresql
-        A reading command on a store that does not exist (file, sqlite), or
+        A reading command (migrate's source, rekey --status and gc --dry-run
+        among them) on a store that does not exist (file, sqlite), or
         for a tenant the store does not have (every store), is an error
         naming it, and nothing is created; a write still creates them.
         postgresql needs MEMTOOL_TEST_PG (scripts/with-pg.sh sets it).
@@ -32,7 +33,8 @@ import subprocess
 import sys
 import tempfile
 
-READS = ["view", "cat", "log", "show", "diff", "search", "stats", "status", "secrets"]
+READS = ["view", "cat", "log", "show", "diff", "search", "stats", "status", "secrets", "migrate",
+         "rekey", "gc"]
 failures = []
 
 
@@ -215,21 +217,35 @@ def readonly(memtool, kind):
 
 # ---- missing stores and tenants ---------------------------------------------
 
-def read_args(cmd):
+def read_args(cmd, aside):
+    """The command line of a reading command; aside is a directory outside the
+    store for what one needs besides it (a key, a migration's target)."""
     return {"view": ["view", "/memories"], "cat": ["cat", "/memories/a.md"], "log": ["log"],
             "show": ["show", "1"], "diff": ["diff", "1"], "search": ["search", "word"],
-            "stats": ["stats"], "status": ["status"], "secrets": ["secrets", "scan"]}[cmd]
+            "stats": ["stats"], "status": ["status"], "secrets": ["secrets", "scan"],
+            "migrate": ["migrate", "--to", "file:" + os.path.join(aside, "to")],
+            "rekey": ["--encrypt", "--key-file", os.path.join(aside, "key"), "rekey", "--status"],
+            "gc": ["gc", "--idle", "30d", "--dry-run"]}[cmd]
+
+
+def who(cmd):
+    """How an error of cmd begins: migrate names itself, as it opens two stores."""
+    return "memtool migrate: " if cmd == "migrate" else "memtool: "
 
 
 def missing(memtool, kind):
     top = tempfile.mkdtemp(prefix="memtool-missing-")
+    aside = tempfile.mkdtemp(prefix="memtool-aside-")
     try:
+        rc, out, err = run(memtool, ["key", "new", os.path.join(aside, "key")])
+        if rc != 0:
+            raise SystemExit(f"setting up: memtool key new exited {rc}: {err}")
         opts = store_opts(kind, top)
         if kind != "postgresql":
             target = opts[1].split(":", 1)[1] if kind == "sqlite" else opts[1]
             for cmd in READS:
-                rc, out, err = run(memtool, opts + read_args(cmd))
-                check(rc == 2 and err == f"memtool: no store at {target}: check --root/--store, "
+                rc, out, err = run(memtool, opts + read_args(cmd, aside))
+                check(rc == 2 and err == f"{who(cmd)}no store at {target}: check --root/--store, "
                       "or create it with a write\n",
                       f"{kind}: {cmd} on a missing store: exit {rc}, {out!r} {err!r}")
                 check(os.listdir(top) == [], f"{kind}: {cmd} on a missing store made "
@@ -246,8 +262,8 @@ def missing(memtool, kind):
         check(rc == 0 and out == "word\n", f"{kind}: cat after the first write: {rc} {err!r}")
         before = tree(top)
         for cmd in READS:
-            rc, out, err = run(memtool, opts + ["--tenant", "nobody"] + read_args(cmd))
-            check(rc == 2 and err == "memtool: no tenant 'nobody' in the store: check --tenant "
+            rc, out, err = run(memtool, opts + ["--tenant", "nobody"] + read_args(cmd, aside))
+            check(rc == 2 and err == f"{who(cmd)}no tenant 'nobody' in the store: check --tenant "
                   "(a tenant is made by its first write)\n",
                   f"{kind}: {cmd} for a missing tenant: exit {rc}, {out!r} {err!r}")
         check(tree(top) == before, f"{kind}: a read for a missing tenant changed the store")
@@ -260,8 +276,11 @@ def missing(memtool, kind):
         check(rc == 0, f"{kind}: a write for a new tenant: exit {rc}, {err!r}")
         rc, out, err = run(memtool, opts + ["--tenant", "nobody", "cat", "/memories/n.md"])
         check(rc == 0 and out == "mine\n", f"{kind}: a read of the tenant made by a write: {err!r}")
+        check(sorted(os.listdir(aside)) == ["key"],
+              f"{kind}: a migration from a missing store made {os.listdir(aside)!r}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 # ---- modes -------------------------------------------------------------------
