@@ -10,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "input.h"
 #include "progress.h"
 #include "history_ui.h"
 #include "lib/text.h"
@@ -165,10 +166,9 @@ int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
             o.dry_run ? "would_delete" : "deleted", (json_int_t)s.expired, "deleted_bytes",
             (json_int_t)s.expired_bytes, "kept", (json_int_t)s.kept, "failed", (json_int_t)s.failed,
             "stopped", rc == MT_ESTOPPED, "memories", v.list);
-        if (j) {
-            json_dumpf(j, stdout, JSON_COMPACT);
-            fputc('\n', stdout);
-            json_decref(j);
+        if (mt_cli_print_json("gc", j) != MT_EXIT_OK) {
+            status = MT_EXIT_TOOL;
+            goto done;
         }
     } else {
         char bytes[32];

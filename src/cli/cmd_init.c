@@ -9,6 +9,7 @@
 
 #include "agent/project.h"
 #include "cli.h"
+#include "input.h"
 #include "lib/buf.h"
 #include "lib/utf8.h"
 
@@ -227,9 +228,8 @@ int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
             json_decref(o);
             goto nomem;
         }
-        json_dumpf(o, stdout, JSON_COMPACT);
-        fputc('\n', stdout);
-        json_decref(o);
+        if (mt_cli_print_json("init", o) != MT_EXIT_OK)
+            status = MT_EXIT_TOOL;
     }
     goto done;
 nomem:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 
 static const char help[] =
     "usage: memtool key new PATH [--json]\n\n"
@@ -51,14 +52,8 @@ int mt_cmd_key(const mt_cli *cli, int argc, char **argv)
     }
     mt_crypt_key_id(id, key);
     mt_crypt_key_free(key);
-    if (json) {
-        json_t *o = json_pack("{s:s, s:s}", "path", path, "key_id", id);
-        if (o) {
-            json_dumpf(o, stdout, JSON_COMPACT);
-            fputc('\n', stdout);
-            json_decref(o);
-        }
-    } else
-        printf("Key %s written to %s (mode 0600)\n", id, path);
+    if (json)
+        return mt_cli_print_json("key", json_pack("{s:s, s:s}", "path", path, "key_id", id));
+    printf("Key %s written to %s (mode 0600)\n", id, path);
     return MT_EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "input.h"
 #include "store/url.h"
 #include "progress.h"
 #include "lib/text.h"
@@ -314,10 +315,9 @@ int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
                       (json_int_t)s.conflicts, "failed", (json_int_t)s.failed, "skipped",
                       (json_int_t)s.skipped, "empty_dirs", (json_int_t)s.empty_dirs, "stopped",
                       rc == MT_ESTOPPED, "problems", p.problems, "version_ids", p.ids);
-        if (o) {
-            json_dumpf(o, stdout, JSON_COMPACT);
-            fputc('\n', stdout);
-            json_decref(o);
+        if (mt_cli_print_json("migrate", o) != MT_EXIT_OK) {
+            status = MT_EXIT_TOOL;
+            goto done;
         }
     } else {
         char versions[64] = "";

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "input.h"
 #include "progress.h"
 
 static const char help[] =
@@ -58,7 +59,7 @@ static int status_out(mt_memory *mem, int json)
 {
     mt_crypt_status s;
     size_t i;
-    int rc;
+    int rc, wrote = MT_EXIT_OK;
 
     if (mt_memory_crypt_status(&s, mem) < 0)
         return mt_cli_fail("rekey");
@@ -73,11 +74,7 @@ static int status_out(mt_memory *mem, int json)
         o = json_pack("{s:I, s:I, s:I, s:I, s:o}", "files", (json_int_t)s.files, "unencrypted",
                       (json_int_t)s.plain, "versions", (json_int_t)s.versions,
                       "versions_unencrypted", (json_int_t)s.versions_plain, "keys", keys);
-        if (o) {
-            json_dumpf(o, stdout, JSON_COMPACT);
-            fputc('\n', stdout);
-            json_decref(o);
-        }
+        wrote = mt_cli_print_json("rekey", o);
     } else {
         for (i = 0; i < s.count; i++)
             printf("%s  %llu files  %lluB  %llu versions%s\n", s.keys[i].key_id,
@@ -90,7 +87,7 @@ static int status_out(mt_memory *mem, int json)
         if (!s.files && !s.versions)
             printf("no memories\n");
     }
-    rc = s.plain || s.versions_plain ? MT_EXIT_TOOL : MT_EXIT_OK;
+    rc = wrote != MT_EXIT_OK || s.plain || s.versions_plain ? MT_EXIT_TOOL : MT_EXIT_OK;
     mt_crypt_status_dispose(&s);
     return rc;
 }
@@ -103,13 +100,9 @@ static int memory_line(void *payload, const char *path, const char *key_id, int 
     if (*json) {
         json_t *o = json_pack("{s:s, s:s?, s:b}", "path", path, "key_id", key_id[0] ? key_id : NULL,
                               "passphrase", passphrase);
-        if (!o || json_dumpf(o, stdout, JSON_COMPACT) < 0) {
-            json_decref(o);
-            fputs("memtool rekey: out of memory writing the list\n", stderr);
+        /* The printer says why it stopped; the walk stops with it. */
+        if (mt_cli_print_json("rekey", o) != MT_EXIT_OK)
             return MT_ENOMEM;
-        }
-        json_decref(o);
-        fputc('\n', stdout);
     } else {
         printf("%s  %s%s\n", key_id[0] ? key_id : "unencrypted     ", path,
                passphrase ? "  (passphrase)" : "");
@@ -126,8 +119,8 @@ static int memories_out(mt_memory *mem, int json)
     return rc < 0 ? mt_cli_fail("rekey") : MT_EXIT_OK;
 }
 
-/* The outcome, as one JSON object. */
-static void result_json(const mt_rekey_result *r, const char *id, int stopped)
+/* The outcome, as one JSON object; returns the exit status of its printing. */
+static int result_json(const mt_rekey_result *r, const char *id, int stopped)
 {
     json_t *failures = json_array(), *o;
     size_t i;
@@ -146,11 +139,7 @@ static void result_json(const mt_rekey_result *r, const char *id, int stopped)
                   "failed", (json_int_t)r->files_failed, "versions", "reencrypted",
                   (json_int_t)r->versions, "already", (json_int_t)r->versions_kept, "failed",
                   (json_int_t)r->versions_failed, "failures", failures, "stopped", stopped);
-    if (o) {
-        json_dumpf(o, stdout, JSON_COMPACT);
-        fputc('\n', stdout);
-        json_decref(o);
-    }
+    return mt_cli_print_json("rekey", o);
 }
 
 int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
@@ -170,7 +159,8 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     progress p = {0};
     mt_rekey_result result;
     char id[17];
-    int c, rc, json = 0, status_only = 0, memories = 0, failed, status = MT_EXIT_USAGE;
+    int c, rc, json = 0, status_only = 0, memories = 0, failed, unwritten = 0,
+               status = MT_EXIT_USAGE;
 
     memset(&result, 0, sizeof(result));
     while ((c = mt_cli_getopt(&status, "rekey", argc, argv, "h", longopts, help)) > 0) {
@@ -236,7 +226,7 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     }
     mt_crypt_key_id(id, new_key);
     if (json)
-        result_json(&result, id, rc == MT_ESTOPPED);
+        unwritten = result_json(&result, id, rc == MT_ESTOPPED) != MT_EXIT_OK;
     else
         printf("re-encrypted with key %s: %llu memories (%llu were already), %llu versions "
                "(%llu were already)%s\n",
@@ -246,7 +236,7 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
     if (failed && rc != MT_ESTOPPED)
         fprintf(stderr, "memtool rekey: %s\n", mt_error_last()->message);
     mt_cli_warn_history("rekey", mem);
-    status = rc == MT_ESTOPPED ? 130 : failed ? MT_EXIT_TOOL : MT_EXIT_OK;
+    status = rc == MT_ESTOPPED ? 130 : failed || unwritten ? MT_EXIT_TOOL : MT_EXIT_OK;
 done:
     mt_rekey_result_dispose(&result);
     mt_memory_free(mem);

@@ -89,13 +89,13 @@ int mt_cmd_stats(const mt_cli *cli, int argc, char **argv)
             "largest", json_files(s.largest, s.nlargest, now), "oldest",
             json_files(s.oldest, s.noldest, now), "most_idle",
             json_files(s.idlest, s.nidlest, now));
-        if (o) {
-            json_object_set_new(
-                o, "versions", s.has_versions ? json_integer((json_int_t)s.versions) : json_null());
-            json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(4));
-            fputc('\n', stdout);
+        if (o && json_object_set_new(o, "versions",
+                                     s.has_versions ? json_integer((json_int_t)s.versions)
+                                                    : json_null()) < 0) {
             json_decref(o);
+            o = NULL;
         }
+        status = mt_cli_print_json_with("stats", o, JSON_COMPACT | JSON_REAL_PRECISION(4));
     } else {
         char b[32], lim[32];
         mt_text_format_size(b, s.usage.bytes);

@@ -25,9 +25,12 @@ int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int
 /* The same for a subcommand whose only option is --json, and no arguments. */
 int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const char *help);
 
-/* Print o (taking the reference; NULL: out of memory) as one compact line;
- * returns the exit status. */
+/* Print o (taking the reference; NULL: out of memory) as one compact line
+ * and flush it; a write that fails (ENOSPC, EPIPE) is named on stderr.
+ * Returns the exit status. */
 int mt_cli_print_json(const char *name, json_t *o);
+/* The same with jansson's dump flags (JSON_COMPACT and others). */
+int mt_cli_print_json_with(const char *name, json_t *o, size_t flags);
 
 /* o's "content": data as a JSON string, or, when it is not UTF-8, null and
  * "content_base64". Returns 0 or -1 (out of memory). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <memtool/store.h>
+#include <sodium.h>
 
 #include "cli.h"
 #include "lib/memory.h"
@@ -404,42 +405,43 @@ int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const c
 
 int mt_cli_print_json(const char *name, json_t *o)
 {
-    int ok = o && json_dumpf(o, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF &&
-             fflush(stdout) == 0;
+    return mt_cli_print_json_with(name, o, JSON_COMPACT);
+}
 
+int mt_cli_print_json_with(const char *name, json_t *o, size_t flags)
+{
+    int err = 0;
+
+    if (!o) {
+        fprintf(stderr, "memtool %s: out of memory building the JSON\n", name);
+        return MT_EXIT_TOOL;
+    }
+    /* Flushed here: a full disk or a closed pipe is told now, by the exit
+     * status, not lost in the exit's own flush. */
+    errno = 0;
+    if (json_dumpf(o, stdout, flags) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+        err = errno ? errno : EIO;
     json_decref(o);
-    if (ok)
+    if (!err)
         return MT_EXIT_OK;
-    fprintf(stderr, "memtool %s: cannot write the JSON\n", name);
+    fprintf(stderr, "memtool %s: cannot write the JSON to stdout: %s\n", name, strerror(err));
     return MT_EXIT_TOOL;
 }
 
 int mt_cli_json_set_bytes(json_t *o, const char *data, size_t len)
 {
-    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     json_t *s = json_stringn(data, len);
+    size_t size = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
     char *b64;
-    size_t i, n = 0;
     int rc;
 
     /* Text as a JSON string; other bytes (not UTF-8, which JSON cannot
      * carry) in base64, so what is printed is exactly what is stored. */
     if (s)
         return json_object_set_new(o, "content", s);
-    if (!(b64 = malloc(len / 3 * 4 + 5)))
+    if (!(b64 = malloc(size)))
         return -1;
-    for (i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)(unsigned char)data[i] << 16;
-        if (i + 1 < len)
-            v |= (unsigned)(unsigned char)data[i + 1] << 8;
-        if (i + 2 < len)
-            v |= (unsigned char)data[i + 2];
-        b64[n++] = digits[v >> 18 & 63];
-        b64[n++] = digits[v >> 12 & 63];
-        b64[n++] = i + 1 < len ? digits[v >> 6 & 63] : '=';
-        b64[n++] = i + 2 < len ? digits[v & 63] : '=';
-    }
-    b64[n] = '\0';
+    sodium_bin2base64(b64, size, (const unsigned char *)data, len, sodium_base64_VARIANT_ORIGINAL);
     rc = json_object_set_new(o, "content", json_null()) < 0 ||
                  json_object_set_new(o, "content_base64", json_string(b64)) < 0
              ? -1
