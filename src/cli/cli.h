@@ -81,6 +81,13 @@ extern const struct option mt_cli_global_options[];
 int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const char *shortopts,
                   const struct option *longopts, const char *help);
 
+/* After getopt_long returned c, '?' or ':': print what is wrong with the
+ * option (unknown, missing its value, taking none, or a global option put
+ * after command NAME) and the usage lines of help (NULL: a pointer to
+ * NAME --help; NAME NULL: the options before a command). Returns
+ * MT_EXIT_USAGE. */
+int mt_cli_option_error(const char *name, int c, int argc, char **argv, const char *help);
+
 /* When arg (next: the word after it, or NULL) is a global option, print that
  * it goes before the command and return MT_EXIT_USAGE; else -1. */
 int mt_cli_refuse_global(const char *name, const char *arg, const char *next);

@@ -16,36 +16,23 @@ static const char help[] =
 
 int mt_cmd_key(const mt_cli *cli, int argc, char **argv)
 {
-    const char *path = NULL;
-    int i, json = 0, words = 0;
+    const char *path;
+    int json, words, status = mt_cli_args(&json, "key", argc, argv, 0, argc, 0, help);
     mt_crypt_key *key = NULL;
     char id[17];
 
     (void)cli;
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(help, stdout);
-            return MT_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-            continue;
-        }
-        if (mt_cli_refuse_global("key", argv[i], i + 1 < argc ? argv[i + 1] : NULL) >= 0)
-            return MT_EXIT_USAGE;
-        if (argv[i][0] == '-' && argv[i][1])
-            return mt_cli_usage_error("key", "unknown option '%s'; see memtool key --help",
-                                      argv[i]);
-        if (words == 0 && strcmp(argv[i], "new") != 0)
-            return mt_cli_usage_error("key", "'%s' is not a key command: memtool key new PATH",
-                                      argv[i]);
-        if (words == 1)
-            path = argv[i];
-        if (++words > 2)
-            return mt_cli_usage_error("key", "memtool key new takes one PATH");
-    }
-    if (!path)
+    if (status >= 0)
+        return status;
+    words = argc - optind;
+    if (words > 0 && strcmp(argv[optind], "new") != 0)
+        return mt_cli_usage_error("key", "'%s' is not a key command: memtool key new PATH",
+                                  argv[optind]);
+    if (words > 2)
+        return mt_cli_usage_error("key", "memtool key new takes one PATH");
+    if (words < 2)
         return mt_cli_usage_error("key", "memtool key new PATH: where to write the key");
+    path = argv[optind + 1];
     if (mt_crypt_key_generate_file(path) < 0 || mt_crypt_key_load_file(&key, path) < 0) {
         fprintf(stderr, "memtool key: %s\n", mt_error_last()->message);
         return MT_EXIT_TOOL;

@@ -72,7 +72,7 @@ int mt_cmd_stats(const mt_cli *cli, int argc, char **argv)
     int64_t now;
     int c, json = 0, status = MT_EXIT_OK;
 
-    if ((c = mt_cli_json_args(&json, "stats", argc, argv, help)) >= 0)
+    if ((c = mt_cli_args(&json, "stats", argc, argv, 0, 0, 0, help)) >= 0)
         return c;
     if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;

@@ -196,7 +196,7 @@ int mt_cmd_status(const mt_cli *cli, int argc, char **argv)
     size_t flen = 0, plen = 0;
     int c, as_json = 0, status = MT_EXIT_OK;
 
-    if ((c = mt_cli_json_args(&as_json, "status", argc, argv, help)) >= 0)
+    if ((c = mt_cli_args(&as_json, "status", argc, argv, 0, 0, 0, help)) >= 0)
         return c;
     memset(&st, 0, sizeof(st));
     if (!(mem = mt_cli_open_read(cli)))

@@ -18,12 +18,10 @@ int mt_cli_run_input_with(const mt_cli *cli, const char *name, json_t *input, in
  * from min to max words, left in argv[optind..argc-1]. With text set the
  * words may be any text (str-replace, insert): options come before them, and
  * a global option among them is refused unless "--" precedes the words.
- * Returns -1 to go on, else the exit status. */
+ * max 0: a word is refused as "takes no arguments". Returns -1 to go on,
+ * else the exit status. */
 int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
                 const char *help);
-
-/* The same for a subcommand whose only option is --json, and no arguments. */
-int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const char *help);
 
 /* Print o (taking the reference; NULL: out of memory) as one compact line
  * and flush it; a write that fails (ENOSPC, EPIPE) is named on stderr.

@@ -349,10 +349,7 @@ int main(int argc, char **argv)
             printf("memtool %s\n", MT_VERSION);
             return MT_EXIT_OK;
         } else {
-            const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-            return mt_cli_usage_error(NULL, "%s '%.*s'; see memtool --help",
-                                      c == ':' ? "option needs a value:" : "unknown option",
-                                      (int)strcspn(arg, "="), arg);
+            return mt_cli_option_error(NULL, c, argc, argv, NULL);
         }
     }
     if (optind >= argc) {

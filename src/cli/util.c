@@ -292,12 +292,34 @@ static int global_misplaced(const char *name, const struct option *o, const char
                               o->name, o->name, value ? " " : "", value ? value : "", name);
 }
 
+int mt_cli_option_error(const char *name, int c, int argc, char **argv, const char *help)
+{
+    char shown[8];
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    const struct option *g;
+
+    if (strncmp(arg, "--", 2) != 0) {
+        snprintf(shown, sizeof(shown), "-%c", optopt ? optopt : '?');
+        arg = shown;
+    }
+    if (name && c == '?' && !optopt && (g = global_option(arg)))
+        return global_misplaced(name, g, arg, optind < argc ? argv[optind] : NULL);
+    mt_cli_usage_error(name,
+                       c == ':'                 ? "option '%.*s' needs a value"
+                       : optopt && arg != shown ? "option '%.*s' takes no value"
+                                                : "unknown option '%.*s'",
+                       (int)strcspn(arg, "="), arg);
+    if (help)
+        put_usage(help);
+    else
+        fprintf(stderr, "see memtool%s%s --help\n", name ? " " : "", name ? name : "");
+    return MT_EXIT_USAGE;
+}
+
 int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const char *shortopts,
                   const struct option *longopts, const char *help)
 {
-    char spec[32], shown[8];
-    const char *arg;
-    const struct option *g;
+    char spec[32];
     int c, text = shortopts[0] == '+';
 
     /* ':' first: a missing value is told apart from an unknown option. */
@@ -311,25 +333,7 @@ int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const ch
     }
     if (c != '?' && c != ':')
         return c;
-    arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-    if (strncmp(arg, "--", 2) != 0) {
-        snprintf(shown, sizeof(shown), "-%c", optopt ? optopt : '?');
-        arg = shown;
-    }
-    if (c == '?' && !optopt && (g = global_option(arg))) {
-        *status = global_misplaced(name, g, arg, optind < argc ? argv[optind] : NULL);
-        return 0;
-    }
-    mt_cli_usage_error(name,
-                       c == ':'                 ? "option '%.*s' needs a value"
-                       : optopt && arg != shown ? "option '%.*s' takes no value"
-                                                : "unknown option '%.*s'",
-                       (int)strcspn(arg, "="), arg);
-    if (help)
-        put_usage(help);
-    else
-        fprintf(stderr, "see memtool %s --help\n", name);
-    *status = MT_EXIT_USAGE;
+    *status = mt_cli_option_error(name, c, argc, argv, help);
     return 0;
 }
 
@@ -377,29 +381,12 @@ int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int
                                       "%s --json [--] ...",
                                       name);
     }
+    if (max == 0 && words > 0)
+        return mt_cli_usage_error(name, "takes no arguments");
     if (words < min || words > max) {
         fputs(help, stderr);
         return MT_EXIT_USAGE;
     }
-    return -1;
-}
-
-int mt_cli_json_args(int *json, const char *name, int argc, char **argv, const char *help)
-{
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c, status = MT_EXIT_USAGE;
-
-    *json = 0;
-    while ((c = mt_cli_getopt(&status, name, argc, argv, "h", longopts, help)) > 0)
-        *json = 1;
-    if (c == 0)
-        return status;
-    if (optind < argc)
-        return mt_cli_usage_error(name, "takes no arguments");
     return -1;
 }
 
