@@ -151,6 +151,18 @@ MT_EXTERN(int) mt_memory_open(mt_memory **out, const char *root, const mt_option
 MT_EXTERN(int) mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts);
 
 /*
+ * Whether two URLs (as mt_memory_open_url takes them) and tenants (NULL or
+ * "": "default") name one store's memories: a file or SQLite store by the
+ * device and inode of its directory or database file, so that symlinks and
+ * other spellings of a path count as the same; PostgreSQL by its connection
+ * string. A path that does not exist is a store of its own. *same is 1 or 0;
+ * a URL that does not parse is MT_EINVAL.
+ */
+MT_EXTERN(int)
+mt_store_same(int *same, const char *url_a, const char *tenant_a, const char *url_b,
+              const char *tenant_b);
+
+/*
  * Encryption at rest: every memory's content and every version of it
  * encrypted (XChaCha20-Poly1305) with a key from a file or a passphrase.
  * Names and sizes stay visible (SECURITY.md). A key is shared by reference:

@@ -11,7 +11,6 @@
 
 #include "cli.h"
 #include "input.h"
-#include "store/url.h"
 #include "progress.h"
 #include "lib/text.h"
 
@@ -165,41 +164,23 @@ static int open_store(mt_memory **out, const mt_cli *cli, const char *url, const
     return 0;
 }
 
-/* Where url (NULL: the file store at cli->root) is, for comparing: a file or
- * SQLite store by the real path of what exists of it, a PostgreSQL one by
- * its connection string. Malloc'd; NULL for a URL that does not parse. */
-static char *store_place(const mt_cli *cli, const char *url)
-{
-    mt_store_url u = {MT_STORE_FILE, NULL};
-    char *real, *out;
-    size_t n;
-
-    if (url && mt_store_url_parse(&u, url) < 0)
-        return NULL;
-    if (!url && !(u.target = strdup(cli->root)))
-        return NULL;
-    real = u.kind != MT_STORE_PG ? realpath(u.target, NULL) : NULL;
-    n = strlen(real ? real : u.target) + 3;
-    if ((out = malloc(n)))
-        snprintf(out, n, "%d:%s", (int)u.kind, real ? real : u.target);
-    free(real);
-    mt_store_url_dispose(&u);
-    return out;
-}
-
 /* Whether the two sides are one store and tenant: every memory would be
  * "already there", and a run with --from-plain would re-seal the store it
- * reads from. "" and "default" are the store's own tenant. */
+ * reads from. A URL that does not parse is not the same: its open says why. */
 static int same_store(const mt_cli *cli, const char *from, const char *from_tenant, const char *to,
                       const char *to_tenant)
 {
-    char *a = store_place(cli, from), *b = store_place(cli, to);
-    int same = a && b && strcmp(a, b) == 0 &&
-               strcmp(from_tenant && *from_tenant ? from_tenant : "default",
-                      to_tenant && *to_tenant ? to_tenant : "default") == 0;
+    char *root = NULL;
+    int same = 0;
 
-    free(a);
-    free(b);
+    /* No --store: the file store at --root, named as a URL. */
+    if ((!from || !to) && !(root = malloc(strlen(cli->root) + sizeof("file:"))))
+        return 0;
+    if (root)
+        sprintf(root, "file:%s", cli->root);
+    if (mt_store_same(&same, from ? from : root, from_tenant, to ? to : root, to_tenant) < 0)
+        same = 0;
+    free(root);
     return same;
 }
 

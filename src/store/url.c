@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <memtool/store.h>
 
@@ -167,4 +168,35 @@ void mt_store_url_display(char *out, size_t size, const char *url)
         put(out, size, &len, url + i, 1);
         i++;
     }
+}
+
+/* A tenant as the stores name it: NULL and "" are the store's own. */
+static const char *tenant_name(const char *tenant)
+{
+    return tenant && *tenant ? tenant : "default";
+}
+
+int mt_store_same(int *same, const char *url_a, const char *tenant_a, const char *url_b,
+                  const char *tenant_b)
+{
+    mt_store_url a = {MT_STORE_FILE, NULL}, b = {MT_STORE_FILE, NULL};
+    struct stat sa, sb;
+    int rc;
+
+    *same = 0;
+    if ((rc = mt_store_url_parse(&a, url_a)) < 0 || (rc = mt_store_url_parse(&b, url_b)) < 0)
+        goto done;
+    if (a.kind != b.kind || strcmp(tenant_name(tenant_a), tenant_name(tenant_b)) != 0)
+        goto done;
+    if (a.kind == MT_STORE_PG)
+        *same = strcmp(a.target, b.target) == 0;
+    else
+        /* The thing itself, not its spelling: a symlink or a relative path
+         * to the same directory or file is the same store. */
+        *same = stat(a.target, &sa) == 0 && stat(b.target, &sb) == 0 && sa.st_dev == sb.st_dev &&
+                sa.st_ino == sb.st_ino;
+done:
+    mt_store_url_dispose(&a);
+    mt_store_url_dispose(&b);
+    return rc < 0 ? rc : 0;
 }
