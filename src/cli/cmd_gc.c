@@ -1,5 +1,6 @@
 /* memtool gc --idle DURATION: delete the memories nobody viewed or changed for that long. */
 #include <getopt.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "spec.h"
 #include "input.h"
 #include "progress.h"
 #include "history_ui.h"
@@ -83,56 +85,51 @@ static int on_event(void *payload, const mt_gc_event *e)
     return mt_cli_stop_asked();
 }
 
+/* What the command line of gc says. */
+typedef struct {
+    mt_cli_duration idle;
+    const char *path, *now;
+    int dry_run, json;
+} gc_args;
+
+static const mt_cli_option gc_options[] = {
+    {"idle", MT_CLI_DURATION, offsetof(gc_args, idle)},
+    {"dry-run", MT_CLI_FLAG, offsetof(gc_args, dry_run)},
+    {"path", MT_CLI_STRING, offsetof(gc_args, path)},
+    {"now", MT_CLI_STRING, offsetof(gc_args, now)},
+    {"json", MT_CLI_FLAG, offsetof(gc_args, json)},
+    {NULL, 0, 0},
+};
+
+static const mt_cli_command gc_command = {"gc", help, gc_options, 0, 0, "give a path with --path",
+                                          0};
+
 int mt_cmd_gc(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"idle", required_argument, NULL, 'i'},
-        {"dry-run", no_argument, NULL, 'n'},
-        {"path", required_argument, NULL, 'p'},
-        {"now", required_argument, NULL, 'N'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     mt_gc_options o;
     mt_gc_stats s;
     gc_view v;
+    gc_args a;
     mt_memory *mem = NULL;
     mt_cli_stop stop;
-    const char *idle_text = NULL;
-    int c, rc, status = MT_EXIT_USAGE;
+    const char *idle_text;
+    int rc, status;
 
     memset(&o, 0, sizeof(o));
     memset(&v, 0, sizeof(v));
-    while ((c = mt_cli_getopt(&status, "gc", argc, argv, "h", longopts, help)) > 0) {
-        switch (c) {
-        case 'i':
-            if (mt_cli_parse_duration(&o.idle_ms, optarg) < 0)
-                return mt_cli_usage_error("gc", "--idle: %s", mt_error_last()->message);
-            idle_text = optarg;
-            break;
-        case 'n':
-            o.dry_run = v.dry_run = 1;
-            break;
-        case 'p':
-            o.path = optarg;
-            break;
-        case 'N':
-            if (mt_cli_time_parse(&o.now_ms, optarg) < 0)
-                return mt_cli_usage_error("gc",
-                                          "--now: '%s' is not a time: use RFC 3339, e.g. "
-                                          "2030-01-01T00:00:00Z, or an age (30d)",
-                                          optarg);
-            break;
-        case 'j':
-            v.json = 1;
-            break;
-        }
-    }
-    if (c == 0)
+    memset(&a, 0, sizeof(a));
+    if ((status = mt_cli_parse(&gc_command, &a, argc, argv)) >= 0)
         return status;
-    if (optind < argc)
-        return mt_cli_usage_error("gc", "takes no arguments: give a path with --path");
+    idle_text = a.idle.text;
+    o.idle_ms = a.idle.ms;
+    o.dry_run = v.dry_run = a.dry_run;
+    o.path = a.path;
+    v.json = a.json;
+    if (a.now && mt_cli_time_parse(&o.now_ms, a.now) < 0)
+        return mt_cli_usage_error("gc",
+                                  "--now: '%s' is not a time: use RFC 3339, e.g. "
+                                  "2030-01-01T00:00:00Z, or an age (30d)",
+                                  a.now);
     if (!idle_text)
         return mt_cli_usage_error("gc", "--idle DURATION is needed: how long a memory must have "
                                         "been idle (e.g. 30d)");

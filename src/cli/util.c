@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "lib/memory.h"
 #include "input.h"
+#include "spec.h"
 #include "store/url.h"
 
 mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed)
@@ -347,47 +348,16 @@ int mt_cli_refuse_global(const char *name, const char *arg, const char *next)
 int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
                 const char *help)
 {
-    static const struct option with_json[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const mt_cli_option with_json[] = {
+        {"json", MT_CLI_FLAG, 0},
+        {NULL, 0, 0},
     };
-    int c, i, words, status = MT_EXIT_USAGE, ended;
+    const mt_cli_command cmd = {name, help, json ? with_json : NULL, min, max, NULL, text};
+    int on = 0, status = mt_cli_parse(&cmd, &on, argc, argv);
 
     if (json)
-        *json = 0;
-    /* Words of text may be anything, --help aside (as before options were
-     * parsed); only what precedes them is an option. */
-    if (text && mt_cli_wants_help(argc, argv)) {
-        fputs(help, stdout);
-        return MT_EXIT_OK;
-    }
-    while ((c = mt_cli_getopt(&status, name, argc, argv, text ? "+h" : "h",
-                              json ? with_json : with_json + 1, help)) > 0)
-        *json = 1;
-    if (c == 0)
-        return status;
-    ended = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
-    words = argc - optind;
-    /* An option among words of text, "--" not given: most likely an option
-     * in the wrong place, so it is named, and "--" is the way to mean it. */
-    for (i = optind; text && !ended && i < argc; i++) {
-        const struct option *g = global_option(argv[i]);
-        if (g)
-            return global_misplaced(name, g, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
-        if (words > max && strcmp(argv[i], "--json") == 0)
-            return mt_cli_usage_error(name,
-                                      "options go before the words, which are text: memtool "
-                                      "%s --json [--] ...",
-                                      name);
-    }
-    if (max == 0 && words > 0)
-        return mt_cli_usage_error(name, "takes no arguments");
-    if (words < min || words > max) {
-        fputs(help, stderr);
-        return MT_EXIT_USAGE;
-    }
-    return -1;
+        *json = on;
+    return status;
 }
 
 int mt_cli_print_json(const char *name, json_t *o)

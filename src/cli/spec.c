@@ -1,0 +1,126 @@
+/* The one parser of a subcommand's command line, read from its mt_cli_command. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "spec.h"
+
+/* More options than any command has: the table is built on the stack. */
+#define MAX_OPTIONS 32
+
+/* Store optarg in the field o names; a value that does not parse is a usage
+ * error naming the option. Returns -1 to go on, else the exit status. */
+static int store_value(const mt_cli_command *cmd, const mt_cli_option *o, void *opts,
+                       const char *value)
+{
+    char *field = (char *)opts + o->offset, *end;
+    long n;
+
+    switch (o->kind) {
+    case MT_CLI_FLAG:
+        *(int *)(void *)field = 1;
+        return -1;
+    case MT_CLI_STRING:
+        *(const char **)(void *)field = value;
+        return -1;
+    case MT_CLI_DURATION:
+        if (mt_cli_parse_duration(&((mt_cli_duration *)(void *)field)->ms, value) < 0)
+            return mt_cli_usage_error(cmd->name, "--%s: %s", o->name, mt_error_last()->message);
+        ((mt_cli_duration *)(void *)field)->text = value;
+        return -1;
+    case MT_CLI_VERSION:
+        return mt_cli_parse_version((int64_t *)(void *)field, cmd->name, value) != 0 ? MT_EXIT_USAGE
+                                                                                     : -1;
+    case MT_CLI_INT:
+        errno = 0;
+        n = strtol(value, &end, 10);
+        if (!*value || *end || errno || n < 0)
+            return mt_cli_usage_error(cmd->name, "--%s: '%s' is not a count: give 0 or more",
+                                      o->name, value);
+        *(long *)(void *)field = n;
+        return -1;
+    }
+    return -1;
+}
+
+/* Whether arg is "--NAME" of one of cmd's options. */
+static int own_option(const mt_cli_command *cmd, const char *arg)
+{
+    const mt_cli_option *o;
+
+    if (strncmp(arg, "--", 2) != 0)
+        return 0;
+    for (o = cmd->options; o && o->name; o++)
+        if (strcmp(arg + 2, o->name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Words of text may hold anything but a global option's name (most likely
+ * one put in the wrong place) unless "--" came before them. */
+static int check_text(const mt_cli_command *cmd, int argc, char **argv, int words)
+{
+    int i, status;
+
+    if (optind > 1 && strcmp(argv[optind - 1], "--") == 0)
+        return -1;
+    for (i = optind; i < argc; i++) {
+        if ((status =
+                 mt_cli_refuse_global(cmd->name, argv[i], i + 1 < argc ? argv[i + 1] : NULL)) >= 0)
+            return status;
+        if (words > cmd->max_words && own_option(cmd, argv[i]))
+            return mt_cli_usage_error(cmd->name,
+                                      "options go before the words, which are text: memtool "
+                                      "%s %s [--] ...",
+                                      cmd->name, argv[i]);
+    }
+    return -1;
+}
+
+int mt_cli_parse(const mt_cli_command *cmd, void *opts, int argc, char **argv)
+{
+    struct option longopts[MAX_OPTIONS + 2];
+    size_t i, n = 0;
+    int c, words, status = MT_EXIT_USAGE;
+
+    for (; cmd->options && cmd->options[n].name; n++) {
+        if (n == MAX_OPTIONS)
+            return mt_cli_usage_error(cmd->name, "has too many options to read");
+        longopts[n].name = cmd->options[n].name;
+        longopts[n].has_arg = cmd->options[n].kind == MT_CLI_FLAG ? no_argument : required_argument;
+        longopts[n].flag = NULL;
+        longopts[n].val = (int)n + 1; /* 1..32: never 'h', '?' or ':' */
+    }
+    longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
+    /* Words of text may be anything, --help aside: it is looked for first. */
+    if (cmd->text && mt_cli_wants_help(argc, argv)) {
+        fputs(cmd->help, stdout);
+        return MT_EXIT_OK;
+    }
+    while ((c = mt_cli_getopt(&status, cmd->name, argc, argv, cmd->text ? "+h" : "h", longopts,
+                              cmd->help)) > 0) {
+        if (c > (int)n)
+            continue;
+        i = (size_t)c - 1;
+        if ((status = store_value(cmd, &cmd->options[i], opts, optarg)) >= 0)
+            return status;
+    }
+    if (c == 0)
+        return status;
+    words = argc - optind;
+    if (cmd->text && (status = check_text(cmd, argc, argv, words)) >= 0)
+        return status;
+    if (cmd->max_words == 0 && words > 0)
+        return mt_cli_usage_error(cmd->name, "takes no arguments%s%s", cmd->no_words ? ": " : "",
+                                  cmd->no_words ? cmd->no_words : "");
+    if (words < cmd->min_words || words > cmd->max_words) {
+        fputs(cmd->help, stderr);
+        return MT_EXIT_USAGE;
+    }
+    return -1;
+}
