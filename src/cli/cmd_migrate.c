@@ -1,5 +1,6 @@
 /* memtool migrate --to URL [--from URL]: every memory of one store into another. */
 #include <getopt.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <memtool/store.h>
 
 #include "cli.h"
+#include "spec.h"
 #include "input.h"
 #include "progress.h"
 #include "lib/text.h"
@@ -188,72 +190,68 @@ static int same_store(const mt_cli *cli, const char *from, const char *from_tena
     return same;
 }
 
+/* What the command line of migrate says. */
+typedef struct {
+    const char *from, *to, *from_tenant, *to_tenant;
+    int no_history, from_plain, to_plain, json;
+} migrate_args;
+
+static const mt_cli_option migrate_options[] = {
+    {"from", MT_CLI_STRING, offsetof(migrate_args, from)},
+    {"to", MT_CLI_STRING, offsetof(migrate_args, to)},
+    {"from-tenant", MT_CLI_STRING, offsetof(migrate_args, from_tenant)},
+    {"to-tenant", MT_CLI_STRING, offsetof(migrate_args, to_tenant)},
+    {"no-history", MT_CLI_FLAG, offsetof(migrate_args, no_history)},
+    {"from-plain", MT_CLI_FLAG, offsetof(migrate_args, from_plain)},
+    {"to-plain", MT_CLI_FLAG, offsetof(migrate_args, to_plain)},
+    {"json", MT_CLI_FLAG, offsetof(migrate_args, json)},
+    {NULL, 0, 0},
+};
+
+static const mt_cli_command migrate_command = {
+    "migrate", help, migrate_options, 0, 0, "name the stores with --from and --to", 0};
+
+/* A --from-tenant or --to-tenant given: a name as --tenant takes ("" would
+ * quietly mean the default tenant). Returns -1 to go on, else the status. */
+static int check_tenant(const char *option, const char *tenant)
+{
+    if (!tenant)
+        return -1;
+    if (!*tenant)
+        return mt_cli_usage_error("migrate",
+                                  "--%s needs a name (1 to 255 bytes); the store's own memories "
+                                  "are default",
+                                  option);
+    if (mt_store_tenant_check(tenant) < 0)
+        return mt_cli_usage_error("migrate", "--%s: %s", option, mt_error_last()->message);
+    return -1;
+}
+
 int mt_cmd_migrate(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"from", required_argument, NULL, 'f'},
-        {"to", required_argument, NULL, 't'},
-        {"from-tenant", required_argument, NULL, 'F'},
-        {"to-tenant", required_argument, NULL, 'T'},
-        {"no-history", no_argument, NULL, 'H'},
-        {"from-plain", no_argument, NULL, 'P'},
-        {"to-plain", no_argument, NULL, 'Q'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *from = cli->store, *to = NULL;
-    const char *from_tenant = cli->opts.tenant, *to_tenant = cli->opts.tenant;
+    migrate_args a = {0};
+    const char *from, *to, *from_tenant, *to_tenant;
     mt_memory *src = NULL, *dst = NULL;
     mt_migrate_options mo;
     mt_migrate_stats s;
     progress p;
     mt_cli_stop stop;
-    int c, rc, status = MT_EXIT_USAGE, from_plain = 0, to_plain = 0;
+    int rc, status, from_plain, to_plain;
 
     memset(&p, 0, sizeof(p));
     memset(&mo, 0, sizeof(mo));
-    while ((c = mt_cli_getopt(&status, "migrate", argc, argv, "h", longopts, help)) > 0) {
-        switch (c) {
-        case 'f':
-            from = optarg;
-            break;
-        case 't':
-            to = optarg;
-            break;
-        case 'F':
-        case 'T':
-            /* As --tenant: "" would quietly mean the default tenant. */
-            if (!*optarg)
-                return mt_cli_usage_error("migrate",
-                                          "--%s needs a name (1 to 255 bytes); the store's "
-                                          "own memories are default",
-                                          c == 'F' ? "from-tenant" : "to-tenant");
-            if (mt_store_tenant_check(optarg) < 0)
-                return mt_cli_usage_error("migrate", "--%s: %s",
-                                          c == 'F' ? "from-tenant" : "to-tenant",
-                                          mt_error_last()->message);
-            *(c == 'F' ? &from_tenant : &to_tenant) = optarg;
-            break;
-        case 'H':
-            mo.no_history = 1;
-            break;
-        case 'P':
-            from_plain = 1;
-            break;
-        case 'Q':
-            to_plain = 1;
-            break;
-        case 'j':
-            p.json = 1;
-            break;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&migrate_command, &a, argc, argv)) >= 0 ||
+        (status = check_tenant("from-tenant", a.from_tenant)) >= 0 ||
+        (status = check_tenant("to-tenant", a.to_tenant)) >= 0)
         return status;
-    if (optind < argc)
-        return mt_cli_usage_error("migrate",
-                                  "takes no arguments: name the stores with --from and --to");
+    from = a.from ? a.from : cli->store;
+    to = a.to;
+    from_tenant = a.from_tenant ? a.from_tenant : cli->opts.tenant;
+    to_tenant = a.to_tenant ? a.to_tenant : cli->opts.tenant;
+    mo.no_history = a.no_history;
+    from_plain = a.from_plain;
+    to_plain = a.to_plain;
+    p.json = a.json;
     if (!to)
         return mt_cli_usage_error("migrate", "--to URL is needed: the store to copy into");
     if ((from_plain || to_plain) && !cli->encrypt)

@@ -1,5 +1,6 @@
 /* memtool rekey: re-encrypt every memory with a new key, or say which keys are in use. */
 #include <getopt.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "spec.h"
 #include "input.h"
 #include "progress.h"
 
@@ -142,47 +144,42 @@ static int result_json(const mt_rekey_result *r, const char *id, int stopped)
     return mt_cli_print_json("rekey", o);
 }
 
+/* What the command line of rekey says. */
+typedef struct {
+    const char *new_file;
+    int status_only, memories, json;
+} rekey_args;
+
+static const mt_cli_option rekey_options[] = {
+    {"new-key-file", MT_CLI_STRING, offsetof(rekey_args, new_file)},
+    {"status", MT_CLI_FLAG, offsetof(rekey_args, status_only)},
+    {"memories", MT_CLI_FLAG, offsetof(rekey_args, memories)},
+    {"json", MT_CLI_FLAG, offsetof(rekey_args, json)},
+    {NULL, 0, 0},
+};
+
+static const mt_cli_command rekey_command = {
+    "rekey", help, rekey_options, 0, 0, "see memtool rekey --help", 0};
+
 int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"new-key-file", required_argument, NULL, 'n'},
-        {"status", no_argument, NULL, 's'},
-        {"memories", no_argument, NULL, 'm'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *new_file = NULL;
+    const char *new_file;
     mt_crypt_key *new_key = NULL, *key;
     mt_memory *mem = NULL;
     mt_cli_stop stop;
     progress p = {0};
     mt_rekey_result result;
+    rekey_args a = {0};
     char id[17];
-    int c, rc, json = 0, status_only = 0, memories = 0, failed, unwritten = 0,
-               status = MT_EXIT_USAGE;
+    int rc, json, status_only, memories, failed, unwritten = 0, status;
 
     memset(&result, 0, sizeof(result));
-    while ((c = mt_cli_getopt(&status, "rekey", argc, argv, "h", longopts, help)) > 0) {
-        switch (c) {
-        case 'n':
-            new_file = optarg;
-            break;
-        case 's':
-            status_only = 1;
-            break;
-        case 'm':
-            memories = 1;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&rekey_command, &a, argc, argv)) >= 0)
         return status;
-    if (optind < argc)
-        return mt_cli_usage_error("rekey", "takes no arguments; see memtool rekey --help");
+    new_file = a.new_file;
+    status_only = a.status_only;
+    memories = a.memories;
+    json = a.json;
     if (memories && !status_only)
         return mt_cli_usage_error("rekey", "--memories goes with --status");
     if (!status_only && !new_file)
