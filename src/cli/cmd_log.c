@@ -1,10 +1,13 @@
 /* memtool log [PATH] [options]: versions, newest first. */
 #include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "history_ui.h"
+#include "spec.h"
 #include "lib/text.h"
 
 static const char help[] =
@@ -25,72 +28,71 @@ static const char help[] =
     "  --op OP        created, modified or deleted only\n"
     "  --before ID    older than version ID (to page through a long log)\n";
 
+/* What the command line of log says; the values are read after the parse. */
+typedef struct {
+    const char *limit, *since, *until, *actor, *op;
+    int64_t before;
+    int json;
+} log_args;
+
+static const mt_cli_option log_options[] = {
+    {"json", MT_CLI_FLAG, offsetof(log_args, json)},
+    {"limit", MT_CLI_STRING, offsetof(log_args, limit)},
+    {"since", MT_CLI_STRING, offsetof(log_args, since)},
+    {"until", MT_CLI_STRING, offsetof(log_args, until)},
+    {"actor", MT_CLI_STRING, offsetof(log_args, actor)},
+    {"op", MT_CLI_STRING, offsetof(log_args, op)},
+    {"before", MT_CLI_VERSION, offsetof(log_args, before)},
+    {NULL, 0, 0},
+};
+
+/* Options may come after PATH too ("log /memories/a.md --json"): the parser
+ * moves them to the front. */
+static const mt_cli_command log_command = {"log", help, log_options, 0, 1, NULL, 0};
+
+/* --since or --until's time into *ms. Returns -1 to go on, else the status. */
+static int parse_time(int64_t *ms, const char *option, const char *s)
+{
+    if (mt_cli_time_parse(ms, s) < 0)
+        return mt_cli_usage_error("log",
+                                  "--%s needs a time (2026-11-22T10:00:00Z, "
+                                  "2026-11-22 10:00 or 2026-11-22, in UTC) or an age "
+                                  "(30d, 12h, 15m, 45s), not '%s'",
+                                  option, s);
+    return -1;
+}
+
 int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"limit", required_argument, NULL, 'n'},
-        {"since", required_argument, NULL, 's'},
-        {"until", required_argument, NULL, 'u'},
-        {"actor", required_argument, NULL, 'a'},
-        {"op", required_argument, NULL, 'o'},
-        {"before", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     mt_log_query q;
     mt_version *v = NULL;
     mt_memory *mem = NULL;
     size_t count = 0, i, shown;
-    int json = 0, c, status = MT_EXIT_USAGE, more;
+    log_args a = {0};
+    int json, status, more;
+    uint64_t n;
 
     memset(&q, 0, sizeof(q));
     q.limit = 100;
-    /* Options may come after PATH too ("log /memories/a.md --json"): getopt
-     * moves them to the front. */
-    while ((c = mt_cli_getopt(&status, "log", argc, argv, "h", longopts, help)) > 0) {
-        uint64_t n;
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'n':
-            if (mt_text_parse_size(&n, optarg) < 0 || strpbrk(optarg, "KMGkmg"))
-                return mt_cli_usage_error("log", "--limit needs a whole number, not '%s'", optarg);
-            q.limit = n ? (size_t)n : SIZE_MAX;
-            break;
-        case 's':
-        case 'u':
-            if (mt_cli_time_parse(c == 's' ? &q.since : &q.until, optarg) < 0)
-                return mt_cli_usage_error("log",
-                                          "--%s needs a time (2026-11-22T10:00:00Z, "
-                                          "2026-11-22 10:00 or 2026-11-22, in UTC) or an age "
-                                          "(30d, 12h, 15m, 45s), not '%s'",
-                                          c == 's' ? "since" : "until", optarg);
-            /* --until a day takes the whole day in, as people mean it. */
-            if (c == 'u' && strlen(optarg) == 10)
-                q.until += 86400000 - 1;
-            break;
-        case 'a':
-            q.actor = optarg;
-            break;
-        case 'o':
-            if (mt_cli_op_parse(&q.operation, optarg) < 0)
-                return mt_cli_usage_error(
-                    "log", "--op needs created, modified or deleted, not '%s'", optarg);
-            break;
-        case 'b':
-            if ((status = mt_cli_parse_version(&q.before_id, "log", optarg)) != 0)
-                return status;
-            break;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&log_command, &a, argc, argv)) >= 0)
         return status;
-    if (argc - optind > 1) {
-        fputs(help, stderr);
-        return MT_EXIT_USAGE;
+    json = a.json;
+    q.actor = a.actor;
+    q.before_id = a.before;
+    if (a.limit) {
+        if (mt_text_parse_size(&n, a.limit) < 0 || strpbrk(a.limit, "KMGkmg"))
+            return mt_cli_usage_error("log", "--limit needs a whole number, not '%s'", a.limit);
+        q.limit = n ? (size_t)n : SIZE_MAX;
     }
+    if (a.since && (status = parse_time(&q.since, "since", a.since)) >= 0)
+        return status;
+    if (a.until && (status = parse_time(&q.until, "until", a.until)) >= 0)
+        return status;
+    /* --until a day takes the whole day in, as people mean it. */
+    if (a.until && strlen(a.until) == 10)
+        q.until += 86400000 - 1;
+    if (a.op && mt_cli_op_parse(&q.operation, a.op) < 0)
+        return mt_cli_usage_error("log", "--op needs created, modified or deleted, not '%s'", a.op);
     q.path = optind < argc ? argv[optind] : "/memories";
     if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
