@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "agent/project.h"
 #include "cli.h"
+#include "spec.h"
 #include "input.h"
 #include "lib/buf.h"
 #include "lib/utf8.h"
@@ -111,51 +113,48 @@ static const char *default_name(char *buf, size_t size)
     return "project";
 }
 
+/* What the command line of init says. */
+typedef struct {
+    const char *template_name, *name;
+    int json;
+} init_args;
+
+static const mt_cli_option init_options[] = {
+    {"template", MT_CLI_STRING, offsetof(init_args, template_name)},
+    {"name", MT_CLI_STRING, offsetof(init_args, name)},
+    {"json", MT_CLI_FLAG, offsetof(init_args, json)},
+    {NULL, 0, 0},
+};
+
+static const mt_cli_command init_command = {
+    "init", help, init_options, 0, 0, "the name is --name NAME", 0};
+
 int mt_cmd_init(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"template", required_argument, NULL, 't'},
-        {"name", required_argument, NULL, 'n'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     char cwd[PATH_MAX];
-    const char *name = NULL;
+    const char *name;
     char *old_name = NULL;
     json_t *files = NULL;
     int features_kept = 0;
     mt_memory *mem = NULL;
     size_t i;
-    int c, as_json = 0, given_name = 0, status = MT_EXIT_OK;
+    init_args a = {0};
+    int as_json, given_name, status;
 
-    while ((c = mt_cli_getopt(&status, "init", argc, argv, "h", longopts, help)) > 0) {
-        switch (c) {
-        case 't':
-            if (strcmp(optarg, "project") != 0)
-                return mt_cli_usage_error("init",
-                                          "there is no template '%s': the one template is "
-                                          "project",
-                                          optarg);
-            break;
-        case 'n':
-            name = optarg;
-            given_name = 1;
-            if (!name_ok(name))
-                return mt_cli_usage_error("init",
-                                          "--name needs 1 to %d bytes of UTF-8 text on one line, "
-                                          "without control characters",
-                                          NAME_MAX_BYTES);
-            break;
-        case 'j':
-            as_json = 1;
-            break;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&init_command, &a, argc, argv)) >= 0)
         return status;
-    if (optind < argc)
-        return mt_cli_usage_error("init", "takes no arguments (the name is --name NAME)");
+    status = MT_EXIT_OK;
+    if (a.template_name && strcmp(a.template_name, "project") != 0)
+        return mt_cli_usage_error("init", "there is no template '%s': the one template is project",
+                                  a.template_name);
+    name = a.name;
+    given_name = name != NULL;
+    as_json = a.json;
+    if (name && !name_ok(name))
+        return mt_cli_usage_error("init",
+                                  "--name needs 1 to %d bytes of UTF-8 text on one line, "
+                                  "without control characters",
+                                  NAME_MAX_BYTES);
     if (!name)
         name = default_name(cwd, sizeof(cwd));
     if (!(files = json_array()))
