@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "spec.h"
 
 /* More options than any command has: the table is built on the stack. */
@@ -123,4 +124,19 @@ int mt_cli_parse(const mt_cli_command *cmd, void *opts, int argc, char **argv)
         return MT_EXIT_USAGE;
     }
     return -1;
+}
+
+int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
+                const char *help)
+{
+    static const mt_cli_option with_json[] = {
+        {"json", MT_CLI_FLAG, 0},
+        {NULL, 0, 0},
+    };
+    const mt_cli_command cmd = {name, help, json ? with_json : NULL, min, max, NULL, text};
+    int on = 0, status = mt_cli_parse(&cmd, &on, argc, argv);
+
+    if (json)
+        *json = on;
+    return status;
 }

@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "lib/memory.h"
 #include "input.h"
-#include "spec.h"
 #include "store/url.h"
 
 mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed)
@@ -343,21 +342,6 @@ int mt_cli_refuse_global(const char *name, const char *arg, const char *next)
     const struct option *g = global_option(arg);
 
     return g ? global_misplaced(name, g, arg, next) : -1;
-}
-
-int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int max, int text,
-                const char *help)
-{
-    static const mt_cli_option with_json[] = {
-        {"json", MT_CLI_FLAG, 0},
-        {NULL, 0, 0},
-    };
-    const mt_cli_command cmd = {name, help, json ? with_json : NULL, min, max, NULL, text};
-    int on = 0, status = mt_cli_parse(&cmd, &on, argc, argv);
-
-    if (json)
-        *json = on;
-    return status;
 }
 
 int mt_cli_print_json(const char *name, json_t *o)
