@@ -1,6 +1,7 @@
 /* memtool diff VERSION [VERSION2]: a unified diff between versions. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "color.h"
 #include "history_ui.h"
+#include "spec.h"
 #include "lib/buf.h"
 #include "lib/diff.h"
 #include "lib/json.h"
@@ -95,15 +97,23 @@ static int json_side(mt_buf *b, const mt_version *v)
     return 0;
 }
 
+/* What the command line of diff says. */
+typedef struct {
+    const char *color;
+    int json;
+} diff_args;
+
+static const mt_cli_option diff_options[] = {
+    {"color", MT_CLI_STRING, offsetof(diff_args, color)},
+    {"colour", MT_CLI_STRING, offsetof(diff_args, color)},
+    {"json", MT_CLI_FLAG, offsetof(diff_args, json)},
+    {NULL, 0, 0},
+};
+
+static const mt_cli_command diff_command = {"diff", help, diff_options, 1, 2, NULL, 0};
+
 int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"color", required_argument, NULL, 'c'},
-        {"colour", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     mt_version va, vb;
     mt_memory *mem = NULL;
     mt_buf out = MT_BUF_INIT, head = MT_BUF_INIT, text = MT_BUF_INIT;
@@ -111,23 +121,15 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
     char *a = NULL, *b = NULL, la[4200], lb[4200];
     size_t alen = 0, blen = 0, skipped = 0, i;
     int64_t ida, idb = 0, skipped_newest = 0, *skipped_ids = NULL;
-    int color = -1, json = 0, renamed, c, status = MT_EXIT_USAGE, rc = 0;
+    diff_args args = {0};
+    int color = -1, json, renamed, status, rc = 0;
 
     memset(&va, 0, sizeof(va));
     memset(&vb, 0, sizeof(vb));
-    while ((c = mt_cli_getopt(&status, "diff", argc, argv, "h", longopts, help)) > 0) {
-        if (c == 'j')
-            json = 1;
-        else if (c == 'c' && mt_cli_color_parse(optarg) > -2)
-            color = mt_cli_color_parse(optarg);
-        else {
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&diff_command, &args, argc, argv)) >= 0)
         return status;
-    if (argc - optind < 1 || argc - optind > 2) {
+    json = args.json;
+    if (args.color && (color = mt_cli_color_parse(args.color)) == -2) {
         fputs(help, stderr);
         return MT_EXIT_USAGE;
     }
