@@ -2,11 +2,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "history_ui.h"
+#include "spec.h"
 #include "lib/secrets_scan.h"
 
 static const char help[] =
@@ -90,34 +92,32 @@ static void print_text(const mt_secrets_report *r)
         printf("Redacted version %" PRId64 "\n", r->redacted[i]);
 }
 
+/* What the command line of secrets scan says. */
+typedef struct {
+    int history, json, fix;
+} scan_args;
+
+static const mt_cli_option scan_options[] = {
+    {"history", MT_CLI_FLAG, offsetof(scan_args, history)},
+    {"json", MT_CLI_FLAG, offsetof(scan_args, json)},
+    {"redact", MT_CLI_FLAG, offsetof(scan_args, fix)},
+    {NULL, 0, 0},
+};
+
 static int scan(const mt_cli *cli, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"history", no_argument, NULL, 'H'},
-        {"json", no_argument, NULL, 'j'},
-        {"redact", no_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    /* Any number of words: more than one PATH is refused naming the second. */
+    const mt_cli_command scan_command = {"secrets scan", help, scan_options, 0, argc, NULL, 0};
     mt_secrets_report r;
     mt_memory *mem = NULL;
-    int history = 0, json = 0, fix = 0, c, status = MT_EXIT_USAGE, rc;
+    scan_args a = {0};
+    int history, json, fix, status, rc;
 
-    while ((c = mt_cli_getopt(&status, "secrets scan", argc, argv, "h", longopts, help)) > 0) {
-        switch (c) {
-        case 'H':
-            history = 1;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'r':
-            fix = 1;
-            break;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&scan_command, &a, argc, argv)) >= 0)
         return status;
+    history = a.history;
+    json = a.json;
+    fix = a.fix;
     if (argc - optind > 1)
         return mt_cli_usage_error("secrets scan", "give at most one PATH, not '%s'",
                                   argv[optind + 1]);
