@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "spec.h"
 #include "lib/json.h"
 #include "server/server.h"
 
@@ -22,6 +23,10 @@ static const char help[] =
     "Exit status: 0 success, 1 the tool reported an error (the result is still printed),\n"
     "2 usage error, input that is not one JSON object, or input over 64 MiB.\n";
 
+/* No options but --help; the input comes on stdin. */
+static const mt_cli_command call_command = {"call", help, NULL, 0, 0, "the input comes on stdin",
+                                            0};
+
 int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
 {
     json_error_t err;
@@ -30,17 +35,11 @@ int mt_cmd_call(const mt_cli *cli, int argc, char **argv)
     mt_result res = {NULL, 0, 0};
     char *data = NULL, *out = NULL;
     size_t len;
-    int status = MT_EXIT_USAGE, is_error, rc;
+    int status, is_error, rc;
 
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-
-    if (mt_cli_getopt(&status, "call", argc, argv, "h", longopts, help) == 0)
+    if ((status = mt_cli_parse(&call_command, NULL, argc, argv)) >= 0)
         return status;
-    if (optind < argc)
-        return mt_cli_usage_error("call", "takes no arguments (the input comes on stdin)");
+    status = MT_EXIT_USAGE;
     /* Bounded like a serve line: a runaway producer must not take the memory. */
     if ((rc = mt_cli_read_max(&data, &len, STDIN_FILENO, MT_SERVER_MAX_LINE)) < 0) {
         if (rc == -EFBIG)
