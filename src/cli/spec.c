@@ -1,9 +1,7 @@
 /* The one parser of a subcommand's command line, read from its mt_cli_command. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -18,8 +16,7 @@
 static int store_value(const mt_cli_command *cmd, const mt_cli_option *o, void *opts,
                        const char *value)
 {
-    char *field = (char *)opts + o->offset, *end;
-    long n;
+    char *field = (char *)opts + o->offset;
 
     switch (o->kind) {
     case MT_CLI_FLAG:
@@ -36,14 +33,6 @@ static int store_value(const mt_cli_command *cmd, const mt_cli_option *o, void *
     case MT_CLI_VERSION:
         return mt_cli_parse_version((int64_t *)(void *)field, cmd->name, value) != 0 ? MT_EXIT_USAGE
                                                                                      : -1;
-    case MT_CLI_INT:
-        errno = 0;
-        n = strtol(value, &end, 10);
-        if (!*value || *end || errno || n < 0)
-            return mt_cli_usage_error(cmd->name, "--%s: '%s' is not a count: give 0 or more",
-                                      o->name, value);
-        *(long *)(void *)field = n;
-        return -1;
     }
     return -1;
 }

@@ -10,8 +10,7 @@ typedef enum {
     MT_CLI_FLAG = 1, /* int, set to 1 */
     MT_CLI_STRING,   /* const char *, the value as given */
     MT_CLI_DURATION, /* mt_cli_duration ("30d", "1d12h") */
-    MT_CLI_VERSION,  /* int64_t, a version id */
-    MT_CLI_INT       /* long, a decimal integer of 0 or more */
+    MT_CLI_VERSION   /* int64_t, a version id */
 } mt_cli_kind;
 
 /* A duration as read, and as given (for messages); text NULL: not given. */
