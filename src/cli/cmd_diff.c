@@ -122,6 +122,7 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
     size_t alen = 0, blen = 0, skipped = 0, i;
     int64_t ida, idb = 0, skipped_newest = 0, *skipped_ids = NULL;
     diff_args args = {0};
+    const char *from_path;
     int color = -1, json, renamed, status, rc = 0;
 
     memset(&va, 0, sizeof(va));
@@ -164,9 +165,12 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
     if (mt_diff_unified(&out, a ? a : "", alen, b ? b : "", blen, &o) < 0)
         goto fail;
     /* One memory at another path: a rename, which the content's diff (empty
-     * when only the path changed) does not show. */
-    renamed = va.id && va.path && vb.path && strcmp(va.memory_id, vb.memory_id) == 0 &&
-              strcmp(va.path, vb.path) != 0 && vb.operation != MT_VERSION_DELETED;
+     * when only the path changed) does not show. With no readable version
+     * before VERSION, its own record still names the path it came from. */
+    from_path = va.id ? (strcmp(va.memory_id, vb.memory_id) == 0 ? va.path : NULL)
+                      : (idb ? NULL : vb.previous_path);
+    renamed = from_path && vb.path && strcmp(from_path, vb.path) != 0 &&
+              vb.operation != MT_VERSION_DELETED;
     if (json) {
         if (mt_buf_puts(&head, "{\"from\":") < 0 || json_side(&head, va.id ? &va : NULL) < 0 ||
             mt_buf_puts(&head, ",\"to\":") < 0 || json_side(&head, &vb) < 0 ||
@@ -197,7 +201,7 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
                     : mt_buf_puts(&head, ": this diff is from nothing, as no version before "
                                          "it can be read\n")) < 0))
             goto oom;
-        if (renamed && mt_buf_printf(&head, "Renamed from %s to %s\n", va.path, vb.path) < 0)
+        if (renamed && mt_buf_printf(&head, "Renamed from %s to %s\n", from_path, vb.path) < 0)
             goto oom;
     }
     if ((head.len && fwrite(head.ptr, 1, head.len, stdout) != head.len) ||
