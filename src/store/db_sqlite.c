@@ -544,8 +544,10 @@ static int sq_connect(mt_db_conn **out, void *p, const char *tenant)
         if ((rc = mt_sqlite_open_copy(&c->db, cfg->path)) < 0)
             goto done;
     } else if (sqlite3_open_v2(cfg->path, &c->db,
-                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                                   SQLITE_OPEN_NOFOLLOW,
+                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
+                                   /* A read never makes one, even if the file went
+                                    * away since the check above. */
+                                   (cfg->flags & MT_STORE_OPEN_EXISTING ? 0 : SQLITE_OPEN_CREATE),
                                NULL) != SQLITE_OK) {
         rc = c->db ? sq_error(c, "cannot open it") : mt_error_set(MT_ENOMEM, "out of memory");
         goto done;

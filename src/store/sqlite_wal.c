@@ -34,8 +34,11 @@ static int tighten(int dirfd, const char *name)
 
     if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
         return -errno;
+    /* NOFOLLOW too: a symlink swapped in after the fstatat must not get
+     * its target (maybe outside the store) chmodded. On a link it fails
+     * with EOPNOTSUPP and changes nothing. */
     if (S_ISREG(sb.st_mode) && sb.st_uid == geteuid() && (sb.st_mode & 07777) != 0600)
-        (void)fchmodat(dirfd, name, 0600, 0);
+        (void)fchmodat(dirfd, name, 0600, AT_SYMLINK_NOFOLLOW);
     return 0;
 }
 

@@ -3,6 +3,7 @@
  * sharing one memory, limits that hold across processes, writers killed at
  * random instants, and files that are not memtool stores.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "helpers.h"
 #include "lib/memory.h"
 #include "store/db.h"
+#include "store/sqlite_wal.h"
 
 static char dir[256], db_path[300];
 
@@ -760,6 +762,30 @@ static void test_edit_times(void **state)
     st->free(st);
 }
 
+/* A -wal or -shm name planted as a symlink to a file outside the store:
+ * making the store private must leave the link's target as it was. */
+static void test_private_links(void **state)
+{
+    char outside[300], link[320];
+    struct stat sb;
+    FILE *f;
+
+    (void)state;
+    snprintf(outside, sizeof(outside), "%s/outside", dir);
+    assert_non_null(f = fopen(outside, "w"));
+    fclose(f);
+    assert_int_equal(chmod(outside, 0644), 0);
+    snprintf(link, sizeof(link), "%s-wal", db_path);
+    assert_int_equal(symlink(outside, link), 0);
+    snprintf(link, sizeof(link), "%s-shm", db_path);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(mt_sqlite_make_private(AT_FDCWD, db_path, 1), 0);
+    assert_int_equal(stat(outside, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0644);
+    assert_int_equal(stat(db_path, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0600);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +801,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_edit_times, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refs_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_links, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
