@@ -124,6 +124,17 @@ typedef struct {
      * which fails the layer's check). */
     int track_ids;                                                   /* in */
     int (*memory_id_of)(char out[24], const char *data, size_t len); /* in */
+    /* Re-encryption (mt_store_crypt_wrap's rekey), optional: an edit with
+     * reseal set whose new bytes hold the same memory content as the old
+     * (its ciphertext under another key) records NO version. With history
+     * on, in the same step under the store's write lock, the new bytes
+     * replace the content of the memory's newest version too, when that
+     * version holds the file's old bytes (as version_reseal replaces an
+     * older one's: the old content goes with its last reference, erased as
+     * a redaction's); when it does not (the file was changed with history
+     * off or outside memtool), the edit records versions as any edit does.
+     * A store that predates it ignores it: its edit records a version. */
+    int reseal; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);

@@ -1546,19 +1546,23 @@ static int rekey_file(rekey_run *r, const char *rel)
     uint64_t size;
     int rc;
 
-    /* Done by an earlier run: not even an edit (which would be a version). */
+    /* Done by an earlier run: not even an edit. */
     if (file_header(&hd, &size, c, rel) == 1 && mt_crypt_key_reader(NULL, r->new_key, &hd) == 1)
         return 0;
     if ((rc = memory_at(c, memory, rel)) < 0)
         return rc;
     a.memory = rc == 1 ? memory : NULL;
     {
-        int keep = op->keep_access;
+        int keep = op->keep_access, reseal = op->reseal;
         INNER_OP(op, NULL);
-        /* A re-encryption is no use of the memory: expiry sees it as idle as before. */
+        /* A re-encryption is no use of the memory: expiry sees it as idle as
+         * before. Nor is it a change of content: no version; the newest,
+         * which holds the file's content, takes the new bytes with it. */
         op->keep_access = 1;
+        op->reseal = 1;
         rc = c->inner->edit(c->inner, op, rel, edit_sealed, &a);
         op->keep_access = keep;
+        op->reseal = reseal;
         INNER_DONE(op);
     }
     if (rc == MT_ENOTFOUND)

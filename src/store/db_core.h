@@ -143,6 +143,13 @@ int mt_db_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_q
 int mt_db_version_get(mt_store *st, mt_version *out, int64_t id);
 int mt_db_version_content(mt_store *st, char **out, size_t *len, int64_t id);
 int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id);
+/* A memory's newest version: its id, operation and content digest. */
+typedef struct {
+    int found;
+    int64_t id, op;
+    char sha[65];
+} mt_db_version_head;
+int mt_db_version_head_get(mt_db_txn *t, mt_db_version_head *out, const char *memory_id);
 int mt_db_version_reseal(mt_store *st, mt_store_op *op, int64_t id, mt_edit_cb cb, void *payload);
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path);
 int mt_db_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms);

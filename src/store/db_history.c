@@ -163,6 +163,23 @@ int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char 
     return rc;
 }
 
+int mt_db_version_head_get(mt_db_txn *t, mt_db_version_head *out, const char *memory_id)
+{
+    newest_version nv = {0, 0, ""};
+    mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(memory_id), mt_db_int(0)};
+    int64_t n;
+
+    memset(out, 0, sizeof(*out));
+    /* Both the newest by id, read in the change's transaction: the same row. */
+    if ((n = mt_db_exec(t->db, MT_DB_VERSION_NEWEST, a, 2, newest_row, &nv)) < 0 ||
+        (nv.found && (n = mt_db_exec(t->db, MT_DB_VERSION_NTH, a, 3, id_row, &out->id)) < 0))
+        return (int)n;
+    out->found = nv.found && out->id > 0;
+    out->op = nv.op;
+    memcpy(out->sha, nv.sha, sizeof(out->sha));
+    return 0;
+}
+
 int mt_db_prune_memory(mt_db_txn *t, const char *memory_id)
 {
     unsigned keep = t->op->history_keep;

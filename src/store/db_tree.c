@@ -434,6 +434,40 @@ typedef struct {
     void *payload;
 } edit_args;
 
+/* A re-encryption (op->reseal): the memory's newest version, holding the
+ * node's old bytes, takes the new ones (sha, size) in the same transaction,
+ * recording no version. 0 done, 1 not (the newest holds other bytes, or
+ * none: recorded as ever), or why not. */
+static int reseal_newest(mt_db_txn *t, const mt_db_node *n, const char *sha, uint64_t size)
+{
+    mt_db_version_head head;
+    int64_t k;
+    int rc;
+
+    if (!n->memory_id[0])
+        return 1;
+    if ((rc = mt_db_version_head_get(t, &head, n->memory_id)) < 0)
+        return rc;
+    if (!head.found || head.op == MT_VERSION_DELETED || strcmp(head.sha, n->sha256) != 0)
+        return 1;
+    if (strcmp(sha, n->sha256) == 0)
+        return 0; /* the same bytes */
+    {
+        mt_db_value v[4] = {mt_db_text(t->db->tenant), mt_db_int(head.id), mt_db_text(sha),
+                            mt_db_int((int64_t)size)};
+        /* The node's reference to the new bytes is taken: this is the version's. */
+        if ((rc = mt_db_content_ref(t, sha, NULL, 0)) < 0)
+            return rc;
+        if ((k = mt_db_exec(t->db, MT_DB_VERSION_RESEAL, v, 4, NULL, NULL)) < 0)
+            return (int)k;
+    }
+    /* The old bytes go with their last reference, erased as a redaction's. */
+    if ((rc = mt_db_content_unref(t, n->sha256)) < 0)
+        return rc;
+    t->dropped = 1;
+    return 0;
+}
+
 static int edit_in(mt_db_txn *t, void *arg)
 {
     edit_args *a = arg;
@@ -483,6 +517,8 @@ static int edit_in(mt_db_txn *t, void *arg)
         }
     }
     mt_db_account(t, (int64_t)out_len - (int64_t)now.len, 0, 0);
+    if (op->reseal && op->history && (rc = reseal_newest(t, &n, sha, out_len)) <= 0)
+        goto done; /* a re-encryption: the newest version took the new bytes */
     rc = record_content(t, MT_VERSION_MODIFIED, a->path, NULL, n.memory_id, sha, out_len);
 done:
     free(now.data);

@@ -123,6 +123,10 @@ int mt_fs_hist_settle_tree(mt_fs *fs, mt_store_op *op, const char *rel);
 int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char *rel,
                       const char *previous, const char *data, size_t len, const char *sha256,
                       int fd, int dirfd, const char *name);
+/* An edit's version: with op->reseal, the newest version's content
+ * replaced instead when it can be (mt_hist_reseal_current). */
+int mt_fs_hist_modified(mt_fs *fs, mt_store_op *op, const char *rel, const char *data, size_t len,
+                        const char *sha256, int fd, int dirfd, const char *name);
 /* Every memory at or beneath rel deleted, or moved to `to`. */
 int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to);
 /* The SHA-256 of what the file (already open) holds, checked against

@@ -545,6 +545,33 @@ int mt_fs_hist_record(mt_fs *fs, mt_store_op *op, mt_version_op what, const char
     return 0;
 }
 
+int mt_fs_hist_modified(mt_fs *fs, mt_store_op *op, const char *rel, const char *data, size_t len,
+                        const char *sha256, int fd, int dirfd, const char *name)
+{
+    if (op->reseal && fs->hist_active && data) {
+        struct stat sb;
+        mt_hist_fp fp;
+        char sha[65];
+        int ok, rc;
+
+        /* A re-encryption: the newest version takes the new bytes, no version. */
+        ok = fd >= 0 ? fstat(fd, &sb) == 0 : fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+        if (ok)
+            fingerprint(&fp, &sb);
+        if (sha256 && sha256[0])
+            snprintf(sha, sizeof(sha), "%s", sha256);
+        else
+            mt_hist_sha256(sha, data, len);
+        rc = mt_hist_reseal_current(fs->hist, rel, data, len, sha, ok ? &fp : NULL);
+        if (rc < 0)
+            return hist_drop(fs, op);
+        if (rc == 0)
+            return 0;
+    }
+    return mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, data, len, sha256, fd, dirfd,
+                             name);
+}
+
 typedef struct {
     mt_fs *fs;
     mt_store_op *op;

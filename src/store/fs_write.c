@@ -558,7 +558,7 @@ static int fs_edit_prepared(int *out_rc, mt_fs *fs, mt_store_op *op, const char 
         rc = errno == ENOENT ? 0 : mt_fs_error(errno, "cannot replace", rel);
         goto drop;
     }
-    mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, sha, tfd, -1, NULL);
+    mt_fs_hist_modified(fs, op, rel, out, out_len, sha, tfd, -1, NULL);
     rc = fs_prepared_done(out_rc, fs, &t, dirfd, rel, (int64_t)out_len - (int64_t)len, 0);
     goto done;
 drop:
@@ -687,8 +687,7 @@ static int fs_edit_locked(mt_fs *fs, mt_store_op *op, const char *rel, mt_edit_c
         if (op->keep_access)
             fs_keep_times_at(dirfd, name, &sb);
         mt_fs_account(&t, (int64_t)out_len - (int64_t)len, 0, 0);
-        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, rel, NULL, out, out_len, sha, -1, dirfd,
-                          name);
+        mt_fs_hist_modified(fs, op, rel, out, out_len, sha, -1, dirfd, name);
     }
 done:
     if (fd >= 0)

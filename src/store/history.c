@@ -2158,6 +2158,79 @@ fail:
     return rc;
 }
 
+int mt_hist_reseal_current(mt_hist *h, const char *path, const char *data, size_t len,
+                           const char *sha, const mt_hist_fp *fp)
+{
+    mt_hist_mem m;
+    sqlite3_stmt *s = NULL;
+    int64_t id = 0;
+    int found, rc;
+
+    /* Straight into the database: the log's records only append versions. */
+    if ((rc = escalate(h)) < 0)
+        return rc;
+    seen_forget(h);
+    if ((found = mt_hist_find(h, &m, path)) < 0)
+        return found;
+    if (!found || !m.sha256[0])
+        return 1;
+    if (strcmp(m.sha256, sha) == 0)
+        return 0; /* the same bytes: nothing to change */
+    if (sqlite3_prepare_v2(h->db,
+                           "SELECT id FROM versions WHERE memory_id = ?1 AND id = (SELECT max(id) "
+                           "FROM versions WHERE memory_id = ?1) AND op != ?2 AND NOT redacted "
+                           "AND sha256 = ?3",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot read a version");
+    sqlite3_bind_text(s, 1, m.id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, MT_VERSION_DELETED);
+    sqlite3_bind_text(s, 3, m.sha256, -1, SQLITE_STATIC);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        id = sqlite3_column_int64(s, 0);
+    else if (rc != SQLITE_DONE)
+        rc = db_error(h, "cannot read a version");
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc < 0)
+        return rc;
+    if (!id)
+        return 1;
+    if ((rc = mt_hist_content_keep(h, sha, data, len)) < 0)
+        return rc;
+    if (sqlite3_prepare_v2(h->db, "UPDATE versions SET sha256 = ?2, size = ?3 WHERE id = ?1", -1,
+                           &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot replace a version's content");
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_text(s, 2, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (int64_t)len);
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot replace a version's content");
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc < 0)
+        return rc;
+    if (sqlite3_prepare_v2(h->db,
+                           "UPDATE memories SET sha256 = ?2, size = ?3, ino = ?4, mtime_ns = ?5, "
+                           "ctime_ns = ?6 WHERE path = ?1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_error(h, "cannot record a memory");
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, (int64_t)len);
+    if (fp) {
+        sqlite3_bind_int64(s, 4, (int64_t)fp->ino);
+        sqlite3_bind_int64(s, 5, fp->mtime_ns);
+        sqlite3_bind_int64(s, 6, fp->ctime_ns);
+    }
+    rc = sqlite3_step(s) == SQLITE_DONE ? 0 : db_error(h, "cannot record a memory");
+    sqlite3_finalize(s);
+    if (rc < 0)
+        return rc;
+    seen_forget(h);
+    /* The old content goes with its last version, erased as a redaction's. */
+    return drop_content(h, m.sha256);
+}
+
 int mt_hist_count(mt_hist *h, uint64_t *out)
 {
     sqlite3_stmt *s = NULL;

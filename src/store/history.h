@@ -148,6 +148,13 @@ int mt_hist_redact(mt_hist *h, int64_t id);
 /* Replace a version's content with what cb makes of it (store.h,
  * version_reseal), within a transaction of its own. */
 int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload);
+/* Within a change's transaction: the memory at path now holds data (its
+ * content re-encrypted, store.h's mt_store_op.reseal), which replaces its
+ * newest version's content, recording no version, and fp is how its file
+ * looks. 0 done, 1 not done (no memory there, or its newest version is not
+ * the content the memory was recorded with: the caller records as ever). */
+int mt_hist_reseal_current(mt_hist *h, const char *path, const char *data, size_t len,
+                           const char *sha, const mt_hist_fp *fp);
 
 /* The database itself, for what keeps its own tables beside the history
  * (the search index); used under the same rules as the handle. */
