@@ -183,9 +183,12 @@ static int write_one(index_conn *c, const todo *t, const char *words, size_t len
     return step_done(c, c->st[Q_WORDS_PUT], "index a memory");
 }
 
-/* Read and cut a batch into words, then write it in one short transaction
+/* Read and cut a batch into words, and write it, in one short transaction
  * (or in the caller's, `held`): from t, as many memories as BATCH_DOCS and
- * BATCH_BYTES allow (*used). */
+ * BATCH_BYTES allow (*used). The files are read under the write lock: a
+ * writer that changes the index between a read and its write (one erasing
+ * a redacted memory's words) would otherwise be undone by the older
+ * reading, which the stamps cannot tell when the walk came before both. */
 static int write_batch(size_t *used, size_t *written, index_conn *c, const todo *t, size_t n,
                        mt_search_read_fn read, void *payload, size_t cap, int held)
 {
@@ -200,6 +203,10 @@ static int write_batch(size_t *used, size_t *written, index_conn *c, const todo 
         rc = mt_error_set(MT_ENOMEM, "out of memory indexing memories");
         goto done;
     }
+    if (!held && sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_error(c->db, "begin a transaction");
+        goto done;
+    }
     for (i = 0; i < n && bytes < BATCH_BYTES; i++) {
         if (!t[i].doc)
             continue;
@@ -211,21 +218,18 @@ static int write_batch(size_t *used, size_t *written, index_conn *c, const todo 
         if ((rc = read(payload, &content, t[i].doc->path, cap)) < 0) {
             if (rc != MT_ENOTFOUND && rc != MT_EISDIR && rc != MT_ENOTDIR && rc != MT_ESYMLINK &&
                 rc != MT_EUNSUPPORTED && rc != MT_EMULTILINK)
-                goto done;
+                break;
             rc = 0;
             continue;
         }
         if ((rc = mt_buf_putc(&words[i], ' ')) < 0 ||
             (rc = mt_search_index_text(&words[i], content.ptr ? content.ptr : "", content.len)) < 0)
-            goto done;
+            break;
         have[i] = 1;
         bytes += words[i].len;
     }
-    n = i;
-    if (!held && sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_error(c->db, "begin a transaction");
-        goto done;
-    }
+    if (rc == 0)
+        n = i;
     for (i = 0; i < n && rc == 0; i++) {
         rc = write_one(c, &t[i], have[i] ? words[i].ptr : NULL, have[i] ? words[i].len : 0);
         if (rc == 0 && mt_search_index_hook)

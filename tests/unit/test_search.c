@@ -529,6 +529,55 @@ static void slower_writes(size_t written, int committed)
     mt_store_hits_free(hits, count);
 }
 
+/*
+ * A writer that comes between a search's reading of a memory and its write
+ * of that reading (a redaction erasing the memory's words from the index)
+ * is not undone by the older reading: the reading is made under the write
+ * lock, so another connection, as another process's redaction, cannot take
+ * it then. The other connection tries, and erases, from the read callback.
+ */
+typedef struct {
+    sqlite3 *other;
+    int tried, erased;
+} eraser;
+
+static int read_while_erasing(void *payload, mt_buf *out, const char *path, size_t cap)
+{
+    eraser *e = payload;
+
+    (void)path;
+    (void)cap;
+    e->tried = 1;
+    sqlite3_busy_timeout(e->other, 0);
+    if (sqlite3_exec(e->other, "BEGIN IMMEDIATE; DELETE FROM search_words; COMMIT", NULL, NULL,
+                     NULL) == SQLITE_OK)
+        e->erased = 1;
+    else
+        sqlite3_exec(e->other, "ROLLBACK", NULL, NULL, NULL);
+    return mt_buf_puts(out, "secret words");
+}
+
+static void test_read_under_write_lock(void **state)
+{
+    static const mt_search_doc doc = {"a.md", "1:12:2.000000000:2.000000000"};
+    two_searches t;
+    mt_store_hit *hits;
+    size_t count;
+    eraser e = {NULL, 0, 0};
+
+    (void)state;
+    two_open(&t, "read-locked", "secret");
+    e.other = t.odb;
+    assert_int_equal(mt_search_index_run(&hits, &count, t.ix, one_doc, (void *)&doc,
+                                         read_while_erasing, &e, 1 << 20, t.q, "", 10),
+                     0);
+    mt_store_hits_free(hits, count);
+    assert_int_equal(e.tried, 1);
+    /* no writer came between the reading and its write */
+    assert_int_equal(e.erased, 0);
+    two_close(&t);
+}
+
 static void test_older_reading_after_catch_up(void **state)
 {
     static const mt_search_doc found = {"a.md", "1:12:2.000000000:2.000000000"};
@@ -1109,6 +1158,7 @@ int main(void)
         cmocka_unit_test(test_older_index_remade),
         cmocka_unit_test(test_index_changed_meanwhile),
         cmocka_unit_test(test_older_reading_after_catch_up),
+        cmocka_unit_test(test_read_under_write_lock),
         cmocka_unit_test(test_digest_kept),
         cmocka_unit_test(test_digest_not_kept_after_commit),
         cmocka_unit_test(test_digests_across_processes),
