@@ -16,8 +16,8 @@ data directory, after a CHECKPOINT) and checks:
   (b) no word of a redacted version anywhere, case-folded (a search index keeps words
       lower-cased);
   (c) no no-op versions: a restore onto identical content leaves the number of versions
-      as it was, and an undo that records a version changes the content (a rekey still
-      records a version of each memory: not asked of it yet, see the rekey step);
+      as it was, a rekey leaves it as it was (a re-encryption is no change of content),
+      and an undo that records a version changes the content;
   (d) `log --json` newest first (ids decreasing, times non-increasing), and each version
       keeps its time, operation and actor across a migrate and a rekey.
 
@@ -333,13 +333,15 @@ class Day:
         def rekey():
             if not self.encrypt:
                 return
-            # (a), (b) and (d) are checked after it as after every step. (c) is not asked
-            # of a rekey yet: it still records a version of each memory it re-encrypts,
-            # which issue #29 (item 5) keeps open.
+            # (a), (b) and (d) are checked after it as after every step; (c): a
+            # re-encryption changes no memory's content, so it adds no version.
             k2 = os.path.join(self.base, "keys", "key2")
             self.run("key", "new", k2, opts=[])
+            before = self.count() if self.history else 0
             self.run("rekey", "--new-key-file", k2)
             self.key = k2
+            if self.history and self.count() != before:
+                self.fail("c", "a rekey added %d version(s)" % (self.count() - before))
 
         @step
         def gc():
