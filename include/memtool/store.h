@@ -135,6 +135,14 @@ typedef struct {
      * off or outside memtool), the edit records versions as any edit does.
      * A store that predates it ignores it: its edit records a version. */
     int reseal; /* in */
+    /* Redaction of the current content (`memtool secrets scan --redact`),
+     * optional: after an edit with scrub set succeeds, the memory's words
+     * are erased from any search index the store keeps (the index is
+     * brought up to date from what the memory holds now by the next
+     * search), and the pages that held them leave the store's files (FTS5
+     * segments merged, a write-ahead log emptied), as a redaction's do. A
+     * store that keeps no index ignores it. */
+    int scrub; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);

@@ -143,6 +143,16 @@ int mt_db_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_q
 int mt_db_version_get(mt_store *st, mt_version *out, int64_t id);
 int mt_db_version_content(mt_store *st, char **out, size_t *len, int64_t id);
 int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id);
+/* A re-encryption's scrub_what: the old ciphertext outlives it in the log. */
+#define MT_DB_RESEAL_BUSY                                                                          \
+    "the content was re-encrypted, but another process was reading the store, so its "             \
+    "write-ahead log still holds the old ciphertext: run the rekey again once that process is "    \
+    "done, which empties the log"
+/* What a search index holds of the memory at path or of the content sha,
+ * erased: those rows are deleted, to be indexed again from the memories by
+ * the next search, and an index that keeps deleted words until it merges
+ * (SQLite's FTS5) is merged. Within the caller's transaction. */
+int mt_db_search_erase(mt_db *db, const char *path, const char *sha);
 /* A memory's newest version: its id, operation and content digest. */
 typedef struct {
     int found;

@@ -512,16 +512,11 @@ static int node_path_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 1;
 }
 
-/* What a search index holds of version v, erased: the row at its path (a
- * search since the version was current may not have caught up with the
- * change that replaced it) and any row of its content are deleted, to be
- * indexed again from the files by the next search, and an index that keeps
- * deleted words until it merges (SQLite's FTS5) is merged. */
-static int search_erase(mt_db *db, const mt_version *v)
+int mt_db_search_erase(mt_db *db, const char *path, const char *sha)
 {
     const char *const *sql = db->drv->sql;
-    mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(v->path),
-                        mt_db_text(v->content_sha256[0] ? v->content_sha256 : NULL)};
+    mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(path),
+                        mt_db_text(sha && sha[0] ? sha : NULL)};
     int64_t n;
 
     if (!db->drv->search_query)
@@ -571,7 +566,7 @@ static int redact_in(mt_db_txn *t, void *arg)
     }
     if (v.content_sha256[0] && (rc = mt_db_content_unref(t, v.content_sha256)) < 0)
         goto done;
-    if ((rc = search_erase(db, &v)) < 0)
+    if ((rc = mt_db_search_erase(db, v.path, v.content_sha256)) < 0)
         goto done;
     /* The path is gone too: its pages are rewritten, so scrub. */
     t->dropped = 1;
@@ -681,6 +676,7 @@ static int reseal_in(mt_db_txn *t, void *arg)
     if ((rc = mt_db_content_unref(t, v.content_sha256)) < 0)
         goto done;
     t->dropped = 1;
+    t->scrub_what = MT_DB_RESEAL_BUSY;
 done:
     free(data);
     free(out);

@@ -465,6 +465,7 @@ static int reseal_newest(mt_db_txn *t, const mt_db_node *n, const char *sha, uin
     if ((rc = mt_db_content_unref(t, n->sha256)) < 0)
         return rc;
     t->dropped = 1;
+    t->scrub_what = MT_DB_RESEAL_BUSY;
     return 0;
 }
 
@@ -517,6 +518,16 @@ static int edit_in(mt_db_txn *t, void *arg)
         }
     }
     mt_db_account(t, (int64_t)out_len - (int64_t)now.len, 0, 0);
+    /* A redaction of the current content: its words leave the index with
+     * it, and the pages that held them are scrubbed at the commit. */
+    if (op->scrub) {
+        if ((rc = mt_db_search_erase(t->db, a->path, n.sha256)) < 0)
+            goto done;
+        t->dropped = 1;
+        t->scrub_what = "the memory's content was replaced, but another process was reading the "
+                        "store, so its write-ahead log still holds the old words: run the same "
+                        "command again once that process is done, which empties the log";
+    }
     if (op->reseal && op->history && (rc = reseal_newest(t, &n, sha, out_len)) <= 0)
         goto done; /* a re-encryption: the newest version took the new bytes */
     rc = record_content(t, MT_VERSION_MODIFIED, a->path, NULL, n.memory_id, sha, out_len);

@@ -204,6 +204,9 @@ int mt_fs_walk(mt_store *st, const char *rel, mt_walk_cb cb, void *payload);
 int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                  const char *path, size_t limit);
 void mt_fs_search_close(mt_fs *fs);
+/* The memory at rel's words erased from the search index (store.h,
+ * mt_store_op.scrub); 0 where there is no index. */
+int mt_fs_search_scrub(mt_fs *fs, const char *rel);
 
 /* Open (creating) a database in the store's own directory. */
 int mt_fs_hist_open_db(struct mt_hist **out, mt_fs *fs);

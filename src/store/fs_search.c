@@ -18,10 +18,13 @@
  */
 #include "fs.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fs_search_walk.h"
 #include "history.h"
@@ -93,6 +96,44 @@ void mt_fs_search_close(mt_fs *fs)
     fs->search = NULL;
 }
 
+/* The search's connection, opened (again, in a forked child) when needed;
+ * under fs->search_lock. Its own: the history's belongs to the changes,
+ * under the store's lock, and a search takes no part in that. */
+static int search_conn(mt_fs *fs)
+{
+    int rc;
+
+    if (fs->search && fs->search_forks == mt_fs_forks())
+        return 0;
+    mt_fs_search_close(fs);
+    if ((rc = mt_fs_hist_open_db(&fs->search, fs)) < 0)
+        return rc;
+    fs->search_forks = mt_fs_forks();
+    if ((rc = mt_search_index_open(&fs->search_index, mt_hist_sqlite(fs->search))) < 0) {
+        mt_fs_search_close(fs);
+        return rc;
+    }
+    mt_hist_on_close(fs->search, index_closing, fs->search_index);
+    return 0;
+}
+
+int mt_fs_search_scrub(mt_fs *fs, const char *rel)
+{
+    struct mt_hist *h = NULL;
+    struct stat sb;
+    int rc;
+
+    /* No database, no index: nothing was ever indexed. */
+    if (fstatat(fs->root_fd, MT_FS_RESERVED "/history.db", &sb, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : mt_fs_error(errno, "cannot look for the search index of", rel);
+    /* A connection of its own that makes no index where there is none. */
+    if ((rc = mt_fs_hist_open_db(&h, fs)) < 0)
+        return rc;
+    rc = mt_hist_scrub_words(h, rel);
+    mt_hist_close(h);
+    return rc;
+}
+
 int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                  const char *path, size_t limit)
 {
@@ -106,19 +147,8 @@ int mt_fs_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_searc
     *out = NULL;
     *count = 0;
     pthread_mutex_lock(&fs->search_lock);
-    /* Its own connection: the history's belongs to the changes, under the
-     * store's lock, and a search takes no part in that. */
-    if (!fs->search || fs->search_forks != mt_fs_forks()) {
-        mt_fs_search_close(fs);
-        if ((rc = mt_fs_hist_open_db(&fs->search, fs)) < 0)
-            goto done;
-        fs->search_forks = mt_fs_forks();
-        if ((rc = mt_search_index_open(&fs->search_index, mt_hist_sqlite(fs->search))) < 0) {
-            mt_fs_search_close(fs);
-            goto done;
-        }
-        mt_hist_on_close(fs->search, index_closing, fs->search_index);
-    }
+    if ((rc = search_conn(fs)) < 0)
+        goto done;
     /* Helpers from the start only for a walk long enough to repay them. */
     if ((rc = mt_search_index_held(&held, fs->search_index, path, WALK_EARLY)) < 0)
         goto done;

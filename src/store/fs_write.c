@@ -587,10 +587,14 @@ int mt_fs_edit(mt_store *st, mt_store_op *op, const char *rel, mt_edit_cb cb, vo
         return mt_store_read_only_error();
     rc = fs_edit_prepared(&done_rc, fs, op, rel, cb, payload);
     if (rc == 1)
-        return done_rc;
-    if (rc < 0)
-        return rc;
-    return fs_edit_locked(fs, op, rel, cb, payload);
+        rc = done_rc;
+    else if (rc == 0)
+        rc = fs_edit_locked(fs, op, rel, cb, payload);
+    /* After the file holds the new content: a search that reads it from
+     * here on indexes only that. */
+    if (rc == 0 && op->scrub)
+        rc = mt_fs_search_scrub(fs, rel);
+    return rc;
 }
 
 /* A create whose parent exists, prepared outside the lock as an edit is

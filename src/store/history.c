@@ -2149,7 +2149,17 @@ int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload)
         goto fail;
     free(out);
     free(f.data);
-    return mt_hist_commit(h, NULL);
+    if ((rc = mt_hist_commit(h, NULL)) < 0)
+        return rc;
+    /* The old ciphertext is gone from the database, not yet from its log. */
+    if (h->truncate_due)
+        return mt_error_set(MT_EBUSY,
+                            "version %" PRId64 " was re-encrypted, but another process was "
+                            "reading the history, so its write-ahead log "
+                            "(.memtool/history.db-wal) still holds the old ciphertext: run the "
+                            "rekey again once that process is done, which empties the log",
+                            id);
+    return 0;
 fail:
     sqlite3_finalize(s);
     mt_hist_rollback(h);
@@ -2229,6 +2239,30 @@ int mt_hist_reseal_current(mt_hist *h, const char *path, const char *data, size_
     seen_forget(h);
     /* The old content goes with its last version, erased as a redaction's. */
     return drop_content(h, m.sha256);
+}
+
+int mt_hist_scrub_words(mt_hist *h, const char *path)
+{
+    int rc;
+
+    if ((rc = mt_hist_begin(h)) < 0)
+        return rc;
+    if ((rc = mt_search_index_erase(h->db, path)) < 0) {
+        mt_hist_rollback(h);
+        return rc;
+    }
+    /* The index's pages that held the words are rewritten: empty the log. */
+    h->dropped = 1;
+    if ((rc = mt_hist_commit(h, NULL)) < 0)
+        return rc;
+    if (h->truncate_due)
+        return mt_error_set(MT_EBUSY,
+                            "the words of %s were erased from the search index, but another "
+                            "process was reading it, so its write-ahead log "
+                            "(.memtool/history.db-wal) still holds them: run the command again "
+                            "once that process is done, which empties the log",
+                            path);
+    return 0;
 }
 
 int mt_hist_count(mt_hist *h, uint64_t *out)

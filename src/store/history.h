@@ -156,6 +156,12 @@ int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload);
 int mt_hist_reseal_current(mt_hist *h, const char *path, const char *data, size_t len,
                            const char *sha, const mt_hist_fp *fp);
 
+/* The search index's words of the memory at path erased, in a transaction
+ * of its own, and the write-ahead log emptied (store.h, mt_store_op.scrub):
+ * the next search indexes what the memory holds now. MT_EBUSY when a reader
+ * kept the log from being emptied. */
+int mt_hist_scrub_words(mt_hist *h, const char *path);
+
 /* The database itself, for what keeps its own tables beside the history
  * (the search index); used under the same rules as the handle. */
 struct sqlite3 *mt_hist_sqlite(mt_hist *h);
