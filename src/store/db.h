@@ -54,6 +54,7 @@
  * calls `abandon` on the inherited connection (which must not touch the
  * parent's server session, socket or locks: libpq must not PQfinish, which
  * would send Terminate on the shared socket) and connects again.
+ *   - MT_DB_VERSIONS_OF appended (one memory's versions by its index).
  */
 /*
  * The schema, the same tables and columns in every dialect (a driver writes
@@ -288,6 +289,7 @@ typedef enum {
     MT_DB_OPEN_LOOK,   /* (tenant) -> encryption, the first file's path and the first
                           100 bytes of its content (NULL, NULL: no file), from the
                           tenant's usage row (none: no row) */
+    MT_DB_VERSIONS_OF, /* MT_DB_VERSIONS_QUERY's, memory_id given: one memory's, by its index */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

@@ -342,7 +342,8 @@ static int versions_in(mt_db *db, void *arg)
                              mt_db_int(q->until),
                              mt_db_int(q->before_id),
                              mt_db_int(limit > INT64_MAX ? INT64_MAX : (int64_t)limit)};
-        n = mt_db_exec(db, MT_DB_VERSIONS_QUERY, a, 11, version_row, l);
+        n = mt_db_exec(db, q->memory_id ? MT_DB_VERSIONS_OF : MT_DB_VERSIONS_QUERY, a, 11,
+                       version_row, l);
     }
     free(lo);
     free(hi);

@@ -26,6 +26,14 @@ mt_db_value mt_db_text(const char *s)
 /* col at or beneath ?2 (bounds ?3, ?4), or anywhere when ?2 is the root "". */
 #define IN_RANGE(col) "(CAST(?2 AS TEXT) = '' OR " col " = ?2 OR (" col " > ?3 AND " col " < ?4))"
 
+/* The filters of a versions query beside the memory's id (db.h). */
+#define VERSIONS_FILTER                                                                            \
+    "(CAST(?2 AS TEXT) IS NULL OR ?2 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE " \
+    "tenant = ?1 AND (path = ?2 OR (path > ?3 AND path < ?4)))) "                                  \
+    "AND (CAST(?6 AS INTEGER) = 0 OR op = ?6) AND (CAST(?7 AS TEXT) IS NULL OR actor = ?7) "       \
+    "AND (CAST(?8 AS BIGINT) = 0 OR at >= ?8) AND (CAST(?9 AS BIGINT) = 0 OR at <= ?9) "           \
+    "AND (CAST(?10 AS BIGINT) = 0 OR id < ?10) ORDER BY id DESC LIMIT ?11"
+
 const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
                            "SELECT ?1, 0, 0, 0, 1 WHERE NOT EXISTS "
@@ -67,16 +75,9 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                           "actor, at, sha256, size, redacted) "
                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)",
     [MT_DB_VERSION_GET] = VERSION_COLUMNS "WHERE tenant = ?1 AND id = ?2",
-    [MT_DB_VERSIONS_QUERY] =
-        VERSION_COLUMNS "WHERE tenant = ?1 AND (CAST(?2 AS TEXT) IS NULL OR ?2 = '' OR "
-                        "memory_id IN (SELECT memory_id FROM versions WHERE tenant = ?1 AND "
-                        "(path = ?2 OR (path > ?3 AND path < ?4)))) "
-                        "AND (CAST(?5 AS TEXT) IS NULL OR memory_id = ?5) "
-                        "AND (CAST(?6 AS INTEGER) = 0 OR op = ?6) "
-                        "AND (CAST(?7 AS TEXT) IS NULL OR actor = ?7) "
-                        "AND (CAST(?8 AS BIGINT) = 0 OR at >= ?8) "
-                        "AND (CAST(?9 AS BIGINT) = 0 OR at <= ?9) "
-                        "AND (CAST(?10 AS BIGINT) = 0 OR id < ?10) ORDER BY id DESC LIMIT ?11",
+    [MT_DB_VERSIONS_QUERY] = VERSION_COLUMNS "WHERE tenant = ?1 AND (CAST(?5 AS TEXT) IS NULL "
+                                             "OR memory_id = ?5) AND " VERSIONS_FILTER,
+
     [MT_DB_VERSION_REDACT] = "UPDATE versions SET path = NULL, previous_path = NULL, "
                              "sha256 = NULL, redacted = 1 WHERE tenant = ?1 AND id = ?2",
     [MT_DB_VERSION_NTH] = "SELECT id FROM versions WHERE tenant = ?1 AND memory_id = ?2 "
@@ -159,4 +160,7 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
         "SELECT o.id, o.sha256 FROM versions o WHERE o.tenant = ?1 AND o.memory_id IN "
         "(SELECT memory_id FROM versions WHERE tenant = ?1 AND id >= ?2) AND o.at < ?3 "
         "AND " NOT_NEWEST("o"),
+    /* memory_id as a plain equality: an "IS NULL OR" keeps the planner off the index. */
+    [MT_DB_VERSIONS_OF] = VERSION_COLUMNS "WHERE tenant = ?1 AND memory_id = CAST(?5 AS TEXT) "
+                                          "AND " VERSIONS_FILTER,
 };

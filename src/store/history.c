@@ -1823,16 +1823,18 @@ int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_q
 
     *out = NULL;
     *count = 0;
-    if (sqlite3_prepare_v2(
-            h->db,
-            VERSION_COLUMNS
-            "WHERE (?1 IS NULL OR ?1 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE "
-            "  path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0'))) "
-            "AND (?2 IS NULL OR memory_id = ?2) AND (?3 = 0 OR op = ?3) "
-            "AND (?4 IS NULL OR actor = ?4) AND (?5 = 0 OR at >= ?5) AND (?6 = 0 OR at <= ?6) "
-            "AND (?7 = 0 OR id < ?7) ORDER BY id DESC LIMIT ?8",
-            -1, &s, NULL) != SQLITE_OK)
+#define FILTER                                                                                     \
+    "(?1 IS NULL OR ?1 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE "               \
+    "  path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0'))) "                                    \
+    "AND (?3 = 0 OR op = ?3) AND (?4 IS NULL OR actor = ?4) AND (?5 = 0 OR at >= ?5) "             \
+    "AND (?6 = 0 OR at <= ?6) AND (?7 = 0 OR id < ?7) ORDER BY id DESC LIMIT ?8"
+    /* One memory's by its index: an "IS NULL OR" keeps the planner off it. */
+    if (sqlite3_prepare_v2(h->db,
+                           q->memory_id ? VERSION_COLUMNS "WHERE memory_id = ?2 AND " FILTER
+                                        : VERSION_COLUMNS "WHERE ?2 IS NULL AND " FILTER,
+                           -1, &s, NULL) != SQLITE_OK)
         return db_error(h, "cannot list versions");
+#undef FILTER
     if (q->path)
         sqlite3_bind_text(s, 1, q->path, -1, SQLITE_STATIC);
     if (q->memory_id)
