@@ -561,10 +561,11 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const char *be
         if ((rc = set_options(api, &at, headers, body, strlen(body), stream)) < 0)
             goto done;
         cc = curl->easy_perform(api->curl);
-        /* A stream that began and did not reach message_stop: the server
-         * may hold the whole reply though the caller has only part. */
-        api->failure.stream_cut =
-            at.is_stream && at.status >= 200 && at.status < 300 && !at.msg.stopped;
+        /* A reply that began and did not arrive whole (a stream without its
+         * message_stop, a body cut short): the server may hold the whole
+         * reply though the caller has only part. */
+        api->failure.stream_cut = at.status >= 200 && at.status < 300 &&
+                                  (at.is_stream ? !at.msg.stopped : cc != CURLE_OK);
         if (at.stopped && at.rc == MT_API_ECANCELED) {
             rc = mt_error_set(MT_API_ECANCELED, "cancelled");
             goto done;

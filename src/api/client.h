@@ -54,7 +54,7 @@ typedef struct {
     long status;           /* the HTTP status of the last response; 0: none */
     char error_code[64];   /* the error's details.error_code, or "" */
     char unsupported[128]; /* details.unsupported, comma-separated, or "" */
-    int stream_cut;        /* a stream began and ended before message_stop */
+    int stream_cut;        /* a reply began and ended before it was whole (streamed or not) */
 } mt_api_failure;
 
 /* What the caller wants to hear about during one mt_api_send. All optional. */

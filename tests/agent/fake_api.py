@@ -20,7 +20,8 @@ streamed JSON of the last tool input after that many characters),
 "extra_events" (inserted after message_start), "gate" (after the first text
 delta, wait until the test says it was seen). "echo" is the content the client
 must send back in later requests (default: the message's content; false: none,
-the default for raw streams). "lose_answer": the server makes the reply (and
+the default for raw streams). "cut_body_at" (a reply that is not streamed: the
+connection drops after that many bytes of its body). "lose_answer": the server makes the reply (and
 keeps it on its thread) but the connection drops before any of it is sent.
 
 Message threads (beta message-threads-2026-08-12), when the server is made with
@@ -509,7 +510,7 @@ class FakeAPI:
         with self.lock:
             self.last_answer_end = time.monotonic()
 
-    def send_json(self, req, status, obj, headers=None):
+    def send_json(self, req, status, obj, headers=None, cut=None):
         data = json.dumps(obj).encode()
         req.send_response(status)
         req.send_header("content-type", "application/json")
@@ -518,8 +519,11 @@ class FakeAPI:
         for k, v in (headers or {}).items():
             req.send_header(k, v)
         req.end_headers()
-        req.wfile.write(data)
+        req.wfile.write(data[:cut] if cut is not None else data)
         req.wfile.flush()
+        if cut is not None:
+            req.close_connection = True
+            req.connection.shutdown(socket.SHUT_RDWR)
 
     def respond(self, req, r, body, n, sent):
         if r.get("delay_ms"):
@@ -583,7 +587,7 @@ class FakeAPI:
         elif echo is not False:
             self.echoes.append(echo)
         if not body.get("stream"):
-            self.send_json(req, 200, msg, r.get("headers"))
+            self.send_json(req, 200, msg, r.get("headers"), cut=r.get("cut_body_at"))
             return
         events = stream_events(msg, r)
         if "cut_after_events" in r:
