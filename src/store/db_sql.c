@@ -28,7 +28,7 @@ mt_db_value mt_db_text(const char *s)
 
 /* The filters of a versions query beside the memory's id (db.h). */
 #define VERSIONS_FILTER                                                                            \
-    "(CAST(?2 AS TEXT) IS NULL OR ?2 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE " \
+    "(CAST(?2 AS TEXT) IS NULL OR ?2 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE "  \
     "tenant = ?1 AND (path = ?2 OR (path > ?3 AND path < ?4)))) "                                  \
     "AND (CAST(?6 AS INTEGER) = 0 OR op = ?6) AND (CAST(?7 AS TEXT) IS NULL OR actor = ?7) "       \
     "AND (CAST(?8 AS BIGINT) = 0 OR at >= ?8) AND (CAST(?9 AS BIGINT) = 0 OR at <= ?9) "           \

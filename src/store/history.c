@@ -1824,7 +1824,7 @@ int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_q
     *out = NULL;
     *count = 0;
 #define FILTER                                                                                     \
-    "(?1 IS NULL OR ?1 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE "               \
+    "(?1 IS NULL OR ?1 = '' OR memory_id IN (SELECT memory_id FROM versions WHERE "                \
     "  path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0'))) "                                    \
     "AND (?3 = 0 OR op = ?3) AND (?4 IS NULL OR actor = ?4) AND (?5 = 0 OR at >= ?5) "             \
     "AND (?6 = 0 OR at <= ?6) AND (?7 = 0 OR id < ?7) ORDER BY id DESC LIMIT ?8"
