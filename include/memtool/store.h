@@ -143,6 +143,12 @@ typedef struct {
      * segments merged, a write-ahead log emptied), as a redaction's do. A
      * store that keeps no index ignores it. */
     int scrub; /* in */
+    /* Set by a handle opened without encryption on a store that keeps a
+     * record of it (`encryption`): each change checks under the store's
+     * lock that no record has appeared since the open, and is refused
+     * (MT_ECRYPT, nothing written) when one has, so plaintext never lands
+     * in a store another process made encrypted meanwhile. */
+    int plain; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -281,6 +287,8 @@ typedef struct {
  * NULL, keeps no record that it is encrypted: see mt_store_crypt_wrap), and,
  * optional too, `first_head` and `times`. */
 #define MT_STORE_VERSION 7
+/* `encryption`'s replace: claim a new store, only while it holds no file. */
+#define MT_STORE_RECORD_IF_EMPTY 2
 
 /* Version 5 also added what the encryption layer needs: `memory_id`,
  * mt_store_op's file_overhead and the `files` counts of listings; an older
@@ -480,6 +488,10 @@ struct mt_store {
      * set; *out is then the record the store holds afterwards (so of two
      * processes recording at once, the first wins and the second reads its
      * record). Nothing else of the store changes and no version is made.
+     * `replace` MT_STORE_RECORD_IF_EMPTY (2): put becomes the record only
+     * while there is none and the store holds no file, both seen under
+     * the lock; MT_ECONFLICT when a file is there (a new store that a
+     * writer without the key wrote to meanwhile).
      */
     int (*encryption)(mt_store *st, char **out, const char *put, int replace,
                       unsigned lock_timeout_ms);

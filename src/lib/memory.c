@@ -197,6 +197,8 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->op.history = store->version >= 3 && o.history;
     m->op.history_keep = o.history_keep;
     m->op.history_days = o.history_days;
+    /* Opened without a key: every change checks the store is still plain. */
+    m->op.plain = !mt_store_is_crypt(store);
     *out = m;
     return 0;
 fail:

@@ -113,10 +113,11 @@ int mt_crypt_record_settle(mt_store *inner, mt_crypt_key *key)
     unsigned char material[MT_CRYPT_KEY];
     char rec[MT_STORE_RECORD_MAX], *got = NULL, *plain = NULL;
     mt_crypt_header h;
-    int rc, found;
+    int rc, found, tries = 0;
 
     if (!has_record(inner) || mt_crypt_record_off)
         return 0;
+again:
     if ((rc = inner->encryption(inner, &got, NULL, 0, RECORD_LOCK_MS)) < 0)
         return rc;
     if (rc == 1)
@@ -147,7 +148,16 @@ int mt_crypt_record_settle(mt_store *inner, mt_crypt_key *key)
             goto done;
     }
     record_format(rec, &h);
-    if ((rc = inner->encryption(inner, &got, rec, 0, RECORD_LOCK_MS)) < 0) {
+    /* A new store is claimed only while it is still empty under the lock:
+     * a writer without the key may have put a memory there since the look. */
+    if ((rc = inner->encryption(inner, &got, rec, found == 1 ? 0 : MT_STORE_RECORD_IF_EMPTY,
+                                RECORD_LOCK_MS)) < 0) {
+        if (rc == MT_ECONFLICT && ++tries < 3) {
+            free(got);
+            free(plain);
+            got = plain = NULL;
+            goto again; /* look again: that memory tells what the store is now */
+        }
         /* A store encrypted before the record, which cannot be written now
          * (read-only): its files still say what they are. */
         if (found == 1)

@@ -79,6 +79,7 @@ static int usage_row(void *payload, const mt_db_value *cols, size_t ncols)
     t->next_version = cols[3].i > 0 ? cols[3].i : 1;
     t->expired_before = cols[4].i;
     t->expiry_seen = cols[5].i > 0 ? cols[5].i : 0;
+    t->sealed = ncols > 6 && cols[6].i != 0;
     return 0;
 }
 
@@ -130,7 +131,9 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
         op->history_error = NULL;
         if ((rc = drv->begin_write(db->conn, db->tenant, op->lock_timeout_ms)) < 0)
             goto retry;
-        if ((rc = usage_get(db, &t)) < 0 || (rc = fn(&t, arg)) < 0 ||
+        /* A handle without the key writes only while the store is plain. */
+        if ((rc = usage_get(db, &t)) < 0 ||
+            (op->plain && t.sealed && (rc = mt_store_sealed_error()) < 0) || (rc = fn(&t, arg)) < 0 ||
             (rc = mt_db_prune_days(&t)) < 0 || (rc = usage_put(db, &t)) < 0) {
             drv->rollback(db->conn);
             goto retry;
@@ -370,11 +373,21 @@ static int record_get(mt_db *db, void *arg)
 static int record_put(mt_db_txn *t, void *arg)
 {
     record_args *a = arg;
-    mt_db_value v[2] = {mt_db_text(t->db->tenant), mt_db_text(a->put)};
-    int64_t n =
-        mt_db_exec(t->db, a->replace ? MT_DB_CRYPT_SET : MT_DB_CRYPT_CLAIM, v, 2, NULL, NULL);
+    int if_empty = a->replace == MT_STORE_RECORD_IF_EMPTY;
+    mt_db_value v[3] = {mt_db_text(t->db->tenant), mt_db_text(a->put), mt_db_int(if_empty)};
+    int64_t n = mt_db_exec(t->db, a->replace == 1 ? MT_DB_CRYPT_SET : MT_DB_CRYPT_CLAIM, v,
+                           a->replace == 1 ? 2 : 3, NULL, NULL);
+    int rc;
 
-    return n < 0 ? (int)n : record_get(t->db, a);
+    if (n < 0)
+        return (int)n;
+    if ((rc = record_get(t->db, a)) < 0)
+        return rc;
+    /* Not claimed, and nobody else's: a file was there first. */
+    return if_empty && !a->got
+               ? mt_error_set(MT_ECONFLICT, "the store gained a memory while it was being "
+                                            "made encrypted")
+               : 0;
 }
 
 static int db_encryption(mt_store *st, char **out, const char *put, int replace,

@@ -179,7 +179,7 @@ typedef enum {
     /* usage(tenant, bytes, files, dirs, next_version) */
     MT_DB_USAGE_ENSURE, /* (tenant): the tenant's row, made if missing */
     MT_DB_USAGE_GET,    /* (tenant) -> bytes, files, dirs, next_version, expired_before,
-                           expiry_seen */
+                           expiry_seen, encrypted (1 when the tenant has an encryption record) */
     MT_DB_USAGE_SET,    /* (tenant, bytes, files, dirs, next_version, expired_before,
                            expiry_seen) */
     /* nodes(tenant, path, kind, memory_id, sha256, size) */
@@ -284,7 +284,8 @@ typedef enum {
                            text for it needs none */
     /* The record that the tenant is encrypted (schema 6). */
     MT_DB_CRYPT_GET,   /* (tenant) -> encryption (NULL: none) */
-    MT_DB_CRYPT_CLAIM, /* (tenant, record): encryption = record where there is none */
+    MT_DB_CRYPT_CLAIM, /* (tenant, record, if_empty): encryption = record where there is none
+                          (and, if_empty, the tenant holds no file) */
     MT_DB_CRYPT_SET,   /* (tenant, record): encryption = record */
     MT_DB_OPEN_LOOK,   /* (tenant) -> encryption, the first file's path and the first
                           100 bytes of its content (NULL, NULL: no file), from the

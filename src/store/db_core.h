@@ -49,6 +49,7 @@ typedef struct {
     /* a scrub that cannot finish fails the change (a redaction's promise),
      * its message then `scrub_what` */
     const char *scrub_what;
+    int sealed; /* the tenant had an encryption record when the change began */
 } mt_db_txn;
 
 /* A node row. */

@@ -38,8 +38,8 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_USAGE_ENSURE] = "INSERT INTO usage(tenant, bytes, files, dirs, next_version) "
                            "SELECT ?1, 0, 0, 0, 1 WHERE NOT EXISTS "
                            "(SELECT 1 FROM usage WHERE tenant = ?1)",
-    [MT_DB_USAGE_GET] = "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen "
-                        "FROM usage WHERE tenant = ?1",
+    [MT_DB_USAGE_GET] = "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen, "
+                        "encryption IS NOT NULL FROM usage WHERE tenant = ?1",
     [MT_DB_USAGE_SET] = "UPDATE usage SET bytes = ?2, files = ?3, dirs = ?4, next_version = ?5, "
                         "expired_before = ?6, expiry_seen = ?7 WHERE tenant = ?1",
     [MT_DB_NODE_GET] =
@@ -146,8 +146,8 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_SEARCH_ERASE] = "DELETE FROM search_docs WHERE tenant = ?1 AND (path = ?2 OR "
                            "substr(sha256, 1, 64) = ?3)",
     [MT_DB_CRYPT_GET] = "SELECT encryption FROM usage WHERE tenant = ?1",
-    [MT_DB_CRYPT_CLAIM] =
-        "UPDATE usage SET encryption = ?2 WHERE tenant = ?1 AND encryption IS NULL",
+    [MT_DB_CRYPT_CLAIM] = "UPDATE usage SET encryption = ?2 WHERE tenant = ?1 AND encryption IS "
+                          "NULL AND (CAST(?3 AS INTEGER) = 0 OR files = 0)",
     [MT_DB_CRYPT_SET] = "UPDATE usage SET encryption = ?2 WHERE tenant = ?1",
     [MT_DB_OPEN_LOOK] =
         "SELECT u.encryption, f.path, (SELECT substr(c.data, 1, 100) FROM contents c WHERE "

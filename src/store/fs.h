@@ -311,6 +311,8 @@ int mt_fs_import(mt_store *st, mt_store_op *op, mt_store_import *in);
 /* The record that the store is encrypted (fs_record.c; store.h, `encryption`). */
 /* The head of a memory of the store, bounded work (store.h, first_head). */
 int mt_fs_first_head(mt_store *st, char *head, size_t *len, char **path);
+/* 1 when the store keeps an encryption record, 0 when not, or why not known. */
+int mt_fs_sealed(mt_fs *fs);
 int mt_fs_encryption(mt_store *st, char **out, const char *put, int replace,
                      unsigned lock_timeout_ms);
 int mt_fs_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, void *payload);

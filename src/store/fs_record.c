@@ -84,14 +84,14 @@ static int record_write(mt_fs *fs, const char *put, int replace)
         unlinkat(dirfd, temp, 0);
         goto done;
     }
-    if (replace ? renameat(dirfd, temp, dirfd, RECORD_NAME) < 0
-                : linkat(dirfd, temp, dirfd, RECORD_NAME, 0) < 0 && errno != EEXIST) {
+    if (replace == 1 ? renameat(dirfd, temp, dirfd, RECORD_NAME) < 0
+                     : linkat(dirfd, temp, dirfd, RECORD_NAME, 0) < 0 && errno != EEXIST) {
         rc = mt_error_set(MT_EIO, "cannot write the store's encryption record %s/%s: %s",
                           MT_FS_RESERVED, RECORD_NAME, strerror(errno));
         unlinkat(dirfd, temp, 0);
         goto done;
     }
-    if (!replace)
+    if (replace != 1)
         unlinkat(dirfd, temp, 0);
     rc = mt_fs_sync(dirfd, MT_FS_RESERVED);
 done:
@@ -99,6 +99,37 @@ done:
         close(fd);
     close(dirfd);
     return rc;
+}
+
+int mt_fs_sealed(mt_fs *fs)
+{
+    struct stat sb;
+
+    if (fstatat(fs->root_fd, MT_FS_RESERVED "/" RECORD_NAME, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+        return 1;
+    return errno == ENOENT ? 0
+                           : mt_error_set(MT_EIO, "cannot look for the store's encryption record "
+                                                  "%s/%s: %s",
+                                          MT_FS_RESERVED, RECORD_NAME, strerror(errno));
+}
+
+/* Under the lock, for a claim of a new store: 1 when a record is there
+ * already (the caller reads it), 0 when the store is empty, MT_ECONFLICT
+ * when it holds a file (written meanwhile without the key). */
+static int claim_empty(mt_fs *fs)
+{
+    char head[MT_STORE_HEAD_MAX], *path = NULL;
+    size_t len = sizeof(head);
+    int rc;
+
+    if ((rc = mt_fs_sealed(fs)) != 0)
+        return rc;
+    if ((rc = mt_fs_first_head(&fs->base, head, &len, &path)) < 0)
+        return rc;
+    free(path);
+    return rc == 1 ? mt_error_set(MT_ECONFLICT, "the store gained a memory while it was being "
+                                                "made encrypted")
+                   : 0;
 }
 
 int mt_fs_encryption(mt_store *st, char **out, const char *put, int replace,
@@ -122,7 +153,11 @@ int mt_fs_encryption(mt_store *st, char **out, const char *put, int replace,
                    ? mt_error_set(MT_EBUSY, "the store stayed locked by another change for %u ms",
                                   lock_timeout_ms)
                    : rc;
-    rc = record_write(fs, put, replace);
+    if (replace == MT_STORE_RECORD_IF_EMPTY && (rc = claim_empty(fs)) < 0) {
+        mt_fs_unlock(fs);
+        return rc;
+    }
+    rc = rc == 1 ? 0 : record_write(fs, put, replace);
     mt_fs_unlock(fs);
     if (rc < 0)
         return rc;

@@ -284,6 +284,11 @@ int mt_fs_begin(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *rel, int s
         return mt_store_read_only_error();
     if ((rc = mt_fs_lock(fs, op->lock_timeout_ms)) < 0)
         return rc == MT_FS_LOCK_TIMEOUT ? lock_busy(op, rel) : rc;
+    /* A handle without the key writes only while the store is plain. */
+    if (op->plain && (rc = mt_fs_sealed(fs)) != 0) {
+        mt_fs_unlock(fs);
+        return rc < 0 ? rc : mt_store_sealed_error();
+    }
     if (state_read(fs, &t->usage) < 0) {
         /* Missing, damaged, from another boot, or dirty: count it all, and
          * remove what changes that died left behind. A count that cannot see

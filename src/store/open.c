@@ -20,6 +20,14 @@ int mt_store_read_only_error(void)
                                 "write it): nothing was changed; reading it works");
 }
 
+int mt_store_sealed_error(void)
+{
+    return mt_error_set(MT_ECRYPT, "another process made the store encrypted after this one opened "
+                                   "it without a key, so nothing was written: open it again with "
+                                   "its key (--key-file PATH or MEMTOOL_KEY_FILE, or its "
+                                   "passphrase in MEMTOOL_PASSPHRASE)");
+}
+
 int mt_store_tenant_check(const char *tenant)
 {
     if (!tenant || !*tenant)

@@ -43,6 +43,9 @@ int mt_store_open_url_with(mt_store **out, int *read_only, const char *url, cons
 
 /* The error of a change refused because the store cannot be written. */
 int mt_store_read_only_error(void);
+/* The error of a change without the key refused because the store was
+ * made encrypted after the open (store.h, mt_store_op.plain). */
+int mt_store_sealed_error(void);
 
 /* The database stores' openers with flags. */
 int mt_store_sqlite_open_with(mt_store **out, int *read_only, const char *path, const char *tenant,

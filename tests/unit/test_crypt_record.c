@@ -333,6 +333,62 @@ static void racing(scratch *s)
     }
 }
 
+/* A handle opened without the key while the store was new and plain, and
+ * still open when another process makes the store encrypted: its changes
+ * are refused from then on (nothing written), as an open would be. */
+static void outlived(scratch *s)
+{
+    mt_memory *plain = NULL, *keyed;
+    char *reply;
+    int is_error = 0;
+
+    assert_int_equal(s->plain->open(&plain, s->dir, NULL), 0);
+    keyed = open_ok(s, 0);
+    mt_test_ok(keyed, "{\"command\":\"create\",\"path\":\"/memories/k.md\",\"file_text\":\"k\"}");
+    reply =
+        mt_test_call(plain, &is_error,
+                     "{\"command\":\"create\",\"path\":\"/memories/u.md\",\"file_text\":\"u\"}");
+    assert_true(is_error);
+    if (!strstr(reply, "made the store encrypted"))
+        fail_msg("%s: a create without the key was not refused for the reason: %s", s->crypt->name,
+                 reply);
+    free(reply);
+    reply = mt_test_call(plain, &is_error,
+                         "{\"command\":\"str_replace\",\"path\":\"/memories/k.md\",\"old_str\":"
+                         "\"MTCR\",\"new_str\":\"x\"}");
+    assert_true(is_error);
+    free(reply);
+    mt_memory_free(plain);
+    /* Nothing of the refused writes: the one memory, under the key. */
+    reply = mt_test_call(keyed, &is_error, "{\"command\":\"view\",\"path\":\"/memories\"}");
+    assert_false(is_error);
+    if (strstr(reply, "u.md"))
+        fail_msg("%s: plaintext written into the encrypted store: %s", s->crypt->name, reply);
+    free(reply);
+    mt_test_ok(keyed, "{\"command\":\"view\",\"path\":\"/memories/k.md\"}");
+    mt_memory_free(keyed);
+}
+
+/* A claim of a new store that a memory reached first (written without the
+ * key between the look and the claim) is refused under the store's lock,
+ * and records nothing. */
+static void claim_not_empty(scratch *s)
+{
+    mt_memory *raw = NULL;
+    char *got = NULL;
+    int rc;
+
+    mt_crypt_record_off = 1;
+    assert_int_equal(s->plain->open(&raw, s->dir, NULL), 0);
+    mt_crypt_record_off = 0;
+    mt_test_ok(raw, "{\"command\":\"create\",\"path\":\"/memories/u.md\",\"file_text\":\"u\"}");
+    rc = raw->store->encryption(raw->store, &got, "mtcr1 test", MT_STORE_RECORD_IF_EMPTY, 5000);
+    assert_int_equal(rc, MT_ECONFLICT);
+    assert_null(got);
+    mt_memory_free(raw);
+    assert_null(record_of(s));
+}
+
 /* After a rekey the record names the new key: the old one opens no more. */
 static void rekeyed(scratch *s)
 {
@@ -398,6 +454,18 @@ static void test_racing(void **state)
     on_each_crypt_store(racing);
 }
 
+static void test_outlived(void **state)
+{
+    (void)state;
+    on_each_crypt_store(outlived);
+}
+
+static void test_claim_not_empty(void **state)
+{
+    (void)state;
+    on_each_crypt_store(claim_not_empty);
+}
+
 static void test_rekeyed(void **state)
 {
     (void)state;
@@ -407,9 +475,10 @@ static void test_rekeyed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_refused),   cmocka_unit_test(test_new_and_plain),
-        cmocka_unit_test(test_old_store), cmocka_unit_test(test_racing),
-        cmocka_unit_test(test_rekeyed),
+        cmocka_unit_test(test_refused),         cmocka_unit_test(test_new_and_plain),
+        cmocka_unit_test(test_old_store),       cmocka_unit_test(test_racing),
+        cmocka_unit_test(test_rekeyed),         cmocka_unit_test(test_outlived),
+        cmocka_unit_test(test_claim_not_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
