@@ -197,8 +197,9 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->op.history = store->version >= 3 && o.history;
     m->op.history_keep = o.history_keep;
     m->op.history_days = o.history_days;
-    /* Opened without a key: every change checks the store is still plain. */
-    m->op.plain = !mt_store_is_crypt(store);
+    /* Opened without a key: every change checks the store is still plain
+     * (unless beneath the encryption on purpose, as the records are off). */
+    m->op.plain = !mt_store_is_crypt(store) && !mt_crypt_record_off;
     *out = m;
     return 0;
 fail:

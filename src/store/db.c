@@ -133,8 +133,9 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
             goto retry;
         /* A handle without the key writes only while the store is plain. */
         if ((rc = usage_get(db, &t)) < 0 ||
-            (op->plain && t.sealed && (rc = mt_store_sealed_error()) < 0) || (rc = fn(&t, arg)) < 0 ||
-            (rc = mt_db_prune_days(&t)) < 0 || (rc = usage_put(db, &t)) < 0) {
+            (op->plain && t.sealed && (rc = mt_store_sealed_error()) < 0) ||
+            (rc = fn(&t, arg)) < 0 || (rc = mt_db_prune_days(&t)) < 0 ||
+            (rc = usage_put(db, &t)) < 0) {
             drv->rollback(db->conn);
             goto retry;
         }

@@ -108,8 +108,9 @@ int mt_fs_sealed(mt_fs *fs)
     if (fstatat(fs->root_fd, MT_FS_RESERVED "/" RECORD_NAME, &sb, AT_SYMLINK_NOFOLLOW) == 0)
         return 1;
     return errno == ENOENT ? 0
-                           : mt_error_set(MT_EIO, "cannot look for the store's encryption record "
-                                                  "%s/%s: %s",
+                           : mt_error_set(MT_EIO,
+                                          "cannot look for the store's encryption record "
+                                          "%s/%s: %s",
                                           MT_FS_RESERVED, RECORD_NAME, strerror(errno));
 }
 
