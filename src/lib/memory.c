@@ -402,6 +402,7 @@ void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m)
 {
     *op = m->op;
     op->expect_sha256 = r->expect_sha256;
+    op->scrub = r->scrub;
 }
 
 int mt_reply_conflict(mt_reply *r, const mt_store_op *op, mt_str path)

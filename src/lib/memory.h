@@ -73,6 +73,7 @@ typedef struct {
     mt_buf text;
     int is_error;
     const char *expect_sha256; /* the input's expected_sha256 (64 lowercase hex), or NULL */
+    int scrub;                 /* a redaction of the content: store.h, mt_store_op.scrub */
     /* For the audit log: what the call was. */
     const char *command;
     mt_str path, new_path;
@@ -90,7 +91,7 @@ typedef struct {
 
 #define MT_REPLY_INIT                                                                              \
     {                                                                                              \
-        MT_BUF_INIT, 0, NULL, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0                            \
+        MT_BUF_INIT, 0, NULL, 0, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0                         \
     }
 
 /* Append literal text or a string from the input (shown as valid UTF-8). */

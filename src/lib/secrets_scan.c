@@ -135,12 +135,11 @@ static int fix_current(mt_secrets_report *r, mt_memory *m, const char *path, con
     }
     mt_sha256_hex(sha, data, len);
     reply.expect_sha256 = sha;
-    /* A redaction: the secret's words leave the search index with it. */
-    m->op.scrub = 1;
-    rc = mt_op_str_replace(&reply, m, (mt_str){path, strlen(path)}, rel, (mt_str){data, len},
-                           (mt_str){g.data, g.len});
-    m->op.scrub = 0;
-    if (rc < 0)
+    /* A redaction: the secret's words leave the search index with it (in
+     * the request, not the handle, which other threads may be using). */
+    reply.scrub = 1;
+    if ((rc = mt_op_str_replace(&reply, m, (mt_str){path, strlen(path)}, rel, (mt_str){data, len},
+                                (mt_str){g.data, g.len})) < 0)
         goto done;
     if (reply.is_error) {
         rc = mt_error_set(MT_ECONFLICT, "%.*s", (int)(reply.text.len < 600 ? reply.text.len : 600),
