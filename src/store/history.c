@@ -1962,8 +1962,29 @@ int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id)
     return rc;
 }
 
+/* Commit a change that erased content (h->dropped). The change stands
+ * either way; but while a reader keeps the write-ahead log from being
+ * emptied the erased bytes are still in it, and the caller's promise is not
+ * kept: MT_EBUSY, saying what was done, what the log still holds and what
+ * to run again. */
+static int commit_erased(mt_hist *h, const char *what, const char *held, const char *again)
+{
+    int rc;
+
+    if ((rc = mt_hist_commit(h, NULL)) < 0)
+        return rc;
+    if (!h->truncate_due)
+        return 0;
+    return mt_error_set(MT_EBUSY,
+                        "%s, but another process was reading the history, so its write-ahead "
+                        "log (.memtool/history.db-wal) still holds %s: run %s again once that "
+                        "process is done, which empties the log",
+                        what, held, again);
+}
+
 int mt_hist_redact(mt_hist *h, int64_t id)
 {
+    char what[64];
     sqlite3_stmt *s = NULL;
     char sha[65] = "", *path = NULL;
     int rc, step;
@@ -2024,17 +2045,8 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     free(path);
     /* The path is gone too: its pages are rewritten, so truncate the log. */
     h->dropped = 1;
-    if ((rc = mt_hist_commit(h, NULL)) < 0)
-        return rc;
-    /* The change stands, but the promise is not kept until the log goes. */
-    if (h->truncate_due)
-        return mt_error_set(MT_EBUSY,
-                            "version %" PRId64 " was redacted, but another process was reading "
-                            "the history, so its write-ahead log (.memtool/history.db-wal) still "
-                            "holds the erased pages: run the same redaction again once that "
-                            "process is done, which empties the log",
-                            id);
-    return 0;
+    snprintf(what, sizeof(what), "version %" PRId64 " was redacted", id);
+    return commit_erased(h, what, "the erased pages", "the same redaction");
 fail:
     sqlite3_finalize(s);
     mt_hist_rollback(h);
@@ -2105,6 +2117,7 @@ static int reseal_load(mt_hist *h, reseal_from *f, int64_t id)
 
 int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload)
 {
+    char what[64];
     reseal_from f = {"", NULL, 0, 0, 0};
     sqlite3_stmt *s = NULL;
     char *out = NULL, sha[65];
@@ -2151,17 +2164,8 @@ int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload)
         goto fail;
     free(out);
     free(f.data);
-    if ((rc = mt_hist_commit(h, NULL)) < 0)
-        return rc;
-    /* The old ciphertext is gone from the database, not yet from its log. */
-    if (h->truncate_due)
-        return mt_error_set(MT_EBUSY,
-                            "version %" PRId64 " was re-encrypted, but another process was "
-                            "reading the history, so its write-ahead log "
-                            "(.memtool/history.db-wal) still holds the old ciphertext: run the "
-                            "rekey again once that process is done, which empties the log",
-                            id);
-    return 0;
+    snprintf(what, sizeof(what), "version %" PRId64 " was re-encrypted", id);
+    return commit_erased(h, what, "the old ciphertext", "the rekey");
 fail:
     sqlite3_finalize(s);
     mt_hist_rollback(h);
@@ -2245,6 +2249,7 @@ int mt_hist_reseal_current(mt_hist *h, const char *path, const char *data, size_
 
 int mt_hist_scrub_words(mt_hist *h, const char *path)
 {
+    char what[1000];
     int rc;
 
     if ((rc = mt_hist_begin(h)) < 0)
@@ -2255,16 +2260,8 @@ int mt_hist_scrub_words(mt_hist *h, const char *path)
     }
     /* The index's pages that held the words are rewritten: empty the log. */
     h->dropped = 1;
-    if ((rc = mt_hist_commit(h, NULL)) < 0)
-        return rc;
-    if (h->truncate_due)
-        return mt_error_set(MT_EBUSY,
-                            "the words of %s were erased from the search index, but another "
-                            "process was reading it, so its write-ahead log "
-                            "(.memtool/history.db-wal) still holds them: run the command again "
-                            "once that process is done, which empties the log",
-                            path);
-    return 0;
+    snprintf(what, sizeof(what), "the words of %.900s were erased from the search index", path);
+    return commit_erased(h, what, "them", "the same command");
 }
 
 int mt_hist_count(mt_hist *h, uint64_t *out)
