@@ -77,7 +77,6 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_VERSION_GET] = VERSION_COLUMNS "WHERE tenant = ?1 AND id = ?2",
     [MT_DB_VERSIONS_QUERY] = VERSION_COLUMNS "WHERE tenant = ?1 AND (CAST(?5 AS TEXT) IS NULL "
                                              "OR memory_id = ?5) AND " VERSIONS_FILTER,
-
     [MT_DB_VERSION_REDACT] = "UPDATE versions SET path = NULL, previous_path = NULL, "
                              "sha256 = NULL, redacted = 1 WHERE tenant = ?1 AND id = ?2",
     [MT_DB_VERSION_NTH] = "SELECT id FROM versions WHERE tenant = ?1 AND memory_id = ?2 "

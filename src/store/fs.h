@@ -59,6 +59,8 @@ int mt_store_fs_open_with(mt_store **out, int *read_only, const char *root,
  * counter live there. The path rules refuse this name as any component, so
  * no request can read, write, list or move it. */
 #define MT_FS_RESERVED MT_RESERVED_NAME
+/* The history's (and the search index's) database in it. */
+#define MT_FS_HISTORY_DB "history.db"
 
 /* Directories deeper than this are neither entered nor counted; a count
  * that meets one fails. memtool never makes a tree deeper than

@@ -24,8 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HISTORY_DB "history.db"
-#define EXTERNAL   "external"
+#define EXTERNAL "external"
 
 static void hist_fail(mt_fs *fs, mt_store_op *op)
 {
@@ -44,7 +43,7 @@ int mt_fs_hist_open_db(struct mt_hist **out, mt_fs *fs)
      * history (dirfd -1: none). */
     if (dirfd < 0 && !(fs->read_only && dirfd == -ENOENT))
         return mt_error_set(MT_EIO, "cannot open the store's own directory: %s", strerror(-dirfd));
-    rc = mt_hist_open_with(out, dirfd, HISTORY_DB, fs->durability, fs->read_only);
+    rc = mt_hist_open_with(out, dirfd, MT_FS_HISTORY_DB, fs->durability, fs->read_only);
     if (dirfd >= 0)
         close(dirfd);
     return rc;
@@ -851,7 +850,7 @@ int mt_fs_memory_id(mt_store *st, char out[24], const char *rel)
     pthread_mutex_lock(&fs->ids_lock);
     if (!fs->ids || fs->ids_forks != mt_fs_forks()) {
         fs->ids = NULL;
-        fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/" HISTORY_DB, O_PATH, 0);
+        fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/" MT_FS_HISTORY_DB, O_PATH, 0);
         if (fd == -ENOENT) {
             rc = 0;
             goto done;

@@ -124,7 +124,7 @@ int mt_fs_search_scrub(mt_fs *fs, const char *rel)
     int rc;
 
     /* No database, no index: nothing was ever indexed. */
-    if (fstatat(fs->root_fd, MT_FS_RESERVED "/history.db", &sb, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fstatat(fs->root_fd, MT_FS_RESERVED "/" MT_FS_HISTORY_DB, &sb, AT_SYMLINK_NOFOLLOW) < 0)
         return errno == ENOENT ? 0 : mt_fs_error(errno, "cannot look for the search index of", rel);
     /* A connection of its own that makes no index where there is none. */
     if ((rc = mt_fs_hist_open_db(&h, fs)) < 0)
