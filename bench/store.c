@@ -36,7 +36,7 @@
 #include <memtool.h>
 
 #include "common.h"
-#include "store/db.h"
+#include "db/db.h"
 
 /* Not public: the PostgreSQL driver's count of round trips (db_pg.h). */
 unsigned long mt_db_pg_round_trips(void);

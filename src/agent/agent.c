@@ -1,11 +1,11 @@
-#include "agent.h"
+#include "agent/agent.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <memtool/store.h>
 
-#include "lib/search_tool.h"
+#include "core/search_tool.h"
 
 struct mt_agent {
     mt_api *api;

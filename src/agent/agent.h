@@ -32,7 +32,7 @@
 #include <memtool.h>
 
 #include "api/client.h"
-#include "lib/buf.h"
+#include "util/buf.h"
 
 #define MT_AGENT_DEFAULT_MODEL      "claude-sonnet-4-5"
 #define MT_AGENT_DEFAULT_MAX_TOKENS 8192

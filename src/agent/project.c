@@ -1,4 +1,4 @@
-#include "project.h"
+#include "agent/project.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +7,11 @@
 #include <jansson.h>
 #include <memtool/store.h>
 
-#include "lib/buf.h"
-#include "lib/sha256.h"
-#include "lib/memory.h"
-#include "lib/text.h"
-#include "lib/utf8.h"
+#include "util/buf.h"
+#include "util/sha256.h"
+#include "core/memory.h"
+#include "util/lines.h"
+#include "util/utf8.h"
 
 /* src/agent/project_prompt.md, embedded when memtool is built. */
 extern const char mt_project_prompt_md[];

@@ -13,7 +13,7 @@
 #ifndef MT_AGENT_PROJECT_H
 #define MT_AGENT_PROJECT_H
 
-#include "agent.h"
+#include "agent/agent.h"
 
 #define MT_PROJECT_PROGRESS "/memories/project/progress.md"
 #define MT_PROJECT_FEATURES "/memories/project/features.json"

@@ -1,5 +1,5 @@
-#include "client.h"
-#include "curl_load.h"
+#include "api/client.h"
+#include "api/curl_load.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 
 #include <memtool/store.h>
 
-#include "lib/buf.h"
-#include "sse.h"
+#include "util/buf.h"
+#include "api/sse.h"
 
 /* A response body that is not a stream is read whole; more than this is no
  * Messages API answer. */

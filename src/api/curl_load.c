@@ -1,4 +1,4 @@
-#include "curl_load.h"
+#include "api/curl_load.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -7,7 +7,7 @@
 
 #include <memtool/store.h>
 
-#include "lib/dl.h"
+#include "util/dl.h"
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static mt_curl_fns fns;

@@ -1,4 +1,4 @@
-#include "sse.h"
+#include "api/sse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "lib/buf.h"
+#include "util/buf.h"
 
 /* One event. Pointers are valid only during the callback. */
 typedef struct {

@@ -1,5 +1,5 @@
 /* What `memtool chat` and `memtool run` share: options, setup, and showing a turn. */
-#include "agent_ui.h"
+#include "cli/agent_ui.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "agent/project.h"
-#include "lib/buf.h"
+#include "util/buf.h"
 
 volatile sig_atomic_t mt_agent_interrupted;
 

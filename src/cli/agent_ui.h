@@ -7,7 +7,7 @@
 
 #include "agent/agent.h"
 #include "agent/project.h"
-#include "cli.h"
+#include "cli/cli.h"
 
 /* The options both commands take. */
 #define MT_AGENT_CLI_OPTIONS                                                                       \

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "spec.h"
-#include "lib/json.h"
+#include "cli/cli.h"
+#include "cli/spec.h"
+#include "util/json.h"
 #include "server/server.h"
 
 static const char help[] =

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "history_ui.h"
+#include "cli/history_ui.h"
 
 static const char help[] =
     "usage: memtool [options] cat [--json] PATH\n\n"

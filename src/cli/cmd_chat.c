@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent_ui.h"
-#include "cli.h"
+#include "cli/agent_ui.h"
+#include "cli/cli.h"
 #include "agent/project.h"
-#include "prompt.h"
+#include "cli/prompt.h"
 
 static const char help[] =
     "usage: memtool chat [options]\n\n"

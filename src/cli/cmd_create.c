@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] create [--json] PATH [FILE|-]\n\n"

@@ -1,8 +1,8 @@
 /* memtool delete PATH */
 #include <jansson.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] delete [--json] PATH\n\n"

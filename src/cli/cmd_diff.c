@@ -7,13 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "color.h"
-#include "history_ui.h"
-#include "spec.h"
-#include "lib/buf.h"
-#include "lib/diff.h"
-#include "lib/json.h"
-#include "lib/utf8.h"
+#include "cli/color.h"
+#include "cli/history_ui.h"
+#include "cli/spec.h"
+#include "util/buf.h"
+#include "diff/diff.h"
+#include "util/json.h"
+#include "util/utf8.h"
 
 static const char help[] =
     "usage: memtool [options] diff [--color=always|never|auto] [--json] VERSION [VERSION2]\n\n"

@@ -10,12 +10,12 @@
 
 #include <memtool/store.h>
 
-#include "cli.h"
-#include "spec.h"
-#include "input.h"
-#include "progress.h"
-#include "history_ui.h"
-#include "lib/text.h"
+#include "cli/cli.h"
+#include "cli/spec.h"
+#include "cli/input.h"
+#include "cli/progress.h"
+#include "cli/history_ui.h"
+#include "util/lines.h"
 
 static const char help[] =
     "usage: memtool [options] gc --idle DURATION [--dry-run] [--path PATH] [--now TIME]\n"

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "agent/project.h"
-#include "cli.h"
-#include "spec.h"
-#include "input.h"
-#include "lib/buf.h"
-#include "lib/utf8.h"
+#include "cli/cli.h"
+#include "cli/spec.h"
+#include "cli/input.h"
+#include "util/buf.h"
+#include "util/utf8.h"
 
 static const char help[] =
     "usage: memtool [options] init [--template project] [--name NAME] [--json]\n\n"

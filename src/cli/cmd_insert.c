@@ -3,8 +3,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] insert [--json] [--] PATH LINE TEXT\n\n"

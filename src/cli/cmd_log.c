@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history_ui.h"
-#include "spec.h"
-#include "lib/text.h"
+#include "cli/history_ui.h"
+#include "cli/spec.h"
+#include "util/lines.h"
 
 static const char help[] =
     "usage: memtool [options] log [PATH] [--json] [--limit N] [--since TIME] [--until TIME]\n"

@@ -1,5 +1,5 @@
 /* memtool mcp: a Model Context Protocol server on stdin and stdout. */
-#include "serve_stdio.h"
+#include "cli/serve_stdio.h"
 
 static const char help[] =
     "usage: memtool [options] mcp [--max-line BYTES]\n\n"

@@ -10,11 +10,11 @@
 
 #include <memtool/store.h>
 
-#include "cli.h"
-#include "spec.h"
-#include "input.h"
-#include "progress.h"
-#include "lib/text.h"
+#include "cli/cli.h"
+#include "cli/spec.h"
+#include "cli/input.h"
+#include "cli/progress.h"
+#include "util/lines.h"
 
 static const char help[] =
     "usage: memtool [options] migrate --to URL [--from URL] [--from-tenant NAME]\n"

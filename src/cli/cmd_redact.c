@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "history_ui.h"
+#include "cli/history_ui.h"
 
 static const char help[] =
     "usage: memtool [options] redact [--json] VERSION\n\n"

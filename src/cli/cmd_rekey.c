@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "spec.h"
-#include "input.h"
-#include "progress.h"
+#include "cli/cli.h"
+#include "cli/spec.h"
+#include "cli/input.h"
+#include "cli/progress.h"
 
 static const char help[] =
     "usage: memtool --encrypt --key-file OLD [options] rekey --new-key-file PATH [--json]\n"

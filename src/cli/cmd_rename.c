@@ -1,8 +1,8 @@
 /* memtool rename OLD NEW */
 #include <jansson.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] rename [--json] OLD NEW\n\n"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "history_ui.h"
+#include "cli/history_ui.h"
 
 static const char help[] =
     "usage: memtool [options] restore [--json] VERSION\n\n"

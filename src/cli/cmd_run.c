@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent_ui.h"
-#include "cli.h"
+#include "cli/agent_ui.h"
+#include "cli/cli.h"
 
 static const char help[] =
     "usage: memtool run [options] [--json] PROMPT...\n"

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "color.h"
-#include "history_ui.h"
-#include "lib/search_tool.h"
-#include "lib/text.h"
+#include "cli/color.h"
+#include "cli/history_ui.h"
+#include "core/search_tool.h"
+#include "util/lines.h"
 
 static const char help[] =
     "usage: memtool [options] search [--path DIR] [--limit N] [--json] [--color=WHEN] QUERY\n\n"

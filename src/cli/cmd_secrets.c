@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history_ui.h"
-#include "spec.h"
-#include "lib/secrets_scan.h"
+#include "cli/history_ui.h"
+#include "cli/spec.h"
+#include "core/secrets_scan.h"
 
 static const char help[] =
     "usage: memtool [options] secrets scan [PATH] [--history] [--json] [--redact]\n\n"

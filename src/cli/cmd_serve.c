@@ -1,5 +1,5 @@
 /* memtool serve: JSON lines in, tool_result blocks out, until end of input. */
-#include "serve_stdio.h"
+#include "cli/serve_stdio.h"
 
 static const char help[] =
     "usage: memtool [options] serve [--max-line BYTES]\n\n"

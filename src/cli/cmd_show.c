@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history_ui.h"
+#include "cli/history_ui.h"
 
 static const char help[] =
     "usage: memtool [options] show [--json] VERSION\n\n"

@@ -6,10 +6,10 @@
 
 #include <memtool/store.h>
 
-#include "cli.h"
-#include "input.h"
-#include "lib/memory.h"
-#include "lib/text.h"
+#include "cli/cli.h"
+#include "cli/input.h"
+#include "core/memory.h"
+#include "util/lines.h"
 
 static const char help[] =
     "usage: memtool [options] stats [--json]\n\n"

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "agent/project.h"
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] status [--json]\n\n"

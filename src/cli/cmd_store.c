@@ -5,9 +5,9 @@
 
 #include <memtool/store.h>
 
-#include "cli.h"
-#include "input.h"
-#include "store/url.h"
+#include "cli/cli.h"
+#include "cli/input.h"
+#include "factory/store_url.h"
 
 static const char help[] =
     "usage: memtool [options] store upgrade [--json] [URL]\n\n"

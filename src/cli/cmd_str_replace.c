@@ -1,8 +1,8 @@
 /* memtool str-replace PATH OLD NEW */
 #include <jansson.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] str-replace [--json] [--] PATH OLD NEW\n\n"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 static const char help[] =
     "usage: memtool [options] view PATH [--range START:END] [--json]\n\n"

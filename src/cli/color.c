@@ -1,5 +1,5 @@
 /* Colour on or off (color.h). */
-#include "color.h"
+#include "cli/color.h"
 
 #include <stdlib.h>
 #include <string.h>

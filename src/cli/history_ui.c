@@ -1,5 +1,5 @@
 /* The history commands' shared pieces: ids, times, one version per line. */
-#include "history_ui.h"
+#include "cli/history_ui.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "lib/text.h"
+#include "util/lines.h"
 
 int mt_cli_parse_version(int64_t *out, const char *name, const char *s)
 {

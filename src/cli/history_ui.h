@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
-#include "input.h"
+#include "cli/cli.h"
+#include "cli/input.h"
 
 /* Milliseconds since the epoch as RFC 3339 UTC with milliseconds. */
 void mt_cli_time_format(char out[32], int64_t ms);

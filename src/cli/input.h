@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 /* Run a tool input built from the command line (taking the reference; NULL
  * means it could not be built, e.g. an argument that is not valid UTF-8) and

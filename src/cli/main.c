@@ -8,10 +8,10 @@
 
 #include <memtool/store.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "guard/secrets.h"
-#include "lib/memory.h"
-#include "lib/text.h"
+#include "core/memory.h"
+#include "util/lines.h"
 
 typedef struct {
     const char *name;

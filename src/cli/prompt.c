@@ -1,5 +1,5 @@
 /* Reading the lines typed at `memtool chat`, with Ctrl-C that never gets lost. */
-#include "prompt.h"
+#include "cli/prompt.h"
 
 #include <errno.h>
 #include <poll.h>

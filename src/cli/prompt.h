@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "lib/buf.h"
+#include "util/buf.h"
 
 typedef struct {
     mt_buf in;    /* bytes read and not yet handed out */

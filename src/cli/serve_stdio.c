@@ -1,4 +1,4 @@
-#include "serve_stdio.h"
+#include "cli/serve_stdio.h"
 
 #include <getopt.h>
 #include <signal.h>

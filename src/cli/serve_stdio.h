@@ -2,7 +2,7 @@
 #ifndef MT_CLI_SERVE_STDIO_H
 #define MT_CLI_SERVE_STDIO_H
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "server/server.h"
 
 /* Fill the handler for the opened store; `state` is the caller's per-connection state. */

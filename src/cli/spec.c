@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "input.h"
-#include "spec.h"
+#include "cli/cli.h"
+#include "cli/input.h"
+#include "cli/spec.h"
 
 /* More options than any command has: the table is built on the stack. */
 #define MAX_OPTIONS 32

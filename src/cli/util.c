@@ -11,10 +11,10 @@
 #include <memtool/store.h>
 #include <sodium.h>
 
-#include "cli.h"
-#include "lib/memory.h"
-#include "input.h"
-#include "store/url.h"
+#include "cli/cli.h"
+#include "core/memory.h"
+#include "cli/input.h"
+#include "factory/store_url.h"
 
 mt_crypt_key *mt_cli_key(const mt_cli *cli, int *failed)
 {

@@ -7,7 +7,7 @@
  * an access key id near it, and a value that looks random.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "secrets.h"
+#include "guard/secrets.h"
 
 #include <math.h>
 #include <pthread.h>

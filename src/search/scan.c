@@ -1,11 +1,11 @@
 /* Search by scanning: matching and BM25 without an index (see scan.h). */
-#include "scan.h"
+#include "search/scan.h"
 
 #include <string.h>
 
 #include <sodium.h>
 
-#include "bm25.h"
+#include "search/bm25.h"
 
 typedef struct {
     char word[MT_SEARCH_WORD_MAX + 8];

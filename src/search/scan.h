@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "text.h"
+#include "search/words.h"
 
 /* One text: how many words it has, and how many times each term occurs in
  * it (a phrase at each word where it ends, so "a a" occurs twice in "a a a",

@@ -15,7 +15,7 @@
  *     that are left out, so a memory with that many distinct words is indexed
  *     by those that came first.
  */
-#include "text.h"
+#include "search/words.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -14,8 +14,8 @@
 
 #include <memtool/store.h>
 
-#include "lib/buf.h"
-#include "lib/text.h"
+#include "util/buf.h"
+#include "util/lines.h"
 #include "server/server.h"
 
 #define READ_CHUNK ((size_t)64 << 10)

@@ -24,9 +24,9 @@
 
 #include <jansson.h>
 
-#include "lib/buf.h"
-#include "lib/json.h"
-#include "lib/utf8.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/utf8.h"
 #include "server/mcp_tools.h"
 #include "server/server.h"
 

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "lib/search_tool.h"
+#include "core/search_tool.h"
 #include "server/mcp_tools.h"
 
 const char mt_mcp_instructions[] =

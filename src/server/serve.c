@@ -9,11 +9,11 @@
 
 #include <jansson.h>
 
-#include "lib/buf.h"
-#include "lib/json.h"
-#include "lib/input.h"
-#include "lib/memory.h"
-#include "lib/utf8.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "core/tool_input.h"
+#include "core/memory.h"
+#include "util/utf8.h"
 #include "server/server.h"
 
 static const char block_head[] = "{\"type\":\"tool_result\",", block_id[] = "\"tool_use_id\":",

@@ -15,7 +15,7 @@
 
 #include <memtool.h>
 
-#include "lib/buf.h"
+#include "util/buf.h"
 
 /* The longest input line accepted by default. A longer line is answered
  * with an error and skipped, so one bad client line cannot exhaust memory. */

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "lib/json.h"
-#include "lib/path.h"
+#include "util/json.h"
+#include "util/path.h"
 
 #define MAX_CALLS 8
 

@@ -22,8 +22,8 @@
 #include <sodium.h>
 
 #include "fuzz_common.h"
-#include "lib/buf.h"
-#include "store/hist_log.h"
+#include "util/buf.h"
+#include "machinery/hist_log.h"
 
 static void put32(unsigned char *p, uint32_t v)
 {

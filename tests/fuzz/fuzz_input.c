@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "lib/input.h"
-#include "lib/json.h"
+#include "core/tool_input.h"
+#include "util/json.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "lib/path.h"
+#include "util/path.h"
 
 #define ROOT     "/memories"
 #define ROOT_LEN 9

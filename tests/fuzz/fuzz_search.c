@@ -12,7 +12,7 @@
 
 #include "fuzz_common.h"
 #include "search/scan.h"
-#include "search/text.h"
+#include "search/words.h"
 
 typedef struct {
     size_t len, last_start, words;

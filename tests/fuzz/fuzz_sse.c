@@ -15,7 +15,7 @@
 
 #include "api/sse.h"
 #include "fuzz_common.h"
-#include "lib/buf.h"
+#include "util/buf.h"
 
 /* The events seen, serialised: name, NUL, data length, data. */
 static int record(const mt_sse_event *ev, void *payload)

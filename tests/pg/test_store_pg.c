@@ -21,8 +21,8 @@
 #include "helpers.h"
 #include <memtool/store.h>
 
-#include "search/text.h"
-#include "store/db_pg.h"
+#include "search/words.h"
+#include "db/db_pg.h"
 
 static const char *url;       /* memtool's role, database memtool */
 static const char *owner_url; /* memtool_owner */

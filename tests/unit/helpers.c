@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#include "search/text.h"
+#include "search/words.h"
 
 void mt_test_store_init(mt_test_store *ts, const mt_options *opts)
 {

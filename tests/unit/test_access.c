@@ -12,7 +12,7 @@
 #include <memtool/store.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
+#include "core/memory.h"
 
 static int (*inner_touch)(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms);
 static size_t touches;

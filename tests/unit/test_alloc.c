@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "lib/alloc.h"
+#include "util/alloc.h"
 
 /* Whether the mapping holding address a is advised for huge pages. */
 static int advised(uintptr_t a)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "lib/bytes.h"
+#include "util/bytes.h"
 
 static void test_copy_and_first(void **state)
 {

@@ -9,7 +9,7 @@
 #include "helpers.h"
 #include <memtool/store.h>
 
-#include "store/crypt.h"
+#include "crypt/crypt.h"
 
 /* A file store (sqlite 0) or SQLite store (1) in the mt_test_keys directory, with key. */
 static mt_memory *open_store(const mt_test_keys *s, int sqlite, mt_crypt_key *key,

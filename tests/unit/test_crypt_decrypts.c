@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "store/crypt.h"
+#include "crypt/crypt.h"
 
 #define MEMORIES 20
 #define EDITS    10 /* versions of each memory: a create and EDITS - 1 edits */

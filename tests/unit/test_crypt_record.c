@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
-#include "store/crypt.h"
+#include "core/memory.h"
+#include "crypt/crypt.h"
 #include "store_openers.h"
 
 typedef struct {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "store/crypt.h"
+#include "crypt/crypt.h"
 
 #define PASS    "correct horse battery"
 #define SALTS   (MT_CRYPT_KEY_CACHE + 1) /* more than the key keeps */

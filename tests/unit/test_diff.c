@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "lib/buf.h"
-#include "lib/diff.h"
+#include "util/buf.h"
+#include "diff/diff.h"
 
 #define GNU_DIFF  "/usr/bin/diff"
 #define GNU_PATCH "/usr/bin/patch"

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "store/fs.h"
-#include "store/fs_pool.h"
-#include "store/fs_search_walk.h"
+#include "fs/fs.h"
+#include "fs/fs_pool.h"
+#include "fs/fs_search_walk.h"
 
 /* More directories than a walk takes before its helpers start. */
 #define DIRS 48

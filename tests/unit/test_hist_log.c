@@ -17,8 +17,8 @@
 #include <sqlite3.h>
 
 #include "helpers.h"
-#include "store/hist_log.h"
-#include "store/history.h"
+#include "machinery/hist_log.h"
+#include "machinery/history.h"
 
 #define DAY_MS 86400000LL
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "lib/input.h"
+#include "core/tool_input.h"
 
 static int flat(mt_input *in, const char *text)
 {

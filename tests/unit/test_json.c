@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "lib/json.h"
+#include "util/json.h"
 
 static void same_as_jansson(const char *s, size_t len)
 {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "lib/text.h"
+#include "util/lines.h"
 
 #define DIRS 40
 

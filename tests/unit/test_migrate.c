@@ -17,9 +17,9 @@
 #include <sqlite3.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
-#include "store/crypt.h"
-#include "store/history.h"
+#include "core/memory.h"
+#include "crypt/crypt.h"
+#include "machinery/history.h"
 #include "store_openers.h"
 
 #define ROOT "/memories/"

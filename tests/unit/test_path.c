@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "lib/path.h"
+#include "util/path.h"
 
 typedef struct {
     const char *path;

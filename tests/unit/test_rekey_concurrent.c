@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
+#include "core/memory.h"
 #include "store_openers.h"
 
 #define WORKERS 3

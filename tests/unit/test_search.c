@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
-#include "search/text.h"
-#include "store/fs.h"
-#include "store/history.h"
-#include "store/search_index.h"
+#include "core/memory.h"
+#include "search/words.h"
+#include "fs/fs.h"
+#include "machinery/history.h"
+#include "machinery/search_index.h"
 
 static void put(mt_memory *mem, const char *path, const char *text)
 {

@@ -21,8 +21,8 @@
 #include <sqlite3.h>
 
 #include "helpers.h"
-#include "search/text.h"
-#include "store/search_index.h"
+#include "search/words.h"
+#include "machinery/search_index.h"
 
 static char dir[256], db_path[300];
 

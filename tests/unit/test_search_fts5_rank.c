@@ -13,9 +13,9 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "lib/buf.h"
-#include "search/text.h"
-#include "store/fts5_rank.h"
+#include "util/buf.h"
+#include "search/words.h"
+#include "machinery/fts5_rank.h"
 
 #define DOCS 400
 

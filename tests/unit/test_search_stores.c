@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
-#include "search/text.h"
-#include "store/search_index.h"
+#include "core/memory.h"
+#include "search/words.h"
+#include "machinery/search_index.h"
 #include "store_openers.h"
 
 /* An encrypted store keeps no index (it would hold the words in the clear):

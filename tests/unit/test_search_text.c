@@ -11,7 +11,7 @@
 
 #include <memtool/store.h>
 
-#include "search/text.h"
+#include "search/words.h"
 
 /* strcat without its hazards: the tests' buffers are sized for what they build. */
 static void append(char *dst, size_t cap, const char *s)

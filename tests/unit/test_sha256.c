@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "lib/sha256.h"
+#include "util/sha256.h"
 
 static void expect_hex(const char *data, size_t len, const char *want)
 {

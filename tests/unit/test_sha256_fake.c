@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "lib/sha256.h"
+#include "util/sha256.h"
 
 static void test_fake_loaded(void **state)
 {

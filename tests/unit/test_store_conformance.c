@@ -15,7 +15,7 @@
 #include <pthread.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
+#include "core/memory.h"
 #include "store_openers.h"
 
 typedef struct {

@@ -18,9 +18,9 @@
 #include <sqlite3.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
-#include "store/db.h"
-#include "store/sqlite_wal.h"
+#include "core/memory.h"
+#include "db/db.h"
+#include "machinery/sqlite_wal.h"
 
 static char dir[256], db_path[300];
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
-#include "store/url.h"
+#include "factory/store_url.h"
 
 static void parses_to(const char *url, mt_store_kind kind, const char *target)
 {

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "lib/buf.h"
-#include "lib/text.h"
+#include "util/buf.h"
+#include "util/lines.h"
 
 #define KIB 1024
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "lib/buf.h"
-#include "lib/text.h"
+#include "util/buf.h"
+#include "util/lines.h"
 
 static void test_line_count(void **state)
 {

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "lib/buf.h"
-#include "lib/utf8.h"
+#include "util/buf.h"
+#include "util/utf8.h"
 
 #define FFFD   "\xEF\xBF\xBD"
 #define LIT(s) s, (sizeof(s) - 1)

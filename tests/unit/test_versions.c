@@ -18,7 +18,7 @@
 #include <sqlite3.h>
 
 #include "helpers.h"
-#include "store/hist_log.h"
+#include "machinery/hist_log.h"
 
 static void sha_hex(char out[65], const char *data, size_t len)
 {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
+#include "core/memory.h"
 
 static void write_file(const mt_test_store *ts, const char *name, const char *data, size_t len)
 {

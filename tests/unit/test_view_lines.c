@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "lib/buf.h"
-#include "lib/input.h"
-#include "lib/json.h"
-#include "lib/memory.h"
-#include "lib/utf8.h"
+#include "util/buf.h"
+#include "core/tool_input.h"
+#include "util/json.h"
+#include "core/memory.h"
+#include "util/utf8.h"
 
 static void write_file(const mt_test_store *ts, const char *name, const char *data, size_t len)
 {

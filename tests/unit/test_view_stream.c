@@ -23,7 +23,7 @@
 #include <memtool/store.h>
 
 #include "helpers.h"
-#include "lib/memory.h"
+#include "core/memory.h"
 
 #define PIECE ((size_t)MT_STORE_PIECE)
 

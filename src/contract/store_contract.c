@@ -1,0 +1,87 @@
+/*
+ * The store contract's helpers (include/memtool/store.h): every store, shim
+ * and caller frees and fills its types here, so none depends on another
+ * store for them.
+ */
+#include "contract/store_contract.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/path.h"
+
+void mt_store_op_init(mt_store_op *op)
+{
+    memset(op, 0, sizeof(*op));
+    op->lock_timeout_ms = 5000;
+}
+
+void mt_version_dispose(mt_version *v)
+{
+    if (!v)
+        return;
+    free(v->path);
+    free(v->previous_path);
+    free(v->actor);
+    memset(v, 0, sizeof(*v));
+}
+
+void mt_versions_free(mt_version *v, size_t count)
+{
+    size_t i;
+
+    if (!v)
+        return;
+    for (i = 0; i < count; i++)
+        mt_version_dispose(&v[i]);
+    free(v);
+}
+
+void mt_store_listing_dispose(mt_store_listing *listing)
+{
+    size_t i;
+
+    if (!listing)
+        return;
+    for (i = 0; i < listing->count; i++)
+        free(listing->entries[i].path);
+    free(listing->entries);
+    memset(listing, 0, sizeof(*listing));
+}
+
+void mt_store_hits_free(mt_store_hit *hits, size_t count)
+{
+    size_t i;
+
+    for (i = 0; hits && i < count; i++)
+        free(hits[i].path);
+    free(hits);
+}
+
+int mt_store_tenant_check(const char *tenant)
+{
+    if (!tenant || !*tenant)
+        return 0;
+    if (!mt_path_name_ok(tenant, strlen(tenant)))
+        return mt_error_set(
+            MT_EINVAL,
+            "'%.100s' is not a tenant name: a tenant is named like a file (1 to 255 "
+            "bytes, no '/', control characters, '.', '..' or names beginning "
+            "with .memtool or .mt-tmp.)",
+            tenant);
+    return 0;
+}
+
+int mt_store_read_only_error(void)
+{
+    return mt_error_set(MT_EIO, "the store is read-only (a read-only mount, or no permission to "
+                                "write it): nothing was changed; reading it works");
+}
+
+int mt_store_sealed_error(void)
+{
+    return mt_error_set(MT_ECRYPT, "another process made the store encrypted after this one opened "
+                                   "it without a key, so nothing was written: open it again with "
+                                   "its key (--key-file PATH or MEMTOOL_KEY_FILE, or its "
+                                   "passphrase in MEMTOOL_PASSPHRASE)");
+}

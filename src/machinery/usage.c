@@ -1,0 +1,45 @@
+/* The limits every store checks in the same step as a change. */
+#include "machinery/usage.h"
+
+static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
+                  uint64_t would, const char *rel)
+{
+    op->refused = kind;
+    op->limit = limit;
+    op->held = held;
+    op->would = would;
+    return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
+                        *rel ? rel : "/memories");
+}
+
+int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, int64_t bytes,
+                   int64_t files, int64_t dirs)
+{
+    /* With encryption each file holds file_overhead bytes more than its
+     * memory: the limit counts memories, so a store holds exactly as much
+     * encrypted as plain. */
+    uint64_t o = op->file_overhead;
+    uint64_t held = u->bytes - (u->files * o <= u->bytes ? u->files * o : u->bytes);
+    int64_t grows = bytes - files * (int64_t)o;
+
+    if (grows > 0 && op->max_store_size && held + (uint64_t)grows > op->max_store_size)
+        return refuse(op, MT_LIMIT_STORE_SIZE, op->max_store_size, held, held + (uint64_t)grows,
+                      rel);
+    if (files > 0 && op->max_files && u->files + (uint64_t)files > op->max_files)
+        return refuse(op, MT_LIMIT_FILES, op->max_files, u->files, u->files + (uint64_t)files, rel);
+    if (dirs > 0 && op->max_dirs && u->dirs + (uint64_t)dirs > op->max_dirs)
+        return refuse(op, MT_LIMIT_DIRS, op->max_dirs, u->dirs, u->dirs + (uint64_t)dirs, rel);
+    return 0;
+}
+
+uint64_t mt_store_file_memory(const mt_store_op *op, uint64_t size)
+{
+    return size > op->file_overhead ? size - op->file_overhead : 0;
+}
+
+uint64_t mt_store_usage_add(uint64_t v, int64_t d)
+{
+    if (d < 0 && (uint64_t)-d > v)
+        return 0;
+    return v + (uint64_t)d;
+}
