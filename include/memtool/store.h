@@ -285,7 +285,7 @@ typedef struct {
  * is migrated into without history: each memory arrives as one new version).
  * Version 7 added `encryption` (a version 6 store, or one whose encryption is
  * NULL, keeps no record that it is encrypted: see mt_store_crypt_wrap), and,
- * optional too, `first_head` and `times`. */
+ * optional too, `first_head`, `times` and `control`. */
 #define MT_STORE_VERSION 7
 /* `encryption`'s replace: claim a new store, only while it holds no file. */
 #define MT_STORE_RECORD_IF_EMPTY 2
@@ -299,6 +299,38 @@ typedef struct {
  * version_reseal is NULL is still wrapped, and a rekey names each of its
  * versions as left under the old key. */
 #define MT_STORE_CRYPT_VERSION 5
+
+/*
+ * The requests of a store's `control` (since version 7), each with the
+ * type its arg points to. Paths in what they give are store paths.
+ */
+typedef enum {
+    /* mt_crypt_status: which key each file and version is sealed with
+     * (mt_memory_crypt_status); answered by the encryption layer. */
+    MT_STORE_CRYPT_STATUS = 1,
+    /* mt_store_crypt_each: each file with its key (mt_memory_crypt_each). */
+    MT_STORE_CRYPT_EACH = 2,
+    /* mt_store_rekey: re-encrypt everything under new_key (mt_memory_rekey). */
+    MT_STORE_CRYPT_REKEY = 3,
+    /* mt_store *: set to the store to list versions from when only their
+     * ids, memory ids, operations and paths are wanted; beneath the
+     * encryption layer, the store it wraps, which lists them without
+     * decrypting each (its sizes and SHA-256s are the sealed files'). */
+    MT_STORE_LISTING = 4
+} mt_store_request;
+
+typedef struct {
+    mt_crypt_file_cb cb;
+    void *payload;
+} mt_store_crypt_each;
+
+typedef struct {
+    mt_rekey_result *out;
+    mt_crypt_key *new_key;
+    mt_store_op *op;
+    mt_rekey_cb cb; /* may be NULL */
+    void *payload;
+} mt_store_rekey;
 
 struct mt_store {
     unsigned int version; /* MT_STORE_VERSION */
@@ -521,6 +553,16 @@ struct mt_store {
      * encryption layer forwards it.
      */
     int (*times)(mt_store *st, const char *path, int64_t accessed_ms, int64_t modified_ms);
+
+    /*
+     * Since version 7, optional (NULL: it answers no request): what is
+     * asked of a store beyond the functions above, by the layers over it,
+     * as SQLite's xFileControl (mt_store_request lists the requests and
+     * their args). A store answers the requests it knows and returns
+     * MT_ENOSYS for the others; a shim handles its own and forwards the
+     * rest to the store it wraps.
+     */
+    int (*control)(mt_store *st, int request, void *arg);
 };
 
 /* The most first_head gives: an encryption header and its tag. */

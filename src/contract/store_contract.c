@@ -85,3 +85,32 @@ int mt_store_sealed_error(void)
                                    "its key (--key-file PATH or MEMTOOL_KEY_FILE, or its "
                                    "passphrase in MEMTOOL_PASSPHRASE)");
 }
+
+int mt_store_control(mt_store *st, int request, void *arg)
+{
+    if (!st || st->version < 7 || !st->control)
+        return MT_ENOSYS;
+    return st->control(st, request, arg);
+}
+
+void mt_crypt_status_dispose(mt_crypt_status *status)
+{
+    if (!status)
+        return;
+    free(status->keys);
+    memset(status, 0, sizeof(*status));
+}
+
+void mt_rekey_result_dispose(mt_rekey_result *result)
+{
+    size_t i;
+
+    if (!result)
+        return;
+    for (i = 0; i < result->nfailures; i++) {
+        free(result->failures[i].path);
+        free(result->failures[i].message);
+    }
+    free(result->failures);
+    memset(result, 0, sizeof(*result));
+}

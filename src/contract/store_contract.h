@@ -19,4 +19,15 @@ int mt_store_read_only_error(void);
  * made encrypted after the open (store.h, mt_store_op.plain). */
 int mt_store_sealed_error(void);
 
+/* What requests name the store's root, and a store path as "%s%s" for
+ * messages ("/memories/notes/a.md", "/memories"); a version is named as
+ * such when rel begins with '(' ("(version 12 of ...)"). */
+#define MT_STORE_SHOWN_ROOT "/memories"
+#define MT_STORE_SHOWN(rel)                                                                        \
+    (*(rel) && *(rel) != '(' ? MT_STORE_SHOWN_ROOT "/" : *(rel) ? "" : MT_STORE_SHOWN_ROOT), (rel)
+
+/* st's control (store.h), or MT_ENOSYS from a store without one (older
+ * than version 7, or one that answers no request), without an error set. */
+int mt_store_control(mt_store *st, int request, void *arg);
+
 #endif

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "core/audit.h"
-#include "crypt/crypt.h"
-#include "factory/store_url.h"
+#include "contract/store_contract.h"
+#include "factory/store_factory.h"
 #include "util/lines.h"
 #include "util/utf8.h"
 
@@ -135,7 +135,7 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
 {
     mt_memory *m;
     mt_options o;
-    int rc;
+    int rc, plain = 0;
 
     if (out)
         *out = NULL;
@@ -150,9 +150,7 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
                           store->version, MT_STORE_VERSION);
         goto fail;
     }
-    /* Encryption is the store's, not the caller's: a store that says it is
-     * encrypted opens only through mt_store_crypt_wrap, with its key. */
-    if (!mt_store_is_crypt(store) && (rc = mt_crypt_record_refuse(store)) < 0)
+    if ((rc = mt_store_admit(&plain, store)) < 0)
         goto fail;
     if (!opts)
         mt_options_init(&o);
@@ -197,9 +195,7 @@ int mt_memory_new(mt_memory **out, mt_store *store, const mt_options *opts)
     m->op.history = store->version >= 3 && o.history;
     m->op.history_keep = o.history_keep;
     m->op.history_days = o.history_days;
-    /* Opened without a key: every change checks the store is still plain
-     * (unless beneath the encryption on purpose, as the records are off). */
-    m->op.plain = !mt_store_is_crypt(store) && !mt_crypt_record_off;
+    m->op.plain = plain;
     *out = m;
     return 0;
 fail:
@@ -230,11 +226,8 @@ static int open_store(mt_memory **out, const char *root, const char *url, const 
     if (!root && !url)
         return mt_error_set(MT_EINVAL, "no store root given");
     flags = o.must_exist ? MT_STORE_OPEN_EXISTING : 0;
-    rc = url ? mt_store_open_url_with(&store, &read_only, url, o.tenant, o.durability, flags)
-             : mt_store_fs_open_tenant(&store, &read_only, root, o.tenant, o.durability, flags);
-    if (rc < 0)
-        return rc;
-    if (key && (rc = mt_store_crypt_wrap(&store, store, key)) < 0)
+    if ((rc = mt_store_assemble(&store, &read_only, root, url, o.tenant, o.durability, flags,
+                                key)) < 0)
         return rc;
     if ((rc = mt_memory_new(out, store, opts)) == 0)
         (*out)->read_only = read_only;
@@ -268,6 +261,8 @@ int mt_memory_open_url_encrypted(mt_memory **out, const char *url, const mt_opti
     return open_store(out, NULL, url, opts, key);
 }
 
+/* The requests of the encryption layer go through the store's control
+ * (store.h), whose paths are store paths: named here as requests name them. */
 typedef struct {
     mt_crypt_file_cb cb;
     void *payload;
@@ -286,31 +281,83 @@ static int crypt_each_file(void *payload, const char *path, const char *key_id, 
     return rc;
 }
 
+/* The control's answer, or what a store without the encryption layer says. */
+static int crypt_control(mt_memory *m, int request, void *arg)
+{
+    int rc = mt_store_control(m->store, request, arg);
+
+    if (rc == MT_ENOSYS)
+        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
+    return rc;
+}
+
 int mt_memory_crypt_each(mt_memory *m, mt_crypt_file_cb cb, void *payload)
 {
     crypt_each e = {cb, payload};
+    mt_store_crypt_each arg = {crypt_each_file, &e};
 
     if (!m || !cb)
         return mt_error_set(MT_EINVAL, "mt_memory_crypt_each needs a handle and a callback");
-    return mt_store_crypt_each(m->store, crypt_each_file, &e);
+    return crypt_control(m, MT_STORE_CRYPT_EACH, &arg);
 }
 
 int mt_memory_crypt_status(mt_crypt_status *out, mt_memory *m)
 {
     if (!out || !m)
         return mt_error_set(MT_EINVAL, "mt_memory_crypt_status needs an out pointer and a handle");
-    return mt_store_crypt_status(m->store, out);
+    memset(out, 0, sizeof(*out));
+    return crypt_control(m, MT_STORE_CRYPT_STATUS, out);
+}
+
+typedef struct {
+    mt_rekey_cb cb;
+    void *payload;
+} rekey_relay;
+
+/* A rekey's event, its store path named as a request names it. */
+static int rekey_event(void *payload, const mt_rekey_event *e)
+{
+    rekey_relay *r = payload;
+    mt_rekey_event shown = *e;
+    char *request = NULL;
+    int rc;
+
+    if (e->path && (rc = mt_memory_request_path(&request, e->path)) < 0)
+        return rc;
+    shown.path = request;
+    rc = r->cb(r->payload, &shown);
+    free(request);
+    return rc;
 }
 
 int mt_memory_rekey(mt_rekey_result *out, mt_memory *m, mt_crypt_key *new_key, mt_rekey_cb cb,
                     void *payload)
 {
+    rekey_relay relay = {cb, payload};
+    mt_store_rekey arg = {out, new_key, NULL, cb ? rekey_event : NULL, &relay};
     mt_store_op op;
+    size_t i;
+    int rc;
 
     if (!out || !m || !new_key)
         return mt_error_set(MT_EINVAL, "mt_memory_rekey needs a result, a handle and a new key");
+    memset(out, 0, sizeof(*out));
     mt_memory_op(&op, m);
-    return mt_store_crypt_rekey(m->store, out, new_key, &op, cb, payload);
+    arg.op = &op;
+    rc = crypt_control(m, MT_STORE_CRYPT_REKEY, &arg);
+    for (i = 0; i < out->nfailures; i++) {
+        char *request = NULL;
+
+        if (!out->failures[i].path)
+            continue;
+        if (mt_memory_request_path(&request, out->failures[i].path) < 0) {
+            mt_rekey_result_dispose(out);
+            return MT_ENOMEM;
+        }
+        free(out->failures[i].path);
+        out->failures[i].path = request;
+    }
+    return rc;
 }
 
 int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)

@@ -18,7 +18,7 @@
 #include <sodium.h>
 
 #include "util/path.h"
-#include "crypt/crypt.h"
+#include "contract/store_contract.h"
 
 /* Versions read from a store at a time. */
 #define PAGE 1000
@@ -122,6 +122,17 @@ mt_mig_memory *mt_mig_by_path(const mt_mig_memories *t, const char *path)
     return NULL;
 }
 
+/* The store to list st's versions from when only their ids, memory ids,
+ * operations and paths are wanted (store.h, MT_STORE_LISTING): beneath the
+ * encryption layer the store it wraps, which lists them without decrypting
+ * each; otherwise st. */
+static mt_store *listing_store(mt_store *st)
+{
+    mt_store *inner = NULL;
+
+    return mt_store_control(st, MT_STORE_LISTING, &inner) == 0 && inner ? inner : st;
+}
+
 int mt_mig_scan(mt_mig_memories *t, mt_memory *from)
 {
     mt_store *st = from->store;
@@ -142,7 +153,7 @@ int mt_mig_scan(mt_mig_memories *t, mt_memory *from)
     /* Only ids, operations and paths are taken: an encrypted store lists
      * them without opening every version, each of which is opened when its
      * memory is copied (and a version that does not open fails that memory). */
-    st = mt_store_crypt_listing(st);
+    st = listing_store(st);
     /* Newest first: the first version of a memory seen is its newest. */
     for (;;) {
         if ((rc = st->versions(st, &page, &got, &q)) < 0)
@@ -169,7 +180,7 @@ int mt_mig_scan(mt_mig_memories *t, mt_memory *from)
 
 int mt_mig_plan_ids(mt_migration *g, const mt_mig_memories *mems)
 {
-    mt_store *st = mt_store_crypt_listing(g->to->store);
+    mt_store *st = listing_store(g->to->store);
     mt_version *page = NULL;
     mt_log_query q;
     size_t got = 0, i;
@@ -441,7 +452,7 @@ static int add_gap(mt_version **v, size_t *n, const char *id, const char *rel, c
 static int plan_versions(mt_version **out, mt_migration *g, const mt_version *v, size_t n,
                          size_t recorded)
 {
-    mt_store *st = mt_store_crypt_listing(g->to->store);
+    mt_store *st = listing_store(g->to->store);
     mt_version *iv, there;
     size_t i;
     int rc = 0;

@@ -20,6 +20,7 @@
 
 #include <sodium.h>
 
+#include "contract/store_contract.h"
 #include "crypt/crypt.h"
 #include "crypt/crypt_search.h"
 #include "crypt/crypt_layer.h"
@@ -70,10 +71,7 @@ typedef struct {
 } mt_crypt;
 
 int mt_store_is_crypt(const mt_store *st);
-
-/* "/memories/" and the store path, for messages; a version is named as
- * such ("(version 12)", made by version_open). */
-#define SHOWN(rel) (*(rel) && *(rel) != '(' ? "/memories/" : *(rel) ? "" : "/memories"), (rel)
+static int c_control(mt_store *st, int request, void *arg);
 
 static void put_u64(unsigned char *p, uint64_t v)
 {
@@ -114,16 +112,16 @@ static int header_read(mt_crypt_header *h, const unsigned char *p, size_t len, c
                             "%s%s is not encrypted (it has no memtool encryption header): it was "
                             "written outside memtool or without --encrypt; memtool never shows "
                             "it as plain text in an encrypted store",
-                            SHOWN(rel));
+                            MT_STORE_SHOWN(rel));
     if (p[4] != MT_CRYPT_FORMAT || (p[5] != MT_CRYPT_KDF_KEY && p[5] != MT_CRYPT_KDF_PASS))
         return mt_error_set(MT_ECRYPT,
                             "%s%s is encrypted in format %u, which this memtool does not read "
                             "(it reads format %d)",
-                            SHOWN(rel), p[4], MT_CRYPT_FORMAT);
+                            MT_STORE_SHOWN(rel), p[4], MT_CRYPT_FORMAT);
     if (len < MT_CRYPT_HEADER + MT_CRYPT_TAG)
         return mt_error_set(MT_ECRYPT,
                             "%s%s failed its integrity check: the file is cut short (%zu bytes)",
-                            SHOWN(rel), len);
+                            MT_STORE_SHOWN(rel), len);
     h->kdf = p[5];
     memcpy(h->key_id, p + 8, MT_CRYPT_ID);
     memcpy(h->salt, p + 16, MT_CRYPT_SALT);
@@ -203,11 +201,11 @@ static int key_for(unsigned char material[MT_CRYPT_KEY], const held_keys *k,
         return mt_error_set(MT_ECRYPT,
                             "%s%s is encrypted with key %s (from a passphrase), not the key given "
                             "(%s%s): give that passphrase in MEMTOOL_PASSPHRASE",
-                            SHOWN(rel), id, *given ? "key " : "a passphrase", given);
+                            MT_STORE_SHOWN(rel), id, *given ? "key " : "a passphrase", given);
     return mt_error_set(MT_ECRYPT,
                         "%s%s is encrypted with key %s, not the key given (%s%s): give that "
                         "key with --key-file",
-                        SHOWN(rel), id, *given ? "key " : "a passphrase", given);
+                        MT_STORE_SHOWN(rel), id, *given ? "key " : "a passphrase", given);
 }
 
 /* Seal plain into a new malloc'd file: *h's memory id and generation, a
@@ -275,7 +273,7 @@ static int unseal(char **plain, size_t *plain_len, mt_crypt_header *h, mt_crypt 
         rc = mt_error_set(MT_ECRYPT,
                           "%s%s failed its integrity check: its content or header was changed "
                           "outside memtool (or the file is damaged); it is not shown",
-                          SHOWN(rel));
+                          MT_STORE_SHOWN(rel));
         goto done;
     }
     p[plen] = '\0';
@@ -311,7 +309,7 @@ static int collect(void *payload, const char *data, size_t len, uint64_t off, in
     if (off + len > READ_MAX)
         return mt_error_set(MT_ELIMIT,
                             "%s%s is over %llu bytes, more than an encrypted file may be",
-                            SHOWN(w->rel), (unsigned long long)READ_MAX);
+                            MT_STORE_SHOWN(w->rel), (unsigned long long)READ_MAX);
     if (!(grown = realloc(w->data, (size_t)off + len + 1)))
         return mt_error_set(MT_ENOMEM, "out of memory reading a file");
     w->data = grown;
@@ -397,7 +395,7 @@ static int check_memory(mt_crypt *c, const mt_crypt_header *h, const char *rel)
                  "%s%s failed its integrity check: it holds the content of memory %s, but "
                  "the store has memory %s there (files were swapped or copied outside "
                  "memtool); it is not shown",
-                 SHOWN(rel), h->memory_id, id);
+                 MT_STORE_SHOWN(rel), h->memory_id, id);
     return MT_ESWAPPED;
 }
 
@@ -567,7 +565,7 @@ static int edit_swapped(const edit_args *a, const mt_crypt_header *h)
                         "%s%s failed its integrity check: it holds the content of memory %s, "
                         "but the store has memory %s there (files were swapped or copied outside "
                         "memtool, or it was replaced meanwhile); it was not changed",
-                        SHOWN(a->rel), h->memory_id, a->memory);
+                        MT_STORE_SHOWN(a->rel), h->memory_id, a->memory);
 }
 
 static int dup_sealed(char **out, size_t *out_len, const char *data, size_t len)
@@ -810,8 +808,8 @@ static int version_open(mt_crypt *c, char **out, size_t *len, const mt_version *
     if (!(rel = malloc(n)))
         return mt_error_set(MT_ENOMEM, "out of memory");
     if (v->path && *v->path)
-        snprintf(rel, n, "(version %lld of /memories/%s, %s)", (long long)v->id, v->path,
-                 v->memory_id);
+        snprintf(rel, n, "(version %lld of " MT_STORE_SHOWN_ROOT "/%s, %s)", (long long)v->id,
+                 v->path, v->memory_id);
     else
         snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
     if ((rc = c->inner->version_content(c->inner, &sealed, &slen, v->id)) < 0) {
@@ -1022,7 +1020,7 @@ mt_store *mt_crypt_inner(mt_store *st)
     return ((mt_crypt *)st)->inner;
 }
 
-mt_store *mt_store_crypt_listing(mt_store *st)
+static mt_store *crypt_listing(mt_store *st)
 {
     return mt_store_is_crypt(st) ? ((mt_crypt *)st)->inner : st;
 }
@@ -1094,6 +1092,7 @@ int mt_store_crypt_wrap(mt_store **out, mt_store *inner, mt_crypt_key *key)
     c->base.version_count = inner->version_count ? c_version_count : NULL;
     c->base.import = inner->version >= 6 && inner->import ? mt_crypt_import : NULL;
     c->base.search = c_search;
+    c->base.control = c_control;
     /* Above the layer a version's content is never replaced: only the
      * layer's own rekey reseals the inner store's versions. */
     c->base.version_reseal = NULL;
@@ -1327,7 +1326,7 @@ static int status_version(void *payload, const mt_version *v)
     return rc;
 }
 
-int mt_store_crypt_status(mt_store *st, mt_crypt_status *out)
+static int crypt_status(mt_store *st, mt_crypt_status *out)
 {
     mt_crypt *c = (mt_crypt *)st;
     path_list l = {NULL, 0, 0};
@@ -1384,7 +1383,7 @@ done:
     return rc;
 }
 
-int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload)
+static int crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload)
 {
     mt_crypt *c = (mt_crypt *)st;
     path_list l = {NULL, 0, 0};
@@ -1420,28 +1419,6 @@ done:
     return rc;
 }
 
-void mt_crypt_status_dispose(mt_crypt_status *status)
-{
-    if (!status)
-        return;
-    free(status->keys);
-    memset(status, 0, sizeof(*status));
-}
-
-void mt_rekey_result_dispose(mt_rekey_result *result)
-{
-    size_t i;
-
-    if (!result)
-        return;
-    for (i = 0; i < result->nfailures; i++) {
-        free(result->failures[i].path);
-        free(result->failures[i].message);
-    }
-    free(result->failures);
-    memset(result, 0, sizeof(*result));
-}
-
 /* A rekey under way. */
 typedef struct {
     mt_crypt *c;
@@ -1453,20 +1430,15 @@ typedef struct {
     int first_code; /* of the first failure */
 } rekey_run;
 
-/* "/memories/" and a store path, malloc'd (NULL for NULL). */
-static char *request_path(const char *rel, int *oom)
+/* A store path, malloc'd (NULL for NULL): the core names it as requests do. */
+static char *path_copy(const char *rel, int *oom)
 {
-    size_t n;
     char *p;
 
     if (!rel)
         return NULL;
-    n = strlen(rel) + sizeof("/memories/");
-    if (!(p = malloc(n))) {
+    if (!(p = strdup(rel)))
         *oom = 1;
-        return NULL;
-    }
-    snprintf(p, n, "/memories/%s", rel);
     return p;
 }
 
@@ -1480,7 +1452,7 @@ static int rekey_done(rekey_run *r, mt_rekey_kind kind, const char *rel, int64_t
     char *message = NULL, *path;
     int oom = 0, stop;
 
-    path = request_path(rel, &oom);
+    path = path_copy(rel, &oom);
     if (outcome < 0) {
         if (!(message = strdup(mt_error_last()->message)))
             oom = 1;
@@ -1622,8 +1594,8 @@ static int rekey_version(rekey_run *r, const mt_version *v)
     if (!(rel = malloc(n)))
         return mt_error_set(MT_ENOMEM, "out of memory re-encrypting the store");
     if (v->path)
-        snprintf(rel, n, "(version %lld of /memories/%s, %s)", (long long)v->id, v->path,
-                 v->memory_id);
+        snprintf(rel, n, "(version %lld of " MT_STORE_SHOWN_ROOT "/%s, %s)", (long long)v->id,
+                 v->path, v->memory_id);
     else
         snprintf(rel, n, "(version %lld of %s)", (long long)v->id, v->memory_id);
     a.rel = rel;
@@ -1683,8 +1655,8 @@ static int rekey_one_version(void *payload, const mt_version *v)
 
 static int rekey_run_all(rekey_run *r, versions_walk *w);
 
-int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
-                         mt_rekey_cb cb, void *payload)
+static int crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
+                       mt_rekey_cb cb, void *payload)
 {
     mt_crypt *c = (mt_crypt *)st;
     rekey_run r = {c, new_key, op, cb, payload, out, 0};
@@ -1774,4 +1746,29 @@ static int rekey_run_all(rekey_run *r, versions_walk *w)
             (unsigned long long)out->files_failed, out->files_failed == 1 ? "" : "s",
             (unsigned long long)out->versions_failed, out->versions_failed == 1 ? "" : "s");
     return 0;
+}
+
+/* Requests beyond the store functions (store.h, `control`): the layer's
+ * own, and the rest forwarded to the store it wraps. */
+static int c_control(mt_store *st, int request, void *arg)
+{
+    mt_crypt *c = (mt_crypt *)st;
+    mt_store_crypt_each *each = arg;
+    mt_store_rekey *rekey = arg;
+
+    if (!arg)
+        return mt_error_set(MT_EINVAL, "a store's control needs its argument");
+    switch (request) {
+    case MT_STORE_CRYPT_STATUS:
+        return crypt_status(st, arg);
+    case MT_STORE_CRYPT_EACH:
+        return crypt_each(st, each->cb, each->payload);
+    case MT_STORE_CRYPT_REKEY:
+        return crypt_rekey(st, rekey->out, rekey->new_key, rekey->op, rekey->cb, rekey->payload);
+    case MT_STORE_LISTING:
+        *(mt_store **)arg = crypt_listing(st);
+        return 0;
+    default:
+        return mt_store_control(c->inner, request, arg);
+    }
 }

@@ -60,21 +60,9 @@ mt_crypt_key *mt_crypt_key_ref(mt_crypt_key *key);
 /* Whether key came from a passphrase. */
 int mt_crypt_key_is_passphrase(const mt_crypt_key *key);
 
-/* The crypt store's own operations, for the handle (lib/memory.c). */
-int mt_store_crypt_status(mt_store *st, mt_crypt_status *out);
-/* Each file's key (see mt_memory_crypt_each), with store paths. */
-int mt_store_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload);
-int mt_store_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt_store_op *op,
-                         mt_rekey_cb cb, void *payload);
 /* For tests, NULL otherwise: called at every decryption a crypt store makes,
  * so a test counts how often one migration or rekey opens each version. */
 extern void (*mt_crypt_unseal_hook)(void);
-
-/* The store to list st's versions from when only their ids, memory ids,
- * operations and paths are wanted: beneath an encryption layer the store
- * it wraps, which lists them without decrypting each (its sizes and
- * SHA-256s are the sealed files'); otherwise st. */
-mt_store *mt_store_crypt_listing(mt_store *st);
 
 /* The first memory of inner looked at: 1 sealed (*h its header), 2 not
  * (*path, malloc'd, its store path), 0 no memory. */

@@ -18,6 +18,7 @@
 
 #include <sodium.h>
 
+#include "contract/store_contract.h"
 #include "crypt/crypt.h"
 
 #define RECORD_TAG "memtool-encryption 1"
@@ -130,7 +131,8 @@ again:
     }
     if (found == 2) {
         rc = mt_error_set(MT_ECRYPT,
-                          "the store holds memories that are not encrypted (/memories/%s is "
+                          "the store holds memories that are not encrypted (" MT_STORE_SHOWN_ROOT
+                          "/%s is "
                           "one), so it cannot be opened with a key: to encrypt them, copy "
                           "them into a new store with memtool --key-file KEY --store SOURCE "
                           "migrate --from-plain --to NEW; to use it as it is, open it without "

@@ -18,7 +18,7 @@
 
 int mt_db_path_error(int code, const char *what, const char *rel)
 {
-    const char *shown = rel && *rel ? rel : "/memories";
+    const char *shown = rel && *rel ? rel : MT_STORE_SHOWN_ROOT;
 
     switch (code) {
     case MT_ENOTFOUND:

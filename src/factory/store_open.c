@@ -7,10 +7,11 @@
 
 #include <memtool/store.h>
 
+#include "crypt/crypt.h"
 #include "db/db.h"
 #include "fs/fs.h"
 #include "util/path.h"
-#include "factory/store_url.h"
+#include "factory/store_factory.h"
 
 /* The tenant every store has; naming it is the same as naming none. */
 #define DEFAULT_TENANT "default"
@@ -86,4 +87,38 @@ int mt_store_open_url_with(mt_store **out, int *read_only, const char *url, cons
     }
     mt_store_url_dispose(&u);
     return rc;
+}
+
+int mt_store_assemble(mt_store **out, int *read_only, const char *root, const char *url,
+                      const char *tenant, mt_durability durability, unsigned flags,
+                      mt_crypt_key *key)
+{
+    int rc;
+
+    if (read_only)
+        *read_only = 0;
+    rc = url ? mt_store_open_url_with(out, read_only, url, tenant, durability, flags)
+             : mt_store_fs_open_tenant(out, read_only, root, tenant, durability, flags);
+    if (rc < 0)
+        return rc;
+    if (key && (rc = mt_store_crypt_wrap(out, *out, key)) < 0)
+        return rc;
+    return 0;
+}
+
+int mt_store_admit(int *plain, mt_store *st)
+{
+    int rc;
+
+    *plain = 0;
+    /* Encryption is the store's, not the caller's: a store that says it is
+     * encrypted opens only through mt_store_crypt_wrap, with its key. */
+    if (mt_store_is_crypt(st))
+        return 0;
+    if ((rc = mt_crypt_record_refuse(st)) < 0)
+        return rc;
+    /* Opened without a key: every change checks the store is still plain
+     * (unless beneath the encryption on purpose, as the records are off). */
+    *plain = !mt_crypt_record_off;
+    return 0;
 }

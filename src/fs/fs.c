@@ -17,7 +17,7 @@
 
 int mt_fs_error(int err, const char *what, const char *rel)
 {
-    const char *shown = rel && *rel ? rel : "/memories";
+    const char *shown = rel && *rel ? rel : MT_STORE_SHOWN_ROOT;
 
     switch (err) {
     case ENOENT:

@@ -1,6 +1,8 @@
 /* The limits every store checks in the same step as a change. */
 #include "machinery/usage.h"
 
+#include "contract/store_contract.h"
+
 static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
                   uint64_t would, const char *rel)
 {
@@ -9,7 +11,7 @@ static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t 
     op->held = held;
     op->would = would;
     return mt_error_set(MT_ELIMIT, "changing %s would go over a limit of the store",
-                        *rel ? rel : "/memories");
+                        *rel ? rel : MT_STORE_SHOWN_ROOT);
 }
 
 int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, int64_t bytes,
