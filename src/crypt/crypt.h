@@ -17,6 +17,7 @@
  */
 #define MT_CRYPT_HEADER   84
 #define MT_CRYPT_TAG      16
+#define MT_CRYPT_MAGIC    "MTCR" /* the first 4 bytes */
 #define MT_CRYPT_FORMAT   1
 #define MT_CRYPT_KEY      32
 #define MT_CRYPT_ID       8
