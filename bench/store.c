@@ -237,7 +237,7 @@ enum {
     S_COUNT
 };
 
-/* The texts themselves are memtool's (src/store/db_sql.c; neither driver
+/* The texts themselves are memtool's (src/db/db_sql.c; neither driver
  * writes these differently), so the floor cannot drift from them. */
 static const mt_db_stmt stmts[S_COUNT] = {
     [S_USAGE_GET] = MT_DB_USAGE_GET,

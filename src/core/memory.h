@@ -140,7 +140,7 @@ int mt_reply_limit(mt_reply *r, const mt_store_op *op, mt_str path, const mt_str
  * the callback has already answered (no match, a bad line, a limit). It is
  * the first member of each callback's payload.
  */
-/* What the secrets check found in content about to be written (guard.c). */
+/* What the secrets check found in content about to be written (secrets_check.c). */
 /* Findings a message lists by kind and line; past these, "and K more". */
 #define MT_GUARD_SHOWN 8
 typedef struct {
@@ -209,7 +209,7 @@ int mt_edit_run(mt_edit *e, const char *rel, mt_edit_cb cb, const char *missing)
 /* What mt_memory_tool_result computes, without building its json_t: the
  * result, and the block's id (borrowed from block) or NULL. For servers that
  * write the tool_result line themselves. */
-/* Run a tool input whose parameters are already read (lib/input.h). */
+/* Run a tool input whose parameters are already read (core/tool_input.h). */
 struct mt_input;
 int mt_memory_run_input(mt_result *res, mt_memory *m, const struct mt_input *in);
 /* The same, the result's text appended to json as a JSON string (quotes

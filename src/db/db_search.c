@@ -25,7 +25,7 @@
  * search first look in a read snapshot: when the record is there, the query
  * is answered in that same snapshot, taking no lock and waiting for no
  * change; only a search with something to catch up takes the write lock.
- * The words are cut by memtool (search/text.h), the same for every
+ * The words are cut by memtool (search/words.h), the same for every
  * store; the driver says how the database holds them and how a query is
  * written (db.h).
  */

@@ -1,6 +1,6 @@
 /*
  * A search index in a SQLite database (FTS5 over memtool's own words, see
- * search/text.h), for a store without a search engine of its own: the file
+ * search/words.h), for a store without a search engine of its own: the file
  * store keeps it beside its history.
  *
  * It is brought up to date when searched, not when written: every memory

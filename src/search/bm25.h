@@ -1,7 +1,7 @@
 /*
  * BM25 as SQLite's FTS5 bm25() computes it (k1 = 1.2, b = 0.75, an IDF never
  * below 1e-6), operation for operation, so that every ranking memtool makes
- * (store/fts5_rank.c over an FTS5 index, scan.c over texts read whole) gives
+ * (machinery/fts5_rank.c over an FTS5 index, scan.c over texts read whole) gives
  * the same doubles for the same counts.
  */
 #ifndef MT_SEARCH_BM25_H

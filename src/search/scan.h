@@ -10,7 +10,7 @@
  * an IDF that is never below 1e-6), over the collection of texts counted
  * with mt_search_scan_count: so a scan of a store ranks like its index would.
  * A query of one term is scored without the term's IDF, as the indexed
- * stores score it (store/fts5_rank.h): the same for every text, it changes
+ * stores score it (machinery/fts5_rank.h): the same for every text, it changes
  * no order, and the scores stay theirs.
  */
 #ifndef MT_SEARCH_SCAN_H

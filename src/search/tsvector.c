@@ -1,5 +1,5 @@
 /*
- * A memory's words as a PostgreSQL tsvector literal (see text.h).
+ * A memory's words as a PostgreSQL tsvector literal (see words.h).
  *
  * Why not to_tsvector('simple', words) on the server: its parser would cut
  * memtool's words again by its own rules, which depend on the database's

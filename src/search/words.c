@@ -1,4 +1,4 @@
-/* Search text: words, queries and where they match (see text.h). */
+/* Search text: words, queries and where they match (see words.h). */
 #include "search/words.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * The history's log reader (src/store/hist_log.c) on hostile logs.
+ * The history's log reader (src/machinery/hist_log.c) on hostile logs.
  *
  * The input is a list of record bodies, each given a valid header here (its
  * length and BLAKE2b-128, written from the format's description, not from

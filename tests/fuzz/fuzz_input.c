@@ -1,5 +1,5 @@
 /*
- * The flat tool-input reader (src/lib/input.c) against jansson, the parser
+ * The flat tool-input reader (src/core/tool_input.c) against jansson, the parser
  * it stands in for, run as mt_memory_call runs it (mt_json_loadb: a lone
  * surrogate escape reads as U+FFFD). Whenever the flat reader accepts a
  * text, jansson must accept it too, with the flags mt_memory_call uses, as

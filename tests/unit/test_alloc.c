@@ -1,5 +1,5 @@
 /*
- * src/lib/alloc.c: a big buffer carries the kernel's huge-page advice over
+ * src/util/alloc.c: a big buffer carries the kernel's huge-page advice over
  * every whole 2 MiB page of it ("hg" in its mapping's VmFlags, which the
  * kernel shows whatever transparent_hugepage is set to); a small one does
  * not; both hold what is written to them.

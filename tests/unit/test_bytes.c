@@ -1,5 +1,5 @@
 /*
- * src/lib/bytes.h: each 16-byte mask the same as a byte-by-byte look, for
+ * src/util/bytes.h: each 16-byte mask the same as a byte-by-byte look, for
  * every byte value at every place, and the copy and the lowest-bit helpers.
  * Built twice: as the library is (SSE2 on x86-64), and with -mno-sse2
  * (test_bytes_no_sse2), where only the portable helpers exist and the

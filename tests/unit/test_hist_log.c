@@ -1,5 +1,5 @@
 /*
- * The history's log of versions (src/store/hist_log.c, history.c): what
+ * The history's log of versions (src/machinery/hist_log.c, history.c): what
  * goes through it rather than a transaction, that a batch loaded from it
  * ends as the same changes made one by one in transactions would, and that
  * a log moved away or read by either of its readers loses nothing.

@@ -1,4 +1,4 @@
-/* mt_rank() (store/fts5_rank.h) against FTS5's own bm25() on the same table:
+/* mt_rank() (machinery/fts5_rank.h) against FTS5's own bm25() on the same table:
  * for one phrase (a word, a phrase, a prefix) the same order, its value
  * bm25()'s without the IDF; for several phrases bm25()'s value itself. */
 #include <math.h>

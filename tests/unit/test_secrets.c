@@ -1,4 +1,4 @@
-/* The secrets scanner (src/guard/secrets.c) and the write policy (src/lib/guard.c). */
+/* The secrets scanner (src/guard/secrets.c) and the write policy (src/core/secrets_check.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

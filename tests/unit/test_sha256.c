@@ -1,4 +1,4 @@
-/* SHA-256 (src/lib/sha256.c): the published test vectors, the same digest in one step and in
+/* SHA-256 (src/util/sha256.c): the published test vectors, the same digest in one step and in
  * pieces of every size, and libcrypto's digest of big inputs the same as libsodium's. */
 #include <setjmp.h>
 #include <stdarg.h>

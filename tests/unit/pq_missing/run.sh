@@ -1,5 +1,5 @@
 #!/bin/sh
-# libpq is loaded only when a PostgreSQL store is opened (src/store/pq_load.h):
+# libpq is loaded only when a PostgreSQL store is opened (src/db/pq_load.h):
 # a file store works without it, and a postgresql:// store says what to
 # install, exit 2, when libpq is missing or is not libpq.
 #
