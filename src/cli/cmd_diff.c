@@ -104,10 +104,10 @@ typedef struct {
 } diff_args;
 
 static const mt_cli_option diff_options[] = {
-    {"color", MT_CLI_STRING, offsetof(diff_args, color)},
-    {"colour", MT_CLI_STRING, offsetof(diff_args, color)},
-    {"json", MT_CLI_FLAG, offsetof(diff_args, json)},
-    {NULL, 0, 0},
+    {"color", MT_CLI_STRING, offsetof(diff_args, color), 0, 0, 0},
+    {"colour", MT_CLI_STRING, offsetof(diff_args, color), 0, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(diff_args, json), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 static const mt_cli_command diff_command = {"diff", help, diff_options, 1, 2, NULL, 0};

@@ -93,12 +93,12 @@ typedef struct {
 } gc_args;
 
 static const mt_cli_option gc_options[] = {
-    {"idle", MT_CLI_DURATION, offsetof(gc_args, idle)},
-    {"dry-run", MT_CLI_FLAG, offsetof(gc_args, dry_run)},
-    {"path", MT_CLI_STRING, offsetof(gc_args, path)},
-    {"now", MT_CLI_STRING, offsetof(gc_args, now)},
-    {"json", MT_CLI_FLAG, offsetof(gc_args, json)},
-    {NULL, 0, 0},
+    {"idle", MT_CLI_DURATION, offsetof(gc_args, idle), 0, 0, 0},
+    {"dry-run", MT_CLI_FLAG, offsetof(gc_args, dry_run), 0, 0, 0},
+    {"path", MT_CLI_STRING, offsetof(gc_args, path), 0, 0, 0},
+    {"now", MT_CLI_STRING, offsetof(gc_args, now), 0, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(gc_args, json), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 static const mt_cli_command gc_command = {"gc", help, gc_options, 0, 0, "give a path with --path",

@@ -120,10 +120,10 @@ typedef struct {
 } init_args;
 
 static const mt_cli_option init_options[] = {
-    {"template", MT_CLI_STRING, offsetof(init_args, template_name)},
-    {"name", MT_CLI_STRING, offsetof(init_args, name)},
-    {"json", MT_CLI_FLAG, offsetof(init_args, json)},
-    {NULL, 0, 0},
+    {"template", MT_CLI_STRING, offsetof(init_args, template_name), 0, 0, 0},
+    {"name", MT_CLI_STRING, offsetof(init_args, name), 0, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(init_args, json), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 static const mt_cli_command init_command = {

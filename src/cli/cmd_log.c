@@ -36,14 +36,14 @@ typedef struct {
 } log_args;
 
 static const mt_cli_option log_options[] = {
-    {"json", MT_CLI_FLAG, offsetof(log_args, json)},
-    {"limit", MT_CLI_STRING, offsetof(log_args, limit)},
-    {"since", MT_CLI_STRING, offsetof(log_args, since)},
-    {"until", MT_CLI_STRING, offsetof(log_args, until)},
-    {"actor", MT_CLI_STRING, offsetof(log_args, actor)},
-    {"op", MT_CLI_STRING, offsetof(log_args, op)},
-    {"before", MT_CLI_VERSION, offsetof(log_args, before)},
-    {NULL, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(log_args, json), 0, 0, 0},
+    {"limit", MT_CLI_STRING, offsetof(log_args, limit), 0, 0, 0},
+    {"since", MT_CLI_STRING, offsetof(log_args, since), 0, 0, 0},
+    {"until", MT_CLI_STRING, offsetof(log_args, until), 0, 0, 0},
+    {"actor", MT_CLI_STRING, offsetof(log_args, actor), 0, 0, 0},
+    {"op", MT_CLI_STRING, offsetof(log_args, op), 0, 0, 0},
+    {"before", MT_CLI_VERSION, offsetof(log_args, before), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 /* Options may come after PATH too ("log /memories/a.md --json"): the parser

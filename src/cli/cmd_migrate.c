@@ -197,15 +197,15 @@ typedef struct {
 } migrate_args;
 
 static const mt_cli_option migrate_options[] = {
-    {"from", MT_CLI_STRING, offsetof(migrate_args, from)},
-    {"to", MT_CLI_STRING, offsetof(migrate_args, to)},
-    {"from-tenant", MT_CLI_STRING, offsetof(migrate_args, from_tenant)},
-    {"to-tenant", MT_CLI_STRING, offsetof(migrate_args, to_tenant)},
-    {"no-history", MT_CLI_FLAG, offsetof(migrate_args, no_history)},
-    {"from-plain", MT_CLI_FLAG, offsetof(migrate_args, from_plain)},
-    {"to-plain", MT_CLI_FLAG, offsetof(migrate_args, to_plain)},
-    {"json", MT_CLI_FLAG, offsetof(migrate_args, json)},
-    {NULL, 0, 0},
+    {"from", MT_CLI_STRING, offsetof(migrate_args, from), 0, 0, 0},
+    {"to", MT_CLI_STRING, offsetof(migrate_args, to), 0, 0, 0},
+    {"from-tenant", MT_CLI_STRING, offsetof(migrate_args, from_tenant), 0, 0, 0},
+    {"to-tenant", MT_CLI_STRING, offsetof(migrate_args, to_tenant), 0, 0, 0},
+    {"no-history", MT_CLI_FLAG, offsetof(migrate_args, no_history), 0, 0, 0},
+    {"from-plain", MT_CLI_FLAG, offsetof(migrate_args, from_plain), 0, 0, 0},
+    {"to-plain", MT_CLI_FLAG, offsetof(migrate_args, to_plain), 0, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(migrate_args, json), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 static const mt_cli_command migrate_command = {

@@ -153,11 +153,11 @@ typedef struct {
 } rekey_args;
 
 static const mt_cli_option rekey_options[] = {
-    {"new-key-file", MT_CLI_STRING, offsetof(rekey_args, new_file)},
-    {"status", MT_CLI_FLAG, offsetof(rekey_args, status_only)},
-    {"memories", MT_CLI_FLAG, offsetof(rekey_args, memories)},
-    {"json", MT_CLI_FLAG, offsetof(rekey_args, json)},
-    {NULL, 0, 0},
+    {"new-key-file", MT_CLI_STRING, offsetof(rekey_args, new_file), 0, 0, 0},
+    {"status", MT_CLI_FLAG, offsetof(rekey_args, status_only), 0, 0, 0},
+    {"memories", MT_CLI_FLAG, offsetof(rekey_args, memories), 0, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(rekey_args, json), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 static const mt_cli_command rekey_command = {

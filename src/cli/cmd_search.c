@@ -1,6 +1,7 @@
 /* memtool search QUERY: memories ranked by relevance, with where they match. */
 #include <getopt.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "cli/color.h"
 #include "cli/history_ui.h"
+#include "cli/spec.h"
 #include "core/search_tool.h"
 #include "util/lines.h"
 
@@ -64,6 +66,25 @@ static int no_memory(void)
     return MT_EXIT_USAGE;
 }
 
+typedef struct {
+    const char *path;
+    uint64_t limit;
+    int json, color;
+} search_args;
+
+static const mt_cli_option search_options[] = {
+    {"path", MT_CLI_STRING, offsetof(search_args, path), 0, 0, 0},
+    {"limit", MT_CLI_NUMBER, offsetof(search_args, limit), 0, 1, 100},
+    {"json", MT_CLI_FLAG, offsetof(search_args, json), 0, 0, 0},
+    {"color", MT_CLI_COLOR, offsetof(search_args, color), 0, 0, 0},
+    {"colour", MT_CLI_COLOR, offsetof(search_args, color), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
+};
+
+/* The query's words are taken apart before the options are read
+ * (split_args), so none is left for the parser. */
+static const mt_cli_command search_command = {"search", help, search_options, 0, 0, NULL, 0};
+
 static int search(const mt_cli *cli, int argc, char **argv, const char *query);
 
 /* Whether arg is a long option (or a unique start of one) that takes a value
@@ -72,14 +93,14 @@ static int search(const mt_cli *cli, int argc, char **argv, const char *query);
  * then refused, naming its value, as every command refuses it). */
 static int takes_value(const char *arg)
 {
-    static const char *const names[] = {"path", "limit", "color", "colour"};
+    const mt_cli_option *o;
     const struct option *g;
-    size_t i, n = strlen(arg + 2);
+    size_t n = strlen(arg + 2);
 
     if (!n || strchr(arg, '='))
         return 0;
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (n <= strlen(names[i]) && memcmp(arg + 2, names[i], n) == 0)
+    for (o = search_options; o->name; o++)
+        if (o->kind != MT_CLI_FLAG && n <= strlen(o->name) && memcmp(arg + 2, o->name, n) == 0)
             return 1;
     for (g = mt_cli_global_options; g->name; g++)
         if (g->has_arg == required_argument && strcmp(arg + 2, g->name) == 0)
@@ -141,48 +162,19 @@ int mt_cmd_search(const mt_cli *cli, int argc, char **argv)
 
 static int search(const mt_cli *cli, int argc, char **argv, const char *query)
 {
-    static const struct option longopts[] = {
-        {"path", required_argument, NULL, 'p'},
-        {"limit", required_argument, NULL, 'n'},
-        {"json", no_argument, NULL, 'j'},
-        {"color", required_argument, NULL, 'c'},
-        {"colour", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    search_args a = {NULL, 0, 0, -1};
     mt_search_options so = {NULL, 0};
     mt_search_hit *hits = NULL;
     mt_memory *mem = NULL;
     char *text;
     size_t count = 0, i;
-    uint64_t n;
-    int json = 0, color = -1, c, status = MT_EXIT_USAGE;
+    int status;
 
-    while ((c = mt_cli_getopt(&status, "search", argc, argv, "h", longopts, help)) > 0) {
-        switch (c) {
-        case 'p':
-            so.path = optarg;
-            break;
-        case 'n':
-            if (mt_text_parse_size(&n, optarg) < 0 || strpbrk(optarg, "KMGkmg") || n == 0 ||
-                n > 100)
-                return mt_cli_usage_error("search",
-                                          "--limit needs a number from 1 to 100, not '%s'", optarg);
-            so.limit = (size_t)n;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'c':
-            if ((color = mt_cli_color_parse(optarg)) == -2)
-                return mt_cli_usage_error("search", "--color takes auto, always or never, not '%s'",
-                                          optarg);
-            break;
-        }
-    }
-    if (c == 0)
+    if ((status = mt_cli_parse(&search_command, &a, argc, argv)) >= 0)
         return status;
-    if (optind != argc || !query)
+    so.path = a.path;
+    so.limit = (size_t)a.limit;
+    if (!query)
         return mt_cli_usage_error("search", "give a QUERY: memtool search deploy script");
     if (!(mem = mt_cli_open_read(cli)))
         return MT_EXIT_USAGE;
@@ -200,7 +192,7 @@ static int search(const mt_cli *cli, int argc, char **argv, const char *query)
         fputs("memtool search: the store is read-only: nothing was saved to it (its search index, "
               "if it has one, was brought up to date in memory only)\n",
               stderr);
-    if (json) {
+    if (a.json) {
         json_t *arr = json_array(), *o;
 
         for (i = 0; arr && i < count; i++) {
@@ -226,7 +218,7 @@ static int search(const mt_cli *cli, int argc, char **argv, const char *query)
     } else {
         /* Marked in colour, or not at all: text piped to a file or a program
          * is the memory's own, as grep and rg leave it. */
-        int on = mt_cli_color_resolve(color);
+        int on = mt_cli_color_resolve(a.color);
         mt_buf out = MT_BUF_INIT;
 
         if (mt_search_hits_text(&out, mem, query, hits, count, on ? "\033[1;31m" : "",

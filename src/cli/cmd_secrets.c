@@ -98,10 +98,10 @@ typedef struct {
 } scan_args;
 
 static const mt_cli_option scan_options[] = {
-    {"history", MT_CLI_FLAG, offsetof(scan_args, history)},
-    {"json", MT_CLI_FLAG, offsetof(scan_args, json)},
-    {"redact", MT_CLI_FLAG, offsetof(scan_args, fix)},
-    {NULL, 0, 0},
+    {"history", MT_CLI_FLAG, offsetof(scan_args, history), 0, 0, 0},
+    {"json", MT_CLI_FLAG, offsetof(scan_args, json), 0, 0, 0},
+    {"redact", MT_CLI_FLAG, offsetof(scan_args, fix), 0, 0, 0},
+    {NULL, 0, 0, 0, 0, 0},
 };
 
 static int scan(const mt_cli *cli, int argc, char **argv)

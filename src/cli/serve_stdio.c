@@ -1,35 +1,34 @@
 #include "cli/serve_stdio.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/spec.h"
+
 int mt_cli_serve_stdio(const mt_cli *cli, int argc, char **argv, const char *name, const char *help,
                        mt_cli_bind_fn bind, void *state)
 {
-    static const struct option longopts[] = {
-        {"max-line", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const mt_cli_option options[] = {
+        {"max-line", MT_CLI_STRING, 0, 0, 0, 0},
+        {NULL, 0, 0, 0, 0, 0},
     };
+    const mt_cli_command command = {name, help, options, 0, 0, "input comes on stdin", 0};
+    const char *max_line_text = NULL;
     mt_server_handler h;
     mt_cli_expiry expiry;
     mt_memory *mem;
     size_t max_line = 0;
-    int c, rc = MT_EXIT_USAGE;
+    int rc;
 
-    while ((c = mt_cli_getopt(&rc, name, argc, argv, "h", longopts, help)) > 0) {
-        if (mt_server_parse_size(&max_line, optarg) < 0) {
-            fputs(help, stderr);
-            return MT_EXIT_USAGE;
-        }
-    }
-    if (c == 0)
+    if ((rc = mt_cli_parse(&command, &max_line_text, argc, argv)) >= 0)
         return rc;
-    if (optind < argc)
-        return mt_cli_usage_error(name, "takes no arguments (input comes on stdin)");
+    if (max_line_text && mt_server_parse_size(&max_line, max_line_text) < 0)
+        return mt_cli_usage_error(name,
+                                  "--max-line needs a size in bytes (K, M or G after it: 1M), "
+                                  "not '%s'",
+                                  max_line_text);
 
     /* A client that goes away must end the loop with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);

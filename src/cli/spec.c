@@ -1,18 +1,39 @@
 /* The one parser of a subcommand's command line, read from its mt_cli_command. */
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/color.h"
 #include "cli/input.h"
 #include "cli/spec.h"
+#include "util/lines.h"
 
 /* More options than any command has: the table is built on the stack. */
 #define MAX_OPTIONS 32
 
 /* Store optarg in the field o names; a value that does not parse is a usage
  * error naming the option. Returns -1 to go on, else the exit status. */
+static int parse_range(mt_cli_range *r, const char *s)
+{
+    char *end;
+
+    errno = 0;
+    r->start = strtoll(s, &end, 10);
+    if (errno || end == s || *end != ':')
+        return -1;
+    s = end + 1;
+    r->end = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    r->given = 1;
+    return 0;
+}
+
 static int store_value(const mt_cli_command *cmd, const mt_cli_option *o, void *opts,
                        const char *value)
 {
@@ -33,6 +54,28 @@ static int store_value(const mt_cli_command *cmd, const mt_cli_option *o, void *
     case MT_CLI_VERSION:
         return mt_cli_parse_version((int64_t *)(void *)field, cmd->name, value) != 0 ? MT_EXIT_USAGE
                                                                                      : -1;
+    case MT_CLI_RANGE:
+        if (parse_range((mt_cli_range *)(void *)field, value) < 0)
+            return mt_cli_usage_error(cmd->name, "--%s takes START:END, e.g. 1:20 or 5:-1",
+                                      o->name);
+        return -1;
+    case MT_CLI_NUMBER: {
+        uint64_t n;
+
+        /* Digits only: a size's K, M or G is no count. */
+        if (mt_text_parse_size(&n, value) < 0 || strpbrk(value, "KMGkmg") || n < o->min ||
+            n > o->max)
+            return mt_cli_usage_error(
+                cmd->name, "--%s needs a number from %" PRIu64 " to %" PRIu64 ", not '%s'", o->name,
+                o->min, o->max, value);
+        *(uint64_t *)(void *)field = n;
+        return -1;
+    }
+    case MT_CLI_COLOR:
+        if ((*(int *)(void *)field = mt_cli_color_parse(value)) == -2)
+            return mt_cli_usage_error(cmd->name, "--%s takes auto, always or never, not '%s'",
+                                      o->name, value);
+        return -1;
     }
     return -1;
 }
@@ -74,6 +117,7 @@ static int check_text(const mt_cli_command *cmd, int argc, char **argv, int word
 int mt_cli_parse(const mt_cli_command *cmd, void *opts, int argc, char **argv)
 {
     struct option longopts[MAX_OPTIONS + 2];
+    char shortopts[2 * MAX_OPTIONS + 3];
     size_t i, n = 0;
     int c, words, status = MT_EXIT_USAGE;
 
@@ -87,16 +131,34 @@ int mt_cli_parse(const mt_cli_command *cmd, void *opts, int argc, char **argv)
     }
     longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
+    /* The one-letter forms: after 'h', each with ':' when it takes a value. */
+    shortopts[0] = '\0';
+    snprintf(shortopts, sizeof(shortopts), "%sh", cmd->text ? "+" : "");
+    for (i = 0; i < n; i++) {
+        size_t len = strlen(shortopts);
+
+        if (!cmd->options[i].short_name || len + 3 > sizeof(shortopts))
+            continue;
+        shortopts[len] = cmd->options[i].short_name;
+        shortopts[len + 1] = cmd->options[i].kind == MT_CLI_FLAG ? '\0' : ':';
+        shortopts[len + 2] = '\0';
+    }
     /* Words of text may be anything, --help aside: it is looked for first. */
     if (cmd->text && mt_cli_wants_help(argc, argv)) {
         fputs(cmd->help, stdout);
         return MT_EXIT_OK;
     }
-    while ((c = mt_cli_getopt(&status, cmd->name, argc, argv, cmd->text ? "+h" : "h", longopts,
-                              cmd->help)) > 0) {
-        if (c > (int)n)
-            continue;
-        i = (size_t)c - 1;
+    while ((c = mt_cli_getopt(&status, cmd->name, argc, argv, shortopts, longopts, cmd->help)) >
+           0) {
+        if (c > (int)n) {
+            /* A one-letter form: its option. */
+            for (i = 0; i < n && cmd->options[i].short_name != c; i++)
+                ;
+            if (i == n)
+                continue;
+        } else {
+            i = (size_t)c - 1;
+        }
         if ((status = store_value(cmd, &cmd->options[i], opts, optarg)) >= 0)
             return status;
     }
@@ -119,8 +181,8 @@ int mt_cli_args(int *json, const char *name, int argc, char **argv, int min, int
                 const char *help)
 {
     static const mt_cli_option with_json[] = {
-        {"json", MT_CLI_FLAG, 0},
-        {NULL, 0, 0},
+        {"json", MT_CLI_FLAG, 0, 0, 0, 0},
+        {NULL, 0, 0, 0, 0, 0},
     };
     const mt_cli_command cmd = {name, help, json ? with_json : NULL, min, max, NULL, text};
     int on = 0, status = mt_cli_parse(&cmd, &on, argc, argv);

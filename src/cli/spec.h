@@ -10,7 +10,10 @@ typedef enum {
     MT_CLI_FLAG = 1, /* int, set to 1 */
     MT_CLI_STRING,   /* const char *, the value as given */
     MT_CLI_DURATION, /* mt_cli_duration ("30d", "1d12h") */
-    MT_CLI_VERSION   /* int64_t, a version id */
+    MT_CLI_VERSION,  /* int64_t, a version id */
+    MT_CLI_RANGE,    /* mt_cli_range: START:END, as view_range takes it */
+    MT_CLI_NUMBER,   /* uint64_t, a whole number from the option's min to its max */
+    MT_CLI_COLOR     /* int: auto (-1), always (1) or never (0), for mt_cli_color_resolve */
 } mt_cli_kind;
 
 /* A duration as read, and as given (for messages); text NULL: not given. */
@@ -19,12 +22,21 @@ typedef struct {
     const char *text;
 } mt_cli_duration;
 
+/* Lines START to END as given (END -1: the last); given: the option was there. */
+typedef struct {
+    long long start, end;
+    int given;
+} mt_cli_range;
+
 /* One option: --name (or --name=V / --name V when it takes a value), and
- * where its value goes in the command's options struct. */
+ * where its value goes in the command's options struct; short_name (0:
+ * none) is its one-letter form (-r V); min and max bound an MT_CLI_NUMBER. */
 typedef struct {
     const char *name;
     mt_cli_kind kind;
     size_t offset;
+    char short_name;
+    uint64_t min, max;
 } mt_cli_option;
 
 typedef struct {

@@ -319,7 +319,7 @@ int mt_cli_option_error(const char *name, int c, int argc, char **argv, const ch
 int mt_cli_getopt(int *status, const char *name, int argc, char **argv, const char *shortopts,
                   const struct option *longopts, const char *help)
 {
-    char spec[32];
+    char spec[80];
     int c, text = shortopts[0] == '+';
 
     /* ':' first: a missing value is told apart from an unknown option. */

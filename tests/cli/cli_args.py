@@ -31,9 +31,9 @@ def run(memtool, args):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
-COMMANDS = ["call", "view", "create", "log", "show", "diff", "search", "migrate", "gc", "rekey",
+COMMANDS = ["call", "view", "serve", "mcp", "create", "log", "show", "diff", "search", "migrate", "gc", "rekey",
             "key", "init", "stats", "status", "restore", "undo", "redact"]
-NO_WORDS = ["call", "migrate", "gc", "rekey", "init", "stats", "status"]
+NO_WORDS = ["call", "migrate", "gc", "rekey", "init", "stats", "status", "serve", "mcp"]
 
 
 def main():
@@ -65,6 +65,34 @@ def main():
         rc, out, err = run(memtool, root + ["gc", "--idle=1x"])
         check(rc == 2 and err.startswith("memtool gc: --idle: '1x' is not a duration"),
               f"gc --idle=1x: exit {rc}, {err!r}")
+        # view's one-letter -r is its --range; a range, a count and a colour
+        # that do not parse are refused naming the option and what it takes.
+        text = os.path.join(top, "b.txt")
+        with open(text, "w") as f:
+            f.write("one\ntwo\nthree\n")
+        run(memtool, root + ["create", "/memories/b.md", text])
+        seen = [run(memtool, root + ["view", "/memories/b.md"] + r)[:2]
+                for r in (["-r", "2:3"], ["--range", "2:3"], ["--range=2:3"])]
+        check(seen[0][0] == 0 and seen.count(seen[0]) == 3 and
+              seen[0][1].endswith("     2\ttwo\n     3\tthree\n"),
+              f"view -r 2:3 / --range 2:3 / --range=2:3: {seen!r}")
+        for args, message in (
+                (["view", "/memories/b.md", "-r", "2-3"],
+                 "memtool view: --range takes START:END, e.g. 1:20 or 5:-1\n"),
+                (["search", "--limit", "0", "two"],
+                 "memtool search: --limit needs a number from 1 to 100, not '0'\n"),
+                (["search", "--limit=1K", "two"],
+                 "memtool search: --limit needs a number from 1 to 100, not '1K'\n"),
+                (["search", "--color=red", "two"],
+                 "memtool search: --color takes auto, always or never, not 'red'\n")):
+            rc, out, err = run(memtool, root + args)
+            check(rc == 2 and err == message and out == "", f"{' '.join(args)}: exit {rc}, {err!r}")
+        for cmd in ("serve", "mcp"):
+            rc, out, err = run(memtool, root + [cmd, "--max-line=lots"])
+            check(rc == 2 and err == f"memtool {cmd}: --max-line needs a size in bytes (K, M or G "
+                  "after it: 1M), not 'lots'\n", f"{cmd} --max-line=lots: exit {rc}, {err!r}")
+        rc, out, err = run(memtool, root + ["search", "two", "--limit", "1", "--color=never"])
+        check(rc == 0 and out.startswith("/memories/b.md"), f"search two --limit 1: {rc} {out!r}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
     if failures:
