@@ -1,4 +1,5 @@
 /* memtool log [PATH] [options]: versions, newest first. */
+#include <ctype.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +63,18 @@ static int parse_time(int64_t *ms, const char *option, const char *s)
     return -1;
 }
 
+/* Whether s is a date alone, YYYY-MM-DD (not an age of 10 characters). */
+static int is_date(const char *s)
+{
+    static const char shape[] = "dddd-dd-dd";
+    size_t i;
+
+    for (i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
+            return 0;
+    return s[i] == '\0';
+}
+
 int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
 {
     mt_log_query q;
@@ -89,7 +102,7 @@ int mt_cmd_log(const mt_cli *cli, int argc, char **argv)
     if (a.until && (status = parse_time(&q.until, "until", a.until)) >= 0)
         return status;
     /* --until a day takes the whole day in, as people mean it. */
-    if (a.until && strlen(a.until) == 10)
+    if (a.until && is_date(a.until))
         q.until += 86400000 - 1;
     if (a.op && mt_cli_op_parse(&q.operation, a.op) < 0)
         return mt_cli_usage_error("log", "--op needs created, modified or deleted, not '%s'", a.op);
