@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXTERNAL "external"
@@ -674,17 +676,73 @@ static int log_load(mt_fs *fs)
  * half-made change's versions: SQLite's own isolation sees to that). A
  * read first loads the versions the log holds: every change that returned
  * is in what it reads. */
-static int hist_ready(mt_fs *fs)
+/* How long a read-only handle waits for a writer elsewhere to finish. */
+#define RO_WAIT_MS 5000
+
+/*
+ * A read-only handle copies the history database, then loads the log into
+ * the copy: both under a shared lock on the store's lock file, so that a
+ * writer elsewhere (one who may write the store) can neither fold the log
+ * into the database nor add to it between the two, which would leave the
+ * copy without versions. *fd is the lock's descriptor (-1: the store was
+ * never written, so there is nothing to wait for).
+ */
+static int ro_lock(mt_fs *fs, int *fd)
 {
+    struct timespec pause = {0, 1000000};
+    unsigned waited = 0;
     int rc;
 
+    *fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/state", O_RDONLY | O_NOCTTY | O_CLOEXEC, 0);
+    if (*fd == -ENOENT) {
+        *fd = -1;
+        return 0;
+    }
+    if (*fd < 0)
+        return mt_error_set(MT_EIO, "cannot open the store's lock %s/state: %s", MT_FS_RESERVED,
+                            strerror(-*fd));
+    while (flock(*fd, LOCK_SH | LOCK_NB) < 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK)
+            rc = mt_error_set(MT_EIO, "cannot lock the store's lock %s/state: %s", MT_FS_RESERVED,
+                              strerror(errno));
+        else if (waited++ >= RO_WAIT_MS)
+            rc = mt_error_set(MT_EBUSY,
+                              "another process held the store's lock for %u ms while this one "
+                              "read its history: nothing was read; try again",
+                              RO_WAIT_MS);
+        else {
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    return 0;
+}
+
+static int hist_ready(mt_fs *fs)
+{
+    int rc, lock_fd;
+
     /* A read-only store's history is a copy in memory: its log is loaded
-     * there, once, with no lock (nothing changes the store through memtool). */
+     * there, once (again in a forked child, which copies afresh), under
+     * ro_lock; nothing changes it through this handle. */
     if (fs->read_only) {
         pthread_mutex_lock(&fs->lock);
-        if ((rc = hist_open(fs)) == 0 && !fs->ro_slot) {
-            mt_hist_log_attach(fs->hist, &fs->ro_slot);
-            rc = mt_hist_load(fs->hist);
+        rc = 0;
+        if (!(fs->hist && fs->hist_forks == mt_fs_forks()) || !fs->ro_slot) {
+            if ((rc = ro_lock(fs, &lock_fd)) == 0) {
+                if ((rc = hist_open(fs)) == 0) {
+                    fs->ro_slot = 0;
+                    mt_hist_log_attach(fs->hist, &fs->ro_slot);
+                    rc = mt_hist_load(fs->hist);
+                }
+                if (lock_fd >= 0)
+                    close(lock_fd);
+            }
         }
         pthread_mutex_unlock(&fs->lock);
         return rc;

@@ -26,6 +26,7 @@
 Exit 0 when every check passed; otherwise each failure is printed and the
 exit status is 1.
 """
+import fcntl
 import os
 import shutil
 import stat
@@ -97,6 +98,29 @@ def read_only_checks(memtool, kind, where, key=None):
     opts = store_opts(kind.split()[0], where, key)
     if key:
         kind += " encrypted"
+    if kind == "file":
+        # The history is copied and its log loaded under a shared lock: while
+        # a writer holds the store's lock, a read of the history waits, and
+        # goes on once the writer is done.
+        fd = os.open(os.path.join(where, "store", ".memtool", "state"), os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            e = {k: v for k, v in os.environ.items() if not k.startswith("MEMTOOL_")}
+            p = subprocess.Popen([memtool] + opts + ["log"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=e)
+            try:
+                p.wait(timeout=0.5)
+                check(False, f"{kind}: log on a read-only store read the history while a "
+                      f"writer held the store's lock (exit {p.returncode})")
+            except subprocess.TimeoutExpired:
+                pass
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            out, err = p.communicate(timeout=60)
+            check(p.returncode == 0 and out.decode().count("\n") == 6,
+                  f"{kind}: log on a read-only store once the writer is done: "
+                  f"exit {p.returncode}, {out!r} {err!r}")
+        finally:
+            os.close(fd)
     # The versions: 1-3 init, 4 a.md created, 5 a.md modified, 6 b.md created.
     rc, out, err = run(memtool, opts + ["view", "/memories"])
     check(rc == 0 and "/memories/a.md" in out and "/memories/b.md" in out,
