@@ -115,11 +115,12 @@ static int id_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 0;
 }
 
-/* The newest version's operation and content digest. */
+/* The newest version's operation, content digest and id. */
 typedef struct {
     int found;
     int64_t op;
     char sha[65];
+    int64_t id;
 } newest_version;
 
 static int newest_row(void *payload, const mt_db_value *cols, size_t ncols)
@@ -131,12 +132,13 @@ static int newest_row(void *payload, const mt_db_value *cols, size_t ncols)
     nv->found = 1;
     nv->op = cols[0].i;
     snprintf(nv->sha, sizeof(nv->sha), "%s", cols[1].type == MT_DB_TEXT ? cols[1].p : "");
+    nv->id = ncols > 2 ? cols[2].i : 0;
     return 0;
 }
 
 int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char *sha, uint64_t size)
 {
-    newest_version nv = {0, 0, ""};
+    newest_version nv = {0, 0, "", 0};
     mt_db_value a[2];
     const char *actor;
     int64_t n;
@@ -165,15 +167,15 @@ int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char 
 
 int mt_db_version_head_get(mt_db_txn *t, mt_db_version_head *out, const char *memory_id)
 {
-    newest_version nv = {0, 0, ""};
-    mt_db_value a[3] = {mt_db_text(t->db->tenant), mt_db_text(memory_id), mt_db_int(0)};
+    newest_version nv = {0, 0, "", 0};
+    mt_db_value a[2] = {mt_db_text(t->db->tenant), mt_db_text(memory_id)};
     int64_t n;
 
     memset(out, 0, sizeof(*out));
-    /* Both the newest by id, read in the change's transaction: the same row. */
-    if ((n = mt_db_exec(t->db, MT_DB_VERSION_NEWEST, a, 2, newest_row, &nv)) < 0 ||
-        (nv.found && (n = mt_db_exec(t->db, MT_DB_VERSION_NTH, a, 3, id_row, &out->id)) < 0))
+    /* One statement: the newest version's id, operation and digest. */
+    if ((n = mt_db_exec(t->db, MT_DB_VERSION_NEWEST, a, 2, newest_row, &nv)) < 0)
         return (int)n;
+    out->id = nv.id;
     out->found = nv.found && out->id > 0;
     out->op = nv.op;
     memcpy(out->sha, nv.sha, sizeof(out->sha));

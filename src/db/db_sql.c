@@ -93,7 +93,7 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     [MT_DB_NODE_OF_MEMORY] = "SELECT path FROM nodes WHERE tenant = ?1 AND memory_id = ?2",
     [MT_DB_NODES_ALL] = "SELECT path, kind, memory_id, sha256, size FROM nodes "
                         "WHERE tenant = ?1 ORDER BY path",
-    [MT_DB_VERSION_NEWEST] = "SELECT op, sha256 FROM versions WHERE tenant = ?1 AND "
+    [MT_DB_VERSION_NEWEST] = "SELECT op, sha256, id FROM versions WHERE tenant = ?1 AND "
                              "memory_id = ?2 ORDER BY id DESC LIMIT 1",
     [MT_DB_NODE_ACCESSED] = "SELECT kind, accessed FROM nodes WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODE_ACCESS_SET] = "UPDATE nodes SET accessed = ?3, modified = "
