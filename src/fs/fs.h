@@ -255,6 +255,64 @@ void mt_fs_temp_name(char name[64]);
 int mt_fs_write_temp(mt_fs *fs, int *out_fd, char name[64], int dirfd, const char *data, size_t len,
                      const char *rel, char sha256[65]);
 
+/*
+ * The rest of putting a change in place (fs_write.c), shared by the changes
+ * (fs_change.c: create, edit; fs_move.c: remove, rename).
+ */
+/* Write all of data to fd: 0, or a negative errno. */
+int mt_fs_write_all(int fd, const char *data, size_t len);
+
+/* renameat2(RENAME_NOREPLACE), or link+unlink where the filesystem lacks it:
+ * both refuse atomically when the name is taken. */
+int mt_fs_rename_noreplace(int fromfd, const char *from, int tofd, const char *to);
+
+/* The same for a directory, which link() cannot take: without
+ * RENAME_NOREPLACE, look then rename; under the store's lock only a process
+ * that is not memtool could slip in between. */
+int mt_fs_rename_dir_noreplace(int fromfd, const char *from, int tofd, const char *to);
+
+/* Put data at name in dirfd atomically: a temporary file, synced as the
+ * durability asks, renamed into place (never replacing unless asked). */
+int mt_fs_put(mt_fs *fs, int dirfd, const char *name, const char *data, size_t len, int replace,
+              const char *rel, char sha256[65]);
+
+/* Where a path's directories stop existing. */
+typedef struct {
+    int fd;              /* the deepest directory on the way that exists */
+    const char *missing; /* in rel: the first component that does not exist, or NULL */
+    unsigned count;      /* components from `missing` to the parent of the last */
+    unsigned depth;      /* components in rel */
+    const char *name;    /* in rel: the last component */
+} mt_fs_parents;
+
+/* Find the parent directories of rel's last component, as far as they
+ * exist. A component that is a file or a link is an error (naming what). */
+int mt_fs_find_parents(mt_fs_parents *p, mt_fs *fs, const char *rel, const char *what);
+void mt_fs_parents_close(mt_fs_parents *p);
+
+/*
+ * Make the missing directories p->missing ... (p->count of them) inside
+ * p->fd. With `hidden`, they are made under a temporary name standing for
+ * the first one, to be renamed into place by the caller: then nothing shows
+ * until that rename, and a crash leaves only a temporary that the next
+ * recount removes. fds[i] gets the i-th new directory, fds[count-1] the
+ * innermost; names[0] the temporary name.
+ */
+int mt_fs_make_dirs(const mt_fs_parents *p, int hidden, int *fds, char first[64], const char *rel);
+
+/* Sync the new directories bottom up: each one's entry in its parent. */
+int mt_fs_sync_dirs(mt_fs *fs, int *fds, unsigned count, const char *rel);
+void mt_fs_close_dirs(int *fds, unsigned count);
+
+/* Remove the directories that p->missing named, deepest first, once they
+ * are empty again: a failed rename leaves the store as it found it. */
+void mt_fs_unmake_dirs(const mt_fs_parents *p, int *fds);
+
+/* Remove the hidden tree `top` in dirfd that a failed change made; what
+ * cannot be removed now (out of descriptors, say) is left to the next
+ * recount, which removes every temporary. */
+void mt_fs_drop_temp(mt_fs_txn *t, int dirfd, const char *top);
+
 /* Remove everything below the directory dirfd, however deep (never
  * following a link, never holding more than a few dozen descriptors). */
 int mt_fs_remove_tree(int dirfd);
