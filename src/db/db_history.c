@@ -3,7 +3,7 @@
  * change that makes them (so they follow the changes' serial order), their
  * content shared with the files' (one contents row per SHA-256, counted),
  * pruning to the caps, reading and redacting. The semantics and the words
- * are those of the filesystem store's history (history.c).
+ * are those of the filesystem store's history (hist_*.c).
  */
 #include "db/db_core.h"
 

@@ -2,7 +2,7 @@
  * The history's log of versions not yet in its database (history.log
  * beside history.db): a change of a plain store appends its versions here,
  * in one write under the store's lock, instead of a SQLite transaction of
- * its own; they are loaded into the database in batches (history.c).
+ * its own; they are loaded into the database in batches (hist_commit.c).
  *
  * A record is a header (magic, the body's length, a BLAKE2b-128 of both)
  * and a body of fixed-width little-endian fields and length-prefixed

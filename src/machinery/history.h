@@ -129,7 +129,7 @@ int mt_hist_ids_mark_exact(mt_hist *h);
 int mt_hist_lookup_id(mt_hist *h, char out[24], const char *path);
 
 /* The memory's file looks like fp now, its content unchanged (in a logged
- * change: for this handle until the log is next loaded; see history.c). */
+ * change: for this handle until the log is next loaded; see hist_commit.c). */
 int mt_hist_refresh(mt_hist *h, const char *path, const mt_hist_fp *fp);
 
 /* A memory over its cap of `keep` versions (by a slack) loses its oldest. */
