@@ -14,6 +14,8 @@
  * store), and fstat to check that the file opened is the one looked at. The
  * two floors side by side measure what the guarantees cost by themselves, so
  * a regression of memtool's own code is told from the price of a promise.
+ * With --confined it opens as --look does but without the look before (what
+ * memtool did before it looked): beside --look, the price of the look alone.
  *
  * It accepts and ignores memtool's global options, so mt_bench_serve can
  * start it in memtool's place.
@@ -64,7 +66,10 @@ static int put(const char *data, size_t len)
     return 0;
 }
 
-/* The guarantees' open: looked at, confined, checked (see the top). */
+static int look, confined;
+
+/* The guarantees' open: looked at, confined, checked (see the top); with
+ * --confined, not looked at. */
 static int open_looked(int root_fd, const char *rel, struct stat *sb)
 {
     struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME | O_CLOEXEC,
@@ -73,6 +78,14 @@ static int open_looked(int root_fd, const char *rel, struct stat *sb)
     struct stat seen;
     int fd;
 
+    if (confined) {
+        fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+        if (fd >= 0 && (fstat(fd, sb) < 0 || !S_ISREG(sb->st_mode))) {
+            close(fd);
+            return -1;
+        }
+        return fd;
+    }
     if (fstatat(root_fd, rel, &seen, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(seen.st_mode) ||
         seen.st_nlink != 1)
         return -1;
@@ -85,8 +98,6 @@ static int open_looked(int root_fd, const char *rel, struct stat *sb)
     }
     return fd;
 }
-
-static int look;
 
 static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
 {
@@ -106,7 +117,7 @@ static int answer(int root_fd, char *line, size_t len, char **buf, size_t *cap)
     if (!end)
         return -1;
     *end = '\0';
-    if (look) {
+    if (look || confined) {
         if ((fd = open_looked(root_fd, p, &sb)) < 0)
             return -1;
     } else if ((fd = openat(root_fd, p, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &sb) < 0) {
@@ -146,6 +157,8 @@ int main(int argc, char **argv)
             root = argv[i + 1];
         else if (strcmp(argv[i], "--look") == 0)
             look = 1;
+        else if (strcmp(argv[i], "--confined") == 0)
+            confined = 1;
     }
     if (!root || !in)
         return 2;

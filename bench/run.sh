@@ -208,7 +208,8 @@ tput() { # impl server mix clients durability ops [server-arg]
 # The view mix, three rounds of each server in turn (the report keeps each
 # one's best), since a second's noise moves a single run by 10%:
 # - the floor, and the floor with the calls memtool's guarantees require of a
-#   view (--look: a look before the open, a confined open, the identity check);
+#   view (--look: a look before the open, a confined open, the identity check),
+#   and without the look (--confined: the calls memtool made before it looked);
 # - memtool built from $PINNED_SERVE (fac79cf, before those calls and access
 #   recording), from this repository's history, in full runs only: a
 #   regression of memtool's own code shows against it, the price of a promise
@@ -233,6 +234,7 @@ view_rounds=3
 round=1
 while [ $round -le $view_rounds ]; do
     tput floor "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS
+    tput floor-confined "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS --confined
     tput floor-look "$bin/mt_bench_floor_serve" view 1 none $SERVE_VIEW_OPS --look
     [ -n "$pinned" ] && tput pinned "$pinned" view 1 none $SERVE_VIEW_OPS
     tput memtool "$memtool" view 1 none $SERVE_VIEW_OPS
