@@ -213,7 +213,7 @@ static int header_memory_id(char out[24], const char *data, size_t len)
     const unsigned char *p = (const unsigned char *)data;
     size_t i;
 
-    if (len < MT_CRYPT_HEADER + MT_CRYPT_TAG || memcmp(p, MT_CRYPT_MAGIC, 4) != 0 ||
+    if (len < MT_CRYPT_HEADER + MT_CRYPT_TAG || memcmp(p, mt_crypt_magic, 4) != 0 ||
         p[4] != MT_CRYPT_FORMAT || memcmp(p + 32, "mem_", 4) != 0)
         return 0;
     for (i = 4; i < MT_CRYPT_MEMID; i++)

@@ -15,9 +15,10 @@
  *  60  nonce (24 bytes)
  * then the ciphertext and its 16-byte tag.
  */
-#define MT_CRYPT_HEADER   84
-#define MT_CRYPT_TAG      16
-#define MT_CRYPT_MAGIC    "MTCR" /* the first 4 bytes */
+#define MT_CRYPT_HEADER 84
+#define MT_CRYPT_TAG    16
+/* A sealed file's first 4 bytes. */
+static const unsigned char mt_crypt_magic[4] = {'M', 'T', 'C', 'R'};
 #define MT_CRYPT_FORMAT   1
 #define MT_CRYPT_KEY      32
 #define MT_CRYPT_ID       8

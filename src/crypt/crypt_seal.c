@@ -36,7 +36,7 @@ static uint64_t get_u64(const unsigned char *p)
 static void header_write(unsigned char *p, const mt_crypt_header *h)
 {
     memset(p, 0, MT_CRYPT_HEADER);
-    memcpy(p, MT_CRYPT_MAGIC, 4);
+    memcpy(p, mt_crypt_magic, 4);
     p[4] = MT_CRYPT_FORMAT;
     p[5] = h->kdf;
     memcpy(p + 8, h->key_id, MT_CRYPT_ID);
@@ -49,7 +49,7 @@ static void header_write(unsigned char *p, const mt_crypt_header *h)
 /* Parse the header of data (len bytes) at rel. */
 int mt_crypt_header_read(mt_crypt_header *h, const unsigned char *p, size_t len, const char *rel)
 {
-    if (len < MT_CRYPT_HEADER || memcmp(p, MT_CRYPT_MAGIC, 4) != 0)
+    if (len < MT_CRYPT_HEADER || memcmp(p, mt_crypt_magic, 4) != 0)
         return mt_error_set(MT_ECRYPT,
                             "%s%s is not encrypted (it has no memtool encryption header): it was "
                             "written outside memtool or without --encrypt; memtool never shows "
