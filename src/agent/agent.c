@@ -16,11 +16,11 @@ struct mt_agent {
     unsigned default_iterations; /* max_iterations as made */
     int search;                  /* memory_search is offered */
     /* The message thread: see agent.h. */
-    int threading;      /* requests carry a thread (until the server refuses one) */
-    char *prev_id;      /* the reply the next request continues from; NULL: it creates one */
-    size_t held;        /* the messages the thread holds, with that reply */
-    char *created_with; /* the system prompt and tools the thread was created with, as JSON */
-    int replaces_lost;  /* the thread replaces one the server lost and was not continued yet */
+    int threading;     /* requests carry a thread (until the server refuses one) */
+    char *prev_id;     /* the reply the next request continues from; NULL: it creates one */
+    size_t held;       /* the messages the thread holds, with that reply */
+    int thread_made;   /* the thread prev_id is in was created by this agent */
+    int replaces_lost; /* the thread replaces one the server lost and was not continued yet */
 };
 
 const char *mt_agent_outcome_name(mt_agent_outcome outcome)
@@ -188,7 +188,6 @@ void mt_agent_free(mt_agent *ag)
     json_decref(ag->base);
     json_decref(ag->messages);
     free(ag->prev_id);
-    free(ag->created_with);
     free(ag);
 }
 
@@ -202,17 +201,6 @@ const json_t *mt_agent_messages(const mt_agent *ag)
     return ag->messages;
 }
 
-/* What a thread keeps from its creation: system and tools, as JSON. */
-static char *create_only(const mt_agent *ag)
-{
-    json_t *o = json_pack("{s:O*,s:O*}", "system", json_object_get(ag->base, "system"), "tools",
-                          json_object_get(ag->base, "tools"));
-    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-
-    json_decref(o);
-    return s;
-}
-
 /* The next request starts a new thread (with the whole history). */
 static void new_thread(mt_agent *ag)
 {
@@ -222,20 +210,13 @@ static void new_thread(mt_agent *ag)
 }
 
 /* Whether the next request continues the thread: there is a reply to go on
- * from, the conversation still has every message the thread holds, and the
- * thread was created with the system prompt and tools the agent has now. */
+ * from, made on a thread this agent created, and the conversation still has
+ * every message the thread holds. (A thread keeps the system prompt and
+ * tools it was created with; the agent's never change after mt_agent_new.) */
 static int continues(const mt_agent *ag)
 {
-    char *now;
-    int same;
-
-    if (!ag->threading || !ag->prev_id || ag->held > json_array_size(ag->messages))
-        return 0;
-    if (!(now = create_only(ag)))
-        return 0;
-    same = ag->created_with && strcmp(now, ag->created_with) == 0;
-    free(now);
-    return same;
+    return ag->threading && ag->prev_id && ag->thread_made &&
+           ag->held <= json_array_size(ag->messages);
 }
 
 json_t *mt_agent_request(const mt_agent *ag)
@@ -757,9 +738,7 @@ static int keep_reply(mt_agent *ag, const json_t *req, const json_t *msg)
         return 0;
     }
     if (thread_is(req, "create")) {
-        free(ag->created_with);
-        if (!(ag->created_with = create_only(ag)))
-            return MT_ENOMEM;
+        ag->thread_made = 1;
     } else {
         ag->replaces_lost = 0;
     }
@@ -843,7 +822,6 @@ int mt_agent_run_turn(mt_agent_turn *turn, mt_agent *ag, const char *prompt, con
             }
             if (!recover(ag, req, ui))
                 goto done;
-            turn->recoveries++;
         }
         answered = 1;
         content = json_object_get(msg, "content");

@@ -91,7 +91,6 @@ typedef struct {
     json_t *message;        /* the last response, as received */
     json_t *applied_edits;  /* every context edit the API reported in the turn */
     unsigned requests;      /* requests sent, retries and recoveries not counted */
-    unsigned recoveries;    /* requests sent again on a new thread or without one */
     unsigned tool_calls;    /* memory calls carried out */
     unsigned skipped_calls; /* tool calls not run because the response was cut off */
     int64_t input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens;

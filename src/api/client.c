@@ -138,11 +138,6 @@ const char *mt_api_url(const mt_api *api)
     return api->url;
 }
 
-const char *mt_api_version(const mt_api *api)
-{
-    return api->version_header + strlen("anthropic-version: ");
-}
-
 const mt_api_failure *mt_api_last_failure(const mt_api *api)
 {
     return &api->failure;

@@ -91,9 +91,6 @@ int mt_api_send(json_t **out, mt_api *api, const json_t *request, const char *be
 /* What the last mt_api_send's failure was (all zero after a success). */
 const mt_api_failure *mt_api_last_failure(const mt_api *api);
 
-/* The anthropic-version the client sends. */
-const char *mt_api_version(const mt_api *api);
-
 /*
  * How long to wait before retry number `retry` (0 for the first), given the
  * response's retry-after-ms and retry-after headers (either may be NULL) and a
