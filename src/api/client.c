@@ -56,7 +56,6 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
     const char *base = opts && opts->base_url ? opts->base_url : getenv("ANTHROPIC_BASE_URL");
     const char *key = opts && opts->api_key ? opts->api_key : getenv("ANTHROPIC_API_KEY");
     const char *version = opts && opts->version ? opts->version : MT_API_VERSION;
-    const char *p;
     mt_api *api = NULL;
     mt_buf b = MT_BUF_INIT;
     size_t blen;
@@ -72,10 +71,7 @@ int mt_api_new(mt_api **out, const mt_api_options *opts)
         rc = mt_error_set(MT_EINVAL, "ANTHROPIC_API_KEY holds a line break");
         goto done;
     }
-    for (p = version; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ',')
-            break;
-    if (!*version || *p) {
+    if (!mt_api_version_ok(version)) {
         rc = mt_error_set(MT_EINVAL, "the API version must be one word such as %s", MT_API_VERSION);
         goto done;
     }
@@ -136,6 +132,17 @@ void mt_api_free(mt_api *api)
 const char *mt_api_url(const mt_api *api)
 {
     return api->url;
+}
+
+int mt_api_version_ok(const char *version)
+{
+    const char *p;
+
+    /* One header value: no space, control character or list separator. */
+    for (p = version; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ',')
+            return 0;
+    return *version != '\0';
 }
 
 const mt_api_failure *mt_api_last_failure(const mt_api *api)

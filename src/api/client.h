@@ -88,6 +88,10 @@ const char *mt_api_url(const mt_api *api);
 int mt_api_send(json_t **out, mt_api *api, const json_t *request, const char *betas,
                 const mt_api_hooks *hooks);
 
+/* Whether version can be sent as anthropic-version: one word, nothing that
+ * would split or end the header. */
+int mt_api_version_ok(const char *version);
+
 /* What the last mt_api_send's failure was (all zero after a success). */
 const mt_api_failure *mt_api_last_failure(const mt_api *api);
 

@@ -100,7 +100,6 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
     const char *model = getenv("MEMTOOL_MODEL");
     const char *version = getenv("MEMTOOL_API_VERSION");
     const char *auth = getenv("MEMTOOL_API_AUTH"), *auth_from = "MEMTOOL_API_AUTH";
-    const char *p;
     long n;
     int c, status = MT_EXIT_USAGE, no_thread = 0;
 
@@ -237,10 +236,9 @@ int mt_agent_cli_parse(mt_agent_cli *o, const char *name, int argc, char **argv,
         return mt_cli_usage_error(name, "--pause-after-compaction needs --compact or --compact-at");
     if (!version || !*version)
         version = MT_API_VERSION;
-    for (p = version; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ',')
-            return mt_cli_usage_error(name, "the API version must be one word such as %s",
-                                      MT_API_VERSION);
+    if (!mt_api_version_ok(version))
+        return mt_cli_usage_error(name, "the API version must be one word such as %s, not '%s'",
+                                  MT_API_VERSION, version);
     o->api.version = version;
     if (auth && *auth && strcmp(auth, "x-api-key") == 0)
         o->api.auth = MT_API_AUTH_X_API_KEY;

@@ -93,6 +93,30 @@ static void test_new_needs_key(void **state)
     mt_api_free(api);
 }
 
+/* A version that would split or end its header is refused by the library
+ * too, not only by the command. */
+static void test_version_one_word(void **state)
+{
+    static const char *const bad[] = {"", "2026-10-21 x", "2026-10-21,2023-06-01", "a\r\nb: c",
+                                      "\x7f"};
+    mt_api_options o = {"http://127.0.0.1:1/", "k", -1, NULL, MT_API_AUTH_BEARER};
+    mt_api *api = (mt_api *)1;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_false(mt_api_version_ok(bad[i]));
+        o.version = bad[i];
+        assert_int_equal(mt_api_new(&api, &o), MT_EINVAL);
+        assert_null(api);
+        assert_non_null(strstr(mt_error_last()->message, "the API version must be one word"));
+    }
+    assert_true(mt_api_version_ok("2023-06-01"));
+    o.version = "2023-06-01";
+    assert_int_equal(mt_api_new(&api, &o), 0);
+    mt_api_free(api);
+}
+
 /* Nothing listens on port 1: a connection failure, retried, then one line. */
 static void test_connection_refused(void **state)
 {
@@ -240,10 +264,10 @@ static void test_describe_call(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_should_retry),        cmocka_unit_test(test_retry_delay),
-        cmocka_unit_test(test_new_needs_key),       cmocka_unit_test(test_connection_refused),
-        cmocka_unit_test(test_cancel_before_retry), cmocka_unit_test(test_agent_request),
-        cmocka_unit_test(test_describe_call),
+        cmocka_unit_test(test_should_retry),       cmocka_unit_test(test_retry_delay),
+        cmocka_unit_test(test_new_needs_key),      cmocka_unit_test(test_version_one_word),
+        cmocka_unit_test(test_connection_refused), cmocka_unit_test(test_cancel_before_retry),
+        cmocka_unit_test(test_agent_request),      cmocka_unit_test(test_describe_call),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
