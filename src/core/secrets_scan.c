@@ -217,14 +217,50 @@ done:
     return rc;
 }
 
-/* Whether s is in the n strings of list. */
-static int listed(char *const *list, size_t n, const char *s)
+/* The memories met so far, by id: a set that stays fast at any size (a
+ * store's history may name many thousands of memories). */
+typedef struct {
+    char (*ids)[24]; /* "" marks a free slot */
+    size_t n, cap;   /* cap a power of two, or 0 */
+    int empty;       /* "" itself was added */
+} id_set;
+
+static size_t id_hash(const char *s)
+{
+    size_t h = 14695981039346656037u;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* 1 when id was already in the set, 0 when it is added now. */
+static int id_set_add(id_set *set, const char *id)
 {
     size_t i;
 
-    for (i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0)
+    if (!*id) {
+        i = (size_t)set->empty;
+        set->empty = 1;
+        return (int)i;
+    }
+    if ((set->n + 1) * 2 > set->cap) {
+        id_set bigger = {NULL, 0, set->cap ? set->cap * 2 : 64, set->empty};
+        size_t j;
+
+        if (!(bigger.ids = calloc(bigger.cap, sizeof(*bigger.ids))))
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        for (j = 0; j < set->cap; j++)
+            if (set->ids[j][0])
+                id_set_add(&bigger, set->ids[j]);
+        free(set->ids);
+        *set = bigger;
+    }
+    for (i = id_hash(id) & (set->cap - 1); set->ids[i][0]; i = (i + 1) & (set->cap - 1))
+        if (strcmp(set->ids[i], id) == 0)
             return 1;
+    snprintf(set->ids[i], sizeof(set->ids[i]), "%s", id);
+    set->n++;
     return 0;
 }
 
@@ -234,8 +270,9 @@ static int scan_history(mt_secrets_report *r, mt_memory *m, const char *path, in
 {
     mt_log_query q;
     mt_version *v = NULL;
-    char **seen = NULL, *data = NULL;
-    size_t n = 0, nseen = 0, i, len = 0, found;
+    id_set seen = {NULL, 0, 0, 0};
+    char *data = NULL;
+    size_t n = 0, i, len = 0, found;
     int rc = 0;
 
     memset(&q, 0, sizeof(q));
@@ -246,18 +283,14 @@ static int scan_history(mt_secrets_report *r, mt_memory *m, const char *path, in
             goto done;
         for (i = 0; i < n; i++) {
             const mt_version *x = &v[i];
-            int newest = !listed(seen, nseen, x->memory_id);
+            int newest;
 
-            if (newest) {
-                char **grown = realloc(seen, (nseen + 1) * sizeof(*seen));
-                if (!grown || !(grown[nseen] = strdup(x->memory_id))) {
-                    seen = grown ? grown : seen;
-                    rc = mt_error_set(MT_ENOMEM, "out of memory");
-                    goto done;
-                }
-                seen = grown;
-                nseen++;
+            /* Newest first: the first version met of a memory is its newest. */
+            if ((newest = id_set_add(&seen, x->memory_id)) < 0) {
+                rc = newest;
+                goto done;
             }
+            newest = !newest;
             if ((newest && x->operation != MT_VERSION_DELETED) || x->redacted ||
                 x->operation == MT_VERSION_DELETED)
                 continue;
@@ -284,9 +317,7 @@ done:
         sodium_memzero(data, len);
     free(data);
     mt_versions_free(v, n);
-    for (i = 0; i < nseen; i++)
-        free(seen[i]);
-    free(seen);
+    free(seen.ids);
     return rc;
 }
 
