@@ -744,11 +744,6 @@ mt_store *mt_crypt_inner(mt_store *st)
     return ((mt_crypt *)st)->inner;
 }
 
-static mt_store *crypt_listing(mt_store *st)
-{
-    return mt_store_is_crypt(st) ? ((mt_crypt *)st)->inner : st;
-}
-
 int mt_crypt_seal_for(mt_crypt_key *key, char **out, size_t *out_len, const char *memory_id,
                       uint64_t generation, const char *plain, size_t len)
 {
@@ -850,7 +845,7 @@ static int c_control(mt_store *st, int request, void *arg)
     case MT_STORE_CRYPT_REKEY:
         return mt_crypt_rekey(st, rekey->out, rekey->new_key, rekey->op, rekey->cb, rekey->payload);
     case MT_STORE_LISTING:
-        *(mt_store **)arg = crypt_listing(st);
+        *(mt_store **)arg = c->inner;
         return 0;
     default:
         return mt_store_control(c->inner, request, arg);

@@ -262,8 +262,6 @@ int mt_crypt_rekey(mt_store *st, mt_rekey_result *out, mt_crypt_key *new_key, mt
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if (!mt_store_is_crypt(st))
-        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
     /* Other threads of the handle go on reading and writing: what is
      * re-encrypted already they read with the new key meanwhile. */
     pthread_mutex_lock(&c->rekey_lock);

@@ -233,8 +233,6 @@ int mt_crypt_status_of(mt_store *st, mt_crypt_status *out)
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if (!mt_store_is_crypt(st))
-        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
     if ((rc = c->inner->walk(c->inner, "", mt_crypt_collect_path, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
@@ -289,8 +287,6 @@ int mt_crypt_each(mt_store *st, mt_crypt_file_cb cb, void *payload)
     size_t i;
     int rc;
 
-    if (!mt_store_is_crypt(st))
-        return mt_error_set(MT_EINVAL, "the store is not opened with encryption (--encrypt)");
     if ((rc = c->inner->walk(c->inner, "", mt_crypt_collect_path, &l)) < 0)
         goto done;
     for (i = 0; i < l.n; i++) {
