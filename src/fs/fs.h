@@ -46,6 +46,7 @@ typedef struct {
      * `ro_slot` standing in for the shared state's), and every change fails. */
     int read_only;
     volatile uint64_t ro_slot;
+    struct mt_hist *ro_loaded; /* the history copy whose log was loaded (read-only) */
 } mt_fs;
 
 #include "contract/store_contract.h"
@@ -218,6 +219,9 @@ int mt_fs_hist_open_db(struct mt_hist **out, mt_fs *fs);
  * RESOLVE_NO_XDEV): the kernel, not string checks, keeps it inside. Returns
  * an fd or a negative errno. */
 int mt_fs_openat(int dirfd, const char *rel, int flags, mode_t mode);
+
+/* Milliseconds of the monotonic clock, for the bounds of waits. */
+void mt_fs_monotonic_ms(long long *ms);
 
 /* Open the directory that holds rel's last component (which must exist);
  * *name points into rel at that component. */

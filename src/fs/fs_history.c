@@ -690,8 +690,8 @@ static int log_load(mt_fs *fs)
 static int ro_lock(mt_fs *fs, int *fd)
 {
     struct timespec pause = {0, 1000000};
-    unsigned waited = 0;
-    int rc;
+    long long deadline, now;
+    int rc = 0;
 
     *fd = mt_fs_openat(fs->root_fd, MT_FS_RESERVED "/state", O_RDONLY | O_NOCTTY | O_CLOEXEC, 0);
     if (*fd == -ENOENT) {
@@ -701,26 +701,30 @@ static int ro_lock(mt_fs *fs, int *fd)
     if (*fd < 0)
         return mt_error_set(MT_EIO, "cannot open the store's lock %s/state: %s", MT_FS_RESERVED,
                             strerror(-*fd));
-    while (flock(*fd, LOCK_SH | LOCK_NB) < 0) {
-        if (errno == EINTR)
+    mt_fs_monotonic_ms(&deadline);
+    deadline += RO_WAIT_MS;
+    while (rc == 0 && flock(*fd, LOCK_SH | LOCK_NB) < 0) {
+        int err = errno;
+
+        if (err == EINTR)
             continue;
-        if (errno != EWOULDBLOCK)
+        mt_fs_monotonic_ms(&now);
+        if (err != EWOULDBLOCK)
             rc = mt_error_set(MT_EIO, "cannot lock the store's lock %s/state: %s", MT_FS_RESERVED,
-                              strerror(errno));
-        else if (waited++ >= RO_WAIT_MS)
+                              strerror(err));
+        else if (now >= deadline)
             rc = mt_error_set(MT_EBUSY,
-                              "another process held the store's lock for %u ms while this one "
+                              "another process held the store's lock for %d ms while this one "
                               "read its history: nothing was read; try again",
                               RO_WAIT_MS);
-        else {
+        else
             nanosleep(&pause, NULL);
-            continue;
-        }
+    }
+    if (rc < 0) {
         close(*fd);
         *fd = -1;
-        return rc;
     }
-    return 0;
+    return rc;
 }
 
 static int hist_ready(mt_fs *fs)
@@ -733,12 +737,13 @@ static int hist_ready(mt_fs *fs)
     if (fs->read_only) {
         pthread_mutex_lock(&fs->lock);
         rc = 0;
-        if (!(fs->hist && fs->hist_forks == mt_fs_forks()) || !fs->ro_slot) {
+        if (!(fs->hist && fs->hist_forks == mt_fs_forks()) || fs->ro_loaded != fs->hist) {
             if ((rc = ro_lock(fs, &lock_fd)) == 0) {
                 if ((rc = hist_open(fs)) == 0) {
                     fs->ro_slot = 0;
                     mt_hist_log_attach(fs->hist, &fs->ro_slot);
-                    rc = mt_hist_load(fs->hist);
+                    if ((rc = mt_hist_load(fs->hist)) == 0)
+                        fs->ro_loaded = fs->hist;
                 }
                 if (lock_fd >= 0)
                     close(lock_fd);

@@ -57,7 +57,7 @@ static uint64_t fnv1a(const void *p, size_t n)
     return h;
 }
 
-static void monotonic_ms(long long *ms)
+void mt_fs_monotonic_ms(long long *ms)
 {
     struct timespec ts;
 
@@ -226,7 +226,7 @@ int mt_fs_lock(mt_fs *fs, unsigned timeout_ms)
     struct timespec abs;
     int rc;
 
-    monotonic_ms(&deadline);
+    mt_fs_monotonic_ms(&deadline);
     deadline += timeout_ms;
     clock_gettime(CLOCK_REALTIME, &abs);
     abs.tv_sec += timeout_ms / 1000;
@@ -242,7 +242,7 @@ int mt_fs_lock(mt_fs *fs, unsigned timeout_ms)
     for (tries = 0;; tries++) {
         if ((rc = state_open(fs)) < 0)
             goto fail;
-        monotonic_ms(&now);
+        mt_fs_monotonic_ms(&now);
         if ((rc = mt_fs_lock_wait(fs->waiter, fs->state_fd,
                                   now < deadline ? (unsigned)(deadline - now) : 0)) < 0) {
             rc = rc == -EWOULDBLOCK
