@@ -16,8 +16,7 @@
 /* More options than any command has: the table is built on the stack. */
 #define MAX_OPTIONS 32
 
-/* Store optarg in the field o names; a value that does not parse is a usage
- * error naming the option. Returns -1 to go on, else the exit status. */
+/* START:END into *r (view_range's two numbers). */
 static int parse_range(mt_cli_range *r, const char *s)
 {
     char *end;
@@ -34,6 +33,8 @@ static int parse_range(mt_cli_range *r, const char *s)
     return 0;
 }
 
+/* Store optarg in the field o names; a value that does not parse is a usage
+ * error naming the option. Returns -1 to go on, else the exit status. */
 static int store_value(const mt_cli_command *cmd, const mt_cli_option *o, void *opts,
                        const char *value)
 {
@@ -132,7 +133,6 @@ int mt_cli_parse(const mt_cli_command *cmd, void *opts, int argc, char **argv)
     longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
     /* The one-letter forms: after 'h', each with ':' when it takes a value. */
-    shortopts[0] = '\0';
     snprintf(shortopts, sizeof(shortopts), "%sh", cmd->text ? "+" : "");
     for (i = 0; i < n; i++) {
         size_t len = strlen(shortopts);

@@ -4,24 +4,15 @@
  * appends touched since (the overlay).
  */
 #include "machinery/hist_internal.h"
-#include "machinery/hist_log.h"
-#include "machinery/search_index.h"
-#include "util/sha256.h"
-#include "machinery/sqlite_wal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
 #include <sqlite3.h>
 
 /* The paths this handle's appends touched since the log was last loaded:

@@ -2,7 +2,7 @@
  * A memory brought into a history database whole (hist_import.h). The rows
  * are those mt_hist_record writes, but with the time, actor, paths and
  * redaction of the version given rather than of a change made now; its
- * content and the live memory's row are kept as history.c keeps them.
+ * content and the live memory's row are kept as mt_hist_record keeps them.
  */
 #include "machinery/hist_import.h"
 

@@ -3,19 +3,15 @@
  * statements, and the registry of open histories a forked child drops.
  */
 #include "machinery/hist_internal.h"
-#include "machinery/hist_log.h"
-#include "machinery/search_index.h"
 #include "util/sha256.h"
 #include "machinery/sqlite_wal.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,11 +87,8 @@ static const char schema[] =
  * are per process) and, with the log kept (PERSIST_WAL), deletes nothing.
  */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static mt_hist *registry;
-
 static unsigned forks;
-
 static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
 
 static void registry_prepare(void)

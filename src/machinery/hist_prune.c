@@ -3,24 +3,13 @@
  * over a memory's cap or older than the days limit, with their contents.
  */
 #include "machinery/hist_internal.h"
-#include "machinery/hist_log.h"
-#include "machinery/search_index.h"
-#include "util/sha256.h"
-#include "machinery/sqlite_wal.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
 #include <sqlite3.h>
 
 /* Step a statement of one SHA-256 that returns no rows; -1 on failure. */

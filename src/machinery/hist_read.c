@@ -2,24 +2,14 @@
  * Reading the history: versions listed and got, contents, counts.
  */
 #include "machinery/hist_internal.h"
-#include "machinery/hist_log.h"
-#include "machinery/search_index.h"
-#include "util/sha256.h"
-#include "machinery/sqlite_wal.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
 #include <sqlite3.h>
 
 int mt_hist_each(mt_hist *h, const char *path, mt_hist_each_cb cb, void *payload)
