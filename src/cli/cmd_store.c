@@ -3,11 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <memtool/store.h>
-
 #include "cli/cli.h"
 #include "cli/input.h"
-#include "factory/store_url.h"
+#include "factory/store_factory.h"
 
 static const char help[] =
     "usage: memtool [options] store upgrade [--json] [URL]\n\n"
@@ -55,11 +53,10 @@ static int vacuum_report(const char *shown, int pg, int rc, int json)
 
 int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
 {
-    mt_store_url u;
-    mt_store *st = NULL;
     const char *url;
     char shown[512];
-    int rc, vacuum, json, status = mt_cli_args(&json, "store", argc, argv, 1, 2, 0, help);
+    int rc, vacuum, vacuumed = 0, json,
+                    status = mt_cli_args(&json, "store", argc, argv, 1, 2, 0, help);
 
     if (status >= 0)
         return status;
@@ -78,30 +75,12 @@ int mt_cmd_store(const mt_cli *cli, int argc, char **argv)
         rc = 0; /* a file store keeps no schema */
         goto report;
     }
-    if (mt_store_url_parse(&u, url) < 0)
-        return mt_cli_usage_error("store", "%s", mt_error_last()->message);
-    if (vacuum) {
-        int pg = u.kind == MT_STORE_PG;
-        rc = pg ? mt_store_pg_vacuum(u.target) : 0;
-        mt_store_url_dispose(&u);
-        mt_store_url_display(shown, sizeof(shown), url);
-        return vacuum_report(shown, pg, rc, json);
-    }
-    switch (u.kind) {
-    case MT_STORE_PG:
-        rc = mt_store_pg_upgrade(u.target);
-        break;
-    case MT_STORE_SQLITE:
-        /* Opening makes the schema where there is none and checks it. */
-        if ((rc = mt_store_sqlite_open(&st, u.target, NULL, MT_DURABILITY_FULL)) == 0)
-            st->free(st);
-        break;
-    default:
-        rc = 0;
-        break;
-    }
-    mt_store_url_dispose(&u);
     mt_store_url_display(shown, sizeof(shown), url);
+    if (vacuum) {
+        rc = mt_store_vacuum_url(&vacuumed, url);
+        return vacuum_report(shown, vacuumed, rc, json);
+    }
+    rc = mt_store_upgrade_url(url);
 report:
     if (rc < 0)
         return mt_cli_usage_error("store", "%s", mt_error_last()->message);

@@ -25,4 +25,11 @@ int mt_store_assemble(mt_store **out, int *read_only, const char *root, const ch
  * reach beneath the layer on purpose). */
 int mt_store_admit(int *plain, mt_store *st);
 
+/* memtool store upgrade: the schema of the store url names brought to this
+ * memtool's (a file store keeps none; an SQLite store is made and checked). */
+int mt_store_upgrade_url(const char *url);
+/* memtool store vacuum: a PostgreSQL store's tables rewritten (*vacuumed
+ * 1); other stores erase at once and need none (*vacuumed 0). */
+int mt_store_vacuum_url(int *vacuumed, const char *url);
+
 #endif

@@ -122,3 +122,43 @@ int mt_store_admit(int *plain, mt_store *st)
     *plain = !mt_crypt_record_off;
     return 0;
 }
+
+int mt_store_upgrade_url(const char *url)
+{
+    mt_store_url u;
+    mt_store *st = NULL;
+    int rc;
+
+    if ((rc = mt_store_url_parse(&u, url)) < 0)
+        return rc;
+    switch (u.kind) {
+    case MT_STORE_PG:
+        rc = mt_store_pg_upgrade(u.target);
+        break;
+    case MT_STORE_SQLITE:
+        /* Opening makes the schema where there is none and checks it. */
+        if ((rc = mt_store_sqlite_open(&st, u.target, NULL, MT_DURABILITY_FULL)) == 0)
+            st->free(st);
+        break;
+    default:
+        rc = 0; /* a file store keeps no schema */
+        break;
+    }
+    mt_store_url_dispose(&u);
+    return rc;
+}
+
+int mt_store_vacuum_url(int *vacuumed, const char *url)
+{
+    mt_store_url u;
+    int rc;
+
+    *vacuumed = 0;
+    if ((rc = mt_store_url_parse(&u, url)) < 0)
+        return rc;
+    /* The file and SQLite stores erase at once: nothing to vacuum. */
+    if (u.kind == MT_STORE_PG && (rc = mt_store_pg_vacuum(u.target)) == 0)
+        *vacuumed = 1;
+    mt_store_url_dispose(&u);
+    return rc;
+}
