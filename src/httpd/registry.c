@@ -1,0 +1,454 @@
+/* memtool server's memory stores: their records and their handles. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <memtool/store.h>
+
+#include "core/memstore.h"
+#include "httpd/registry.h"
+#include "util/sha256.h"
+
+/* Handles kept open; past this, the least recently used idle one closes. */
+#define HANDLES 128
+/* A record changed by others between its read and its write is read again. */
+#define RETRIES 16
+
+typedef struct {
+    char *tenant; /* the memtool tenant: "T~registry" or "T~memstore_..." */
+    mt_memory *m;
+    unsigned refs;
+    uint64_t used;
+} slot;
+
+struct mt_registry {
+    char *url;
+    mt_options base;
+    pthread_mutex_t lock;
+    slot slots[HANDLES];
+    uint64_t tick;
+};
+
+int mt_registry_open(mt_registry **out, const char *url, const mt_options *base)
+{
+    mt_registry *r = calloc(1, sizeof(*r));
+
+    *out = NULL;
+    if (!r || !(r->url = strdup(url))) {
+        free(r);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    r->base = *base;
+    r->base.history = 1;
+    r->base.must_exist = 0;
+    pthread_mutex_init(&r->lock, NULL);
+    *out = r;
+    return 0;
+}
+
+void mt_registry_free(mt_registry *r)
+{
+    size_t i;
+
+    if (!r)
+        return;
+    for (i = 0; i < HANDLES; i++) {
+        mt_memory_free(r->slots[i].m);
+        free(r->slots[i].tenant);
+    }
+    pthread_mutex_destroy(&r->lock);
+    free(r->url);
+    free(r);
+}
+
+/* A handle of memtool tenant `name`, opened with the API's limits when `api`. */
+static int handle(mt_memory **out, mt_registry *r, const char *name, int api)
+{
+    size_t i, victim = HANDLES;
+    mt_options opts = r->base;
+    int rc = 0;
+
+    *out = NULL;
+    pthread_mutex_lock(&r->lock);
+    for (i = 0; i < HANDLES; i++) {
+        if (r->slots[i].tenant && strcmp(r->slots[i].tenant, name) == 0) {
+            r->slots[i].refs++;
+            r->slots[i].used = ++r->tick;
+            *out = r->slots[i].m;
+            goto done;
+        }
+        if (r->slots[i].refs == 0 &&
+            (victim == HANDLES || !r->slots[i].tenant ||
+             (r->slots[victim].tenant && r->slots[i].used < r->slots[victim].used)))
+            victim = i;
+    }
+    if (victim == HANDLES) {
+        rc = mt_error_set(MT_EBUSY, "every handle of the server is in use: try again");
+        goto done;
+    }
+    opts.tenant = name;
+    if (api) {
+        opts.max_file_size = MT_MEMSTORE_MAX_CONTENT;
+        opts.max_files = MT_MEMSTORE_MAX_MEMORIES;
+    }
+    mt_memory_free(r->slots[victim].m);
+    free(r->slots[victim].tenant);
+    memset(&r->slots[victim], 0, sizeof(slot));
+    if ((rc = mt_memory_open_url(out, r->url, &opts)) < 0)
+        goto done;
+    if (!(r->slots[victim].tenant = strdup(name))) {
+        mt_memory_free(*out);
+        *out = NULL;
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    r->slots[victim].m = *out;
+    r->slots[victim].refs = 1;
+    r->slots[victim].used = ++r->tick;
+done:
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+void mt_registry_release(mt_registry *r, mt_memory *m)
+{
+    size_t i;
+
+    if (!m)
+        return;
+    pthread_mutex_lock(&r->lock);
+    for (i = 0; i < HANDLES; i++)
+        if (r->slots[i].m == m && r->slots[i].refs) {
+            r->slots[i].refs--;
+            break;
+        }
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Forget a tenant's handle (its store was deleted), once nobody holds it. */
+static void forget(mt_registry *r, const char *name)
+{
+    size_t i;
+
+    pthread_mutex_lock(&r->lock);
+    for (i = 0; i < HANDLES; i++)
+        if (r->slots[i].tenant && strcmp(r->slots[i].tenant, name) == 0 && !r->slots[i].refs) {
+            mt_memory_free(r->slots[i].m);
+            free(r->slots[i].tenant);
+            memset(&r->slots[i], 0, sizeof(slot));
+        }
+    pthread_mutex_unlock(&r->lock);
+}
+
+static int registry_handle(mt_memory **out, mt_registry *r, const char *tenant)
+{
+    char *name = NULL;
+    int rc;
+
+    if ((rc = mt_memstore_tenant(&name, tenant, "registry")) < 0)
+        return rc;
+    rc = handle(out, r, name, 0);
+    free(name);
+    return rc;
+}
+
+static void record_path(char out[64], const char *store_id)
+{
+    snprintf(out, 64, "/%s.json", store_id);
+}
+
+void mt_registry_entry_dispose(mt_registry_entry *e)
+{
+    if (!e)
+        return;
+    json_decref(e->record);
+    memset(e, 0, sizeof(*e));
+}
+
+static int read_record(mt_registry_entry *out, mt_memory *reg, const char *store_id)
+{
+    char path[64], full[80], *data = NULL;
+    size_t len = 0;
+    json_error_t err;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    record_path(path, store_id);
+    snprintf(full, sizeof(full), "/memories%s", path);
+    rc = mt_memory_read(&data, &len, reg, full);
+    if (rc == MT_ENOTFOUND || rc == MT_EISDIR)
+        return mt_error_set(MT_ENOTFOUND, "no memory store %s", store_id);
+    if (rc < 0)
+        return rc;
+    mt_sha256_hex(out->sha256, data, len);
+    out->record = json_loadb(data, len, 0, &err);
+    free(data);
+    if (!json_is_object(out->record)) {
+        json_decref(out->record);
+        out->record = NULL;
+        return mt_error_set(MT_EIO, "the record of memory store %s is damaged: %s", store_id,
+                            err.text);
+    }
+    return 0;
+}
+
+int mt_registry_get(mt_registry_entry *out, mt_registry *r, const char *tenant,
+                    const char *store_id)
+{
+    mt_memory *reg = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = registry_handle(&reg, r, tenant)) < 0)
+        return rc;
+    rc = read_record(out, reg, store_id);
+    mt_registry_release(r, reg);
+    return rc;
+}
+
+int mt_registry_handle(mt_memory **out, mt_registry *r, const char *tenant, const char *store_id)
+{
+    mt_registry_entry e;
+    char *name = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((rc = mt_registry_get(&e, r, tenant, store_id)) < 0)
+        return rc;
+    mt_registry_entry_dispose(&e);
+    if ((rc = mt_memstore_tenant(&name, tenant, store_id)) < 0)
+        return rc;
+    rc = handle(out, r, name, 1);
+    free(name);
+    return rc;
+}
+
+static int write_new(mt_memory *reg, const char *store_id, json_t *record)
+{
+    mt_memstore_memory made;
+    mt_memstore_conflict c;
+    char path[64], *text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS);
+    int rc;
+
+    if (!text)
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    record_path(path, store_id);
+    rc = mt_memstore_create(&made, &c, reg, path, text, strlen(text));
+    free(text);
+    mt_memstore_memory_dispose(&made);
+    mt_memstore_conflict_dispose(&c);
+    return rc;
+}
+
+int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenant,
+                       const char *name, const char *description, json_t *metadata,
+                       const char *actor)
+{
+    mt_memory *reg = NULL;
+    unsigned char raw[8];
+    char id[32];
+    int64_t now = 0;
+    struct timespec ts;
+    json_t *rec;
+    int rc, i;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = registry_handle(&reg, r, tenant)) < 0)
+        return rc;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+        rc = mt_error_set(MT_EIO, "no random bytes for a store id");
+        goto done;
+    }
+    memcpy(id, "memstore_", 9);
+    for (i = 0; i < 8; i++)
+        snprintf(id + 9 + 2 * i, 3, "%02x", raw[i]);
+    rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:n, s:{}}", "id", id, "type",
+                    "memory_store", "name", name, "description", description ? description : "",
+                    "metadata", metadata ? metadata : json_object(), "created_at", (json_int_t)now,
+                    "updated_at", (json_int_t)now, "archived_at", "redactions");
+    if (!rec) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    mt_memstore_actor(actor);
+    rc = write_new(reg, id, rec);
+    mt_memstore_actor(NULL);
+    json_decref(rec);
+    if (rc == 0)
+        rc = read_record(out, reg, id);
+done:
+    mt_registry_release(r, reg);
+    return rc;
+}
+
+int mt_registry_update(mt_registry_entry *out, mt_registry *r, const char *tenant,
+                       const char *store_id, mt_registry_fn fn, void *payload, const char *actor)
+{
+    mt_memory *reg = NULL;
+    mt_registry_entry cur = {0};
+    char path[64];
+    int rc = 0, tries;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = registry_handle(&reg, r, tenant)) < 0)
+        return rc;
+    record_path(path, store_id);
+    for (tries = 0; tries < RETRIES; tries++) {
+        json_t *copy;
+        char *text;
+
+        mt_registry_entry_dispose(&cur);
+        if ((rc = read_record(&cur, reg, store_id)) < 0)
+            goto done;
+        if (!(copy = json_deep_copy(cur.record))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((rc = fn(copy, payload)) < 0) {
+            json_decref(copy);
+            goto done;
+        }
+        text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(copy);
+        if (!text) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+            goto done;
+        }
+        mt_memstore_actor(actor);
+        rc = mt_memstore_replace(reg, path, text, strlen(text), cur.sha256);
+        mt_memstore_actor(NULL);
+        free(text);
+        if (rc == MT_ECONFLICT)
+            continue;
+        if (rc == MT_ENOTFOUND)
+            rc = mt_error_set(MT_ENOTFOUND, "no memory store %s", store_id);
+        if (rc == 0)
+            rc = read_record(out, reg, store_id);
+        goto done;
+    }
+    rc = mt_error_set(MT_EBUSY, "memory store %s kept changing: try again", store_id);
+done:
+    mt_registry_entry_dispose(&cur);
+    mt_registry_release(r, reg);
+    return rc;
+}
+
+int mt_registry_list(json_t **out, mt_registry *r, const char *tenant)
+{
+    mt_memory *reg = NULL;
+    mt_memstore_memory *items = NULL;
+    size_t n = 0, i;
+    int more = 0, rc;
+
+    *out = NULL;
+    if ((rc = registry_handle(&reg, r, tenant)) < 0)
+        return rc;
+    /* Records are small and a tenant has few stores: all at once. */
+    rc = mt_memstore_list(&items, &n, &more, reg, "/", 1, NULL, 100000, 1);
+    if (rc < 0)
+        goto done;
+    if (!(*out = json_array())) {
+        rc = mt_error_set(MT_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        json_t *rec;
+        if (items[i].prefix || !items[i].content)
+            continue;
+        rec = json_loadb(items[i].content, items[i].content_len, 0, NULL);
+        if (json_is_object(rec))
+            json_array_append_new(*out, rec);
+        else
+            json_decref(rec);
+    }
+done:
+    mt_memstore_memories_free(items, n);
+    mt_registry_release(r, reg);
+    return rc;
+}
+
+/* What a deleted store leaves: its memories deleted, their versions redacted. */
+static int purge(mt_memory *m)
+{
+    mt_memstore_memory *items = NULL;
+    mt_version *v = NULL;
+    size_t n = 0, i;
+    int more = 0, rc;
+    mt_log_query q = {0};
+
+    if ((rc = mt_memstore_list(&items, &n, &more, m, "/", 1, NULL, 100000, 0)) < 0)
+        return rc;
+    for (i = 0; i < n && rc == 0; i++) {
+        char *full = malloc(strlen(items[i].path) + 16);
+        mt_result res = {0};
+        json_t *in;
+        size_t len;
+        if (!full) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+            break;
+        }
+        len = strlen(items[i].path);
+        snprintf(full, len + 16, "/memories%.*s", (int)(items[i].prefix ? len - 1 : len),
+                 items[i].path);
+        in = json_pack("{s:s, s:s}", "command", "delete", "path", full);
+        free(full);
+        if (!in || mt_memory_call_object(&res, m, in) < 0)
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+        json_decref(in);
+        mt_result_dispose(&res);
+    }
+    mt_memstore_memories_free(items, n);
+    if (rc < 0)
+        return rc;
+    q.limit = 100;
+    for (;;) {
+        if ((rc = mt_memory_log(&v, &n, m, &q)) < 0)
+            return rc;
+        for (i = 0; i < n; i++)
+            if (!v[i].redacted && v[i].operation != MT_VERSION_DELETED)
+                mt_memory_redact(m, v[i].id);
+        q.before_id = n ? v[n - 1].id : 0;
+        mt_versions_free(v, n);
+        if (n < q.limit)
+            return 0;
+    }
+}
+
+int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
+                       const char *actor)
+{
+    mt_memory *reg = NULL, *m = NULL;
+    mt_registry_entry cur = {0};
+    char path[64], *name = NULL;
+    int rc, tries;
+
+    if ((rc = registry_handle(&reg, r, tenant)) < 0)
+        return rc;
+    record_path(path, store_id);
+    for (tries = 0; tries < RETRIES; tries++) {
+        mt_registry_entry_dispose(&cur);
+        if ((rc = read_record(&cur, reg, store_id)) < 0)
+            goto done;
+        mt_memstore_actor(actor);
+        rc = mt_memstore_remove(reg, path, cur.sha256);
+        mt_memstore_actor(NULL);
+        if (rc != MT_ECONFLICT)
+            break;
+    }
+    if (rc < 0)
+        goto done;
+    if ((rc = mt_memstore_tenant(&name, tenant, store_id)) < 0 || (rc = handle(&m, r, name, 1)) < 0)
+        goto done;
+    rc = purge(m);
+    mt_registry_release(r, m);
+    forget(r, name);
+done:
+    free(name);
+    mt_registry_entry_dispose(&cur);
+    mt_registry_release(r, reg);
+    return rc;
+}
