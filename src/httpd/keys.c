@@ -150,6 +150,9 @@ static int parse_line(entry *e, char *line, size_t len, const char *path, size_t
     size_t n = 0;
     long long created = -1;
 
+    /* strchr stops at a NUL: one inside the line would hide the rest of it. */
+    int nul = memchr(line, '\0', len) != NULL;
+
     f[n++] = line;
     while (n < 6 && (tab = strchr(line, '\t'))) {
         *tab = '\0';
@@ -161,8 +164,7 @@ static int parse_line(entry *e, char *line, size_t len, const char *path, size_t
         if (errno || *end)
             created = -1;
     }
-    /* strchr stops at a NUL: one inside the line would hide the rest of it. */
-    if (memchr(f[0], '\0', len))
+    if (nul)
         what = "it holds a NUL byte";
     else if (n != 6 || strchr(f[5], '\t'))
         what = "it does not have 6 fields";
