@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "httpd/keys.h"
+#include "util/path.h"
 #include "util/sha256.h"
 
 #define HEADER                                                                                     \
@@ -121,8 +122,14 @@ int mt_keys_tenant_check(const char *tenant)
                             "'%.100s' cannot be a key's tenant: a tenant is named like a file, %s "
                             "(e.g. alice or team-1)",
                             printable ? tenant : "(a name with control characters)", rule);
-    /* The store's own rule too, so a key never names a tenant no store opens. */
-    return mt_store_tenant_check(tenant);
+    /* The store's own rule too (valid UTF-8 among others), so a key never
+     * names a tenant no store opens. */
+    if (!mt_path_name_ok(tenant, len))
+        return mt_error_set(MT_EINVAL,
+                            "'%.100s' cannot be a key's tenant: a tenant is named like a file "
+                            "(valid UTF-8, no '/', '.' or '..'; e.g. alice or team-1)",
+                            tenant);
+    return 0;
 }
 
 static int is_hex(const char *s, size_t n)
