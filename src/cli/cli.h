@@ -150,6 +150,8 @@ int mt_cmd_rekey(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_key(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_init(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_status(const mt_cli *cli, int argc, char **argv);
+/* memtool server keys: argv[0] is "keys" (memtool server hands its words over). */
+int mt_cmd_server_keys(const mt_cli *cli, int argc, char **argv);
 
 /* A version id from the command line ("42"): 0, or a usage error printed. */
 int mt_cli_parse_version(int64_t *out, const char *name, const char *s);
