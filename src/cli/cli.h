@@ -21,6 +21,8 @@ typedef struct {
     int encrypt;
     const char *key_file;
     const char *old_key_file; /* read with it too (what a rekey has not yet re-encrypted) */
+    /* --memory-store ID: a memory store of memtool server, the tenant's */
+    const char *memory_store;
 } mt_cli;
 
 /* The key the options name (loaded once), or NULL without --encrypt; on a
@@ -151,6 +153,7 @@ int mt_cmd_key(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_init(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_status(const mt_cli *cli, int argc, char **argv);
 /* memtool server keys: argv[0] is "keys" (memtool server hands its words over). */
+int mt_cmd_server(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_server_keys(const mt_cli *cli, int argc, char **argv);
 
 /* A version id from the command line ("42"): 0, or a usage error printed. */

@@ -30,6 +30,7 @@ static const mt_cli_command commands[] = {
     {"cat", mt_cmd_cat, "print a file's exact content"},
     {"search", mt_cmd_search, "find memories by words, best match first"},
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
+    {"server", mt_cmd_server, "serve the memory-store API over HTTP (memtool server keys: its keys)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
     {"init", mt_cmd_init, "seed the store with the project pattern's files"},
     {"status", mt_cmd_status, "where the project stands: features passing, the last entry"},
@@ -69,6 +70,8 @@ static void usage(FILE *out)
             "                          $XDG_DATA_HOME/memtool/memories)\n"
             "  --tenant NAME           whose memories, in a store shared by many\n"
             "                          (MEMTOOL_TENANT; default)\n"
+            "  --memory-store ID       a memory store of memtool server, the tenant's: the\n"
+            "                          memories the API serves (MEMTOOL_MEMORY_STORE)\n"
             "  --max-file-size BYTES   largest file (MEMTOOL_MAX_FILE_SIZE; 1M)\n"
             "  --max-store-size BYTES  all files together (MEMTOOL_MAX_STORE_SIZE; 100M)\n"
             "  --max-files N           number of files (MEMTOOL_MAX_FILES; 10000)\n"
@@ -187,6 +190,19 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
         cli->opts.tenant = value;
         return 0;
     }
+    if (strcmp(name, "memory-store") == 0) {
+        size_t i, n = strlen(value);
+        int ok = n == 25 && strncmp(value, "memstore_", 9) == 0;
+        for (i = 9; ok && i < n; i++)
+            ok = (value[i] >= '0' && value[i] <= '9') || (value[i] >= 'a' && value[i] <= 'f');
+        if (!ok)
+            return mt_cli_usage_error(NULL, "--memory-store needs a memory store's id "
+                                            "(memstore_ and 16 hex digits, as memtool server "
+                                            "gives it), not '%s'",
+                                      value);
+        cli->memory_store = value;
+        return 0;
+    }
     if (strcmp(name, "actor") == 0) {
         if (mt_actor_check(value) < 0)
             return mt_cli_usage_error(NULL, "--actor: %s", mt_error_last()->message);
@@ -285,12 +301,59 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
     return 0;
 }
 
+/*
+ * --memory-store ID: the tenant memtool server keeps that store in, with the
+ * API's limits, once its record says the tenant has it (a mistyped id is an
+ * error, not a new empty store).
+ */
+static int memory_store_select(mt_cli *cli)
+{
+    static char tenant[600];
+    char url[4200], record[64];
+    mt_options o = cli->opts;
+    mt_memory *reg = NULL;
+    char *data = NULL;
+    size_t len;
+    const char *t = cli->opts.tenant && *cli->opts.tenant ? cli->opts.tenant : "default";
+    int rc;
+
+    snprintf(tenant, sizeof(tenant), "%s~registry", t);
+    if (cli->store)
+        snprintf(url, sizeof(url), "%s", cli->store);
+    else
+        snprintf(url, sizeof(url), "file:%s", cli->root);
+    o.tenant = tenant;
+    o.must_exist = 1;
+    snprintf(record, sizeof(record), "/memories/%s.json", cli->memory_store);
+    rc = mt_memory_open_url(&reg, url, &o);
+    if (rc == 0)
+        rc = mt_memory_read(&data, &len, reg, record);
+    free(data);
+    mt_memory_free(reg);
+    if (rc < 0) {
+        fprintf(stderr,
+                "memtool: no memory store %s for tenant '%s' in this store (memtool server "
+                "makes them: check --memory-store, --tenant and --store)\n",
+                cli->memory_store, t);
+        return -1;
+    }
+    snprintf(tenant, sizeof(tenant), "%s~%s", t, cli->memory_store);
+    cli->opts.tenant = tenant;
+    /* The API's limits hold whichever side writes. */
+    if (cli->opts.max_file_size > 102400)
+        cli->opts.max_file_size = 102400;
+    if (cli->opts.max_files > 2000)
+        cli->opts.max_files = 2000;
+    return 0;
+}
+
 static const struct {
     const char *option, *env;
 } env_names[] = {
     {"store", "MEMTOOL_STORE"},
     {"root", "MEMTOOL_ROOT"},
     {"tenant", "MEMTOOL_TENANT"},
+    {"memory-store", "MEMTOOL_MEMORY_STORE"},
     {"max-file-size", "MEMTOOL_MAX_FILE_SIZE"},
     {"max-store-size", "MEMTOOL_MAX_STORE_SIZE"},
     {"max-files", "MEMTOOL_MAX_FILES"},
@@ -371,11 +434,14 @@ int main(int argc, char **argv)
             return mt_cli_usage_error(NULL, "the default store path is too long; give --root");
         cli.root = default_root;
     }
+    if (cli.memory_store && memory_store_select(&cli) < 0)
+        return MT_EXIT_USAGE;
     if (!cli.actor_given) {
         /* Who makes the changes, by front end; an MCP server names its
          * client and an agent its session once it knows them. */
         const char *sub = argv[optind];
         cli.opts.actor = strcmp(sub, "serve") == 0     ? "serve"
+                         : strcmp(sub, "server") == 0  ? "server"
                          : strcmp(sub, "mcp") == 0     ? "mcp"
                          : strcmp(sub, "migrate") == 0 ? "migrate"
                          : strcmp(sub, "gc") == 0      ? "gc"

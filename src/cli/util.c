@@ -212,6 +212,7 @@ const struct option mt_cli_global_options[] = {
     {"store", required_argument, NULL, 0},
     {"root", required_argument, NULL, 0},
     {"tenant", required_argument, NULL, 0},
+    {"memory-store", required_argument, NULL, 0},
     {"max-file-size", required_argument, NULL, 0},
     {"max-store-size", required_argument, NULL, 0},
     {"max-files", required_argument, NULL, 0},

@@ -64,10 +64,11 @@ static int store_path(char **rel, const char *path)
     rc = mt_memory_rel(rel, full);
     free(full);
     if (rc == MT_EINVAL)
-        return mt_error_set(MT_EINVAL,
-                            "path %.200s is not one memtool can keep (a name over 255 bytes, or one "
-                            "beginning with .memtool or .mt-tmp)",
-                            path);
+        return mt_error_set(
+            MT_EINVAL,
+            "path %.200s is not one memtool can keep (a name over 255 bytes, or one "
+            "beginning with .memtool or .mt-tmp)",
+            path);
     return rc;
 }
 
@@ -215,11 +216,25 @@ int mt_memstore_get(mt_memstore_memory *out, mt_memory *m, const char *id, int c
     return fill(out, m, id, content);
 }
 
-/* The memory at store path rel: its id (1), none recorded (0), or an error. */
+/* The memory at store path rel: its id (1), none recorded (0), or an error.
+ * From the newest version recorded at the path (the change that put the
+ * memory there), which every store keeps in the step of the change. */
 static int id_at(char id[24], mt_memory *m, const char *rel)
 {
-    int rc = m->store->memory_id(m->store, id, rel);
-    return rc == MT_ENOTFOUND ? 0 : rc;
+    mt_log_query q = {0};
+    mt_version *v = NULL;
+    size_t n = 0;
+    int rc;
+
+    q.path = rel;
+    q.limit = 1;
+    if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0)
+        return rc == MT_ENOTFOUND ? 0 : rc;
+    rc = n && v[0].operation != MT_VERSION_DELETED && v[0].path && strcmp(v[0].path, rel) == 0;
+    if (rc)
+        snprintf(id, 24, "%s", v[0].memory_id);
+    mt_versions_free(v, n);
+    return rc;
 }
 
 /* --- listing --------------------------------------------------------- */
@@ -453,8 +468,7 @@ static int conflict_error(mt_memstore_conflict *c, mt_memory *m, const char *rel
         return rc;
     if (!c->path)
         return mt_error_set(MT_EEXISTS,
-                            "path %s overlaps a directory that holds no memory: try again",
-                            path);
+                            "path %s overlaps a directory that holds no memory: try again", path);
     return mt_error_set(MT_EEXISTS,
                         "path %s conflicts with memory %s at %s (a path may not be another's "
                         "directory)",
@@ -465,9 +479,8 @@ static int limit_error(const mt_store_op *op, const char *path)
 {
     switch (op->refused) {
     case MT_LIMIT_FILE_SIZE:
-        return mt_error_set(MT_ELIMIT,
-                            "content of %s would be %llu bytes, over the limit of %llu", path,
-                            (unsigned long long)op->would, (unsigned long long)op->limit);
+        return mt_error_set(MT_ELIMIT, "content of %s would be %llu bytes, over the limit of %llu",
+                            path, (unsigned long long)op->would, (unsigned long long)op->limit);
     case MT_LIMIT_FILES:
         return mt_error_set(MT_ELIMIT, "the memory store holds %llu memories, its limit",
                             (unsigned long long)op->held);

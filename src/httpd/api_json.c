@@ -1,9 +1,10 @@
 /* The memory-store API's objects as JSON. */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <memtool/store.h>
 
 #include "httpd/api_json.h"
 #include "util/buf.h"
@@ -15,8 +16,9 @@ void mt_api_time(char out[32], int64_t ms)
     struct tm tm;
 
     gmtime_r(&t, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+
+    snprintf(out + n, 32 - n, ".%03dZ", (int)((ms % 1000 + 1000) % 1000));
 }
 
 int mt_api_time_parse(int64_t *out, const char *s)
@@ -26,8 +28,7 @@ int mt_api_time_parse(int64_t *out, const char *s)
     int64_t frac = 0, scale = 100, offset = 0;
 
     if (!p)
-        return mt_error_set(MT_EINVAL, "'%.64s' is not an RFC 3339 time (2026-01-31T12:00:00Z)",
-                            s);
+        return mt_error_set(MT_EINVAL, "'%.64s' is not an RFC 3339 time (2026-01-31T12:00:00Z)", s);
     if (*p == '.') {
         for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
             frac += scale > 0 ? (*p - '0') * scale : 0;
@@ -56,7 +57,7 @@ json_t *mt_api_string(const char *s, size_t len)
         return j;
     if (mt_utf8_sanitize(&b, s, len) < 0)
         return NULL;
-    j = json_stringn(b.data ? b.data : "", b.len);
+    j = json_stringn(b.ptr ? b.ptr : "", b.len);
     mt_buf_dispose(&b);
     return j;
 }
@@ -81,15 +82,14 @@ json_t *mt_api_memory(const mt_memstore_memory *mem, const char *store_id, int f
         return json_pack("{s:s, s:s}", "type", "memory_prefix", "path", mem->path);
     mt_api_time(created, mem->created_at);
     mt_api_time(updated, mem->updated_at);
-    return json_pack(
-        "{s:s, s:s, s:s, s:o, s:o, s:s, s:I, s:o, s:s, s:s}", "id", mem->id, "type", "memory",
-        "memory_store_id", store_id, "path", mt_api_string(mem->path, strlen(mem->path)),
-        "content",
-        full && mem->content ? mt_api_string(mem->content, mem->content_len)
-                             : (full ? json_string("") : json_null()),
-        "content_sha256", mem->sha256, "content_size_bytes", (json_int_t)mem->size,
-        "memory_version_id", json_sprintf("memver_%lld", (long long)mem->version), "created_at",
-        created, "updated_at", updated);
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:I, s:o, s:s, s:s}", "id", mem->id, "type",
+                     "memory", "memory_store_id", store_id, "path",
+                     mt_api_string(mem->path, strlen(mem->path)), "content",
+                     full && mem->content ? mt_api_string(mem->content, mem->content_len)
+                                          : (full ? json_string("") : json_null()),
+                     "content_sha256", mem->sha256, "content_size_bytes", (json_int_t)mem->size,
+                     "memory_version_id", json_sprintf("memver_%lld", (long long)mem->version),
+                     "created_at", created, "updated_at", updated);
 }
 
 static const char *operation_name(mt_version_op op)
@@ -108,8 +108,7 @@ static json_t *version_path(const char *path)
 }
 
 json_t *mt_api_version(const mt_version *v, const char *store_id, const char *content,
-                       size_t content_len, int full, int64_t redacted_at,
-                       const char *redacted_by)
+                       size_t content_len, int full, int64_t redacted_at, const char *redacted_by)
 {
     char created[32], redacted[32];
     int has_content = !v->redacted && v->operation != MT_VERSION_DELETED;

@@ -23,8 +23,7 @@ json_t *mt_api_memory(const mt_memstore_memory *mem, const char *store_id, int f
 
 /* A memory version; content (may be NULL) only with full. */
 json_t *mt_api_version(const mt_version *v, const char *store_id, const char *content,
-                       size_t content_len, int full, int64_t redacted_at,
-                       const char *redacted_by);
+                       size_t content_len, int full, int64_t redacted_at, const char *redacted_by);
 
 /* A JSON string of bytes that should be UTF-8: invalid bytes become U+FFFD. */
 json_t *mt_api_string(const char *s, size_t len);

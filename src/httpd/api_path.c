@@ -28,8 +28,9 @@ static int segments_check(const char *what, const char *path, size_t len)
         if (i < len && path[i] != '/')
             continue;
         if (i == start)
-            return mt_error_set(MT_EINVAL, "%s has an empty segment ('//' or a '/' at the end): "
-                                           "name each segment",
+            return mt_error_set(MT_EINVAL,
+                                "%s has an empty segment ('//' or a '/' at the end): "
+                                "name each segment",
                                 what);
         if ((i - start == 1 && path[start] == '.') ||
             (i - start == 2 && path[start] == '.' && path[start + 1] == '.'))
@@ -93,8 +94,8 @@ static int path_check(const char *what, const char *path, size_t len, int prefix
         return len == 1 ? 0 : segments_check(what, path, len - 1);
     }
     if (len == 1 || path[len - 1] == '/')
-        return mt_error_set(MT_EINVAL,
-                            "%s must not end with '/': a memory's path names a file", what);
+        return mt_error_set(MT_EINVAL, "%s must not end with '/': a memory's path names a file",
+                            what);
     return segments_check(what, path, len);
 }
 

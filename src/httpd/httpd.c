@@ -165,8 +165,8 @@ static char *metrics_text(server *s)
     return mt_buf_detach(&b, NULL);
 }
 
-static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *rq,
-                              const char *url, const char *method)
+static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *rq, const char *url,
+                              const char *method)
 {
     mt_http_reply reply = {0};
     mt_http_request req = {0};
@@ -211,7 +211,7 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
     req.path = url;
     req.query = query_value;
     req.query_ctx = conn;
-    req.body = rq->body.data;
+    req.body = rq->body.ptr;
     req.body_len = rq->body.len;
     req.key = &key;
     req.request_id = rq->request_id;
@@ -221,9 +221,8 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     server *s = cls;
     request *rq = *con_cls;
@@ -290,12 +289,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     snprintf(t, sizeof(t), "%lld.%03ld", (long long)now.tv_sec, now.tv_nsec / 1000000);
     path = json_string(rq->path ? rq->path : "");
     path_text = path ? json_dumps(path, JSON_ENCODE_ANY) : NULL;
-    snprintf(line, sizeof(line),
-             "{\"time\":%s,\"request_id\":\"%s\",\"method\":\"%s\",\"path\":%.400s,\"route\":\"%s\","
-             "\"status\":%d,\"ms\":%.3f,\"bytes\":%zu,\"key\":\"%s\"%s}\n",
-             t, rq->request_id, rq->method, path_text ? path_text : "\"\"",
-             rq->route ? rq->route : "", rq->status, (double)us / 1000.0, rq->sent, rq->key_id,
-             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : ",\"aborted\":true");
+    snprintf(
+        line, sizeof(line),
+        "{\"time\":%s,\"request_id\":\"%s\",\"method\":\"%s\",\"path\":%.400s,\"route\":\"%s\","
+        "\"status\":%d,\"ms\":%.3f,\"bytes\":%zu,\"key\":\"%s\"%s}\n",
+        t, rq->request_id, rq->method, path_text ? path_text : "\"\"", rq->route ? rq->route : "",
+        rq->status, (double)us / 1000.0, rq->sent, rq->key_id,
+        toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : ",\"aborted\":true");
     fputs(line, stderr);
     free(path_text);
     json_decref(path);
@@ -391,8 +391,8 @@ int mt_httpd_run(const mt_httpd_config *cfg)
 
     memset(&s, 0, sizeof(s));
     s.max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
-    if ((rc = parse_listen(&sa, &loopback,
-                           cfg->listen ? cfg->listen : MT_HTTPD_DEFAULT_LISTEN)) < 0)
+    if ((rc = parse_listen(&sa, &loopback, cfg->listen ? cfg->listen : MT_HTTPD_DEFAULT_LISTEN)) <
+        0)
         return rc;
     if (!!cfg->tls_cert != !!cfg->tls_key)
         return mt_error_set(MT_EINVAL, "give both --tls-cert and --tls-key, or neither");
@@ -402,8 +402,8 @@ int mt_httpd_run(const mt_httpd_config *cfg)
                             "--tls-key (HTTPS), or --insecure-http to send keys and memories in "
                             "the clear",
                             cfg->listen);
-    if (cfg->tls_cert && ((rc = read_pem(&cert, cfg->tls_cert)) < 0 ||
-                          (rc = read_pem(&key, cfg->tls_key)) < 0))
+    if (cfg->tls_cert &&
+        ((rc = read_pem(&cert, cfg->tls_cert)) < 0 || (rc = read_pem(&key, cfg->tls_key)) < 0))
         goto done;
     if ((rc = mt_keys_open(&s.keys, cfg->keys_path)) < 0 ||
         (rc = mt_registry_open(&s.reg, cfg->store_url, &cfg->opts)) < 0)
@@ -419,14 +419,14 @@ int mt_httpd_run(const mt_httpd_config *cfg)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
-        cfg->max_conns ? cfg->max_conns : 256u, MHD_OPTION_CONNECTION_TIMEOUT,
-        cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
-        cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-        MHD_OPTION_END);
+    d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
+                         MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns ? cfg->max_conns : 256u,
+                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEADER_POOL,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+                         cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
+                         MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     if (!d) {
         rc = mt_error_set(MT_EIO, "cannot listen on %s: %s",
                           cfg->listen ? cfg->listen : MT_HTTPD_DEFAULT_LISTEN,
@@ -442,8 +442,9 @@ int mt_httpd_run(const mt_httpd_config *cfg)
                       sizeof(host) - 2),
             host[0] = '[', strcat(host, "]");
     if (!loopback && !cert)
-        fprintf(stderr, "memtool server: warning: plain HTTP on %s: keys and memories cross the "
-                        "network in the clear (--insecure-http)\n",
+        fprintf(stderr,
+                "memtool server: warning: plain HTTP on %s: keys and memories cross the "
+                "network in the clear (--insecure-http)\n",
                 host);
     printf("%s://%s:%u\n", cert ? "https" : "http", host, info ? info->port : 0);
     fflush(stdout);

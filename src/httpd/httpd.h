@@ -15,11 +15,11 @@ typedef struct {
     const char *keys_path; /* the keys file (memtool server keys) */
     const char *tls_cert;  /* PEM files: HTTPS; both or neither */
     const char *tls_key;
-    int insecure_http;      /* plain HTTP on an address other than loopback, told so */
-    size_t max_body;        /* bytes of a request body; 0: 1 MiB */
-    unsigned max_conns;     /* connections at once; 0: 256 */
-    unsigned timeout_s;     /* idle seconds before a connection is closed; 0: 30 */
-    unsigned threads;       /* 0: 4 per core, at least 8 */
+    int insecure_http;  /* plain HTTP on an address other than loopback, told so */
+    size_t max_body;    /* bytes of a request body; 0: 1 MiB */
+    unsigned max_conns; /* connections at once; 0: 256 */
+    unsigned timeout_s; /* idle seconds before a connection is closed; 0: 30 */
+    unsigned threads;   /* 0: 4 per core, at least 8 */
 } mt_httpd_config;
 
 /* Serve until SIGTERM or SIGINT (requests in flight finish first). Prints

@@ -242,9 +242,8 @@ static int write_new(mt_memory *reg, const char *store_id, json_t *record)
     return rc;
 }
 
-int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenant,
-                       const char *name, const char *description, json_t *metadata,
-                       const char *actor)
+int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenant, const char *name,
+                       const char *description, json_t *metadata, const char *actor)
 {
     mt_memory *reg = NULL;
     unsigned char raw[8];
@@ -418,8 +417,7 @@ static int purge(mt_memory *m)
     }
 }
 
-int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
-                       const char *actor)
+int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id, const char *actor)
 {
     mt_memory *reg = NULL, *m = NULL;
     mt_registry_entry cur = {0};

@@ -39,9 +39,8 @@ typedef struct {
 void mt_registry_entry_dispose(mt_registry_entry *e);
 
 /* Make a store: *out is its record. */
-int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenant,
-                       const char *name, const char *description, json_t *metadata,
-                       const char *actor);
+int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenant, const char *name,
+                       const char *description, json_t *metadata, const char *actor);
 
 int mt_registry_get(mt_registry_entry *out, mt_registry *r, const char *tenant,
                     const char *store_id);
@@ -51,15 +50,13 @@ int mt_registry_get(mt_registry_entry *out, mt_registry *r, const char *tenant,
  * again on the new record (a bounded number of times). *out is the result. */
 typedef int (*mt_registry_fn)(json_t *record, void *payload);
 int mt_registry_update(mt_registry_entry *out, mt_registry *r, const char *tenant,
-                       const char *store_id, mt_registry_fn fn, void *payload,
-                       const char *actor);
+                       const char *store_id, mt_registry_fn fn, void *payload, const char *actor);
 
 /* Every record of tenant's stores (a JSON array, unordered). */
 int mt_registry_list(json_t **out, mt_registry *r, const char *tenant);
 
 /* Delete a store: its record first (from then on it is gone for the API),
  * then its memories; its versions are redacted, so that no content stays. */
-int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
-                       const char *actor);
+int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id, const char *actor);
 
 #endif
