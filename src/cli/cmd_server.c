@@ -76,7 +76,7 @@ int mt_cmd_server(const mt_cli *cli, int argc, char **argv)
     if (cli->store) {
         url = strdup(cli->store);
     } else if ((url = malloc(strlen(cli->root) + 6))) {
-        sprintf(url, "file:%s", cli->root);
+        snprintf(url, strlen(cli->root) + 6, "file:%s", cli->root);
     }
     if (!url) {
         free(keys);

@@ -30,7 +30,8 @@ static const mt_cli_command commands[] = {
     {"cat", mt_cmd_cat, "print a file's exact content"},
     {"search", mt_cmd_search, "find memories by words, best match first"},
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
-    {"server", mt_cmd_server, "serve the memory-store API over HTTP (memtool server keys: its keys)"},
+    {"server", mt_cmd_server,
+     "serve the memory-store API over HTTP (memtool server keys: its keys)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
     {"init", mt_cmd_init, "seed the store with the project pattern's files"},
     {"status", mt_cmd_status, "where the project stands: features passing, the last entry"},
@@ -196,9 +197,10 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
         for (i = 9; ok && i < n; i++)
             ok = (value[i] >= '0' && value[i] <= '9') || (value[i] >= 'a' && value[i] <= 'f');
         if (!ok)
-            return mt_cli_usage_error(NULL, "--memory-store needs a memory store's id "
-                                            "(memstore_ and 16 hex digits, as memtool server "
-                                            "gives it), not '%s'",
+            return mt_cli_usage_error(NULL,
+                                      "--memory-store needs a memory store's id "
+                                      "(memstore_ and 16 hex digits, as memtool server "
+                                      "gives it), not '%s'",
                                       value);
         cli->memory_store = value;
         return 0;

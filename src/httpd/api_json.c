@@ -36,7 +36,7 @@ int mt_api_time_parse(int64_t *out, const char *s)
     if (*p == 'Z' || *p == 'z') {
         p++;
     } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-        int h = atoi(p + 1), m = atoi(p + 4);
+        int h = (int)strtol(p + 1, NULL, 10), m = (int)strtol(p + 4, NULL, 10);
         offset = (int64_t)(h * 60 + m) * 60000 * (*p == '+' ? 1 : -1);
         p += 6;
     } else {

@@ -434,13 +434,13 @@ int mt_httpd_run(const mt_httpd_config *cfg)
         goto done;
     }
     info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    if (sa.ss_family == AF_INET)
+    if (sa.ss_family == AF_INET) {
         inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host, sizeof(host));
-    else
-        snprintf(host + 1, sizeof(host) - 2, "%s", "::1"),
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, host + 1,
-                      sizeof(host) - 2),
-            host[0] = '[', strcat(host, "]");
+    } else {
+        char v6[INET6_ADDRSTRLEN] = "";
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, v6, sizeof(v6));
+        snprintf(host, sizeof(host), "[%s]", v6);
+    }
     if (!loopback && !cert)
         fprintf(stderr,
                 "memtool server: warning: plain HTTP on %s: keys and memories cross the "
