@@ -316,6 +316,7 @@ int mt_memstore_list(mt_memstore_memory **out, size_t *count, int *more, mt_memo
     mt_memstore_memory *items = NULL;
     char *rel = NULL, *after_rel = NULL, *key = NULL, *last = NULL;
     size_t plen, i, n = 0;
+    char id[24];
     int rc, rolled;
 
     *out = NULL;
@@ -381,11 +382,11 @@ int mt_memstore_list(mt_memstore_memory **out, size_t *count, int *more, mt_memo
             n++;
             continue;
         }
-        if ((rc = id_at(items[n].id, m, files.paths[i])) < 0)
+        if ((rc = id_at(id, m, files.paths[i])) < 0)
             goto done;
         if (rc == 0)
             continue; /* not a memory memtool knows of (yet): not listed */
-        rc = fill(&items[n], m, items[n].id, content);
+        rc = fill(&items[n], m, id, content);
         if (rc == MT_ENOTFOUND)
             continue; /* deleted since the walk */
         if (rc < 0)

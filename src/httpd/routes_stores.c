@@ -280,15 +280,16 @@ static int apply_store_change(json_t *rec, void *payload)
             md = json_object();
             json_object_set_new(rec, "metadata", md);
         }
-        json_object_foreach(v, k, v)
+        json_t *value;
+        json_object_foreach(v, k, value)
         {
             json_t *old = json_object_get(md, k);
-            if (json_is_null(v)) {
+            if (json_is_null(value)) {
                 changed |= old != NULL;
                 json_object_del(md, k);
             } else {
-                changed |= !old || !json_equal(old, v);
-                json_object_set(md, k, v);
+                changed |= !old || !json_equal(old, value);
+                json_object_set(md, k, value);
             }
         }
         if (json_object_size(md) > 16)

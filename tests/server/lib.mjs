@@ -1,0 +1,49 @@
+// Start memtool server on a fresh store, with keys for two tenants.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const MEMTOOL = process.env.MEMTOOL;
+
+export function memtool(args, input) {
+  return execFileSync(MEMTOOL, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+export async function startServer() {
+  const dir = mkdtempSync(join(tmpdir(), 'memtool-server-'));
+  const keys = join(dir, 'keys');
+  const store = process.env.MEMTOOL_TEST_STORE === 'sqlite' ? `sqlite:${dir}/store.db` : `file:${dir}/store`;
+  const key = (tenant, ...flags) =>
+    memtool(['server', 'keys', 'add', tenant, '--keys', keys, ...flags]).trim();
+  const k = { a: key('alice'), aro: key('alice', '--read-only'), b: key('bob'), admin: key('ops', '--admin') };
+  const child = spawn(MEMTOOL, ['--store', store, 'server', '--listen', '127.0.0.1:0', '--keys', keys], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d) => (log += d));
+  const baseURL = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start in 10 s: ' + log)), 10000);
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) {
+        clearTimeout(timer);
+        resolve(out.trim());
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${log}`)));
+  });
+  const stop = () =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('server did not stop in 15 s')), 15000);
+      child.removeAllListeners('exit');
+      child.on('exit', (code, sig) => {
+        clearTimeout(timer);
+        if (code === 0) resolve();
+        else reject(new Error(`server exit ${code} ${sig}: ${log}`));
+      });
+      child.kill('SIGTERM');
+    });
+  return { baseURL, keys: k, keysFile: keys, store, dir, stop, log: () => log };
+}
