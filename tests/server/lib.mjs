@@ -10,14 +10,25 @@ export function memtool(args, input) {
   return execFileSync(MEMTOOL, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
-export async function startServer() {
+export async function startServer(globals = []) {
   const dir = mkdtempSync(join(tmpdir(), 'memtool-server-'));
   const keys = join(dir, 'keys');
-  const store = process.env.MEMTOOL_TEST_STORE === 'sqlite' ? `sqlite:${dir}/store.db` : `file:${dir}/store`;
+  const kind = process.env.MEMTOOL_TEST_STORE || 'file';
+  const store =
+    kind === 'sqlite' ? `sqlite:${dir}/store.db`
+    : kind === 'postgresql' ? process.env.MEMTOOL_TEST_PG
+    : `file:${dir}/store`;
+  if (!store) throw new Error('MEMTOOL_TEST_STORE=postgresql needs MEMTOOL_TEST_PG, the URL of a test server');
   const key = (tenant, ...flags) =>
     memtool(['server', 'keys', 'add', tenant, '--keys', keys, ...flags]).trim();
   const k = { a: key('alice'), aro: key('alice', '--read-only'), b: key('bob'), admin: key('ops', '--admin') };
-  const child = spawn(MEMTOOL, ['--store', store, 'server', '--listen', '127.0.0.1:0', '--keys', keys], {
+  const first = await launch(store, keys, globals);
+  return { ...first, keys: k, keysFile: keys, store, dir, another: () => launch(store, keys, globals) };
+}
+
+// One more server process on a store and keys file.
+export async function launch(store, keys, globals = []) {
+  const child = spawn(MEMTOOL, ['--store', store, ...globals, 'server', '--listen', '127.0.0.1:0', '--keys', keys], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
@@ -45,5 +56,5 @@ export async function startServer() {
       });
       child.kill('SIGTERM');
     });
-  return { baseURL, keys: k, keysFile: keys, store, dir, stop, log: () => log };
+  return { baseURL, stop, log: () => log, pid: child.pid };
 }
