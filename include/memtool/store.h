@@ -149,6 +149,14 @@ typedef struct {
      * (MT_ECRYPT, nothing written) when one has, so plaintext never lands
      * in a store another process made encrypted meanwhile. */
     int plain; /* in */
+    /* Since version 7: a remove that takes only a directory holding no
+     * regular file (empty, or empty directories only), checked under the
+     * store's lock in the step that removes it; anything else there (a
+     * file, a directory with a file beneath) changes nothing: MT_ECONFLICT.
+     * What the memory-store API needs: a directory exists there only while
+     * a memory lies beneath it, and a file a writer puts in meanwhile is
+     * never lost. */
+    int empty_dir; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);

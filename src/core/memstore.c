@@ -519,13 +519,54 @@ static int store_error(int rc, const mt_store_op *op, const char *path)
     return rc;
 }
 
+/* Remove the directory at rel if, and only if, it holds no memory (the
+ * store checks under its lock): 0 removed, MT_ECONFLICT not empty. */
+static int remove_empty(mt_memory *m, const char *rel)
+{
+    mt_store_op op;
+    int rc;
+
+    store_op(&op, m);
+    op.empty_dir = 1;
+    rc = m->store->remove(m->store, &op, rel);
+    mt_memory_note(m, &op);
+    return rc;
+}
+
+/* The API has no empty directories: those that a memory's delete or move
+ * left empty go, from the deepest up, stopping at one that holds any. */
+static void prune_parents(mt_memory *m, const char *rel)
+{
+    char *p = strdup(rel), *s;
+
+    while (p && (s = strrchr(p, '/'))) {
+        *s = '\0';
+        if (remove_empty(m, p) != 0)
+            break;
+    }
+    free(p);
+}
+
+/* A change refused because a directory holds the path: when no memory lies
+ * beneath it, it is one of those a memory tool left (or a race left
+ * behind), and goes; 1 when the change should be tried again. */
+static int clear_obstacle(mt_memory *m, const mt_memstore_conflict *c, const char *rel)
+{
+    mt_node_type type;
+    uint64_t size;
+
+    if (c->path || m->store->stat(m->store, &type, &size, rel) != 0 || type != MT_NODE_DIR)
+        return 0;
+    return remove_empty(m, rel) == 0;
+}
+
 int mt_memstore_create(mt_memstore_memory *out, mt_memstore_conflict *conflict, mt_memory *m,
                        const char *path, const char *data, size_t len)
 {
     mt_store_op op;
     mt_guard g;
     char *rel = NULL, id[24];
-    int rc;
+    int rc, tries;
 
     memset(out, 0, sizeof(*out));
     memset(conflict, 0, sizeof(*conflict));
@@ -533,16 +574,24 @@ int mt_memstore_create(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
         return rc;
     if ((rc = guard(&g, m, path, data, len)) < 0)
         goto done;
-    store_op(&op, m);
-    rc = m->store->create(m->store, &op, rel, g.data ? g.data : data, g.data ? g.len : len);
-    mt_memory_note(m, &op);
-    mt_guard_dispose(&g);
-    if (rc == MT_EEXISTS || rc == MT_ENOTDIR || rc == MT_EISDIR) {
-        rc = conflict_error(conflict, m, rel, path, NULL);
-        if (rc == 0)
-            rc = MT_EEXISTS;
-        goto done;
+    for (tries = 0;; tries++) {
+        store_op(&op, m);
+        rc = m->store->create(m->store, &op, rel, g.data ? g.data : data, g.data ? g.len : len);
+        mt_memory_note(m, &op);
+        if (rc != MT_EEXISTS && rc != MT_ENOTDIR && rc != MT_EISDIR)
+            break;
+        if ((rc = conflict_error(conflict, m, rel, path, NULL)) < 0 && rc != MT_EEXISTS)
+            break;
+        if (tries < 2 && clear_obstacle(m, conflict, rel)) {
+            mt_memstore_conflict_dispose(conflict);
+            continue;
+        }
+        rc = MT_EEXISTS;
+        break;
     }
+    mt_guard_dispose(&g);
+    if (rc == MT_EEXISTS)
+        goto done;
     if (rc < 0) {
         rc = store_error(rc, &op, path);
         goto done;
@@ -649,6 +698,10 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
             if (rc == MT_EEXISTS || rc == MT_ENOTDIR || rc == MT_EISDIR ||
                 (rc == MT_ENOTFOUND && op.culprit == 1)) {
                 rc = conflict_error(conflict, m, new_rel, path, id);
+                if (rc == MT_EEXISTS && clear_obstacle(m, conflict, new_rel)) {
+                    mt_memstore_conflict_dispose(conflict);
+                    continue;
+                }
                 if (rc == 0)
                     rc = MT_EEXISTS;
                 goto done;
@@ -657,6 +710,7 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
                 rc = store_error(rc, &op, path);
                 goto done;
             }
+            prune_parents(m, rel);
         }
         if (data && strcmp(cur.sha256, sha) != 0) {
             replace_payload p = {wdata, wlen};
@@ -711,6 +765,8 @@ int mt_memstore_delete(mt_memory *m, const char *id, const char *expect_sha256)
         mt_memory_note(m, &op);
         if (rc == MT_ECONFLICT || rc == MT_ENOTFOUND || rc == MT_EISDIR)
             continue;
+        if (rc == 0)
+            prune_parents(m, rel);
         goto done;
     }
     rc = mt_error_set(MT_EBUSY, "memory %s kept changing: try again", id);

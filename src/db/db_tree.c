@@ -652,6 +652,8 @@ static int remove_in(mt_db_txn *t, void *arg)
                           : mt_error_set(MT_ECONFLICT, "%s was accessed since it was found idle",
                                          path);
     }
+    if (t->op->empty_dir && n.kind != MT_NODE_DIR)
+        return mt_error_set(MT_ECONFLICT, "%s is not an empty directory", path);
     {
         mt_db_value a[2] = {mt_db_text(db->tenant), mt_db_text(path)};
         if ((k = mt_db_exec(db, MT_DB_NODE_DELETE, a, 2, NULL, NULL)) < 0)
@@ -667,6 +669,11 @@ static int remove_in(mt_db_txn *t, void *arg)
     }
     if ((rc = mt_db_tree(db, &l, path)) < 0)
         return rc;
+    for (i = 0; t->op->empty_dir && i < l.n; i++)
+        if (l.v[i].kind != MT_NODE_DIR) {
+            tree_free(&l);
+            return mt_error_set(MT_ECONFLICT, "%s is not an empty directory", path);
+        }
     for (i = 0; i < l.n && rc == 0; i++) {
         if (l.v[i].kind == MT_NODE_DIR) {
             dirs++;

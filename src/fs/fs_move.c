@@ -51,6 +51,17 @@ int mt_fs_remove(mt_store *st, mt_store_op *op, const char *rel)
     }
     if ((rc = fs_expect_file(op, dirfd, name, rel, &sb, &data, &len)) < 0)
         goto done;
+    if (op->empty_dir) {
+        mt_store_usage held = {0};
+        int dfd = S_ISDIR(sb.st_mode) ? mt_fs_openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0) : -1;
+        rc = dfd >= 0 ? mt_fs_count_tree(&held, dfd, 0) : -1;
+        if (dfd >= 0)
+            close(dfd);
+        if (rc < 0 || held.files) {
+            rc = mt_error_set(MT_ECONFLICT, "%s is not an empty directory", rel);
+            goto done;
+        }
+    }
     /* Expiry: only a file still idle goes, checked under the lock that
      * every other change and this removal hold. */
     if (op->idle_before_ms &&

@@ -167,3 +167,33 @@ test('the SDK runs a whole session against memtool server', async () => {
     await srv.stop();
   }
 });
+
+test('a directory exists while a memory lies beneath it', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'dirs' })).id;
+    const a = await ms.memories.create(S, { path: '/notes/deep/a.md', content: 'a' });
+    // Moved away: /notes is free for a memory of its own.
+    await ms.memories.update(a.id, { memory_store_id: S, path: '/moved.md' });
+    const n = await ms.memories.create(S, { path: '/notes', content: 'now a file' });
+    assert.equal(n.path, '/notes');
+    // Deleted: the same.
+    const b = await ms.memories.create(S, { path: '/d/e/b.md', content: 'b' });
+    await ms.memories.delete(b.id, { memory_store_id: S });
+    assert.equal((await ms.memories.create(S, { path: '/d', content: 'd' })).path, '/d');
+    // A directory the memory tool left empty is no obstacle either.
+    memtool(['--store', srv.store, '--tenant', 'alice', '--memory-store', S, 'call'],
+      JSON.stringify({ command: 'create', path: '/memories/t/x.md', file_text: 'x' }));
+    memtool(['--store', srv.store, '--tenant', 'alice', '--memory-store', S, 'call'],
+      JSON.stringify({ command: 'rename', old_path: '/memories/t/x.md', new_path: '/memories/y.md' }));
+    assert.equal((await ms.memories.create(S, { path: '/t', content: 't' })).path, '/t');
+    // But a memory beneath it is: the path conflicts.
+    await assert.rejects(ms.memories.create(S, { path: '/moved.md/x', content: 'x' }), (e) => e.status === 409);
+    const top = [];
+    for await (const x of ms.memories.list(S, { depth: 1 })) top.push(x.path);
+    assert.deepEqual(top, ['/d', '/moved.md', '/notes', '/t', '/y.md']);
+  } finally {
+    await srv.stop();
+  }
+});
