@@ -32,8 +32,8 @@ def run(memtool, args):
 
 
 COMMANDS = ["call", "view", "serve", "mcp", "create", "log", "show", "diff", "search", "migrate", "gc", "rekey",
-            "key", "init", "stats", "status", "restore", "undo", "redact"]
-NO_WORDS = ["call", "migrate", "gc", "rekey", "init", "stats", "status", "serve", "mcp"]
+            "key", "init", "stats", "status", "restore", "undo", "redact", "server"]
+NO_WORDS = ["call", "migrate", "gc", "rekey", "init", "stats", "status", "serve", "mcp", "server"]
 
 
 def main():

@@ -88,6 +88,7 @@ def main():
     text = "\n".join(lines)
     for secret in (ka, kb, kadmin, kgone, "EDGE-CONTENT-MARKER"):
         check(secret not in text, "the log never holds a key or content")
+    listen_checks(tmp, keys, ka)
     if failures:
         print("%d failed" % len(failures), file=sys.stderr)
         sys.exit(1)
@@ -198,6 +199,36 @@ def run(base, ka, kb, kadmin, kgone, keys):
     st, _, _ = curl(v1, key=ka)
     check(st == 200 and time.monotonic() - t0 < 2, "another client is served beside a slow one")
     slow.close()
+
+
+def listen_checks(tmp, keys, key):
+    """Loopback unless told otherwise; HTTPS with a certificate."""
+    store = os.path.join(tmp, "store")
+    r = subprocess.run([MEMTOOL, "--root", store, "server", "--listen", "0.0.0.0:0", "--keys", keys],
+                       capture_output=True, text=True, timeout=20)
+    check(r.returncode != 0 and "--tls-cert" in r.stderr and "--insecure-http" in r.stderr and not r.stdout,
+          "a non-loopback address without TLS is refused: %r" % r.stderr)
+    cert, pkey = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", pkey, "-out", cert,
+                    "-days", "2", "-subj", "/CN=127.0.0.1"], capture_output=True, check=True)
+    for extra, scheme, warns in ((["--listen", "0.0.0.0:0", "--insecure-http"], "http", True),
+                                 (["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", pkey], "https", False)):
+        err = open(os.path.join(tmp, "err-" + scheme), "w+")
+        srv = subprocess.Popen([MEMTOOL, "--root", store, "server", "--keys", keys, *extra],
+                               stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            base = srv.stdout.readline().strip()
+            check(base.startswith(scheme + "://"), "%s: the URL %r" % (scheme, base))
+            port = base.rsplit(":", 1)[1]
+            url = "%s://127.0.0.1:%s/v1/memory_stores" % (scheme, port)
+            out = subprocess.run(["curl", "-sk", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}",
+                                  "-H", "Authorization: Bearer " + key, url], capture_output=True, text=True).stdout
+            check(out == "200", "%s: a request is answered (%s)" % (scheme, out))
+        finally:
+            srv.send_signal(signal.SIGTERM)
+            srv.wait(timeout=20)
+        err.seek(0)
+        check(("warning" in err.read()) == warns, "%s: a warning exactly when in the clear" % scheme)
 
 
 if __name__ == "__main__":
