@@ -198,7 +198,10 @@ static int fill(mt_memstore_memory *out, mt_memory *m, const char *id, int conte
         } else if (rc != MT_ENOTFOUND && rc != MT_EISDIR) {
             goto fail;
         }
-        /* Changed between the version and the read: look again. */
+        /* Changed between the version and the read: by memtool (look
+         * again), or outside it (a file store edited by hand): catch up. */
+        if ((rc = catch_up(m, out->path + 1)) < 0 && rc != MT_ENOTFOUND)
+            goto fail;
     }
     rc = mt_error_set(MT_EBUSY, "memory %s kept changing while it was read: try again", id);
 fail:
@@ -211,7 +214,7 @@ int mt_memstore_get(mt_memstore_memory *out, mt_memory *m, const char *id, int c
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = history_check(m)) < 0 || (rc = catch_up(m, "")) < 0)
+    if ((rc = history_check(m)) < 0)
         return rc;
     return fill(out, m, id, content);
 }
@@ -646,7 +649,7 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
 
     memset(out, 0, sizeof(*out));
     memset(conflict, 0, sizeof(*conflict));
-    if ((rc = history_check(m)) < 0 || (rc = catch_up(m, "")) < 0)
+    if ((rc = history_check(m)) < 0)
         return rc;
     if (path && (rc = store_path(&new_rel, path)) < 0)
         return rc;
@@ -693,8 +696,10 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
             op.expect_sha256 = cur.sha256;
             rc = m->store->rename(m->store, &op, rel, new_rel);
             mt_memory_note(m, &op);
-            if (rc == MT_ECONFLICT || (rc == MT_ENOTFOUND && op.culprit == 0))
+            if (rc == MT_ECONFLICT || (rc == MT_ENOTFOUND && op.culprit == 0)) {
+                catch_up(m, rel); /* changed outside memtool, maybe */
                 continue;
+            }
             if (rc == MT_EEXISTS || rc == MT_ENOTDIR || rc == MT_EISDIR ||
                 (rc == MT_ENOTFOUND && op.culprit == 1)) {
                 rc = conflict_error(conflict, m, new_rel, path, id);
@@ -718,8 +723,10 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
             op.expect_sha256 = cur.sha256;
             rc = m->store->edit(m->store, &op, new_rel ? new_rel : rel, replace_cb, &p);
             mt_memory_note(m, &op);
-            if (rc == MT_ECONFLICT || rc == MT_ENOTFOUND || rc == MT_EISDIR)
+            if (rc == MT_ECONFLICT || rc == MT_ENOTFOUND || rc == MT_EISDIR) {
+                catch_up(m, new_rel ? new_rel : rel);
                 continue;
+            }
             if (rc < 0) {
                 rc = store_error(rc, &op, cur.path);
                 goto done;
@@ -744,7 +751,7 @@ int mt_memstore_delete(mt_memory *m, const char *id, const char *expect_sha256)
     char *rel = NULL;
     int rc, tries;
 
-    if ((rc = history_check(m)) < 0 || (rc = catch_up(m, "")) < 0)
+    if ((rc = history_check(m)) < 0)
         return rc;
     for (tries = 0; tries < RETRIES; tries++) {
         mt_memstore_memory_dispose(&cur);
@@ -763,8 +770,10 @@ int mt_memstore_delete(mt_memory *m, const char *id, const char *expect_sha256)
         op.expect_sha256 = cur.sha256;
         rc = m->store->remove(m->store, &op, rel);
         mt_memory_note(m, &op);
-        if (rc == MT_ECONFLICT || rc == MT_ENOTFOUND || rc == MT_EISDIR)
+        if (rc == MT_ECONFLICT || rc == MT_ENOTFOUND || rc == MT_EISDIR) {
+            catch_up(m, rel);
             continue;
+        }
         if (rc == 0)
             prune_parents(m, rel);
         goto done;
