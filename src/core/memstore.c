@@ -352,7 +352,8 @@ int mt_memstore_list(mt_memstore_memory **out, size_t *count, int *more, mt_memo
     }
     if (rc < 0)
         goto done;
-    qsort(files.paths, files.n, sizeof(char *), path_cmp);
+    if (files.n)
+        qsort(files.paths, files.n, sizeof(char *), path_cmp);
     plen = *rel ? strlen(rel) + 1 : 0;
     if (!(items = calloc(limit ? limit : 1, sizeof(*items)))) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
@@ -440,7 +441,8 @@ static int find_conflict(mt_memstore_conflict *c, mt_memory *m, const char *rel,
         goto found;
     if (rc == 0 && type == MT_NODE_DIR && m->store->walk(m->store, p, collect_cb, &files) == 0) {
         size_t i;
-        qsort(files.paths, files.n, sizeof(char *), path_cmp);
+        if (files.n)
+            qsort(files.paths, files.n, sizeof(char *), path_cmp);
         for (i = 0; i < files.n; i++) {
             char id[24];
             if (id_at(id, m, files.paths[i]) == 1 && (!skip_id || strcmp(id, skip_id) != 0)) {

@@ -265,9 +265,9 @@ int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenan
     memcpy(id, "memstore_", 9);
     for (i = 0; i < 8; i++)
         snprintf(id + 9 + 2 * i, 3, "%02x", raw[i]);
-    rec = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:n, s:{}}", "id", id, "type",
+    rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:n, s:{}}", "id", id, "type",
                     "memory_store", "name", name, "description", description ? description : "",
-                    "metadata", metadata ? metadata : json_object(), "created_at", (json_int_t)now,
+                    "metadata", metadata ? json_incref(metadata) : json_object(), "created_at", (json_int_t)now,
                     "updated_at", (json_int_t)now, "archived_at", "redactions");
     if (!rec) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
