@@ -637,6 +637,19 @@ static int as_asked(const mt_memstore_memory *cur, const char *path, const char 
     return (!sha || strcmp(cur->sha256, sha) == 0) && (!path || strcmp(cur->path, path) == 0);
 }
 
+/* (Again) the memory `id` is now, and its store path. */
+static int resolve(mt_memstore_memory *cur, char **rel, mt_memory *m, const char *id)
+{
+    int rc;
+
+    mt_memstore_memory_dispose(cur);
+    free(*rel);
+    *rel = NULL;
+    if ((rc = fill(cur, m, id, 0)) < 0)
+        return rc;
+    return store_path(rel, cur->path);
+}
+
 int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, mt_memory *m,
                        const char *id, const char *path, const char *data, size_t len,
                        const char *expect_sha256)
@@ -666,10 +679,7 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
     }
     for (tries = 0; tries < RETRIES; tries++) {
 
-        mt_memstore_memory_dispose(&cur);
-        free(rel);
-        rel = NULL;
-        if ((rc = fill(&cur, m, id, 0)) < 0 || (rc = store_path(&rel, cur.path)) < 0)
+        if ((rc = resolve(&cur, &rel, m, id)) < 0)
             goto done;
         if (as_asked(&cur, path, data ? sha : NULL)) {
             /* Nothing to change: a retried request, or a no-op. */
@@ -756,10 +766,7 @@ int mt_memstore_delete(mt_memory *m, const char *id, const char *expect_sha256)
     if ((rc = history_check(m)) < 0)
         return rc;
     for (tries = 0; tries < RETRIES; tries++) {
-        mt_memstore_memory_dispose(&cur);
-        free(rel);
-        rel = NULL;
-        if ((rc = fill(&cur, m, id, 0)) < 0 || (rc = store_path(&rel, cur.path)) < 0)
+        if ((rc = resolve(&cur, &rel, m, id)) < 0)
             goto done;
         if (expect_sha256 && strcmp(cur.sha256, expect_sha256) != 0) {
             rc = mt_error_set(MT_ECONFLICT,
