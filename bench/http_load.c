@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 
     if (argc < 4)
         return fprintf(stderr, "usage: mt_bench_http_load URL SECONDS THREADS [HEADER...]\n"), 2;
-    threads = atoi(argv[3]);
+    threads = (int)strtol(argv[3], NULL, 10);
     curl_global_init(CURL_GLOBAL_ALL);
     for (i = 4; i < argc; i++)
         h = curl_slist_append(h, argv[i]);
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     for (i = 0; i < threads; i++) {
         w[i].url = argv[1];
         w[i].headers = h;
-        w[i].seconds = atof(argv[2]);
+        w[i].seconds = strtod(argv[2], NULL);
         pthread_create(&tid[i], NULL, run, &w[i]);
     }
     for (i = 0; i < threads; i++) {
@@ -104,8 +104,8 @@ int main(int argc, char **argv)
         free(w[i].lat);
     }
     qsort(all, total, sizeof(double), cmp);
-    printf("{\"requests\":%zu,\"errors\":%ld,\"rps\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n", total,
-           errors, (double)total / atof(argv[2]), total ? all[total / 2] : 0.0,
+    printf("{\"requests\":%zu,\"errors\":%ld,\"rps\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n",
+           total, errors, (double)total / strtod(argv[2], NULL), total ? all[total / 2] : 0.0,
            total ? all[total * 99 / 100] : 0.0);
     free(all);
     free(w);

@@ -130,22 +130,24 @@ static int newest(mt_version *out, int64_t *created_at, mt_memory *m, const char
 
     memset(out, 0, sizeof(*out));
     q.memory_id = id;
-    q.limit = 1;
+    /* One query holds the newest and, for a memory of fewer versions than
+     * a page (nearly all), the oldest too. */
+    q.limit = created_at ? 100 : 1;
     if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0)
         return rc;
     if (n == 0 || v[0].operation == MT_VERSION_DELETED || !v[0].path) {
         mt_versions_free(v, n);
         return mt_error_set(MT_ENOTFOUND, "no memory %s", id);
     }
+    if (created_at)
+        *created_at = v[n - 1].created_at;
+    q.before_id = v[n - 1].id;
     *out = v[0];
     memset(&v[0], 0, sizeof(v[0]));
     mt_versions_free(v, n);
-    if (!created_at)
+    if (!created_at || n < q.limit)
         return 0;
-    /* The oldest version kept: page back from the newest. */
-    *created_at = out->created_at;
-    q.limit = 100;
-    q.before_id = out->id;
+    /* The oldest version kept: page back further. */
     for (;;) {
         if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0)
             return rc;

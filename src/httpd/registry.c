@@ -267,8 +267,8 @@ int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenan
         snprintf(id + 9 + 2 * i, 3, "%02x", raw[i]);
     rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:n, s:{}}", "id", id, "type",
                     "memory_store", "name", name, "description", description ? description : "",
-                    "metadata", metadata ? json_incref(metadata) : json_object(), "created_at", (json_int_t)now,
-                    "updated_at", (json_int_t)now, "archived_at", "redactions");
+                    "metadata", metadata ? json_incref(metadata) : json_object(), "created_at",
+                    (json_int_t)now, "updated_at", (json_int_t)now, "archived_at", "redactions");
     if (!rec) {
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;

@@ -10,7 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startServer } from './lib.mjs';
 
 const CLIENTS = 64;
-const PER_CLIENT = Number(process.env.MEMTOOL_LOAD_PER_CLIENT || 16);
+const PER_CLIENT = Number(process.env.MEMTOOL_LOAD_PER_CLIENT || 8);
 const sha = (s) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout: 300000 }, async () => {
