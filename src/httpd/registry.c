@@ -208,20 +208,25 @@ int mt_registry_get(mt_registry_entry *out, mt_registry *r, const char *tenant,
     return rc;
 }
 
-int mt_registry_handle(mt_memory **out, mt_registry *r, const char *tenant, const char *store_id)
+int mt_registry_handle(mt_memory **out, mt_registry_entry *entry, mt_registry *r,
+                       const char *tenant, const char *store_id)
 {
     mt_registry_entry e;
     char *name = NULL;
     int rc;
 
     *out = NULL;
+    if (entry)
+        memset(entry, 0, sizeof(*entry));
     if ((rc = mt_registry_get(&e, r, tenant, store_id)) < 0)
         return rc;
-    mt_registry_entry_dispose(&e);
-    if ((rc = mt_memstore_tenant(&name, tenant, store_id)) < 0)
-        return rc;
-    rc = handle(out, r, name, 1);
+    if ((rc = mt_memstore_tenant(&name, tenant, store_id)) == 0)
+        rc = handle(out, r, name, 1);
     free(name);
+    if (rc == 0 && entry)
+        *entry = e;
+    else
+        mt_registry_entry_dispose(&e);
     return rc;
 }
 

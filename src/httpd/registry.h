@@ -24,17 +24,20 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base)
 void mt_registry_free(mt_registry *r);
 
 /* The handle of memory store store_id of tenant, borrowed until
- * mt_registry_release; MT_ENOTFOUND when the tenant has no such store. */
-int mt_registry_handle(mt_memory **out, mt_registry *r, const char *tenant, const char *store_id);
+ * mt_registry_release, and (entry not NULL) the store's record as read to
+ * find it; MT_ENOTFOUND when the tenant has no such store. */
+typedef struct mt_registry_entry mt_registry_entry;
+int mt_registry_handle(mt_memory **out, mt_registry_entry *entry, mt_registry *r,
+                       const char *tenant, const char *store_id);
 void mt_registry_release(mt_registry *r, mt_memory *m);
 
 /* A store's record: the API's memory_store object, plus what the server
  * keeps beside it ("redactions": version id -> {at, by}); sha256 is the
  * record's, for an update's precondition. */
-typedef struct {
+struct mt_registry_entry {
     json_t *record;
     char sha256[65];
-} mt_registry_entry;
+};
 
 void mt_registry_entry_dispose(mt_registry_entry *e);
 

@@ -20,27 +20,22 @@
 mt_memory *mt_routes_store_handle(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
                                   const char *store_id, int write)
 {
+    mt_registry_entry e;
     mt_memory *m = NULL;
-    int rc;
+    int rc, archived;
 
-    if (write) {
-        mt_registry_entry e;
-        if ((rc = mt_registry_get(&e, reg, req->key->tenant, store_id)) < 0) {
-            mt_routes_fail(out, req, rc);
-            return NULL;
-        }
-        rc = mt_routes_record_ms(e.record, "archived_at") != 0;
-        mt_registry_entry_dispose(&e);
-        if (rc) {
-            mt_routes_error(out, 409, "conflict_error", req->request_id,
-                            "memory store %s is archived: its memories can be read and deleted, "
-                            "not created or changed",
-                            store_id);
-            return NULL;
-        }
-    }
-    if ((rc = mt_registry_handle(&m, reg, req->key->tenant, store_id)) < 0) {
+    if ((rc = mt_registry_handle(&m, &e, reg, req->key->tenant, store_id)) < 0) {
         mt_routes_fail(out, req, rc);
+        return NULL;
+    }
+    archived = mt_routes_record_ms(e.record, "archived_at") != 0;
+    mt_registry_entry_dispose(&e);
+    if (write && archived) {
+        mt_registry_release(reg, m);
+        mt_routes_error(out, 409, "conflict_error", req->request_id,
+                        "memory store %s is archived: its memories can be read and deleted, "
+                        "not created or changed",
+                        store_id);
         return NULL;
     }
     return m;
