@@ -12,8 +12,9 @@ variant per case, chosen round-robin over the variants a case has, runs every
 case once and every variant (store, encryption, front end) several times, at a
 tenth of the cost. Every other test (unit, stress, fault injection, fuzz
 replays, agent, MCP, bindings, memtool server) runs whole, but for the server's
-load test on PostgreSQL: the SQLite one runs the same server code under the
-same load, and the PostgreSQL driver's paths run in the pg tests.
+load tests: the server's session, sync and edge tests run the same code paths
+on one client at a time, and the load's concurrency is TSan's question, not
+ASan's (the first pass runs the load tests).
 
 Reads the output of `ctest -N` on stdin; prints a ctest -R regex on stdout and
 a summary on stderr. Usage: ctest -N | sanitize-sample.py CASES_DIR
@@ -34,7 +35,7 @@ def main() -> int:
     twin = {n for n in names if n.startswith("agent_") and n.endswith("_nothread")
             and n[: -len("_nothread")] in present and n != "agent_session_nothread"}
     keep = [n for n in names if not n.startswith("golden_") and n not in twin
-            and n != "server_load_postgresql"]
+            and not n.startswith("server_load_")]
     variants = {}  # case -> {variant prefix: test name}
     for name in names:
         if not name.startswith("golden_"):

@@ -84,7 +84,14 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, request *rq, mt_h
                       "memory\"}}");
     len = text ? strlen(text) : 0;
     if (text) {
-        text = realloc(text, len + 2);
+        char *grown = realloc(text, len + 2);
+        if (!grown) {
+            free(text);
+            json_decref(reply->body);
+            reply->body = NULL;
+            return MHD_NO;
+        }
+        text = grown;
         text[len++] = '\n';
         text[len] = '\0';
     }

@@ -267,7 +267,7 @@ int mt_registry_create(mt_registry_entry *out, mt_registry *r, const char *tenan
         rc = mt_error_set(MT_EIO, "no random bytes for a store id");
         goto done;
     }
-    memcpy(id, "memstore_", 9);
+    snprintf(id, sizeof(id), "memstore_");
     for (i = 0; i < 8; i++)
         snprintf(id + 9 + 2 * i, 3, "%02x", raw[i]);
     rec = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:n, s:{}}", "id", id, "type",

@@ -181,11 +181,11 @@ void mt_routes_store_list(mt_http_reply *out, mt_registry *reg, const mt_http_re
         goto done;
     }
     n = json_array_size(all);
-    if (!(sorted = calloc(n + 1, sizeof(*sorted))) || !(data = json_array()))
+    if (!(sorted = calloc(n + 1, sizeof(json_t *))) || !(data = json_array()))
         goto nomem;
     for (i = 0; i < n; i++)
         sorted[i] = json_array_get(all, i);
-    qsort(sorted, n, sizeof(*sorted), store_order);
+    qsort(sorted, n, sizeof(json_t *), store_order);
     for (i = 0; i < n; i++) {
         json_t *r = sorted[i];
         int64_t at = mt_routes_record_ms(r, "created_at");
