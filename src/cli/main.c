@@ -9,6 +9,7 @@
 #include <memtool/store.h>
 
 #include "cli/cli.h"
+#include "core/memstore.h"
 #include "guard/secrets.h"
 #include "core/memory.h"
 #include "util/lines.h"
@@ -317,9 +318,14 @@ static int memory_store_select(mt_cli *cli)
     char *data = NULL;
     size_t len;
     const char *t = cli->opts.tenant && *cli->opts.tenant ? cli->opts.tenant : "default";
+    char *name = NULL;
     int rc;
 
-    snprintf(tenant, sizeof(tenant), "%s~registry", t);
+    /* The names memtool server gives them (core/memstore.h). */
+    if (mt_memstore_tenant(&name, t, "registry") < 0)
+        return -1;
+    snprintf(tenant, sizeof(tenant), "%s", name);
+    free(name);
     if (cli->store)
         snprintf(url, sizeof(url), "%s", cli->store);
     else
@@ -339,13 +345,16 @@ static int memory_store_select(mt_cli *cli)
                 cli->memory_store, t);
         return -1;
     }
-    snprintf(tenant, sizeof(tenant), "%s~%s", t, cli->memory_store);
+    if (mt_memstore_tenant(&name, t, cli->memory_store) < 0)
+        return -1;
+    snprintf(tenant, sizeof(tenant), "%s", name);
+    free(name);
     cli->opts.tenant = tenant;
     /* The API's limits hold whichever side writes. */
-    if (cli->opts.max_file_size > 102400)
-        cli->opts.max_file_size = 102400;
-    if (cli->opts.max_files > 2000)
-        cli->opts.max_files = 2000;
+    if (cli->opts.max_file_size > MT_MEMSTORE_MAX_CONTENT)
+        cli->opts.max_file_size = MT_MEMSTORE_MAX_CONTENT;
+    if (cli->opts.max_files > MT_MEMSTORE_MAX_MEMORIES)
+        cli->opts.max_files = MT_MEMSTORE_MAX_MEMORIES;
     return 0;
 }
 

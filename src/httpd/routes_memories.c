@@ -108,12 +108,14 @@ void mt_routes_memory_create(mt_http_reply *out, mt_registry *reg, const mt_http
     else if (rc < 0)
         mt_routes_fail(out, req, rc);
     else {
-        if (view == 1) {
-            free(mem.content);
-            mem.content = content ? strndup(content, clen) : strdup("");
-            mem.content_len = clen;
-        }
-        mt_routes_ok(out, mt_api_memory(&mem, store_id, view));
+        /* The content as stored (the secrets policy may have redacted it). */
+        char id[24];
+        snprintf(id, sizeof(id), "%s", mem.id);
+        mt_memstore_memory_dispose(&mem);
+        if ((rc = mt_memstore_get(&mem, m, id, view)) < 0)
+            mt_routes_fail(out, req, rc);
+        else
+            mt_routes_ok(out, mt_api_memory(&mem, store_id, view));
     }
     mt_memstore_memory_dispose(&mem);
     mt_memstore_conflict_dispose(&c);

@@ -355,14 +355,6 @@ void mt_routes_store_delete(mt_http_reply *out, mt_registry *reg, const mt_http_
     char actor[48];
     int rc = mt_registry_delete(reg, req->key->tenant, id, mt_routes_actor_of(req, actor));
 
-    if (rc < 0 && rc != MT_ENOTFOUND && mt_error_last()->code != MT_ENOTFOUND) {
-        /* The record is gone (the store is deleted); what was left to erase
-         * is said, not hidden. */
-    }
-    if (rc == MT_ENOTFOUND) {
-        mt_routes_fail(out, req, rc);
-        return;
-    }
     if (rc < 0) {
         mt_routes_fail(out, req, rc);
         return;
