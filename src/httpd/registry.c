@@ -375,14 +375,38 @@ done:
     return rc;
 }
 
+/* Every version at or beneath path (NULL: all) redacted, the deletions' too
+ * (whose path is all they hold): nothing of what a deleted store held stays. */
+static int redact_all(mt_memory *m, const char *path)
+{
+    mt_log_query q = {0};
+    mt_version *v = NULL;
+    size_t n, i;
+    int rc;
+
+    q.path = path;
+    q.limit = 100;
+    for (;;) {
+        if ((rc = mt_memory_log(&v, &n, m, &q)) < 0)
+            return rc;
+        for (i = 0; i < n && rc == 0; i++)
+            /* MT_EINVAL: a memory written there meanwhile, whose current
+             * content stays (the record is gone: nothing reaches it). */
+            if (!v[i].redacted && (rc = mt_memory_redact(m, v[i].id)) == MT_EINVAL)
+                rc = 0;
+        q.before_id = n ? v[n - 1].id : 0;
+        mt_versions_free(v, n);
+        if (rc < 0 || n < q.limit)
+            return rc;
+    }
+}
+
 /* What a deleted store leaves: its memories deleted, their versions redacted. */
 static int purge(mt_memory *m)
 {
     mt_memstore_memory *items = NULL;
-    mt_version *v = NULL;
     size_t n = 0, i;
     int more = 0, rc;
-    mt_log_query q = {0};
 
     if ((rc = mt_memstore_list(&items, &n, &more, m, "/", 1, NULL, 100000, 0)) < 0)
         return rc;
@@ -406,20 +430,7 @@ static int purge(mt_memory *m)
         mt_result_dispose(&res);
     }
     mt_memstore_memories_free(items, n);
-    if (rc < 0)
-        return rc;
-    q.limit = 100;
-    for (;;) {
-        if ((rc = mt_memory_log(&v, &n, m, &q)) < 0)
-            return rc;
-        for (i = 0; i < n; i++)
-            if (!v[i].redacted && v[i].operation != MT_VERSION_DELETED)
-                mt_memory_redact(m, v[i].id);
-        q.before_id = n ? v[n - 1].id : 0;
-        mt_versions_free(v, n);
-        if (n < q.limit)
-            return 0;
-    }
+    return rc < 0 ? rc : redact_all(m, NULL);
 }
 
 int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id, const char *actor)
@@ -444,6 +455,14 @@ int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
     }
     if (rc < 0)
         goto done;
+    /* The record's versions name the store and hold its description and
+     * metadata: they go too. */
+    {
+        char full[80];
+        snprintf(full, sizeof(full), "/memories%s", path);
+        if ((rc = redact_all(reg, full)) < 0)
+            goto done;
+    }
     if ((rc = mt_memstore_tenant(&name, tenant, store_id)) < 0 || (rc = handle(&m, r, name, 1)) < 0)
         goto done;
     rc = purge(m);
