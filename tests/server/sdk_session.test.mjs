@@ -197,3 +197,285 @@ test('a directory exists while a memory lies beneath it', async () => {
     await srv.stop();
   }
 });
+
+// What the SDK's types and doc comments promise, case by case: the error
+// classes and bodies, one request per 409, views and their page caps,
+// versions, archived stores, and what each kind of key may do.
+test('the SDK sees the documented errors, views, versions and key rules', async () => {
+  const srv = await startServer();
+  let requests = 0;
+  const counting = (url, init) => {
+    requests++;
+    return fetch(url, init);
+  };
+  const client = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, fetch: counting, timeout: 30000 });
+  const ms = client.beta.memoryStores;
+  // One SDK call that must fail: its error, after exactly one request.
+  const once = async (call, cls, status, type) => {
+    requests = 0;
+    let err;
+    try {
+      await call();
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err, `expected ${status} ${type}, the call succeeded`);
+    assert.ok(err instanceof cls, `expected ${cls.name}, got ${err.constructor.name} ${err.status} ${err.message}`);
+    assert.equal(err.status, status);
+    assert.equal(err.error?.type, 'error', 'the body is {"type":"error",...}');
+    assert.equal(err.error?.error?.type, type);
+    assert.equal(typeof err.error.error.message, 'string');
+    assert.match(err.error.request_id, /^req_/);
+    assert.equal(err.requestID, err.error.request_id, 'request-id header and body agree');
+    assert.equal(requests, 1, `${status} ${type} was sent ${requests} times`);
+    return err;
+  };
+  try {
+    const S = (await ms.create({ name: 'rules' })).id;
+
+    // Create: an empty memory is allowed; the same path again is a path conflict.
+    const empty = await ms.memories.create(S, { path: '/empty.md', content: '' });
+    assert.equal(empty.content_sha256, sha(''));
+    assert.equal(empty.content_size_bytes, 0);
+    const dup = await once(() => ms.memories.create(S, { path: '/empty.md', content: 'x' }),
+      Anthropic.ConflictError, 409, 'memory_path_conflict_error');
+    assert.equal(dup.error.error.conflicting_memory_id, empty.id);
+    assert.equal(dup.error.error.conflicting_path, '/empty.md');
+    assert.equal(dup.headers.get('x-should-retry'), 'false');
+    // /notes vs /notes/a.md, both ways.
+    const na = await ms.memories.create(S, { path: '/notes/a.md', content: 'A\n' });
+    const up = await once(() => ms.memories.create(S, { path: '/notes', content: 'x' }),
+      Anthropic.ConflictError, 409, 'memory_path_conflict_error');
+    assert.equal(up.error.error.conflicting_memory_id, na.id);
+    assert.equal(up.error.error.conflicting_path, '/notes/a.md');
+    const down = await once(() => ms.memories.create(S, { path: '/empty.md/child.md', content: 'x' }),
+      Anthropic.ConflictError, 409, 'memory_path_conflict_error');
+    assert.equal(down.error.error.conflicting_memory_id, empty.id);
+    assert.equal(down.error.error.conflicting_path, '/empty.md');
+    // A rename onto a taken path is one too, and changes nothing.
+    const ren = await once(() => ms.memories.update(na.id, { memory_store_id: S, path: '/empty.md' }),
+      Anthropic.ConflictError, 409, 'memory_path_conflict_error');
+    assert.equal(ren.error.error.conflicting_memory_id, empty.id);
+    assert.equal((await ms.memories.retrieve(na.id, { memory_store_id: S })).path, '/notes/a.md');
+
+    // Preconditions: a stale one on update and on delete is one 409 request, nothing changed.
+    const stale = await once(() => ms.memories.update(na.id, {
+      memory_store_id: S, content: 'B\n', precondition: { type: 'content_sha256', content_sha256: sha('B\n') },
+    }), Anthropic.ConflictError, 409, 'memory_precondition_failed_error');
+    assert.equal(stale.headers.get('x-should-retry'), 'false');
+    await once(() => ms.memories.delete(na.id, { memory_store_id: S, expected_content_sha256: sha('B\n') }),
+      Anthropic.ConflictError, 409, 'memory_precondition_failed_error');
+    assert.equal((await ms.memories.retrieve(na.id, { memory_store_id: S })).content, 'A\n');
+    // On a rename the precondition is the current content's.
+    const moved = await ms.memories.update(na.id, {
+      memory_store_id: S, path: '/notes/b.md', precondition: { type: 'content_sha256', content_sha256: sha('A\n') },
+    });
+    assert.equal(moved.id, na.id);
+    assert.equal(moved.path, '/notes/b.md');
+    assert.equal(moved.content_sha256, sha('A\n'));
+    // Renamed, then rewritten (both in one update: a test of its own below).
+    await ms.memories.update(na.id, { memory_store_id: S, path: '/notes/c.md' });
+    const both = await ms.memories.update(na.id, { memory_store_id: S, content: 'C\n' });
+    assert.equal(both.path, '/notes/c.md');
+    assert.equal(both.content_sha256, sha('C\n'));
+    // An update that changes nothing adds no version.
+    const same = await ms.memories.update(na.id, { memory_store_id: S, content: 'C\n' });
+    assert.equal(same.memory_version_id, both.memory_version_id);
+    assert.equal(same.updated_at, both.updated_at);
+
+    // Views: basic (content null, sha and size set) is the default on create, update and list; full on retrieve.
+    assert.equal(both.content, null);
+    const fullUpd = await ms.memories.update(na.id, { memory_store_id: S, content: 'D\n', view: 'full' });
+    assert.equal(fullUpd.content, 'D\n');
+    const fullCreate = await ms.memories.create(S, { path: '/f.md', content: 'F\n', view: 'full' });
+    assert.equal(fullCreate.content, 'F\n');
+    const basicGet = await ms.memories.retrieve(na.id, { memory_store_id: S, view: 'basic' });
+    assert.equal(basicGet.content, null);
+    assert.equal(basicGet.content_sha256, sha('D\n'));
+    assert.equal(basicGet.content_size_bytes, 2);
+    const basicList = await ms.memories.list(S);
+    assert.ok(basicList.data.length >= 3);
+    for (const m of basicList.data) {
+      assert.equal(m.type, 'memory');
+      assert.equal(m.content, null, `list is basic by default: ${m.path}`);
+      assert.match(m.content_sha256, /^[0-9a-f]{64}$/);
+      assert.equal(typeof m.content_size_bytes, 'number');
+    }
+    for (const m of (await ms.memories.list(S, { view: 'full' })).data) assert.equal(typeof m.content, 'string');
+    // memory_version_id names the newest version, which holds the current content.
+    const newest = (await ms.memoryVersions.list(S, { memory_id: na.id, limit: 1 })).data[0];
+    assert.equal(newest.id, fullUpd.memory_version_id);
+    const nv = await ms.memoryVersions.retrieve(newest.id, { memory_store_id: S });
+    assert.equal(nv.content, 'D\n'); // full is the default on a version's retrieve
+    assert.equal(nv.content_sha256, sha('D\n'));
+    assert.equal(nv.memory_store_id, S);
+    assert.equal((await ms.memoryVersions.retrieve(newest.id, { memory_store_id: S, view: 'basic' })).content, null);
+    // A version list is basic by default too, newest first, and filters by the key that wrote.
+    const vs = [];
+    for await (const v of ms.memoryVersions.list(S, { memory_id: na.id })) vs.push(v);
+    assert.deepEqual(vs.map((v) => v.operation), ['modified', 'modified', 'modified', 'modified', 'created']);
+    assert.ok(vs.every((v) => v.content === null && v.memory_id === na.id && v.type === 'memory_version'));
+    assert.deepEqual(vs[0].created_by, { type: 'api_actor', api_key_id: srv.keyIds.a });
+    assert.deepEqual(vs.map((v) => v.path), ['/notes/c.md', '/notes/c.md', '/notes/c.md', '/notes/b.md', '/notes/a.md']);
+    const byKey = [];
+    for await (const v of ms.memoryVersions.list(S, { api_key_id: srv.keyIds.a })) byKey.push(v.id);
+    assert.ok(byKey.length >= vs.length);
+    assert.equal((await ms.memoryVersions.list(S, { api_key_id: srv.keyIds.b })).data.length, 0);
+    // A deleted memory: its deleted version has no content, sha or size; the one before keeps them.
+    await ms.memories.delete(empty.id, { memory_store_id: S, expected_content_sha256: sha('') });
+    const ev = (await ms.memoryVersions.list(S, { memory_id: empty.id })).data;
+    assert.deepEqual(ev.map((v) => v.operation), ['deleted', 'created']);
+    assert.equal(ev[0].content_sha256, null);
+    assert.equal(ev[0].content_size_bytes, null);
+    assert.equal(ev[1].content_sha256, sha(''));
+    assert.equal(ev[1].content_size_bytes, 0);
+    await once(() => ms.memories.retrieve(empty.id, { memory_store_id: S }), Anthropic.NotFoundError, 404, 'not_found_error');
+    await once(() => ms.memories.delete(empty.id, { memory_store_id: S }), Anthropic.NotFoundError, 404, 'not_found_error');
+    await once(() => ms.memories.update(empty.id, { memory_store_id: S, content: 'x' }), Anthropic.NotFoundError, 404, 'not_found_error');
+    // Redacting twice is fine; a redacted version still retrieves.
+    const r1 = await ms.memoryVersions.redact(ev[1].id, { memory_store_id: S });
+    assert.ok(r1.redacted_at);
+    assert.equal((await ms.memoryVersions.retrieve(ev[1].id, { memory_store_id: S })).redacted_at, r1.redacted_at);
+
+    // Paths and prefixes: whole segments only; depth 1 mixes memories and prefixes.
+    await ms.memories.create(S, { path: '/notes-archive/x.md', content: 'x' });
+    await ms.memories.create(S, { path: '/notes/deep/y.md', content: 'y' });
+    const under = [];
+    for await (const m of ms.memories.list(S, { path_prefix: '/notes/' })) under.push(m.path);
+    assert.deepEqual(under.sort(), ['/notes/c.md', '/notes/deep/y.md']);
+    const level = [];
+    for await (const m of ms.memories.list(S, { path_prefix: '/notes/', depth: 1 })) level.push(`${m.type} ${m.path}`);
+    assert.deepEqual(level.sort(), ['memory /notes/c.md', 'memory_prefix /notes/deep/']);
+    const root = [];
+    for await (const m of ms.memories.list(S, { depth: 1 })) root.push(`${m.type} ${m.path}`);
+    assert.deepEqual(root.sort(), ['memory /f.md', 'memory_prefix /notes-archive/', 'memory_prefix /notes/']);
+
+    // Page caps: basic at most 100 a page, full at most 20, whatever the limit asked.
+    await Promise.all(Array.from({ length: 130 }, (_, i) => ms.memories.create(S, { path: `/many/m${i}.md`, content: `${i}` })));
+    const big = await ms.memories.list(S, { path_prefix: '/many/', limit: 500 });
+    assert.equal(big.data.length, 100, 'view=basic caps a page at 100');
+    assert.ok(big.next_page, 'and says there is more');
+    const bigFull = await ms.memories.list(S, { path_prefix: '/many/', limit: 500, view: 'full' });
+    assert.equal(bigFull.data.length, 20, 'view=full caps a page at 20');
+    const small = await ms.memories.list(S, { path_prefix: '/many/', limit: 7 });
+    assert.equal(small.data.length, 7);
+    let pages = 0;
+    let seen = 0;
+    for (let p = small; ; p = await p.getNextPage()) {
+      pages++;
+      seen += p.data.length;
+      if (!p.hasNextPage()) break;
+    }
+    assert.equal(seen, 130);
+    assert.equal(pages, Math.ceil(130 / 7));
+
+    // Stores: a list leaves archived ones out unless asked; an archived store takes no writes.
+    const T = (await ms.create({ name: 'to archive', description: 'd', metadata: { k: 'v' } })).id;
+    const t1 = await ms.memories.create(T, { path: '/t.md', content: 'T0\n' });
+    await ms.memories.update(t1.id, { memory_store_id: T, content: 'T\n' });
+    const cleared = await ms.update(T, { description: '' });
+    assert.equal(cleared.description, '');
+    assert.deepEqual(cleared.metadata, { k: 'v' }, 'metadata keys left out keep their values');
+    const arch = await ms.archive(T);
+    assert.ok(arch.archived_at);
+    const active = [];
+    for await (const s of ms.list()) active.push(s.id);
+    assert.ok(active.includes(S) && !active.includes(T), 'an archived store is left out of a list');
+    const every = [];
+    for await (const s of ms.list({ include_archived: true })) every.push(s.id);
+    assert.ok(every.includes(S) && every.includes(T), 'include_archived lists it');
+    await once(() => ms.memories.create(T, { path: '/u.md', content: 'x' }), Anthropic.ConflictError, 409, 'conflict_error');
+    await once(() => ms.memories.update(t1.id, { memory_store_id: T, content: 'x' }), Anthropic.ConflictError, 409, 'conflict_error');
+    await once(() => ms.update(T, { name: 'renamed' }), Anthropic.ConflictError, 409, 'conflict_error');
+    // Reads, redaction, memory deletes and the store's delete still work.
+    assert.equal((await ms.memories.retrieve(t1.id, { memory_store_id: T })).content, 'T\n');
+    const [tcur, tv] = (await ms.memoryVersions.list(T)).data;
+    assert.equal(tv.operation, 'created');
+    assert.ok((await ms.memoryVersions.redact(tv.id, { memory_store_id: T })).redacted_at);
+    // (docs/server.md: a memory's current version cannot be redacted, 409 conflict_error.)
+    await once(() => ms.memoryVersions.redact(tcur.id, { memory_store_id: T }), Anthropic.ConflictError, 409, 'conflict_error');
+    assert.deepEqual(await ms.memories.delete(t1.id, { memory_store_id: T }), { id: t1.id, type: 'memory_deleted' });
+    assert.deepEqual(await ms.delete(T), { id: T, type: 'memory_store_deleted' });
+    await once(() => ms.retrieve(T), Anthropic.NotFoundError, 404, 'not_found_error');
+    await once(() => ms.memories.list(T), Anthropic.NotFoundError, 404, 'not_found_error');
+    await once(() => ms.memoryVersions.retrieve(tv.id, { memory_store_id: T }), Anthropic.NotFoundError, 404, 'not_found_error');
+
+    // Another tenant: every id of alice's is 404 (never 403), and bob's lists hold none of them.
+    const asBob = new Anthropic({ apiKey: srv.keys.b, baseURL: srv.baseURL, fetch: counting, timeout: 30000 }).beta.memoryStores;
+    const NF = [Anthropic.NotFoundError, 404, 'not_found_error'];
+    await once(() => asBob.retrieve(S), ...NF);
+    await once(() => asBob.update(S, { name: 'mine' }), ...NF);
+    await once(() => asBob.archive(S), ...NF);
+    await once(() => asBob.delete(S), ...NF);
+    await once(() => asBob.memories.list(S), ...NF);
+    await once(() => asBob.memories.create(S, { path: '/b.md', content: 'b' }), ...NF);
+    await once(() => asBob.memories.retrieve(na.id, { memory_store_id: S }), ...NF);
+    await once(() => asBob.memories.update(na.id, { memory_store_id: S, content: 'b' }), ...NF);
+    await once(() => asBob.memories.delete(na.id, { memory_store_id: S }), ...NF);
+    await once(() => asBob.memoryVersions.list(S), ...NF);
+    await once(() => asBob.memoryVersions.retrieve(newest.id, { memory_store_id: S }), ...NF);
+    await once(() => asBob.memoryVersions.redact(newest.id, { memory_store_id: S }), ...NF);
+    const B = (await asBob.create({ name: 'bob' })).id;
+    const bobs = [];
+    for await (const s of asBob.list({ include_archived: true })) bobs.push(s.id);
+    assert.deepEqual(bobs, [B]);
+    // A memory id of one store is not found through another store of the same tenant.
+    const S2 = (await ms.create({ name: 'second' })).id;
+    await once(() => ms.memories.retrieve(na.id, { memory_store_id: S2 }), ...NF);
+
+    // A read-only key: every read 200, every write 403 permission_error, and nothing changed.
+    const asRO = new Anthropic({ apiKey: srv.keys.aro, baseURL: srv.baseURL, fetch: counting, timeout: 30000 }).beta.memoryStores;
+    assert.equal((await asRO.retrieve(S)).id, S);
+    assert.ok((await asRO.list()).data.some((s) => s.id === S));
+    assert.equal((await asRO.memories.retrieve(na.id, { memory_store_id: S })).content, 'D\n');
+    assert.ok((await asRO.memories.list(S)).data.length > 0);
+    assert.ok((await asRO.memoryVersions.list(S)).data.length > 0);
+    assert.equal((await asRO.memoryVersions.retrieve(newest.id, { memory_store_id: S })).id, newest.id);
+    const PD = [Anthropic.PermissionDeniedError, 403, 'permission_error'];
+    await once(() => asRO.create({ name: 'ro' }), ...PD);
+    await once(() => asRO.update(S, { name: 'ro' }), ...PD);
+    await once(() => asRO.archive(S), ...PD);
+    await once(() => asRO.delete(S), ...PD);
+    await once(() => asRO.memories.create(S, { path: '/ro.md', content: 'x' }), ...PD);
+    await once(() => asRO.memories.update(na.id, { memory_store_id: S, content: 'x' }), ...PD);
+    await once(() => asRO.memories.delete(na.id, { memory_store_id: S }), ...PD);
+    await once(() => asRO.memoryVersions.redact(newest.id, { memory_store_id: S }), ...PD);
+    const still = await ms.retrieve(S);
+    assert.equal(still.name, 'rules');
+    assert.equal(still.archived_at, null);
+    assert.equal((await ms.memoryVersions.retrieve(newest.id, { memory_store_id: S })).redacted_at, null);
+
+    // Keys that open nothing: 401 authentication_error, whatever the call.
+    for (const apiKey of ['mtk_' + 'x'.repeat(43), 'nonsense', srv.keys.a.slice(0, -1) + (srv.keys.a.endsWith('A') ? 'B' : 'A')]) {
+      const bad = new Anthropic({ apiKey, baseURL: srv.baseURL, fetch: counting, timeout: 30000 }).beta.memoryStores;
+      await once(() => bad.list(), Anthropic.AuthenticationError, 401, 'authentication_error');
+      await once(() => bad.retrieve(S), Anthropic.AuthenticationError, 401, 'authentication_error');
+      await once(() => bad.memories.create(S, { path: '/x.md', content: 'x' }), Anthropic.AuthenticationError, 401, 'authentication_error');
+    }
+  } finally {
+    await srv.stop();
+  }
+});
+
+// "Every change adds exactly one version" and "modified covers a content
+// change, a path change, or both": one update that renames and rewrites is
+// one version, holding the new path and the new content together.
+test('an update that renames and rewrites adds exactly one version', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'one version' })).id;
+    const m = await ms.memories.create(S, { path: '/old.md', content: 'old\n' });
+    const u = await ms.memories.update(m.id, { memory_store_id: S, path: '/new.md', content: 'new\n' });
+    assert.equal(u.path, '/new.md');
+    assert.equal(u.content_sha256, sha('new\n'));
+    const vs = (await ms.memoryVersions.list(S, { memory_id: m.id, view: 'full' })).data;
+    assert.deepEqual(
+      vs.map((v) => [v.operation, v.path, v.content]),
+      [['modified', '/new.md', 'new\n'], ['created', '/old.md', 'old\n']],
+    );
+    assert.equal(u.memory_version_id, vs[0].id);
+  } finally {
+    await srv.stop();
+  }
+});
