@@ -1,8 +1,23 @@
-// Load, bounded: 64 clients at once, each making a mix of requests through
-// the SDK, one counter memory updated by all of them under content_sha256
-// preconditions (retrying on 409). No request fails, and the counter ends
-// at exactly the number of successful updates: no update is lost. On
-// PostgreSQL the clients are spread over two server processes.
+// Load, bounded: 64 clients at once, each making 16 mixed requests through
+// the SDK (1,024 in all, plus the counter's retries), on the store that
+// MEMTOOL_TEST_STORE names (registered on file and SQLite; on PostgreSQL the
+// clients are spread over two server processes).
+//
+// The mix, per client and per 8 requests: one update of a shared counter
+// memory under a content_sha256 precondition (read, add one, write; a 409 is
+// retried), two creates of its own notes, one update of its own note under
+// its precondition (uncontended: it must succeed at once), a retrieve and a
+// full list of its own notes (which must hold its own content and no other
+// client's), a depth-1 listing and a version listing.
+//
+// Checked: no request fails; the counter ends at exactly the number of
+// successful updates, and its versions are exactly those updates, each
+// number once, each written by the client that made it; every note holds
+// the content of the client that wrote it.
+//
+// Numbers: 64 x 16 takes ~20 s a store on 2 shared cores (most of it the
+// counter's retries: 64 writers on one memory); MEMTOOL_LOAD_PER_CLIENT
+// changes the 16 (a multiple of 8).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -10,21 +25,24 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startServer } from './lib.mjs';
 
 const CLIENTS = 64;
-const PER_CLIENT = Number(process.env.MEMTOOL_LOAD_PER_CLIENT || 8);
+const PER_CLIENT = Number(process.env.MEMTOOL_LOAD_PER_CLIENT || 16);
 const sha = (s) => createHash('sha256').update(s, 'utf8').digest('hex');
+const note = (c, i, rev) => `client ${c} note ${i}${rev ? ' rev' : ''}\n`;
 
 test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout: 300000 }, async () => {
+  assert.equal(PER_CLIENT % 8, 0, 'MEMTOOL_LOAD_PER_CLIENT is a multiple of 8');
   // Every version kept (the default keeps 100 a memory), so that each update's can be counted.
   const srv = await startServer(['--history-keep', '0']);
   const servers = [srv];
   if (process.env.MEMTOOL_TEST_STORE === 'postgresql') servers.push(await srv.another());
   try {
-    const admin = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL });
+    const admin = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 60000 });
     const store = await admin.beta.memoryStores.create({ name: 'load' });
     const S = store.id;
     const counter = await admin.beta.memoryStores.memories.create(S, { path: '/counter', content: '0\n' });
     let updates = 0;
     let requests = 0;
+    let retries = 0;
     const started = Date.now();
     await Promise.all(
       Array.from({ length: CLIENTS }, async (_, c) => {
@@ -35,9 +53,10 @@ test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout
           timeout: 60000,
         });
         const mem = client.beta.memoryStores.memories;
+        const own = new Map(); // i -> memory
         for (let i = 0; i < PER_CLIENT; i++) {
           requests++;
-          switch (i % 4) {
+          switch (i % 8) {
             case 0: {
               // The counter: read, add one, write under the precondition.
               for (;;) {
@@ -52,40 +71,88 @@ test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout
                   updates++;
                   break;
                 } catch (e) {
-                  if (e.status !== 409) throw e;
-                  requests++;
+                  if (!(e instanceof Anthropic.ConflictError) || e.error?.error?.type !== 'memory_precondition_failed_error')
+                    throw e;
+                  retries++;
                 }
               }
               break;
             }
             case 1:
-              await mem.create(S, { path: `/clients/c${c}/m${i}.md`, content: `client ${c} note ${i}\n` });
+            case 5: {
+              const m = await mem.create(S, { path: `/clients/c${c}/m${i}.md`, content: note(c, i) });
+              assert.equal(m.content_sha256, sha(note(c, i)));
+              own.set(i, m);
               break;
+            }
             case 2: {
               const page = await mem.list(S, { path_prefix: '/clients/', depth: 1 });
-              assert.ok(page.data.length <= 100);
+              assert.ok(page.data.length >= 1 && page.data.length <= 100);
+              assert.ok(page.data.every((x) => x.type === 'memory_prefix' && /^\/clients\/c\d+\/$/.test(x.path)));
+              break;
+            }
+            case 3: {
+              // Its own note, under its own precondition: nobody else writes it, so it succeeds at once.
+              const m = own.get(i - 2);
+              const u = await mem.update(m.id, {
+                memory_store_id: S,
+                content: note(c, i - 2, true),
+                precondition: { type: 'content_sha256', content_sha256: m.content_sha256 },
+              });
+              assert.equal(u.content_sha256, sha(note(c, i - 2, true)));
+              break;
+            }
+            case 4: {
+              const v = await client.beta.memoryStores.memoryVersions.list(S, { memory_id: counter.id, limit: 5 });
+              assert.ok(v.data.length >= 1 && v.data.length <= 5);
+              break;
+            }
+            case 6: {
+              const m = await mem.retrieve(own.get(i - 1).id, { memory_store_id: S });
+              assert.equal(m.content, note(c, i - 1));
               break;
             }
             default: {
-              const v = await client.beta.memoryStores.memoryVersions.list(S, { memory_id: counter.id, limit: 5 });
-              assert.ok(v.data.length >= 1);
+              const page = await mem.list(S, { path_prefix: `/clients/c${c}/`, view: 'full' });
+              assert.ok(page.data.length >= 2);
+              for (const m of page.data) assert.match(m.content, new RegExp(`^client ${c} note \\d+( rev)?\\n$`));
             }
           }
         }
       }),
     );
     const seconds = (Date.now() - started) / 1000;
-    const end = await admin.beta.memoryStores.memories.retrieve(counter.id, { memory_store_id: S });
+    const ms = admin.beta.memoryStores;
+    const end = await ms.memories.retrieve(counter.id, { memory_store_id: S });
     assert.equal(Number(end.content.split('\n')[0]), updates, 'the counter is the number of successful updates');
     assert.equal(end.content_sha256, sha(end.content));
-    const mine = [];
-    for await (const m of admin.beta.memoryStores.memories.list(S, { path_prefix: '/clients/' })) mine.push(m.path);
-    assert.equal(mine.length, CLIENTS * Math.ceil((PER_CLIENT - 1) / 4));
-    const versions = [];
-    for await (const v of admin.beta.memoryStores.memoryVersions.list(S, { memory_id: counter.id, operation: 'modified' }))
-      versions.push(v);
-    assert.equal(versions.length, updates, 'each successful update is one version');
-    console.log(`# ${requests} requests, ${updates} counter updates, ${servers.length} server(s), ${seconds.toFixed(1)} s`);
+    assert.equal(updates, CLIENTS * (PER_CLIENT / 8));
+
+    // Every note holds its own writer's content.
+    const notes = new Map();
+    for await (const m of ms.memories.list(S, { path_prefix: '/clients/', view: 'full' })) notes.set(m.path, m.content);
+    assert.equal(notes.size, CLIENTS * (PER_CLIENT / 4));
+    for (let c = 0; c < CLIENTS; c++)
+      for (let i = 0; i < PER_CLIENT; i++)
+        if (i % 8 === 1 || i % 8 === 5)
+          assert.equal(notes.get(`/clients/c${c}/m${i}.md`), note(c, i, i % 8 === 1), `client ${c}'s note ${i}`);
+
+    // The counter's versions are exactly the successful updates: 1..updates, each once.
+    const seen = new Set();
+    const writes = new Set();
+    for await (const v of ms.memoryVersions.list(S, { memory_id: counter.id, operation: 'modified', view: 'full' })) {
+      const [n, who] = v.content.split('\n');
+      assert.ok(!seen.has(n), `counter value ${n} written twice`);
+      seen.add(n);
+      assert.ok(!writes.has(who), `${who} recorded twice`);
+      writes.add(who);
+    }
+    assert.equal(seen.size, updates, 'each successful update is one version');
+    for (let n = 1; n <= updates; n++) assert.ok(seen.has(String(n)), `counter value ${n} has its version`);
+    console.log(
+      `# ${requests} requests + ${retries} counter retries (each a retrieve and an update), ` +
+        `${updates} counter updates, ${servers.length} server(s), ${seconds.toFixed(1)} s`,
+    );
   } finally {
     for (const s of servers.reverse()) await s.stop();
   }
