@@ -479,3 +479,131 @@ test('an update that renames and rewrites adds exactly one version', async () =>
     await srv.stop();
   }
 });
+
+// The limits the SDK's doc comments state, at and over each edge, and the
+// formats of what comes back: each refusal a BadRequestError (400
+// invalid_request_error), each acceptance a round trip.
+test('the documented limits and formats, at and over each edge', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  const refused = async (what, call) => {
+    let err;
+    try {
+      await call();
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err, `${what}: expected 400, the call succeeded`);
+    assert.ok(err instanceof Anthropic.BadRequestError, `${what}: expected 400, got ${err.status} ${err.message}`);
+    assert.equal(err.error?.error?.type, 'invalid_request_error', what);
+  };
+  const rfc3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+  try {
+    // Store names 1-255 chars without control chars; description <= 1,024; metadata <= 16 pairs,
+    // keys 1-64 chars, values <= 512.
+    const meta16 = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, 'v'.repeat(512)]));
+    const edge = await ms.create({ name: 'n'.repeat(255), description: 'd'.repeat(1024), metadata: meta16 });
+    assert.equal(edge.name.length, 255);
+    assert.equal(edge.description.length, 1024);
+    assert.equal(Object.keys(edge.metadata).length, 16);
+    assert.match(edge.created_at, rfc3339);
+    assert.match(edge.updated_at, rfc3339);
+    assert.equal((await ms.create({ name: 'k', metadata: { ['k'.repeat(64)]: '' } })).metadata['k'.repeat(64)], '');
+    await refused('empty name', () => ms.create({ name: '' }));
+    await refused('name of 256 chars', () => ms.create({ name: 'n'.repeat(256) }));
+    await refused('name with a control char', () => ms.create({ name: 'a\u0001b' }));
+    await refused('description of 1,025 chars', () => ms.create({ name: 'x', description: 'd'.repeat(1025) }));
+    await refused('17 metadata pairs', () => ms.create({ name: 'x', metadata: { ...meta16, k16: 'v' } }));
+    await refused('metadata key of 65 chars', () => ms.create({ name: 'x', metadata: { ['k'.repeat(65)]: 'v' } }));
+    await refused('empty metadata key', () => ms.create({ name: 'x', metadata: { '': 'v' } }));
+    await refused('metadata value of 513 chars', () => ms.create({ name: 'x', metadata: { k: 'v'.repeat(513) } }));
+    await refused('a 17th pair by update', () => ms.update(edge.id, { metadata: { k16: 'v' } }));
+    await refused('update to an empty name', () => ms.update(edge.id, { name: '' }));
+    // A store's updated_at moves with its name, not with its memories.
+    const S = (await ms.create({ name: 'limits' })).id;
+    const s0 = await ms.retrieve(S);
+    await new Promise((r) => setTimeout(r, 20));
+    await ms.memories.create(S, { path: '/m.md', content: 'm' });
+    assert.equal((await ms.retrieve(S)).updated_at, s0.updated_at, 'a memory write leaves the store updated_at alone');
+    await new Promise((r) => setTimeout(r, 20));
+    const s1 = await ms.update(S, { name: 'limits 2' });
+    assert.ok(s1.updated_at > s0.updated_at, 'a rename moves updated_at');
+    assert.equal(s1.created_at, s0.created_at);
+
+    // Paths: at most 1,024 bytes and 20 segments; NFC; any UTF-8 name round trips.
+    const long = '/' + Array.from({ length: 4 }, () => 'a'.repeat(255)).join('/');
+    assert.equal(Buffer.byteLength(long), 1024);
+    assert.equal((await ms.memories.create(S, { path: long, content: 'long' })).path, long);
+    await refused('a path of 1,025 bytes', () => ms.memories.create(S, { path: long + 'b', content: 'x' }));
+    const twenty = '/' + Array.from({ length: 20 }, (_, i) => `s${i}`).join('/');
+    assert.equal((await ms.memories.create(S, { path: twenty, content: '20' })).path, twenty);
+    await refused('21 segments', () => ms.memories.create(S, { path: twenty.replace('/s0/', '/s0/x/'), content: 'x' }));
+    for (const p of ['/café.md', '/日本/メモ.md', '/with space.md', '/Notes/UPPER.md', '/notes/upper.md', '/emoji 🎉.md']) {
+      const m = await ms.memories.create(S, { path: p, content: p });
+      assert.equal(m.path, p);
+      const back = await ms.memories.retrieve(m.id, { memory_store_id: S });
+      assert.equal(back.path, p);
+      assert.equal(back.content, p);
+      assert.equal(back.content_size_bytes, Buffer.byteLength(p));
+    }
+    await refused('a path not in NFC', () => ms.memories.create(S, { path: '/cafe\u0301.md', content: 'x' }));
+    await refused('a path ending in /', () => ms.memories.create(S, { path: '/dir/', content: 'x' }));
+    await refused('a path without a leading /', () => ms.memories.create(S, { path: 'rel.md', content: 'x' }));
+    await refused('a path_prefix without a trailing /', () => ms.memories.list(S, { path_prefix: '/notes' }));
+    // Content: bytes, not characters, and no normalization: NFD content keeps its bytes and its hash.
+    const nfd = 'cafe\u0301\r\n\ttab\u0000nul?';
+    let kept;
+    try {
+      kept = await ms.memories.create(S, { path: '/nfd.md', content: nfd, view: 'full' });
+    } catch (e) {
+      // A NUL may be refused (400) as memtool refuses binary content; never anything else.
+      assert.ok(e instanceof Anthropic.BadRequestError, `NUL in content: 400 if refused, got ${e.status}`);
+      kept = await ms.memories.create(S, { path: '/nfd.md', content: nfd.replace('\u0000', ''), view: 'full' });
+    }
+    const exact = kept.content;
+    assert.ok(exact.includes('cafe\u0301\r\n\t'), 'content kept byte for byte');
+    assert.equal(kept.content_sha256, sha(exact));
+    assert.equal(kept.content_size_bytes, Buffer.byteLength(exact));
+    assert.equal((await ms.memories.retrieve(kept.id, { memory_store_id: S })).content, exact);
+
+    // An idempotent retry with a stale precondition: a rename already made succeeds, adds nothing.
+    const r = await ms.memories.create(S, { path: '/r1.md', content: 'r' });
+    const moved = await ms.memories.update(r.id, { memory_store_id: S, path: '/r2.md', content: 'r2' });
+    const retry = await ms.memories.update(r.id, {
+      memory_store_id: S, path: '/r2.md', content: 'r2', precondition: { type: 'content_sha256', content_sha256: r.content_sha256 },
+    });
+    assert.equal(retry.memory_version_id, moved.memory_version_id);
+
+    // Store lists page newest first and filter by created_at; version lists too.
+    const made = [];
+    for (let i = 0; i < 5; i++) {
+      made.push(await ms.create({ name: `page ${i}` }));
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    const listed = [];
+    for await (const s of ms.list({ limit: 2 })) listed.push(s.id);
+    assert.equal(new Set(listed).size, listed.length, 'no store twice across pages');
+    assert.deepEqual(listed.slice(0, 5), made.map((s) => s.id).reverse(), 'newest first');
+    const since = [];
+    for await (const s of ms.list({ 'created_at[gte]': made[2].created_at })) since.push(s.id);
+    assert.deepEqual(since.sort(), made.slice(2).map((s) => s.id).sort());
+    const until = [];
+    for await (const s of ms.list({ 'created_at[lte]': made[1].created_at })) until.push(s.id);
+    assert.ok(until.includes(made[0].id) && until.includes(made[1].id) && !until.includes(made[2].id));
+    const vAll = (await ms.memoryVersions.list(S, { limit: 100 })).data;
+    const vLate = (await ms.memoryVersions.list(S, { limit: 100, 'created_at[gte]': vAll[2].created_at })).data;
+    assert.ok(vLate.length >= 3 && vLate.length < vAll.length, `created_at[gte] filters versions (${vLate.length} of ${vAll.length})`);
+    assert.ok(vLate.every((v) => v.created_at >= vAll[2].created_at));
+    assert.equal((await ms.memoryVersions.list(S, { session_id: 'sesn_0123' })).data.length, 0);
+    assert.equal((await ms.memoryVersions.list(S, { service_account_id: 'svac_0123' })).data.length, 0);
+    // A depth-1 listing's prefixes count toward the page limit, and paging goes on past them.
+    const d1 = await ms.memories.list(S, { depth: 1, limit: 3 });
+    assert.equal(d1.data.length, 3);
+    const d1all = [];
+    for await (const x of ms.memories.list(S, { depth: 1, limit: 3 })) d1all.push(x.path);
+    assert.equal(new Set(d1all).size, d1all.length);
+    assert.ok(d1all.includes('/日本/') && d1all.includes('/Notes/') && d1all.includes('/notes/') && d1all.includes('/m.md'));
+  } finally {
+    await srv.stop();
+  }
+});
