@@ -1,7 +1,8 @@
 // Load, bounded: 64 clients at once, each making 16 mixed requests through
 // the SDK (1,024 in all, plus the counter's retries), on the store that
-// MEMTOOL_TEST_STORE names (registered on file and SQLite; on PostgreSQL the
-// clients are spread over two server processes).
+// MEMTOOL_TEST_STORE names (registered on file, SQLite and PostgreSQL), the
+// clients spread over two server processes on that store
+// (MEMTOOL_LOAD_SERVERS changes the 2).
 //
 // The mix, per client and per 8 requests: one update of a shared counter
 // memory under a content_sha256 precondition (read, add one, write; a 409 is
@@ -26,6 +27,7 @@ import { startServer } from './lib.mjs';
 
 const CLIENTS = 64;
 const PER_CLIENT = Number(process.env.MEMTOOL_LOAD_PER_CLIENT || 16);
+const SERVERS = Number(process.env.MEMTOOL_LOAD_SERVERS || 2);
 const sha = (s) => createHash('sha256').update(s, 'utf8').digest('hex');
 const note = (c, i, rev) => `client ${c} note ${i}${rev ? ' rev' : ''}\n`;
 
@@ -34,7 +36,9 @@ test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout
   // Every version kept (the default keeps 100 a memory), so that each update's can be counted.
   const srv = await startServer(['--history-keep', '0']);
   const servers = [srv];
-  if (process.env.MEMTOOL_TEST_STORE === 'postgresql') servers.push(await srv.another());
+  // Two server processes on the one store, the clients spread over them: a store shared by
+  // processes (the memory tool's everyday case, and several hosts on PostgreSQL) loses nothing either.
+  for (let n = 1; n < SERVERS; n++) servers.push(await srv.another());
   try {
     const admin = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 60000 });
     const store = await admin.beta.memoryStores.create({ name: 'load' });
@@ -153,6 +157,87 @@ test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout
       `# ${requests} requests + ${retries} counter retries (each a retrieve and an update), ` +
         `${updates} counter updates, ${servers.length} server(s), ${seconds.toFixed(1)} s`,
     );
+  } finally {
+    for (const s of servers.reverse()) await s.stop();
+  }
+});
+
+// Races on paths, over two server processes: creates of /x and of /x/yN at
+// once, and renames of many memories onto one path. Whatever wins, the store
+// never holds a memory and another beneath it, nor two at one path, every
+// loser is 409 memory_path_conflict_error, and every winner is listed.
+test('racing creates and renames never leave overlapping paths', { timeout: 120000 }, async () => {
+  const srv = await startServer();
+  const servers = [srv];
+  for (let n = 1; n < SERVERS; n++) servers.push(await srv.another());
+  try {
+    const sdk = servers.map(
+      (s) => new Anthropic({ apiKey: srv.keys.a, baseURL: s.baseURL, maxRetries: 0, timeout: 60000 }).beta.memoryStores,
+    );
+    const S = (await sdk[0].create({ name: 'races' })).id;
+    const losers = (results) => {
+      for (const r of results)
+        if (r.status === 'rejected')
+          assert.ok(
+            r.reason.status === 409 && r.reason.error?.error?.type === 'memory_path_conflict_error',
+            `a loser is 409 memory_path_conflict_error, not ${r.reason.status} ${r.reason.message}`,
+          );
+      return results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+    };
+    const listed = async (prefix) => {
+      const out = [];
+      for await (const m of sdk[0].memories.list(S, { path_prefix: prefix })) out.push(m.path);
+      return out.sort();
+    };
+    for (let round = 0; round < 6; round++) {
+      const results = await Promise.allSettled(
+        Array.from({ length: 24 }, (_, i) =>
+          sdk[i % sdk.length].memories.create(S, {
+            path: (i + round) % 3 === 0 ? `/r${round}/x` : `/r${round}/x/y${i}`,
+            content: `round ${round} writer ${i}`,
+          }),
+        ),
+      );
+      const won = losers(results).map((m) => m.path).sort();
+      const paths = await listed(`/r${round}/`);
+      assert.deepEqual(paths, won, `round ${round}: exactly the winners are stored`);
+      assert.ok(
+        (paths.length === 1 && paths[0] === `/r${round}/x`) || paths.every((p) => p.startsWith(`/r${round}/x/y`)),
+        `round ${round}: /x and /x/y never both: ${paths}`,
+      );
+    }
+    // Sixteen memories renamed onto one path at once: one wins, the others stay where they were.
+    const ms = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => sdk[0].memories.create(S, { path: `/src/m${i}.md`, content: `m${i}` })),
+    );
+    const results = await Promise.allSettled(
+      ms.map((m, i) => sdk[i % sdk.length].memories.update(m.id, { memory_store_id: S, path: '/target.md' })),
+    );
+    const won = losers(results);
+    assert.equal(won.length, 1, 'one rename wins');
+    assert.deepEqual(await listed('/src/'), ms.filter((m) => m.id !== won[0].id).map((m) => m.path).sort());
+    const t = (await sdk[0].memories.list(S, { depth: 1, view: 'full' })).data.filter((m) => m.path === '/target.md');
+    assert.equal(t.length, 1);
+    assert.equal(t[0].id, won[0].id);
+    assert.equal(t[0].content, `m${ms.findIndex((m) => m.id === won[0].id)}`);
+    // A delete racing updates of the same memory: after the dust settles, it is gone or it
+    // holds one update's content, and every answer is 200, 404 or 409.
+    for (let round = 0; round < 4; round++) {
+      const m = await sdk[0].memories.create(S, { path: `/dr/m${round}.md`, content: 'start' });
+      const results = await Promise.allSettled([
+        sdk[0].memories.delete(m.id, { memory_store_id: S }),
+        ...Array.from({ length: 8 }, (_, i) =>
+          sdk[(i + 1) % sdk.length].memories.update(m.id, { memory_store_id: S, content: `update ${i}` })),
+      ]);
+      for (const r of results)
+        if (r.status === 'rejected') assert.ok([404, 409].includes(r.reason.status), `${r.reason.status} ${r.reason.message}`);
+      assert.equal(results[0].status, 'fulfilled', 'an unconditional delete succeeds');
+      await assert.rejects(sdk[0].memories.retrieve(m.id, { memory_store_id: S }), (e) => e.status === 404);
+      const ops = [];
+      for await (const v of sdk[0].memoryVersions.list(S, { memory_id: m.id })) ops.push(v.operation);
+      assert.equal(ops[0], 'deleted', 'the delete is the last version');
+      assert.equal(ops.filter((o) => o === 'deleted').length, 1);
+    }
   } finally {
     for (const s of servers.reverse()) await s.stop();
   }
