@@ -44,7 +44,12 @@ def curl(url, key=None, method="GET", body=None, headers=(), raw_path=False):
     if body is not None:
         cmd += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
         inp = body if isinstance(body, bytes) else body.encode()
-    out = subprocess.run(cmd, input=inp, capture_output=True, check=True).stdout.decode("utf-8", "replace")
+    r = subprocess.run(cmd, input=inp, capture_output=True)
+    if r.returncode != 0:
+        # No answer at all (reset, closed, timed out): status 0, which every check refuses.
+        answers.append((method, url, 0, r.stderr.decode("utf-8", "replace")))
+        return 0, {}, ""
+    out = r.stdout.decode("utf-8", "replace")
     head, _, text = out.partition("\r\n\r\n")
     while head.startswith("HTTP/1.1 100"):
         head, _, text = text.partition("\r\n\r\n")
@@ -82,6 +87,7 @@ def main():
     try:
         run(base, ka, kb, kadmin, kgone, keys)
         more(base, ka, kb, keys, tmp)
+        hostile(base, ka)
         slow_clients(base, ka)
     finally:
         srv.send_signal(signal.SIGTERM)
@@ -92,7 +98,8 @@ def main():
     check(len(lines) > 20, "an access log line per request")
     # Whatever was sent, never a 5xx; every error in the API's shape, with its request id.
     for method, url, st, body in answers:
-        check(st < 500, "%s %s: %d, never a 5xx" % (method, url, st))
+        url = url if len(url) < 160 else url[:150] + "...(%d chars)" % len(url)
+        check(0 < st < 500, "%s %s: %d, never a 5xx nor no answer: %s" % (method, url, st, body[:200] if st == 0 else ""))
         if st >= 400:
             et, j = error_type(body)
             check(bool(et) and str(j.get("request_id", "")).startswith("req_"),
@@ -343,6 +350,78 @@ def more(base, ka, kb, keys, tmp):
     st, _, t = curl(v1, headers=["x-api-key: " + k2])
     check(st == 401 and error_type(t)[0] == "authentication_error",
           "a revoked x-api-key is refused within 1.5 s (%d after %.1f s)" % (st, time.monotonic() - t0))
+
+
+def hostile(base, ka):
+    """Bodies, headers and URLs made to break parsers: each a 4xx in the error shape (never
+    a 5xx, never a dropped connection), and the server answers normally after each."""
+    v1 = base + "/v1/memory_stores"
+    st, _, t = curl(v1, key=ka, method="POST", body='{"name":"hostile"}')
+    sid = json.loads(t)["id"]
+    mem = v1 + "/" + sid + "/memories"
+    st, _, t = curl(mem, key=ka, method="POST", body='{"path":"/h.md","content":"h"}')
+    mid = json.loads(t)["id"]
+    bodies = {
+        "nested arrays 500k deep": b"[" * 500000,
+        "nested objects 100k deep": b'{"a":' * 100000,
+        "raw 0xff in a string": b'{"path":"/ff.md","content":"\xff\xfe"}',
+        "a lone surrogate": b'{"path":"/s.md","content":"\\ud800"}',
+        "a NUL in the path": b'{"path":"/a\\u0000b.md","content":"x"}',
+        "content a number": b'{"path":"/n.md","content":12}',
+        "path an object": b'{"path":{"a":1},"content":"x"}',
+        "trailing garbage": b'{"path":"/g.md","content":"x"} trailing',
+        "two documents": b'{"path":"/g.md","content":"x"}{"path":"/g2.md","content":"x"}',
+        "a huge number": b'{"path":"/g.md","content":"x","extra":1' + b"0" * 5000 + b"}",
+        "empty": b"",
+        "utf-8 BOM": b'\xef\xbb\xbf{"path":"/bom.md","content":"x"}',
+    }
+    for what, body in bodies.items():
+        st, _, t = curl(mem, key=ka, method="POST", body=body)
+        check(st == 400 and error_type(t)[0] == "invalid_request_error", "create with %s: 400 (%d %s)" % (what, st, t[:160]))
+    upd = {
+        "a precondition of another type": '{"content":"v","precondition":{"type":"etag","etag":"x"}}',
+        "a precondition without its sha": '{"content":"v","precondition":{"type":"content_sha256"}}',
+        "content null": '{"content":null,"path":null,"precondition":null}',
+        "metadata in a memory": '{"metadata":{"a":"b"}}',
+    }
+    for what, body in upd.items():
+        st, _, t = curl(mem + "/" + mid, key=ka, method="POST", body=body)
+        check(st in (200, 400), "update with %s: 200 or 400 (%d %s)" % (what, st, t[:160]))
+    st, _, t = curl(mem + "/" + mid, key=ka)
+    check(st == 200 and json.loads(t)["content"] == "h", "the memory is unchanged after them all: %s" % t[:200])
+    for what, body in (("metadata a number", '{"name":"x","metadata":{"k":1}}'),
+                       ("metadata a list", '{"name":"x","metadata":["k"]}'),
+                       ("name a number", '{"name":5}'), ("no name", '{"description":"d"}')):
+        st, _, t = curl(v1, key=ka, method="POST", body=body)
+        check(st == 400 and error_type(t)[0] == "invalid_request_error", "store with %s: 400 (%d %s)" % (what, st, t[:160]))
+    # Chunked bodies: a small one works, a 2 MiB one is 413.
+    st, _, t = curl(mem, key=ka, method="POST", body='{"path":"/chunked.md","content":"c"}',
+                    headers=["Transfer-Encoding: chunked"])
+    check(st == 200, "a chunked body: 200 (%d %s)" % (st, t[:160]))
+    st, _, t = curl(mem, key=ka, method="POST", body=b'{"path":"/c2.md","content":"' + b"c" * (2 << 20) + b'"}',
+                    headers=["Transfer-Encoding: chunked"])
+    check(st == 413, "a chunked 2 MiB body: 413 (%d %s)" % (st, t[:160]))
+    # Headers and URLs out of all proportion; odd ids; odd methods.
+    st, _, t = curl(v1, key=ka, headers=["X-Big: " + "b" * 100000])
+    check(400 <= st < 500, "a 100 kB header: a 4xx (%d)" % st)
+    st, _, t = curl(v1 + "/" + "m" * 100000, key=ka)
+    check(400 <= st < 500, "a 100 kB URL: a 4xx (%d)" % st)
+    for idpath in ("/MEMSTORE_0123456789ABCDEF", "/memstore_0123456789abcdeg", "/memstore_%zz", "/memstore_0123456789abcdef0",
+                   "/" + sid + "/memories/mem_%zz", "/" + sid + "/memories/MEM_0123456789abcdef",
+                   "/" + sid + "/memory_versions/memver_-1", "/" + sid + "/memory_versions/memver_99999999999999999999999",
+                   "/" + sid + "/memory_versions/memver_0"):
+        st, _, t = curl(v1 + idpath, key=ka, raw_path=True)
+        check(st in (400, 404) and error_type(t)[0], "id %s: 400/404 (%d %s)" % (idpath, st, t[:160]))
+    for q in ("depth=99999999999999999999", "limit=99999999999999999999", "limit=-5", "depth=1&depth=0&limit=1&limit=2"):
+        st, _, t = curl(mem + "?" + q, key=ka)
+        check(st in (200, 400), "?%s: 200 or 400 (%d %s)" % (q, st, t[:160]))
+    for method in ("OPTIONS", "PUT", "PATCH", "TRACE"):
+        st, _, t = curl(v1, key=ka, method=method)
+        check(st in (404, 405) and error_type(t)[0], "%s on the stores: 405 (%d)" % (method, st))
+    st, _, t = curl(base + "/healthz", method="POST")
+    check(st == 405, "POST /healthz: 405 (%d)" % st)
+    st, _, _ = curl(base + "/healthz")
+    check(st == 200, "still healthy after all that")
 
 
 def slow_clients(base, ka):
