@@ -607,3 +607,57 @@ test('the documented limits and formats, at and over each edge', async () => {
     await srv.stop();
   }
 });
+
+// docs/server.md: "The API's limits also hold for the memory tool when it
+// works on a memory store." Every path and size the API refuses, the memory
+// tool (memtool --memory-store ... call) refuses too, so that the API never
+// serves a memory it would not accept.
+test('the memory tool on a memory store keeps the API limits', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'tool limits' })).id;
+    // The tool's answer and exit code (call exits 1 on a tool error).
+    const tool = (input) => {
+      try {
+        return { code: 0, out: memtool(['--store', srv.store, '--tenant', 'alice', '--memory-store', S, 'call'], JSON.stringify(input)) };
+      } catch (e) {
+        if (e.status !== 1) throw e;
+        return { code: 1, out: e.stdout };
+      }
+    };
+    assert.equal(tool({ command: 'create', path: '/memories/ok.md', file_text: 'ok\n' }).code, 0);
+    const refusedPaths = {
+      '21 segments': '/' + Array.from({ length: 21 }, () => 'd').join('/'),
+      'not NFC': '/cafe\u0301.md',
+      'a format char': '/a\u200db.md',
+      'a line separator': '/a\u2028b.md',
+      'over 1,024 bytes': '/' + Array.from({ length: 11 }, () => 'n'.repeat(100)).join('/'),
+    };
+    const failures = [];
+    for (const [what, p] of Object.entries(refusedPaths)) {
+      const r = tool({ command: 'create', path: '/memories' + p, file_text: 'x' });
+      if (r.code !== 1) failures.push(`create ${what}: exit ${r.code}, ${r.out.trim().slice(0, 80)}`);
+      const m = tool({ command: 'rename', old_path: '/memories/ok.md', new_path: '/memories' + p });
+      if (m.code !== 1) {
+        failures.push(`rename to ${what}: exit ${m.code}, ${m.out.trim().slice(0, 80)}`);
+        tool({ command: 'rename', old_path: '/memories' + p, new_path: '/memories/ok.md' });
+      }
+    }
+    const big = tool({ command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(102401) });
+    if (big.code !== 1) failures.push('create of 102,401 bytes accepted');
+    tool({ command: 'create', path: '/memories/grow.md', file_text: 'x'.repeat(102400) });
+    const grow = tool({ command: 'insert', path: '/memories/grow.md', insert_line: 0, insert_text: 'y' });
+    if (grow.code !== 1) failures.push('an insert past 102,400 bytes accepted');
+    // Whatever the tool let through, the API now serves: list what breaks its own rules.
+    for await (const m of ms.memories.list(S)) {
+      const segs = m.path.split('/').length - 1;
+      if (m.path.normalize('NFC') !== m.path || segs > 20 || Buffer.byteLength(m.path) > 1024 ||
+          /[\u200b-\u200f\u2028\u2029]/.test(m.path) || m.content_size_bytes > 102400)
+        failures.push(`the API serves ${JSON.stringify(m.path.slice(0, 60))} (${Buffer.byteLength(m.path)} bytes, ${segs} segments, ${m.content_size_bytes} content bytes)`);
+    }
+    assert.deepEqual(failures, []);
+  } finally {
+    await srv.stop();
+  }
+});
