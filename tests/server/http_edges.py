@@ -106,6 +106,19 @@ def main():
                   "%s %s: %d in the error shape: %r" % (method, url, st, body[:200]))
     for l in lines:
         check(json.loads(l).get("status", 0) < 500, "the access log holds no 5xx: " + l)
+    # One access log line for each answer: every request curl got an answer to, the refused ones too.
+    logged = {}
+    for l in lines:
+        j = json.loads(l)
+        if j.get("aborted") and j["status"] == 0:
+            continue  # a stalled client's request, never answered: logged as aborted, rightly
+        logged[j["status"]] = logged.get(j["status"], 0) + 1
+    sent = {}
+    for _, _, st, _ in answers:
+        if st:
+            sent[st] = sent.get(st, 0) + 1
+    check(logged == sent, "an access log line for each answer, by status: logged %s, answered %s" % (
+        sorted(logged.items()), sorted(sent.items())))
     for l in lines:
         j = json.loads(l)
         check({"request_id", "method", "path", "status", "ms"} <= set(j), "log fields: " + l)
