@@ -661,3 +661,45 @@ test('the memory tool on a memory store keeps the API limits', async () => {
     await srv.stop();
   }
 });
+
+// A page cursor holds its place while the store changes under it: deleting
+// what was already seen, or creating before the cursor, neither skips nor
+// repeats a memory (the SDK's sync helper downloads a store page by page).
+test('paging holds its place while the store changes', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'paging' })).id;
+    const made = [];
+    for (let i = 0; i < 120; i += 40)
+      made.push(...(await Promise.all(Array.from({ length: 40 }, (_, j) =>
+        ms.memories.create(S, { path: `/m${String(i + j).padStart(3, '0')}.md`, content: `${i + j}` })))));
+    for (const view of ['basic', 'full']) {
+      const first = await ms.memories.list(S, { limit: 10, view });
+      const seen = first.data.map((m) => m.path);
+      const gone = made.filter((m) => seen.includes(m.path)).slice(0, 5);
+      await Promise.all(gone.map((m) => ms.memories.delete(m.id, { memory_store_id: S })));
+      await ms.memories.create(S, { path: `/a-${view}.md`, content: 'before the cursor' });
+      for (let p = first; p.hasNextPage(); ) {
+        p = await p.getNextPage();
+        seen.push(...p.data.map((m) => m.path));
+      }
+      assert.equal(new Set(seen).size, seen.length, `${view}: no memory twice`);
+      const alive = made.filter((m) => !gone.includes(m)).map((m) => m.path);
+      assert.deepEqual(alive.filter((x) => !seen.includes(x)), [], `${view}: no memory skipped`);
+      made.splice(0, made.length, ...made.filter((m) => !gone.includes(m)));
+    }
+    // Versions page newest first; writes after the first page do not shift the rest.
+    const vfirst = await ms.memoryVersions.list(S, { limit: 10 });
+    await Promise.all(made.slice(0, 10).map((m) => ms.memories.update(m.id, { memory_store_id: S, content: 'changed' })));
+    const vseen = vfirst.data.map((v) => v.id);
+    for (let q = vfirst; q.hasNextPage(); ) {
+      q = await q.getNextPage();
+      vseen.push(...q.data.map((v) => v.id));
+    }
+    assert.equal(new Set(vseen).size, vseen.length, 'no version twice');
+    assert.equal(vseen.length, 120 + 10 + 2, 'every version older than the first page, once');
+  } finally {
+    await srv.stop();
+  }
+});
