@@ -3,6 +3,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { startServer, memtool } from './lib.mjs';
 
@@ -701,5 +703,52 @@ test('paging holds its place while the store changes', async () => {
     assert.equal(vseen.length, 120 + 10 + 2, 'every version older than the first page, once');
   } finally {
     await srv.stop();
+  }
+});
+
+// docs/server.md: redaction erases a version's content and path for good,
+// from the store's files. After redacting every version that held them, no
+// byte of the content or the path is left anywhere under the store (the
+// file store's history, the SQLite file and its journal), nor in the log.
+test('redaction leaves no trace of the content or path in the store', async (t) => {
+  if (process.env.MEMTOOL_TEST_STORE === 'postgresql') return t.skip('the database is not a file to read');
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  let stopped = false;
+  try {
+    const S = (await ms.create({ name: 'redact' })).id;
+    const m = await ms.memories.create(S, { path: '/leak-PATHMARK-7f3a.md', content: 'REDACT-CONTENT-MARK-9c1e\n' });
+    await ms.memories.update(m.id, { memory_store_id: S, content: 'REDACT-CONTENT-MARK-9c1e\nmore\n' });
+    await ms.memories.update(m.id, { memory_store_id: S, path: '/clean.md' });
+    await ms.memories.update(m.id, { memory_store_id: S, content: 'clean\n' });
+    const vs = (await ms.memoryVersions.list(S, { memory_id: m.id })).data;
+    assert.equal(vs.length, 4);
+    for (const v of vs.slice(1)) {
+      const r = await ms.memoryVersions.redact(v.id, { memory_store_id: S });
+      assert.equal(r.content, null);
+      assert.equal(r.path, null);
+    }
+    for (const v of (await ms.memoryVersions.list(S, { memory_id: m.id, view: 'full' })).data.slice(1)) {
+      assert.ok(v.redacted_at && v.path === null && v.content === null && v.content_sha256 === null, JSON.stringify(v));
+    }
+    await srv.stop();
+    stopped = true;
+    const holding = (marker) => {
+      const hits = [];
+      const walk = (dir) => {
+        for (const e of readdirSync(dir, { withFileTypes: true })) {
+          const p = join(dir, e.name);
+          if (e.isDirectory()) walk(p);
+          else if (e.isFile() && readFileSync(p).includes(marker)) hits.push(p);
+        }
+      };
+      walk(srv.dir);
+      return hits;
+    };
+    assert.deepEqual(holding('REDACT-CONTENT-MARK-9c1e'), [], 'the content is gone from every file');
+    assert.deepEqual(holding('PATHMARK-7f3a'), [], 'the path is gone from every file');
+    assert.ok(!srv.log().includes('PATHMARK-7f3a') && !srv.log().includes('REDACT-CONTENT'), 'and was never logged');
+  } finally {
+    if (!stopped) await srv.stop();
   }
 });
