@@ -752,3 +752,42 @@ test('redaction leaves no trace of the content or path in the store', async (t) 
     if (!stopped) await srv.stop();
   }
 });
+
+// docs/server.md: deleting a store removes its record, "then the server
+// deletes its memories and redacts its versions". Once it has, nothing of
+// its memories (content or path) is left in any file under the store, and a
+// new store of the same tenant starts empty.
+test('a deleted store leaves no content or path of its memories behind', async (t) => {
+  if (process.env.MEMTOOL_TEST_STORE === 'postgresql') return t.skip('the database is not a file to read');
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  let stopped = false;
+  try {
+    const S = (await ms.create({ name: 'to delete' })).id;
+    const m = await ms.memories.create(S, { path: '/del-PATHMARK-51d0.md', content: 'DELSTORE-CONTENT-MARK-0b7e\n' });
+    await ms.memories.update(m.id, { memory_store_id: S, content: 'DELSTORE-CONTENT-MARK-0b7e two\n' });
+    await ms.memories.create(S, { path: '/other/del-PATHMARK-51d0-2.md', content: 'x' });
+    assert.deepEqual(await ms.delete(S), { id: S, type: 'memory_store_deleted' });
+    const T = (await ms.create({ name: 'after' })).id;
+    assert.equal((await ms.memories.list(T)).data.length, 0);
+    assert.equal((await ms.memoryVersions.list(T)).data.length, 0);
+    await srv.stop();
+    stopped = true;
+    const holding = (marker) => {
+      const hits = [];
+      const walk = (dir) => {
+        for (const e of readdirSync(dir, { withFileTypes: true })) {
+          const p = join(dir, e.name);
+          if (e.isDirectory()) walk(p);
+          else if (e.isFile() && readFileSync(p).includes(marker)) hits.push(p.slice(srv.dir.length));
+        }
+      };
+      walk(srv.dir);
+      return hits;
+    };
+    assert.deepEqual(holding('DELSTORE-CONTENT-MARK-0b7e'), [], 'no content of a deleted store is left');
+    assert.deepEqual(holding('PATHMARK-51d0'), [], 'no path of a deleted store is left');
+  } finally {
+    if (!stopped) await srv.stop();
+  }
+});
