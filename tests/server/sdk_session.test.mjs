@@ -791,3 +791,47 @@ test('a deleted store leaves no content or path of its memories behind', async (
     if (!stopped) await srv.stop();
   }
 });
+
+// Oversize through the SDK: content over 102,400 bytes in a body under the
+// server's 1 MiB limit is BadRequestError (400); a body over the limit is
+// ContentTooLargeError (413). Each is one request (the SDK retries neither),
+// and the same client goes on working after them (the connection is sound).
+test('oversize content and bodies through the SDK', async () => {
+  const srv = await startServer();
+  let requests = 0;
+  const counting = (url, init) => {
+    requests++;
+    return fetch(url, init);
+  };
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, fetch: counting, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'oversize' })).id;
+    const m = await ms.memories.create(S, { path: '/m.md', content: 'm' });
+    for (const [what, size, cls, status] of [
+      ['102,401 bytes', 102401, Anthropic.BadRequestError, 400],
+      ['1,000,000 bytes', 1000000, Anthropic.BadRequestError, 400],
+      ['2 MiB', 2 << 20, Anthropic.ContentTooLargeError, 413],
+    ]) {
+      for (const call of [
+        () => ms.memories.create(S, { path: `/big-${size}.md`, content: 'x'.repeat(size) }),
+        () => ms.memories.update(m.id, { memory_store_id: S, content: 'x'.repeat(size) }),
+      ]) {
+        requests = 0;
+        await assert.rejects(call(), (e) => {
+          assert.ok(e instanceof cls, `${what}: ${cls.name} expected, got ${e.constructor.name} ${e.status}`);
+          assert.equal(e.status, status);
+          if (status === 400) assert.equal(e.error?.error?.type, 'invalid_request_error');
+          return true;
+        });
+        assert.equal(requests, 1, `${what}: sent once`);
+        assert.equal((await ms.memories.retrieve(m.id, { memory_store_id: S })).content, 'm', `${what}: nothing changed`);
+      }
+    }
+    // Exactly at the limit: accepted, and read back whole.
+    const max = await ms.memories.create(S, { path: '/max.md', content: 'é'.repeat(51200), view: 'full' });
+    assert.equal(max.content_size_bytes, 102400);
+    assert.equal((await ms.memories.retrieve(max.id, { memory_store_id: S })).content.length, 51200);
+  } finally {
+    await srv.stop();
+  }
+});
