@@ -835,3 +835,50 @@ test('oversize content and bodies through the SDK', async () => {
     await srv.stop();
   }
 });
+
+// The memory tool and the API on one memory: a precondition the API client
+// read is stale once the tool has changed the memory; memory_version_id and
+// the times follow every change, whichever side made it.
+test('the memory tool and the API keep one history and one precondition', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'shared' })).id;
+    const tool = (input) =>
+      memtool(['--store', srv.store, '--tenant', 'alice', '--memory-store', S, 'call'], JSON.stringify(input));
+    const m = await ms.memories.create(S, { path: '/shared.md', content: 'one\n' });
+    const read = await ms.memories.retrieve(m.id, { memory_store_id: S });
+    await new Promise((r) => setTimeout(r, 15));
+    assert.match(tool({ command: 'str_replace', path: '/memories/shared.md', old_str: 'one', new_str: 'two' }), /edited/);
+    await assert.rejects(
+      ms.memories.update(m.id, {
+        memory_store_id: S, content: 'three\n', precondition: { type: 'content_sha256', content_sha256: read.content_sha256 },
+      }),
+      (e) => e instanceof Anthropic.ConflictError && e.error.error.type === 'memory_precondition_failed_error',
+    );
+    const now = await ms.memories.retrieve(m.id, { memory_store_id: S });
+    assert.equal(now.content, 'two\n');
+    assert.equal(now.content_sha256, sha('two\n'));
+    assert.equal(now.created_at, m.created_at, 'created_at stays');
+    assert.ok(now.updated_at > m.updated_at, 'updated_at moves with the tool change');
+    const newest = (await ms.memoryVersions.list(S, { memory_id: m.id, limit: 1 })).data[0];
+    assert.equal(now.memory_version_id, newest.id);
+    assert.equal(newest.operation, 'modified');
+    assert.deepEqual(newest.created_by, { type: 'user_actor', user_id: 'cli' });
+    // The fresh precondition works; the tool then sees the API's change.
+    await ms.memories.update(m.id, {
+      memory_store_id: S, content: 'three\n', precondition: { type: 'content_sha256', content_sha256: now.content_sha256 },
+    });
+    assert.match(tool({ command: 'view', path: '/memories/shared.md' }), /three/);
+    // A rename by the tool keeps the id the API knows; a delete by the tool is a deleted version.
+    assert.equal(tool({ command: 'rename', old_path: '/memories/shared.md', new_path: '/memories/moved.md' }).length > 0, true);
+    const moved = await ms.memories.retrieve(m.id, { memory_store_id: S });
+    assert.equal(moved.path, '/moved.md');
+    tool({ command: 'delete', path: '/memories/moved.md' });
+    await assert.rejects(ms.memories.retrieve(m.id, { memory_store_id: S }), (e) => e.status === 404);
+    const ops = (await ms.memoryVersions.list(S, { memory_id: m.id })).data.map((v) => v.operation);
+    assert.deepEqual(ops, ['deleted', 'modified', 'modified', 'modified', 'created']);
+  } finally {
+    await srv.stop();
+  }
+});
