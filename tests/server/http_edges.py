@@ -127,6 +127,7 @@ def main():
         check(secret not in text, "the log never holds a key or content")
     listen_checks(tmp, keys, ka)
     shutdown_in_flight(tmp, keys, ka)
+    start_stop(tmp, keys)
     if failures:
         print("%d failed" % len(failures), file=sys.stderr)
         sys.exit(1)
@@ -503,6 +504,41 @@ def shutdown_in_flight(tmp, keys, key):
                        input='{"command":"view","path":"/memories/inflight.md"}', capture_output=True, text=True,
                        timeout=30)
     check("made while stopping" in r.stdout, "the write in flight at SIGTERM was made: %r" % r.stdout[:200])
+
+
+def start_stop(tmp, keys):
+    """SIGINT stops it as SIGTERM does (exit 0); a port in use, or a store it cannot open, is an
+    error exit with a message and no URL on stdout, never a hang."""
+    store = os.path.join(tmp, "store-int")
+    srv = subprocess.Popen([MEMTOOL, "--root", store, "server", "--listen", "127.0.0.1:0", "--keys", keys],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    base = srv.stdout.readline().strip()
+    check(base.startswith("http://127.0.0.1:"), "a second server starts: %r" % base)
+    port = base.rsplit(":", 1)[1]
+    try:
+        r = subprocess.run([MEMTOOL, "--root", store, "server", "--listen", "127.0.0.1:" + port, "--keys", keys],
+                           capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0 and r.stdout == "" and r.stderr.strip() != "",
+              "a port in use: an error exit with a message (%d %r)" % (r.returncode, r.stderr[:200]))
+    except subprocess.TimeoutExpired:
+        check(False, "a port in use: the server hangs instead of failing")
+    srv.send_signal(signal.SIGINT)
+    try:
+        code = srv.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        code = "hung"
+    check(code == 0, "SIGINT: exit 0, not %r" % code)
+    for bad in (["--store", "sqlite:" + os.path.join(tmp, "no", "such", "dir", "x.db")],
+                ["--root", os.path.join(tmp, "outside.txt")]):
+        try:
+            r = subprocess.run([MEMTOOL, *bad, "server", "--listen", "127.0.0.1:0", "--keys", keys],
+                               capture_output=True, text=True, timeout=20)
+            check(r.returncode != 0 and r.stdout == "" and r.stderr.strip() != "",
+                  "a store it cannot open (%s): an error exit with a message (%d %r %r)" % (
+                      bad[1], r.returncode, r.stdout[:100], r.stderr[:200]))
+        except subprocess.TimeoutExpired:
+            check(False, "a store it cannot open (%s): the server runs instead of failing" % bad[1])
 
 
 def listen_checks(tmp, keys, key):
