@@ -359,6 +359,12 @@ test('the SDK sees the documented errors, views, versions and key rules', async 
     assert.ok(big.next_page, 'and says there is more');
     const bigFull = await ms.memories.list(S, { path_prefix: '/many/', limit: 500, view: 'full' });
     assert.equal(bigFull.data.length, 20, 'view=full caps a page at 20');
+    const vBasic = await ms.memoryVersions.list(S, { limit: 500 });
+    assert.equal(vBasic.data.length, 100, 'a version list is capped at 100 a page (basic)');
+    assert.ok(vBasic.data.every((v) => v.content === null) && vBasic.next_page);
+    const vFull = await ms.memoryVersions.list(S, { limit: 500, view: 'full' });
+    assert.equal(vFull.data.length, 20, 'and at 20 with view=full');
+    assert.ok(vFull.data.every((v) => typeof v.content === 'string' || v.operation === 'deleted' || v.redacted_at));
     const small = await ms.memories.list(S, { path_prefix: '/many/', limit: 7 });
     assert.equal(small.data.length, 7);
     let pages = 0;
