@@ -4,9 +4,9 @@
 // tool (memtool --memory-store ... call), which the API then serves too.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync, unlinkSync, mkdtempSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, unlinkSync, mkdtempSync, mkdirSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { SessionMemoryStores } from '@anthropic-ai/sdk/tools/agent-toolset/node';
 import { startServer, memtool, accessLog } from './lib.mjs';
@@ -172,4 +172,92 @@ test('SessionMemoryStores as the worker drives it', { timeout: 120000 }, async (
   }
   assert.equal(existsSync(rw), false, 'dispose removes the folders it made');
   assert.equal(existsSync(ro), false);
+});
+
+// Rounds of changes on every side at once (local files, the API, the memory
+// tool), each followed by a sync: after the last sync, with nothing changing,
+// the folder and the store hold exactly the same files, byte for byte.
+test('a folder and a store converge after changes on every side', { timeout: 120000 }, async () => {
+  const srv = await startServer();
+  const client = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, timeout: 30000 });
+  const ms = client.beta.memoryStores;
+  const S = (await ms.create({ name: 'converge' })).id;
+  const tool = (input) => {
+    try {
+      return memtool(['--store', srv.store, '--tenant', 'alice', '--memory-store', S, 'call'], JSON.stringify(input));
+    } catch (e) {
+      if (e.status !== 1) throw e;
+      return e.stdout;
+    }
+  };
+  let seed = 42;
+  const rand = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  const names = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? `d${i % 4}/f${i}.md` : `f${i}.md`));
+  for (const n of names.slice(0, 6)) await ms.memories.create(S, { path: '/' + n, content: `start ${n}\n` });
+  const work = mkdtempSync(join(tmpdir(), 'memtool-sync-'));
+  const root = join(work, 'mnt');
+  const stores = new SessionMemoryStores(client, { workdir: work });
+  const localFiles = () => {
+    const out = new Map();
+    const walk = (dir, rel) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        if (e.name === '.anthropic-memory-store') continue;
+        if (e.isDirectory()) walk(join(dir, e.name), rel + e.name + '/');
+        else out.set('/' + rel + e.name, readFileSync(join(dir, e.name), 'utf8'));
+      }
+    };
+    walk(root, '');
+    return out;
+  };
+  const remoteFiles = async () => {
+    const out = new Map();
+    for await (const m of ms.memories.list(S, { view: 'full', limit: 20 })) out.set(m.path, m.content);
+    return out;
+  };
+  try {
+    await stores.download({
+      resources: [{ type: 'memory_store', memory_store_id: S, access: 'read_write', name: 'c', description: '', mount_path: root }],
+    });
+    for (let round = 0; round < 6; round++) {
+      const local = localFiles();
+      const remote = await remoteFiles();
+      const touched = new Set();
+      const pick = () => {
+        for (;;) {
+          const n = names[rand(names.length)];
+          if (!touched.has(n)) {
+            touched.add(n);
+            return n;
+          }
+        }
+      };
+      // Each file changes on one side at most in a round (a conflict is remote-wins, tested elsewhere).
+      for (let k = 0; k < 2; k++) {
+        const n = pick();
+        mkdirSync(dirname(join(root, n)), { recursive: true });
+        writeFileSync(join(root, n), `local r${round} ${n}\n`);
+      }
+      for (let k = 0; k < 2; k++) {
+        const n = pick();
+        const m = [...(await ms.memories.list(S, { limit: 100 })).data].find((x) => x.path === '/' + n);
+        if (m) await ms.memories.update(m.id, { memory_store_id: S, content: `api r${round} ${n}\n` });
+        else await ms.memories.create(S, { path: '/' + n, content: `api r${round} ${n}\n` });
+      }
+      {
+        const n = pick();
+        if (remote.has('/' + n) && local.has('/' + n) && rand(2) === 0) tool({ command: 'delete', path: '/memories/' + n });
+        else tool({ command: 'create', path: '/memories/' + n, file_text: `tool r${round} ${n}\n` });
+      }
+      await stores.syncAll(false);
+    }
+    await stores.finish();
+    const local = localFiles();
+    const remote = await remoteFiles();
+    assert.deepEqual([...local.entries()].sort(), [...remote.entries()].sort(), 'the folder and the store agree');
+    assert.ok(remote.size >= 6);
+    assert.equal(accessLog(srv).filter((l) => l.status >= 500).length, 0, 'no 5xx');
+  } finally {
+    await stores.dispose();
+    await srv.stop();
+  }
 });
