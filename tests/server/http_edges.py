@@ -3,6 +3,7 @@
 and hostile requests, keys missing, revoked or of another tenant, a slow
 client. Every answer is the API's error shape; none is a 500."""
 import json
+import shutil
 import os
 import signal
 import socket
@@ -128,6 +129,8 @@ def main():
     listen_checks(tmp, keys, ka)
     shutdown_in_flight(tmp, keys, ka)
     start_stop(tmp, keys)
+    if not os.environ.get("MEMTOOL_TEST_KEEP"):
+        shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         print("%d failed" % len(failures), file=sys.stderr)
         sys.exit(1)

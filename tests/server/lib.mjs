@@ -1,6 +1,6 @@
 // Start memtool server on a fresh store, with keys for two tenants.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,8 +20,20 @@ export function accessLog(srv) {
     .map((l) => JSON.parse(l));
 }
 
+// Scratch directories, removed when the test process exits (MEMTOOL_TEST_KEEP=1 keeps them to look at).
+const scratch = [];
+process.on('exit', () => {
+  if (process.env.MEMTOOL_TEST_KEEP) return;
+  for (const d of scratch) rmSync(d, { recursive: true, force: true });
+});
+export function scratchDir(prefix) {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(d);
+  return d;
+}
+
 export async function startServer(globals = []) {
-  const dir = mkdtempSync(join(tmpdir(), 'memtool-server-'));
+  const dir = scratchDir('memtool-server-');
   const keys = join(dir, 'keys');
   const kind = process.env.MEMTOOL_TEST_STORE || 'file';
   const store =

@@ -4,12 +4,11 @@
 // tool (memtool --memory-store ... call), which the API then serves too.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync, unlinkSync, mkdtempSync, mkdirSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync, unlinkSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { SessionMemoryStores } from '@anthropic-ai/sdk/tools/agent-toolset/node';
-import { startServer, memtool, accessLog } from './lib.mjs';
+import { startServer, memtool, accessLog, scratchDir } from './lib.mjs';
 
 test('SessionMemoryStores syncs a folder with memtool server', { timeout: 120000 }, async () => {
   const srv = await startServer();
@@ -31,7 +30,7 @@ test('SessionMemoryStores syncs a folder with memtool server', { timeout: 120000
   const S = (await ms.create({ name: 'sync' })).id;
   await ms.memories.create(S, { path: '/a.md', content: 'A1\n' });
   const b = await ms.memories.create(S, { path: '/dir/b.md', content: 'B1\n' });
-  const work = mkdtempSync(join(tmpdir(), 'memtool-sync-'));
+  const work = scratchDir('memtool-sync-');
   const root = join(work, 'mnt', 'sync');
   const stores = new SessionMemoryStores(client, { workdir: work });
   try {
@@ -105,7 +104,7 @@ test('SessionMemoryStores as the worker drives it', { timeout: 120000 }, async (
   await ms.memories.create(S, { path: '/old/name.md', content: 'O1\n' });
   await ms.memories.create(S, { path: '/gone.md', content: 'G1\n' });
   await ms.memories.create(R, { path: '/ref.md', content: 'R1\n' });
-  const work = mkdtempSync(join(tmpdir(), 'memtool-sync-'));
+  const work = scratchDir('memtool-sync-');
   const stores = new SessionMemoryStores(client, { workdir: work });
   const rw = join(work, 'memory', 'Work Notes');
   const ro = join(work, 'memory', 'reference');
@@ -194,7 +193,7 @@ test('a folder and a store converge after changes on every side', { timeout: 120
   const rand = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
   const names = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? `d${i % 4}/f${i}.md` : `f${i}.md`));
   for (const n of names.slice(0, 6)) await ms.memories.create(S, { path: '/' + n, content: `start ${n}\n` });
-  const work = mkdtempSync(join(tmpdir(), 'memtool-sync-'));
+  const work = scratchDir('memtool-sync-');
   const root = join(work, 'mnt');
   const stores = new SessionMemoryStores(client, { workdir: work });
   const localFiles = () => {
