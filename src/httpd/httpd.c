@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,52 @@ static int read_pem(char **out, const char *path)
     return *out ? 0 : mt_error_set(MT_EINVAL, "%s is empty", path);
 }
 
+/*
+ * What libmicrohttpd says. A request it refuses before handing it over
+ * (headers over the pool: 431; a request line over it: 414; a malformed
+ * request) never reaches on_request or on_completed, and its answer is the
+ * library's own, which cannot be changed: only its log message knows, so
+ * that message becomes the request's access-log line, counted in /metrics
+ * like any answer. Anything else it says is logged as one JSON line too,
+ * cut short and escaped (it may quote what a client sent).
+ */
+static void on_library_log(void *cls, const char *fmt, va_list ap)
+{
+    server *s = cls;
+    char msg[512], t[32], *text = NULL;
+    const char *code;
+    struct timespec now;
+    json_t *j;
+    int status = 0;
+    size_t i;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(t, sizeof(t), "%lld.%03ld", (long long)now.tv_sec, now.tv_nsec / 1000000);
+    if ((code = strstr(msg, "HTTP response code is ")) && sscanf(code + 22, "%3d", &status) == 1 &&
+        status >= 400 && status <= 599) {
+        for (i = 0; i < NCOUNTED && counted[i] != status; i++)
+            ;
+        atomic_fetch_add(&s->by_status[i], 1);
+        fprintf(stderr,
+                "{\"time\":%s,\"request_id\":null,\"method\":null,\"path\":null,\"route\":null,"
+                "\"status\":%d,\"ms\":null,\"bytes\":null,\"key\":null,\"refused_by\":"
+                "\"libmicrohttpd\",\"why\":\"%s\"}\n",
+                t, status,
+                status == 431   ? "the request's headers are over the server's limit"
+                : status == 414 ? "the request line is over the server's limit"
+                                : "the request is malformed");
+        return;
+    }
+    msg[160] = '\0';
+    if ((j = json_string(msg)))
+        text = json_dumps(j, JSON_ENCODE_ANY);
+    fprintf(stderr, "{\"time\":%s,\"http_library\":%s}\n", t, text ? text : "\"?\"");
+    free(text);
+    json_decref(j);
+}
+
 int mt_httpd_run(const mt_httpd_config *cfg)
 {
     struct sockaddr_storage sa;
@@ -391,7 +438,8 @@ int mt_httpd_run(const mt_httpd_config *cfg)
     server s;
     sigset_t set;
     char *cert = NULL, *key = NULL, host[64] = "";
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     unsigned threads = cfg->threads;
     int loopback = 0, rc, sig, waited;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -426,12 +474,12 @@ int mt_httpd_run(const mt_httpd_config *cfg)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
-                         MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns ? cfg->max_conns : 256u,
-                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEADER_POOL,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+    d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &s, MHD_OPTION_EXTERNAL_LOGGER,
+                         on_library_log, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
+                         cfg->max_conns ? cfg->max_conns : 256u, MHD_OPTION_CONNECTION_TIMEOUT,
+                         cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                         (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
                          cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
                          MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     if (!d) {
