@@ -18,7 +18,7 @@ function(mt_layer name)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/include
                                        PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${target} PUBLIC PkgConfig::JANSSON PkgConfig::SQLITE3 PkgConfig::SODIUM
-                                         PkgConfig::PCRE2 Threads::Threads m)
+                                         PkgConfig::PCRE2 ${MEMTOOL_UNISTRING} Threads::Threads m)
   set(MT_LAYER ${target})
   foreach(dir ${L_UNPARSED_ARGUMENTS})
     add_subdirectory(${dir})
@@ -40,7 +40,8 @@ function(mt_layer name)
   if(NOT MEMTOOL_SANITIZE)
     add_library(mt_layer_check_${name} SHARED ${objects})
     target_link_libraries(mt_layer_check_${name} PRIVATE PkgConfig::JANSSON PkgConfig::SQLITE3
-                          PkgConfig::SODIUM PkgConfig::PCRE2 Threads::Threads m ${CMAKE_DL_LIBS})
+                          PkgConfig::SODIUM PkgConfig::PCRE2 ${MEMTOOL_UNISTRING} Threads::Threads m
+                          ${CMAKE_DL_LIBS})
     target_link_options(mt_layer_check_${name} PRIVATE LINKER:--no-undefined)
     set_target_properties(mt_layer_check_${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY
                           ${PROJECT_BINARY_DIR}/layer-check)

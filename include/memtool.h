@@ -88,7 +88,7 @@ typedef enum {
     MT_SECRETS_OFF = 2     /* do not look */
 } mt_secrets_policy;
 
-#define MT_OPTIONS_VERSION 6
+#define MT_OPTIONS_VERSION 7
 
 typedef struct {
     unsigned int version;     /* MT_OPTIONS_VERSION */
@@ -121,6 +121,13 @@ typedef struct {
      * nothing is made. For reading: a mistyped root or tenant is an error,
      * not a new empty store. 0 (default): made as needed. */
     int must_exist;
+    /* Since version 7 (an older struct gets 0): */
+    /* 1: the tenant is a memory store of memtool server (memtool
+     * --memory-store): a create or rename is refused, as the memory-store
+     * API refuses it, where the memory's path would not be one the API takes
+     * (more than 20 segments or 1,024 bytes, not NFC, a control or format
+     * character), so that what the tool writes the API can serve. */
+    int memory_store;
 } mt_options;
 
 /* Fill opts with the defaults. */

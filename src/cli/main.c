@@ -351,6 +351,7 @@ static int memory_store_select(mt_cli *cli)
     free(name);
     cli->opts.tenant = tenant;
     /* The API's limits hold whichever side writes. */
+    cli->opts.memory_store = 1;
     if (cli->opts.max_file_size > MT_MEMSTORE_MAX_CONTENT)
         cli->opts.max_file_size = MT_MEMSTORE_MAX_CONTENT;
     if (cli->opts.max_files > MT_MEMSTORE_MAX_MEMORIES)

@@ -63,13 +63,14 @@ int mt_secrets_policy_parse(mt_secrets_policy *out, const char *name)
 }
 
 /* Older options end early (version 1 before max_dirs, 2 before actor, 3
- * before tenant, 4 before secrets, 5 before must_exist): take what they
- * have, default the rest. */
+ * before tenant, 4 before secrets, 5 before must_exist, 6 before
+ * memory_store): take what they have, default the rest. */
 static int options_take(mt_options *out, const mt_options *o)
 {
-    static const size_t ends[] = {offsetof(mt_options, max_dirs), offsetof(mt_options, actor),
-                                  offsetof(mt_options, tenant), offsetof(mt_options, secrets),
-                                  offsetof(mt_options, must_exist)};
+    static const size_t ends[] = {
+        offsetof(mt_options, max_dirs),   offsetof(mt_options, actor),
+        offsetof(mt_options, tenant),     offsetof(mt_options, secrets),
+        offsetof(mt_options, must_exist), offsetof(mt_options, memory_store)};
 
     if (o->version >= 1 && o->version < MT_OPTIONS_VERSION) {
         mt_options_init(out);

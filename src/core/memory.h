@@ -115,6 +115,14 @@ int mt_reply_store_error(mt_reply *r, int code, mt_str path);
  * error and returns 1, or MT_ENOMEM. */
 int mt_limits_check(mt_reply *r, mt_memory *m, mt_str path, uint64_t file_size);
 
+/* On a handle of a memory store (opts.memory_store), the memory-store API's
+ * path rules (core/memstore_path.h) for the memory a create or rename puts
+ * at store path rel, and, for a directory moved from `from` (NULL: none),
+ * for every file it holds at its new place: what the tool lets through,
+ * the API serves. 0, or r filled with the error and 1, or MT_ENOMEM. */
+int mt_memstore_path_refused(mt_reply *r, mt_memory *m, const char *verb, mt_str path,
+                             const char *rel, const char *from);
+
 /* The clock of access times: ms since the epoch. */
 int64_t mt_memory_now_ms(void);
 

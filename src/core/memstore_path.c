@@ -7,7 +7,8 @@
 #include <memtool.h>
 #include <memtool/store.h>
 
-#include "httpd/api_path.h"
+#include "core/memory.h"
+#include "core/memstore_path.h"
 #include "util/utf8.h"
 
 /* Characters a path may not hold: controls (C0, DEL, C1), format characters
@@ -36,9 +37,9 @@ static int segments_check(const char *what, const char *path, size_t len)
             (i - start == 2 && path[start] == '.' && path[start + 1] == '.'))
             return mt_error_set(MT_EINVAL,
                                 "%s has a '.' or '..' segment: paths are absolute and plain", what);
-        if (++count > MT_API_PATH_MAX_SEGMENTS)
+        if (++count > MT_MEMSTORE_PATH_MAX_SEGMENTS)
             return mt_error_set(MT_EINVAL, "%s has more than %d segments", what,
-                                MT_API_PATH_MAX_SEGMENTS);
+                                MT_MEMSTORE_PATH_MAX_SEGMENTS);
         start = i + 1;
     }
     return 0;
@@ -81,9 +82,9 @@ static int path_check(const char *what, const char *path, size_t len, int prefix
 
     if (len == 0 || path[0] != '/')
         return mt_error_set(MT_EINVAL, "%s must start with '/'", what);
-    if (len > MT_API_PATH_MAX_BYTES)
+    if (len > MT_MEMSTORE_PATH_MAX_BYTES)
         return mt_error_set(MT_EINVAL, "%s is %zu bytes, over the limit of %d", what, len,
-                            MT_API_PATH_MAX_BYTES);
+                            MT_MEMSTORE_PATH_MAX_BYTES);
     if (memchr(path, '\0', len))
         return mt_error_set(MT_EINVAL, "%s holds a NUL byte", what);
     if ((rc = text_check(what, path, len)) < 0)
@@ -99,12 +100,82 @@ static int path_check(const char *what, const char *path, size_t len, int prefix
     return segments_check(what, path, len);
 }
 
-int mt_api_path_check(const char *what, const char *path, size_t len)
+int mt_memstore_path_check(const char *what, const char *path, size_t len)
 {
     return path_check(what, path, len, 0);
 }
 
-int mt_api_prefix_check(const char *what, const char *prefix, size_t len)
+int mt_memstore_prefix_check(const char *what, const char *prefix, size_t len)
 {
     return path_check(what, prefix, len, 1);
+}
+
+/* The API path ("/" + store path) of to + (path past from): a moved file. */
+typedef struct {
+    const char *from, *to;
+    size_t from_len;
+    char *bad; /* the first API path refused, malloc'd */
+    int rc;
+} moved_check;
+
+static int check_one(moved_check *c, const char *rel_tail)
+{
+    size_t to_len = strlen(c->to), tail = strlen(rel_tail), n = 1 + to_len + tail;
+    char *api = malloc(n + 1);
+
+    if (!api)
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    api[0] = '/';
+    memcpy(api + 1, c->to, to_len);
+    memcpy(api + 1 + to_len, rel_tail, tail + 1);
+    if (mt_memstore_path_check("the path", api, n) == MT_EINVAL) {
+        c->bad = api;
+        return 1;
+    }
+    free(api);
+    return 0;
+}
+
+static int moved_cb(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    moved_check *c = payload;
+    int rc;
+
+    (void)size;
+    if (type != MT_NODE_FILE || strncmp(path, c->from, c->from_len) != 0)
+        return 0;
+    if ((rc = check_one(c, path + c->from_len)) != 0)
+        return rc < 0 ? rc : MT_ECONFLICT; /* stop the walk: one is enough */
+    return 0;
+}
+
+int mt_memstore_path_refused(mt_reply *r, mt_memory *m, const char *verb, mt_str path,
+                             const char *rel, const char *from)
+{
+    moved_check c = {0};
+    int rc;
+
+    if (!m->opts.memory_store)
+        return 0;
+    c.to = rel;
+    if ((rc = check_one(&c, "")) < 0)
+        return rc;
+    if (!c.bad && from && m->store->walk) {
+        c.from = from;
+        c.from_len = strlen(from);
+        rc = m->store->walk(m->store, from, moved_cb, &c);
+        if (rc < 0 && !c.bad && rc != MT_ENOTFOUND && rc != MT_ENOTDIR)
+            return rc;
+    }
+    if (!c.bad)
+        return 0;
+    rc = mt_reply_fail(r, verb, path, "") < 0 ||
+                 mt_buf_printf(&r->text,
+                               ": %s (this is a memory store of memtool server, which keeps the "
+                               "memory-store API's path rules)",
+                               mt_error_last()->message) < 0
+             ? MT_ENOMEM
+             : 1;
+    free(c.bad);
+    return rc;
 }

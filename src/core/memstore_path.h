@@ -1,12 +1,12 @@
 /* The memory-store API's rules for paths, checked before memtool's own. */
-#ifndef MT_API_PATH_H
-#define MT_API_PATH_H
+#ifndef MT_MEMSTORE_PATH_H
+#define MT_MEMSTORE_PATH_H
 
 #include <stddef.h>
 
 /* The most segments and bytes an API path may have. */
-#define MT_API_PATH_MAX_SEGMENTS 20
-#define MT_API_PATH_MAX_BYTES    1024
+#define MT_MEMSTORE_PATH_MAX_SEGMENTS 20
+#define MT_MEMSTORE_PATH_MAX_BYTES    1024
 
 /*
  * A memory's path as the API takes it: "/" then 1 to 20 segments joined by
@@ -16,9 +16,9 @@
  * trailing "/". 0, or MT_EINVAL with the error naming the rule broken
  * (`what` names the parameter in the message).
  */
-int mt_api_path_check(const char *what, const char *path, size_t len);
+int mt_memstore_path_check(const char *what, const char *path, size_t len);
 
 /* A list's path_prefix: "/" alone, or a path as above followed by "/". */
-int mt_api_prefix_check(const char *what, const char *prefix, size_t len);
+int mt_memstore_prefix_check(const char *what, const char *prefix, size_t len);
 
 #endif

@@ -9,6 +9,8 @@ int mt_op_create(mt_reply *r, mt_memory *m, mt_str path, const char *rel, mt_str
 
     if (!*rel)
         return mt_reply_fail(r, "Error: File ", path, " already exists");
+    if ((rc = mt_memstore_path_refused(r, m, "Error: Cannot create ", path, rel, NULL)) != 0)
+        return rc < 0 ? rc : 0;
     if ((rc = mt_guard_content(&g, m, text.ptr, text.len)) < 0)
         return rc;
     if (g.rejected) {

@@ -28,6 +28,9 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
         if (rc == 0 && type == MT_NODE_DIR)
             return mt_reply_fail(r, "Error: Cannot move ", old_path, " into itself");
     }
+    if ((rc = mt_memstore_path_refused(r, m, "Error: Cannot rename to ", new_path, new_rel,
+                                       old_rel)) != 0)
+        return rc < 0 ? rc : 0;
     mt_reply_op(&op, r, m);
     rc = m->store->rename(m->store, &op, old_rel, new_rel);
     mt_memory_note(m, &op);

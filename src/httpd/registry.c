@@ -44,6 +44,21 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base)
     r->base.history = 1;
     r->base.must_exist = 0;
     pthread_mutex_init(&r->lock, NULL);
+    /* A store that cannot be opened (a database in a missing directory, a
+     * root that is a file, a server that refuses us) fails the start, not
+     * every request after it. Without history: the probe leaves nothing. */
+    {
+        mt_options probe = r->base;
+        mt_memory *m = NULL;
+        int rc;
+
+        probe.history = 0;
+        if ((rc = mt_memory_open_url(&m, url, &probe)) < 0) {
+            mt_registry_free(r);
+            return rc;
+        }
+        mt_memory_free(m);
+    }
     *out = r;
     return 0;
 }
@@ -92,6 +107,7 @@ static int handle(mt_memory **out, mt_registry *r, const char *name, int api)
     if (api) {
         opts.max_file_size = MT_MEMSTORE_MAX_CONTENT;
         opts.max_files = MT_MEMSTORE_MAX_MEMORIES;
+        opts.memory_store = 1;
     }
     mt_memory_free(r->slots[victim].m);
     free(r->slots[victim].tenant);

@@ -8,7 +8,7 @@
 
 #include "core/memstore.h"
 #include "httpd/api_json.h"
-#include "httpd/api_path.h"
+#include "core/memstore_path.h"
 #include "httpd/routes_internal.h"
 #include "util/sha256.h"
 #include "util/utf8.h"
@@ -67,7 +67,7 @@ static int content_check(mt_http_reply *out, const mt_http_request *req, size_t 
 
 static int path_ok(mt_http_reply *out, const mt_http_request *req, const char *path, size_t len)
 {
-    if (mt_api_path_check("path", path, len) < 0) {
+    if (mt_memstore_path_check("path", path, len) < 0) {
         mt_routes_error(out, 400, "invalid_request_error", req->request_id, "%s",
                         mt_error_last()->message);
         return 0;
@@ -141,7 +141,7 @@ void mt_routes_memory_list(mt_http_reply *out, mt_registry *reg, const mt_http_r
                               view ? PAGE_FULL : PAGE_BASIC) < 0 ||
         mt_routes_page_param(&after, out, req) < 0)
         goto done;
-    if (prefix && mt_api_prefix_check("path_prefix", prefix, strlen(prefix)) < 0) {
+    if (prefix && mt_memstore_prefix_check("path_prefix", prefix, strlen(prefix)) < 0) {
         mt_routes_error(out, 400, "invalid_request_error", req->request_id, "%s",
                         mt_error_last()->message);
         goto done;

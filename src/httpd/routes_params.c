@@ -9,7 +9,7 @@
 
 #include "core/memstore.h"
 #include "httpd/api_json.h"
-#include "httpd/api_path.h"
+#include "core/memstore_path.h"
 #include "httpd/routes_internal.h"
 #include "util/sha256.h"
 #include "util/utf8.h"

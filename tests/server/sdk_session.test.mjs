@@ -652,6 +652,12 @@ test('the memory tool on a memory store keeps the API limits', async () => {
         tool({ command: 'rename', old_path: '/memories' + p, new_path: '/memories/ok.md' });
       }
     }
+    // A directory moved so deep that a memory in it breaks the rule: refused whole.
+    const deep = '/memories/deep/' + Array.from({ length: 18 }, () => 'd').join('/') + '/f.md';
+    assert.equal(tool({ command: 'create', path: deep, file_text: 'deep\n' }).code, 0);
+    const moved = tool({ command: 'rename', old_path: '/memories/deep', new_path: '/memories/x/deep' });
+    if (moved.code !== 1) failures.push(`rename of a directory to 21 segments: exit ${moved.code}`);
+    else assert.match(moved.out, /more than 20 segments/);
     const big = tool({ command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(102401) });
     if (big.code !== 1) failures.push('create of 102,401 bytes accepted');
     tool({ command: 'create', path: '/memories/grow.md', file_text: 'x'.repeat(102400) });
