@@ -61,6 +61,9 @@ for kind in file sqlite; do
     size=$(curl -s -H "Authorization: Bearer $key" "$get" | wc -c)
     res=$("$build/bench/mt_bench_http_load" "$get" "$seconds" $threads "Authorization: Bearer $key")
     echo "retrieve $kind $res" >>"$rows"
+    # The same retrieve's work without HTTP, in process, on the same store (the server idle).
+    res=$("$build/bench/mt_bench_server_work" "$store" "$work/keys" "$key" "$s" "$m" "$seconds" $threads)
+    echo "work $kind $res" >>"$rows"
     python3 - "$url" "$key" "$s" "$updates" "$kind" "$memtool" "$store" >>"$rows" <<'PY'
 import hashlib, http.client, json, subprocess, sys, time
 url, key, store_id, n, kind, memtool, store = sys.argv[1:8]
@@ -111,17 +114,28 @@ rows = {}
 for line in open(sys.argv[1]):
     what, kind, j = line.split(" ", 2)
     rows[(what, kind)] = json.loads(j)
-need = [("retrieve", "file"), ("retrieve", "sqlite"), ("retrieve", "floor"), ("update", "file"), ("update", "sqlite")]
+need = [("retrieve", "file"), ("retrieve", "sqlite"), ("retrieve", "floor"), ("work", "file"),
+        ("work", "sqlite"), ("update", "file"), ("update", "sqlite")]
 missing = [n for n in need if n not in rows]
 if missing:
     sys.exit("bench/server.sh: rows missing: %s" % missing)
 floor = rows[("retrieve", "floor")]["rps"]
-print("| retrieve of a small memory, 8 keep-alive clients | requests/s | p50 ms | p99 ms | × floor |")
+print("| retrieve of a small memory, 8 keep-alive clients | requests/s | p50 ms | p99 ms | × HTTP floor |")
 print("|---|---:|---:|---:|---:|")
 for kind in ("floor", "file", "sqlite"):
     r = rows[("retrieve", kind)]
     name = "floor: libmicrohttpd, fixed body" if kind == "floor" else "memtool server, %s:" % kind
     print("| %s | %d | %.3f | %.3f | %.2f |" % (name, r["rps"], r["p50_ms"], r["p99_ms"], r["rps"] / floor if floor else 0))
+print()
+# The floor of a retrieve: the HTTP floor's work and the retrieve's own work
+# (in process, no HTTP) on the same cores; per request their CPU times add.
+print("| retrieve, against the work it needs | work alone, requests/s | floor: HTTP + work, requests/s | floor × HTTP floor | server × floor |")
+print("|---|---:|---:|---:|---:|")
+for kind in ("file", "sqlite"):
+    work = rows[("work", kind)]["rps"]
+    both = 1 / (1 / floor + 1 / work) if floor and work else 0
+    srv = rows[("retrieve", kind)]["rps"]
+    print("| %s: | %d | %d | %.2f | %.2f |" % (kind, work, both, both / floor if floor else 0, srv / both if both else 0))
 print()
 print("| update under a content_sha256 precondition, one client | API ms | `memtool serve` ms | ratio |")
 print("|---|---:|---:|---:|")

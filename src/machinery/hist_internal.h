@@ -80,7 +80,25 @@ enum {
 /* Statements of the record of ids alone (mt_hist_track_put...), prepared at
  * their first use: most handles never need them, and an open's statements
  * are part of every one-shot command's time. */
-enum { L_PUT, L_DROP, L_MOVE, L_ELSEWHERE, L_LOOKUP, L_EXACT, L_MARK, L_COUNT };
+enum {
+    L_PUT,
+    L_DROP,
+    L_MOVE,
+    L_ELSEWHERE,
+    L_LOOKUP,
+    L_EXACT,
+    L_MARK,
+    L_VERSIONS_OF,
+    L_VERSIONS,
+    L_COUNT
+};
+
+/* Statement `which` of h->lazy, prepared from text at its first use (kept
+ * for the handle's life: a history read on every request would otherwise
+ * spend most of its time compiling SQL), else reset with its bindings
+ * cleared; NULL when it cannot be prepared. The caller resets it when done,
+ * which ends the read it made. */
+sqlite3_stmt *mt_hist_lazy(struct mt_hist *h, int which, const char *text);
 
 struct mt_hist {
     struct mt_hist *next; /* every open history of this process (the registry) */

@@ -444,6 +444,19 @@ static void hist_free(mt_hist *h)
     free(h);
 }
 
+sqlite3_stmt *mt_hist_lazy(mt_hist *h, int which, const char *text)
+{
+    if (!h->lazy[which]) {
+        if (sqlite3_prepare_v3(h->db, text, -1, SQLITE_PREPARE_PERSISTENT, &h->lazy[which], NULL) !=
+            SQLITE_OK)
+            return NULL;
+    } else {
+        sqlite3_reset(h->lazy[which]);
+        sqlite3_clear_bindings(h->lazy[which]);
+    }
+    return h->lazy[which];
+}
+
 /* A statement stepped to a row and left there holds a read transaction
  * open: a later BEGIN IMMEDIATE then fails at once (SQLite cannot wait on a
  * snapshot another process has moved past), and a checkpoint cannot

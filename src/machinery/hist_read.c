@@ -113,10 +113,10 @@ int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_q
     "AND (?3 = 0 OR op = ?3) AND (?4 IS NULL OR actor = ?4) AND (?5 = 0 OR at >= ?5) "             \
     "AND (?6 = 0 OR at <= ?6) AND (?7 = 0 OR id < ?7) ORDER BY id DESC LIMIT ?8"
     /* One memory's by its index: an "IS NULL OR" keeps the planner off it. */
-    if (sqlite3_prepare_v2(h->db,
-                           q->memory_id ? VERSION_COLUMNS "WHERE memory_id = ?2 AND " FILTER
-                                        : VERSION_COLUMNS "WHERE ?2 IS NULL AND " FILTER,
-                           -1, &s, NULL) != SQLITE_OK)
+    if (!(s = q->memory_id
+                  ? mt_hist_lazy(h, L_VERSIONS_OF,
+                                 VERSION_COLUMNS "WHERE memory_id = ?2 AND " FILTER)
+                  : mt_hist_lazy(h, L_VERSIONS, VERSION_COLUMNS "WHERE ?2 IS NULL AND " FILTER)))
         return mt_hist_db_error(h, "cannot list versions");
 #undef FILTER
     if (q->path)
@@ -154,7 +154,7 @@ int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_q
             rc = mt_hist_db_error(h, "cannot list versions");
     }
 done:
-    sqlite3_finalize(s);
+    sqlite3_reset(s); /* kept for the next list; the reset ends this read */
     if (rc < 0) {
         mt_versions_free(v, n);
         return rc;

@@ -197,15 +197,7 @@ static const char *const lazy_sql[L_COUNT] = {
 
 static sqlite3_stmt *lazy_stmt(mt_hist *h, int which)
 {
-    if (!h->lazy[which]) {
-        if (sqlite3_prepare_v3(h->db, lazy_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
-                               &h->lazy[which], NULL) != SQLITE_OK)
-            return NULL;
-    } else {
-        sqlite3_reset(h->lazy[which]);
-        sqlite3_clear_bindings(h->lazy[which]);
-    }
-    return h->lazy[which];
+    return mt_hist_lazy(h, which, lazy_sql[which]);
 }
 
 /* Run a statement of the record of ids on one or two paths. */
