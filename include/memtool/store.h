@@ -157,6 +157,14 @@ typedef struct {
      * a memory lies beneath it, and a file a writer puts in meanwhile is
      * never lost. */
     int empty_dir; /* in */
+    /* Since version 7, optional: a redaction with scrub_later set erases
+     * the version as ever (its row, content and words) but leaves the pages
+     * that held them in the store's write-ahead log, and its search index's
+     * segments unmerged, for the next redaction without it to empty: a run
+     * of redactions (a memory store's deletion) pays for one scrub, not
+     * one each. The caller ends the run with a redaction without it. A
+     * store that predates it scrubs every time. */
+    int scrub_later; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);

@@ -829,3 +829,102 @@ int mt_memstore_remove(mt_memory *m, const char *path, const char *expect_sha256
     free(rel);
     return rc;
 }
+
+typedef struct {
+    char **names;
+    size_t n, cap;
+} top_names;
+
+static int top_cb(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    top_names *t = payload;
+
+    (void)type;
+    (void)size;
+    if (strchr(path, '/') || !*path)
+        return 0;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        char **p = realloc(t->names, cap * sizeof(*p));
+        if (!p)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        t->names = p;
+        t->cap = cap;
+    }
+    if (!(t->names[t->n] = strdup(path)))
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    t->n++;
+    return 0;
+}
+
+/* Every version of the handle's tenant redacted; the scrub once, at the
+ * end, with a deletion's version (never current content, so never
+ * refused) kept for last. */
+static int redact_everything(mt_memory *m)
+{
+    mt_log_query q = {0};
+    mt_version *v = NULL;
+    mt_store_op op;
+    size_t n, i;
+    int64_t last = 0;
+    int rc;
+
+    q.limit = 100;
+    for (;;) {
+        if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0)
+            return rc;
+        for (i = 0; i < n && rc == 0; i++) {
+            if (v[i].redacted)
+                continue;
+            if (!last && v[i].operation == MT_VERSION_DELETED) {
+                last = v[i].id;
+                continue;
+            }
+            store_op(&op, m);
+            op.scrub_later = 1;
+            /* MT_EINVAL: a memory written meanwhile, whose content is current. */
+            if ((rc = m->store->redact(m->store, &op, v[i].id)) == MT_EINVAL)
+                rc = 0;
+        }
+        q.before_id = n ? v[n - 1].id : 0;
+        mt_versions_free(v, n);
+        if (rc < 0)
+            return rc;
+        if (n < q.limit)
+            break;
+    }
+    if (!last)
+        return 0;
+    store_op(&op, m);
+    return m->store->redact(m->store, &op, last);
+}
+
+int mt_memstore_purge(mt_memory *m)
+{
+    top_names t = {0};
+    mt_store_op op;
+    size_t i;
+    int rc;
+
+    if ((rc = history_check(m)) < 0)
+        return rc;
+    if (!m->store->walk)
+        return mt_error_set(MT_ENOSYS, "this store cannot be walked, so it cannot be purged");
+    if ((rc = m->store->walk(m->store, "", top_cb, &t)) < 0 && rc != MT_ENOTFOUND)
+        goto done;
+    rc = 0;
+    for (i = 0; i < t.n && rc == 0; i++) {
+        store_op(&op, m);
+        rc = m->store->remove(m->store, &op, t.names[i]);
+        mt_memory_note(m, &op);
+        if (rc == MT_ENOTFOUND)
+            rc = 0;
+    }
+    if (rc == 0)
+        rc = redact_everything(m);
+done:
+    for (i = 0; i < t.n; i++)
+        free(t.names[i]);
+    free(t.names);
+    return rc;
+}

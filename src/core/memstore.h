@@ -99,4 +99,11 @@ int mt_memstore_replace(mt_memory *m, const char *path, const char *data, size_t
                         const char *expect_sha256);
 int mt_memstore_remove(mt_memory *m, const char *path, const char *expect_sha256);
 
+/* A memory store deleted: every memory removed (a top-level directory at a
+ * time, each memory beneath getting its deleted version) and every version
+ * redacted, the deletions' too (a path is all they hold), so that no
+ * content or path of it stays in the store's files; one scrub for the
+ * run. A memory written meanwhile keeps its current content. */
+int mt_memstore_purge(mt_memory *m);
+
 #endif

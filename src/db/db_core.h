@@ -152,8 +152,9 @@ int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id);
 /* What a search index holds of the memory at path or of the content sha,
  * erased: those rows are deleted, to be indexed again from the memories by
  * the next search, and an index that keeps deleted words until it merges
- * (SQLite's FTS5) is merged. Within the caller's transaction. */
-int mt_db_search_erase(mt_db *db, const char *path, const char *sha);
+ * (SQLite's FTS5) is merged (merge 0: left to a later call). Within the
+ * caller's transaction. */
+int mt_db_search_erase(mt_db *db, const char *path, const char *sha, int merge);
 /* A memory's newest version: its id, operation and content digest. */
 typedef struct {
     int found;

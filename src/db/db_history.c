@@ -495,6 +495,7 @@ int mt_db_version_content(mt_store *st, char **out, size_t *len, int64_t id)
 
 typedef struct {
     int64_t id;
+    int scrub_later;
 } redact_args;
 
 static int path_row(void *payload, const mt_db_value *cols, size_t ncols)
@@ -515,7 +516,7 @@ static int node_path_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 1;
 }
 
-int mt_db_search_erase(mt_db *db, const char *path, const char *sha)
+int mt_db_search_erase(mt_db *db, const char *path, const char *sha, int merge)
 {
     const char *const *sql = db->drv->sql;
     mt_db_value a[3] = {mt_db_text(db->tenant), mt_db_text(path),
@@ -526,7 +527,7 @@ int mt_db_search_erase(mt_db *db, const char *path, const char *sha)
         return 0; /* a store that cannot search keeps no index */
     if ((n = mt_db_exec(db, MT_DB_SEARCH_ERASE, a, 3, NULL, NULL)) < 0)
         return (int)n;
-    if ((sql && sql[MT_DB_SEARCH_MERGE]) || mt_db_sql[MT_DB_SEARCH_MERGE])
+    if (merge && ((sql && sql[MT_DB_SEARCH_MERGE]) || mt_db_sql[MT_DB_SEARCH_MERGE]))
         n = mt_db_exec(db, MT_DB_SEARCH_MERGE, a, 1, NULL, NULL);
     return n < 0 ? (int)n : 0;
 }
@@ -569,9 +570,12 @@ static int redact_in(mt_db_txn *t, void *arg)
     }
     if (v.content_sha256[0] && (rc = mt_db_content_unref(t, v.content_sha256)) < 0)
         goto done;
-    if ((rc = mt_db_search_erase(db, v.path, v.content_sha256)) < 0)
+    if ((rc = mt_db_search_erase(db, v.path, v.content_sha256, !r->scrub_later)) < 0)
         goto done;
-    /* The path is gone too: its pages are rewritten, so scrub. */
+    /* The path is gone too: its pages are rewritten, so scrub (or let the
+     * run's last redaction do it). */
+    if (r->scrub_later)
+        goto done;
     t->dropped = 1;
     t->scrub_what = "the version was redacted, but another process was reading the store, "
                     "so its write-ahead log still holds the erased pages: run the same redaction "
@@ -584,7 +588,7 @@ done:
 int mt_db_redact(mt_store *st, mt_store_op *op, int64_t id)
 {
     mt_store_op locked = *op;
-    redact_args r = {id};
+    redact_args r = {id, op->scrub_later};
 
     /* A transaction of its own, recording nothing. */
     locked.history = 0;

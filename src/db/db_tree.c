@@ -521,7 +521,7 @@ static int edit_in(mt_db_txn *t, void *arg)
     /* A redaction of the current content: its words leave the index with
      * it, and the pages that held them are scrubbed at the commit. */
     if (op->scrub) {
-        if ((rc = mt_db_search_erase(t->db, a->path, n.sha256)) < 0)
+        if ((rc = mt_db_search_erase(t->db, a->path, n.sha256, 1)) < 0)
             goto done;
         t->dropped = 1;
         t->scrub_what = "the memory's content was replaced, but another process was reading the "

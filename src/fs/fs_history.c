@@ -828,7 +828,7 @@ static int change_version(mt_fs *fs, mt_store_op *op, const version_change *v)
     if ((rc = hist_open(fs)) == 0) {
         mt_hist_log_attach(fs->hist, mt_fs_log_slot(fs));
         rc = v->cb ? mt_hist_reseal(fs->hist, v->id, v->cb, v->payload)
-                   : mt_hist_redact(fs->hist, v->id);
+                   : mt_hist_redact(fs->hist, v->id, op->scrub_later);
     }
     mt_fs_end(fs, &t);
     return rc;

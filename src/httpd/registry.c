@@ -417,38 +417,6 @@ static int redact_all(mt_memory *m, const char *path)
     }
 }
 
-/* What a deleted store leaves: its memories deleted, their versions redacted. */
-static int purge(mt_memory *m)
-{
-    mt_memstore_memory *items = NULL;
-    size_t n = 0, i;
-    int more = 0, rc;
-
-    if ((rc = mt_memstore_list(&items, &n, &more, m, "/", 1, NULL, 100000, 0)) < 0)
-        return rc;
-    for (i = 0; i < n && rc == 0; i++) {
-        char *full = malloc(strlen(items[i].path) + 16);
-        mt_result res = {0};
-        json_t *in;
-        size_t len;
-        if (!full) {
-            rc = mt_error_set(MT_ENOMEM, "out of memory");
-            break;
-        }
-        len = strlen(items[i].path);
-        snprintf(full, len + 16, "/memories%.*s", (int)(items[i].prefix ? len - 1 : len),
-                 items[i].path);
-        in = json_pack("{s:s, s:s}", "command", "delete", "path", full);
-        free(full);
-        if (!in || mt_memory_call_object(&res, m, in) < 0)
-            rc = mt_error_set(MT_ENOMEM, "out of memory");
-        json_decref(in);
-        mt_result_dispose(&res);
-    }
-    mt_memstore_memories_free(items, n);
-    return rc < 0 ? rc : redact_all(m, NULL);
-}
-
 int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id, const char *actor)
 {
     mt_memory *reg = NULL, *m = NULL;
@@ -481,7 +449,7 @@ int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
     }
     if ((rc = mt_memstore_tenant(&name, tenant, store_id)) < 0 || (rc = handle(&m, r, name, 1)) < 0)
         goto done;
-    rc = purge(m);
+    rc = mt_memstore_purge(m);
     mt_registry_release(r, m);
     forget(r, name);
 done:

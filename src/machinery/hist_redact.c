@@ -34,7 +34,7 @@ static int commit_erased(mt_hist *h, const char *what, const char *held, const c
                         what, held, again);
 }
 
-int mt_hist_redact(mt_hist *h, int64_t id)
+int mt_hist_redact(mt_hist *h, int64_t id, int scrub_later)
 {
     char what[64];
     sqlite3_stmt *s = NULL;
@@ -92,10 +92,13 @@ int mt_hist_redact(mt_hist *h, int64_t id)
     /* The search index in this database may hold the version's words: the
      * memory indexed at its path when it was current (a search since then
      * may not have caught up), or the terms FTS5 keeps of replaced words. */
-    if ((rc = mt_search_index_erase(h->db, path)) < 0)
+    if ((rc = mt_search_index_erase(h->db, path, !scrub_later)) < 0)
         goto fail;
     free(path);
-    /* The path is gone too: its pages are rewritten, so truncate the log. */
+    /* The path is gone too: its pages are rewritten, so truncate the log
+     * (or let the run's last redaction do it). */
+    if (scrub_later)
+        return mt_hist_commit(h, NULL);
     h->dropped = 1;
     snprintf(what, sizeof(what), "version %" PRId64 " was redacted", id);
     return commit_erased(h, what, "the erased pages", "the same redaction");
@@ -307,7 +310,7 @@ int mt_hist_scrub_words(mt_hist *h, const char *path)
 
     if ((rc = mt_hist_begin(h)) < 0)
         return rc;
-    if ((rc = mt_search_index_erase(h->db, path)) < 0) {
+    if ((rc = mt_search_index_erase(h->db, path, 1)) < 0) {
         mt_hist_rollback(h);
         return rc;
     }

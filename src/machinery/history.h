@@ -144,7 +144,7 @@ int mt_hist_versions(mt_hist *h, mt_version **out, size_t *count, const mt_log_q
 int mt_hist_version(mt_hist *h, mt_version *out, int64_t id);
 int mt_hist_content(mt_hist *h, char **out, size_t *len, int64_t id);
 /* Erase a version's content and path (within a transaction of its own). */
-int mt_hist_redact(mt_hist *h, int64_t id);
+int mt_hist_redact(mt_hist *h, int64_t id, int scrub_later);
 /* Replace a version's content with what cb makes of it (store.h,
  * version_reseal), within a transaction of its own. */
 int mt_hist_reseal(mt_hist *h, int64_t id, mt_edit_cb cb, void *payload);

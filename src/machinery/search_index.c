@@ -430,7 +430,7 @@ done:
     return rc;
 }
 
-int mt_search_index_erase(sqlite3 *db, const char *path)
+int mt_search_index_erase(sqlite3 *db, const char *path, int merge)
 {
     sqlite3_stmt *s = NULL;
     int rc = 0, tables = 0;
@@ -458,7 +458,8 @@ int mt_search_index_erase(sqlite3 *db, const char *path)
             rc = db_error(db, "erase a memory's words");
         goto done;
     }
-    rc = exec_path(db, "INSERT INTO search_words(search_words) VALUES ('optimize')", NULL);
+    if (merge)
+        rc = exec_path(db, "INSERT INTO search_words(search_words) VALUES ('optimize')", NULL);
 done:
     sqlite3_finalize(s);
     return rc;

@@ -51,10 +51,11 @@ void mt_search_index_free(mt_search_index *ix);
  * next search, and the words are merged into one segment. FTS5 keeps the
  * terms of a forgotten or replaced memory in its older segments until they
  * are merged; the merge drops them, and SQLite's secure_delete zeros the
- * pages they were on. Costs a rewrite of the whole index. A database with
+ * pages they were on. Costs a rewrite of the whole index: merge 0 leaves
+ * it to a later call (the last of a run of redactions). A database with
  * no index has nothing to do.
  */
-int mt_search_index_erase(struct sqlite3 *db, const char *path);
+int mt_search_index_erase(struct sqlite3 *db, const char *path, int merge);
 
 /* How many memories at or beneath path ("" all) the index holds, counting
  * no further than at_most: what a caller that finds the files meanwhile
