@@ -197,3 +197,26 @@ test('a directory exists while a memory lies beneath it', async () => {
     await srv.stop();
   }
 });
+
+// "Every change adds exactly one version" and "modified covers a content
+// change, a path change, or both": one update that renames and rewrites is
+// one version, holding the new path and the new content together.
+test('an update that renames and rewrites adds exactly one version', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'one version' })).id;
+    const m = await ms.memories.create(S, { path: '/old.md', content: 'old\n' });
+    const u = await ms.memories.update(m.id, { memory_store_id: S, path: '/new.md', content: 'new\n' });
+    assert.equal(u.path, '/new.md');
+    assert.equal(u.content_sha256, sha('new\n'));
+    const vs = (await ms.memoryVersions.list(S, { memory_id: m.id, view: 'full' })).data;
+    assert.deepEqual(
+      vs.map((v) => [v.operation, v.path, v.content]),
+      [['modified', '/new.md', 'new\n'], ['created', '/old.md', 'old\n']],
+    );
+    assert.equal(u.memory_version_id, vs[0].id);
+  } finally {
+    await srv.stop();
+  }
+});
