@@ -165,6 +165,31 @@ typedef struct {
      * one each. The caller ends the run with a redaction without it. A
      * store that predates it scrubs every time. */
     int scrub_later; /* in */
+    /* Since version 7: a rename with rename_content set writes rename_data
+     * (rename_len bytes) as the file's content at the destination, in the
+     * same step under the store's lock, and records ONE version (operation
+     * modified, previous_path the source, the new content): what the
+     * memory-store API needs, where every change is one version, a change
+     * of path and content together too. op->expect_sha256 is checked
+     * against the SOURCE's content. The limits are checked on the new
+     * content as an edit's result is (max_store_size on the difference in
+     * bytes, and max_file_size on the new content itself: MT_ELIMIT, nothing
+     * changed). Only a regular file takes content: a directory (or anything
+     * else) at the source is MT_EINVAL. A retry finds the rename done when
+     * nothing is at the source and the destination holds the new content
+     * (0, no version), and finishes it when the destination holds the
+     * expected content (the move went through, the write did not: the new
+     * content is written and its one version recorded). The file store
+     * moves the file, then renames the new content (written beforehand) over
+     * it: a crash between the two leaves the old content at the
+     * destination, never a lost file, and a retry finishes it. The
+     * encryption layer seals the content before passing it on. A store of
+     * an older version has no such field: a caller gives content only to a
+     * store of version 7 or newer, and to an older one renames, then edits
+     * (two versions). */
+    const char *rename_data; /* in */
+    size_t rename_len;       /* in */
+    int rename_content;      /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);
@@ -376,7 +401,8 @@ struct mt_store {
 
     /* Move without ever replacing; makes missing parents of `to`. The
      * directories it leaves empty stay (a model that moved the last file out
-     * of one often deletes it next); they count against max_dirs. */
+     * of one often deletes it next); they count against max_dirs. Since
+     * version 7 it may write new content too (mt_store_op.rename_content). */
     int (*rename)(mt_store *st, mt_store_op *op, const char *from, const char *to);
 
     /* List a directory `depth` levels deep, hidden names and node_modules left

@@ -662,7 +662,7 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
     char *rel = NULL, *new_rel = NULL, sha[65];
     const char *wdata = data;
     size_t wlen = len;
-    int rc, tries;
+    int rc, tries, rewrite;
 
     memset(out, 0, sizeof(*out));
     memset(conflict, 0, sizeof(*conflict));
@@ -702,12 +702,20 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
             goto done;
         }
         /* The content we looked at, whoever gave the precondition: a memory
-         * that changed or moved since is looked up again. The move goes
-         * first: it is the step a taken path refuses, and then nothing has
-         * changed. */
+         * that changed or moved since is looked up again. A new path and new
+         * content are one step, one version, as the API has every change
+         * (a store older than version 7 takes the move first, the step a
+         * taken path refuses, then the content). */
+        rewrite = data && strcmp(cur.sha256, sha) != 0;
         if (path && strcmp(cur.path, path) != 0) {
             store_op(&op, m);
             op.expect_sha256 = cur.sha256;
+            if (rewrite && m->store->version >= 7) {
+                op.rename_content = 1;
+                op.rename_data = wdata;
+                op.rename_len = wlen;
+                rewrite = 0;
+            }
             rc = m->store->rename(m->store, &op, rel, new_rel);
             mt_memory_note(m, &op);
             if (rc == MT_ECONFLICT || (rc == MT_ENOTFOUND && op.culprit == 0)) {
@@ -731,7 +739,7 @@ int mt_memstore_update(mt_memstore_memory *out, mt_memstore_conflict *conflict, 
             }
             prune_parents(m, rel);
         }
-        if (data && strcmp(cur.sha256, sha) != 0) {
+        if (rewrite) {
             replace_payload p = {wdata, wlen};
             store_op(&op, m);
             op.expect_sha256 = cur.sha256;

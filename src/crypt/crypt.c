@@ -8,10 +8,10 @@
  * MT_CRYPT_OVERHEAD bytes more, which the inner store is told through
  * op->file_overhead and which is taken off what it reports).
  *
- * Nothing reaches the inner store unsealed: create and edit hand it only
- * what mt_crypt_seal() made. Nothing unsealed reaches a caller: a file without the
- * header, with a key not given, or failing its tag is an MT_ECRYPT error
- * naming the path.
+ * Nothing reaches the inner store unsealed: create, edit and a rename with
+ * content (crypt_rename.c) hand it only what mt_crypt_seal() made. Nothing
+ * unsealed reaches a caller: a file without the header, with a key not
+ * given, or failing its tag is an MT_ECRYPT error naming the path.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -63,7 +63,7 @@ static int collect(void *payload, const char *data, size_t len, uint64_t off, in
     return 0;
 }
 
-static int read_sealed(mt_crypt *c, char **out, size_t *len, const char *rel)
+int mt_crypt_read_sealed(mt_crypt *c, char **out, size_t *len, const char *rel)
 {
     whole_read w = {NULL, 0, rel};
     uint64_t size;
@@ -143,7 +143,7 @@ static int check_memory(mt_crypt *c, const mt_crypt_header *h, const char *rel)
     return MT_ESWAPPED;
 }
 
-static int open_current(mt_crypt *c, char **plain, size_t *plain_len, const char *rel)
+int mt_crypt_open_current(mt_crypt *c, char **plain, size_t *plain_len, const char *rel)
 {
     mt_crypt_header h;
     char *sealed;
@@ -154,7 +154,7 @@ static int open_current(mt_crypt *c, char **plain, size_t *plain_len, const char
      * in between (by memtool) make them disagree, and a second read sees
      * the new file. */
     for (tries = 0; tries < 2; tries++) {
-        if ((rc = read_sealed(c, &sealed, &len, rel)) < 0)
+        if ((rc = mt_crypt_read_sealed(c, &sealed, &len, rel)) < 0)
             return rc;
         if ((rc = mt_crypt_unseal(plain, plain_len, &h, c, sealed, len, rel)) == 0 &&
             (rc = check_memory(c, &h, rel)) < 0) {
@@ -192,7 +192,7 @@ static int c_read(mt_store *st, uint64_t *size, const char *path, size_t whole, 
     size_t len, off = 0;
     int rc;
 
-    if ((rc = open_current(c, &plain, &len, path)) < 0)
+    if ((rc = mt_crypt_open_current(c, &plain, &len, path)) < 0)
         return rc;
     *size = len;
     /* In pieces as the inner store would give them, so a view stays one code path. */
@@ -393,7 +393,7 @@ static int sealed_expect(mt_crypt *c, mt_store_op *op, char inner[65], const cha
     mt_crypt_header h;
     int rc;
 
-    if ((rc = read_sealed(c, &sealed, &slen, rel)) < 0)
+    if ((rc = mt_crypt_read_sealed(c, &sealed, &slen, rel)) < 0)
         return rc;
     if ((rc = mt_crypt_unseal(&plain, &plen, &h, c, sealed, slen, rel)) == 0) {
         sha256_hex(sha, plain, plen);
@@ -411,13 +411,13 @@ static int sealed_expect(mt_crypt *c, mt_store_op *op, char inner[65], const cha
 }
 
 /* After the inner store's MT_ECONFLICT: what the file holds now, as plaintext. */
-static void conflict_now(mt_crypt *c, mt_store_op *op, const char *rel)
+void mt_crypt_conflict_now(mt_crypt *c, mt_store_op *op, const char *rel)
 {
     char *plain;
     size_t len;
 
     op->current_sha256[0] = '\0';
-    if (open_current(c, &plain, &len, rel) == 0) {
+    if (mt_crypt_open_current(c, &plain, &len, rel) == 0) {
         sha256_hex(op->current_sha256, plain, len);
         free(plain);
     }
@@ -444,7 +444,7 @@ static int c_remove(mt_store *st, mt_store_op *op, const char *path)
     if (rc == 0)
         checked_forget(c);
     if (rc == MT_ECONFLICT)
-        conflict_now(c, op, path);
+        mt_crypt_conflict_now(c, op, path);
     return rc;
 }
 
@@ -454,6 +454,11 @@ static int c_rename(mt_store *st, mt_store_op *op, const char *from, const char 
     char inner[65];
     int rc;
 
+    if (op->rename_content) {
+        if ((rc = mt_crypt_rename_content(c, op, from, to)) == 0)
+            checked_forget(c);
+        return rc;
+    }
     if (op->expect_sha256 && (rc = sealed_expect(c, op, inner, from)) < 0) {
         if (rc == MT_ECONFLICT || rc == MT_ECRYPT || rc == MT_ENOMEM)
             return rc;
@@ -472,7 +477,7 @@ static int c_rename(mt_store *st, mt_store_op *op, const char *from, const char 
     if (rc == 0)
         checked_forget(c);
     if (rc == MT_ECONFLICT)
-        conflict_now(c, op, op->culprit ? to : from);
+        mt_crypt_conflict_now(c, op, op->culprit ? to : from);
     return rc;
 }
 
@@ -727,7 +732,7 @@ static int c_version_count(mt_store *st, uint64_t *out)
 
 static int search_open(void *payload, char **plain, size_t *len, const char *path)
 {
-    return open_current(payload, plain, len, path);
+    return mt_crypt_open_current(payload, plain, len, path);
 }
 
 /* Never the inner store's index: it would hold sealed bytes (crypt_search.c). */

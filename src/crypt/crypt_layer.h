@@ -110,6 +110,16 @@ void mt_crypt_inner_op(mt_store_op *op);
 int mt_crypt_memory_at(mt_crypt *c, char out[24], const char *rel);
 int mt_crypt_edit_sealed(char **out, size_t *out_len, const char *data, size_t len, void *payload);
 
+/* The inner store's file at rel, whole and sealed; opened (its memory
+ * checked against the store's record); after the inner store's
+ * MT_ECONFLICT, what the file holds now, as plaintext, in
+ * op->current_sha256. */
+int mt_crypt_read_sealed(mt_crypt *c, char **out, size_t *len, const char *rel);
+int mt_crypt_open_current(mt_crypt *c, char **plain, size_t *plain_len, const char *rel);
+void mt_crypt_conflict_now(mt_crypt *c, mt_store_op *op, const char *rel);
+/* A rename with new content (crypt_rename.c; store.h, rename_content). */
+int mt_crypt_rename_content(mt_crypt *c, mt_store_op *op, const char *from, const char *to);
+
 /* What the layer tells of a store (crypt_status.c). */
 int mt_crypt_collect_path(void *payload, const char *path, mt_node_type type, uint64_t size);
 void mt_crypt_paths_free(mt_crypt_paths *l);

@@ -729,6 +729,57 @@ static int rename_done(mt_db_txn *t, const char *to)
     return 1;
 }
 
+/* A rename's new content (op->rename_content, of SHA-256 sha) for the file
+ * node n, now at path: the node holds it, the usage counts it. */
+static int rename_write(mt_db_txn *t, const mt_db_node *n, const char *path, const char *sha)
+{
+    mt_store_op *op = t->op;
+    const char *data = op->rename_data ? op->rename_data : "";
+    mt_db_value v[5] = {mt_db_text(t->db->tenant), mt_db_text(path), mt_db_text(sha),
+                        mt_db_int((int64_t)op->rename_len), mt_db_int(mt_db_now_ms())};
+    int64_t k;
+    int rc;
+
+    if ((rc = mt_db_content_ref(t, sha, data, op->rename_len)) < 0 ||
+        (rc = mt_db_content_unref(t, n->sha256)) < 0)
+        return rc;
+    if ((k = mt_db_exec(t->db, MT_DB_NODE_SET, v, 5, NULL, NULL)) < 0)
+        return (int)k;
+    mt_db_account(t, (int64_t)op->rename_len - (int64_t)n->size, 0, 0);
+    return 0;
+}
+
+/*
+ * A retried rename with content that finds nothing at the source (rc, its
+ * MT_ENOTFOUND): done when the destination holds the new content; when it
+ * holds the expected one (a rename without content moved it), the content
+ * is written with one version, a change of content alone, as the file
+ * store finishes one a crash cut short.
+ */
+static int rename_finish(mt_db_txn *t, const char *to, int rc)
+{
+    mt_store_op *op = t->op;
+    mt_db_node n;
+    char sha[65], said[256];
+
+    snprintf(said, sizeof(said), "%s", mt_error_last()->message);
+    mt_hist_sha256(sha, op->rename_data ? op->rename_data : "", op->rename_len);
+    if (mt_db_parents(t->db, to, "cannot rename to", NULL, NULL) < 0 ||
+        mt_db_node_get(t->db, &n, to) != 1 || n.kind != MT_NODE_FILE)
+        return mt_error_set(rc, "%s", said);
+    if (strcmp(n.sha256, sha) == 0)
+        return 0;
+    if (strcmp(n.sha256, op->expect_sha256) != 0)
+        return mt_error_set(rc, "%s", said);
+    op->culprit = 1;
+    if ((rc = mt_store_content_limit(op, to, n.size, op->rename_len)) < 0 ||
+        (rc = mt_db_quota(t, to, (int64_t)op->rename_len - (int64_t)n.size, 0, 0)) < 0 ||
+        (rc = mt_db_gap(t, to, n.memory_id, n.sha256, n.size)) < 0 ||
+        (rc = rename_write(t, &n, to, sha)) < 0)
+        return rc;
+    return record_content(t, MT_VERSION_MODIFIED, to, NULL, n.memory_id, sha, op->rename_len);
+}
+
 static int rename_in(mt_db_txn *t, void *arg)
 {
     rename_args *a = arg;
@@ -738,15 +789,21 @@ static int rename_in(mt_db_txn *t, void *arg)
     unsigned height = 0, missing = 0;
     size_t first = 0, i, from_len = strlen(a->from);
     mt_db_node n, dst;
+    char sha[65];
     int64_t k;
-    int rc;
+    int rc, with = op->rename_content;
 
     op->culprit = 0;
     if ((rc = lookup(db, &n, a->from, "cannot rename")) < 0) {
-        if (rc == MT_ENOTFOUND && op->expect_sha256 && rename_done(t, a->to))
+        if (rc == MT_ENOTFOUND && op->expect_sha256 && with)
+            rc = rename_finish(t, a->to, rc);
+        else if (rc == MT_ENOTFOUND && op->expect_sha256 && rename_done(t, a->to))
             rc = 0;
         return rc;
     }
+    if (with && n.kind != MT_NODE_FILE)
+        return mt_error_set(MT_EINVAL, "%s is not a regular file: only a file takes new content",
+                            a->from);
     if ((rc = expect(op, &n, a->from)) < 0)
         return rc;
     if (n.kind == MT_NODE_DIR) {
@@ -777,7 +834,10 @@ static int rename_in(mt_db_txn *t, void *arg)
         rc = mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", a->from, a->to);
         goto done;
     }
-    if ((rc = mt_db_quota(t, a->to, 0, 0, missing)) < 0)
+    if (with && (rc = mt_store_content_limit(op, a->to, n.size, op->rename_len)) < 0)
+        goto done;
+    if ((rc = mt_db_quota(t, a->to, with ? (int64_t)op->rename_len - (int64_t)n.size : 0, 0,
+                          missing)) < 0)
         goto done;
     /* Into itself: the kernel's EINVAL, in the filesystem store's words. */
     if (n.kind == MT_NODE_DIR && strncmp(a->to, a->from, from_len) == 0 && a->to[from_len] == '/') {
@@ -793,6 +853,15 @@ static int rename_in(mt_db_txn *t, void *arg)
             rc = (int)k;
             goto done;
         }
+    }
+    if (n.kind == MT_NODE_FILE && with) {
+        /* One version holds the new path and the new content together. */
+        mt_hist_sha256(sha, op->rename_data ? op->rename_data : "", op->rename_len);
+        if ((rc = mt_db_gap(t, a->from, n.memory_id, n.sha256, n.size)) == 0 &&
+            (rc = rename_write(t, &n, a->to, sha)) == 0)
+            rc = record_content(t, MT_VERSION_MODIFIED, a->to, a->from, n.memory_id, sha,
+                                op->rename_len);
+        goto done;
     }
     if (n.kind == MT_NODE_FILE) {
         /* A rename writes the memory: an access (a directory's files keep theirs). */

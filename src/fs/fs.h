@@ -132,6 +132,9 @@ int mt_fs_hist_modified(mt_fs *fs, mt_store_op *op, const char *rel, const char 
                         const char *sha256, int fd, int dirfd, const char *name);
 /* Every memory at or beneath rel deleted, or moved to `to`. */
 int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to);
+/* Whether the history of the change in progress records a memory at rel
+ * (0 also when it keeps none). */
+int mt_fs_hist_knows(mt_fs *fs, const char *rel);
 /* The SHA-256 of what the file (already open) holds, checked against
  * op->expect_sha256: 0 when it matches, MT_ECONFLICT when not. */
 int mt_fs_hist_expect(mt_store_op *op, const char *rel, const char *data, size_t len);

@@ -627,6 +627,13 @@ int mt_fs_hist_tree(mt_fs *fs, mt_store_op *op, const char *rel, const char *to)
     return rc < 0 ? hist_drop(fs, op) : 0;
 }
 
+int mt_fs_hist_knows(mt_fs *fs, const char *rel)
+{
+    mt_hist_mem m;
+
+    return (fs->hist_active || fs->hist_track) && mt_hist_find(fs->hist, &m, rel) > 0;
+}
+
 int mt_fs_hist_expect(mt_store_op *op, const char *rel, const char *data, size_t len)
 {
     char sha[65];

@@ -11,6 +11,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "machinery/usage.h"
+#include "util/sha256.h"
+
 /* The precondition of a remove or a rename: the file at name holds content
  * of op->expect_sha256. Its content is read (into *data, for the history). */
 static int fs_expect_file(mt_store_op *op, int dirfd, const char *name, const char *rel,
@@ -177,6 +180,82 @@ static int fs_tree_height(unsigned *height, int at, unsigned limit)
     return rc;
 }
 
+/*
+ * A retried rename with content (op->rename_content) that finds nothing at
+ * the source: done when the destination holds the new content; finished
+ * when it holds the expected one, which a crash between the move and the
+ * write leaves (the new content goes in, with the rename's one version);
+ * else rc, the source's MT_ENOTFOUND, stands.
+ */
+static int fs_rename_finish(mt_fs *fs, mt_fs_txn *t, mt_store_op *op, const char *from,
+                            const char *to, int rc)
+{
+    const char *name;
+    struct stat sb;
+    const char *content = op->rename_data ? op->rename_data : "";
+    char *data = NULL, now[65], sha[65], said[256];
+    size_t len = 0;
+    int dirfd = -1, fd = -1, moved;
+
+    snprintf(said, sizeof(said), "%s", mt_error_last()->message);
+    if (mt_fs_open_parent(fs, &dirfd, &name, to) < 0)
+        goto gone;
+    if (mt_fs_open_regular(&fd, &sb, dirfd, name, "cannot read", to) < 0 ||
+        mt_fs_read_fd(&data, &len, fd, (size_t)sb.st_size, to) < 0)
+        goto gone;
+    mt_sha256_hex(now, data, len);
+    mt_sha256_hex(sha, content, op->rename_len);
+    if (strcmp(now, sha) == 0) {
+        rc = 0;
+        goto done;
+    }
+    if (strcmp(now, op->expect_sha256) != 0)
+        goto gone;
+    op->culprit = 1;
+    if ((rc = mt_store_content_limit(op, to, (uint64_t)sb.st_size, op->rename_len)) < 0 ||
+        (rc = mt_fs_quota(t, op, to, (int64_t)op->rename_len - (int64_t)sb.st_size, 0, 0)) < 0)
+        goto done;
+    /* The history has the memory at the source when the crash came before
+     * its version; else the move was recorded (a rename without content
+     * came first), and this is only a change of content. */
+    moved = mt_fs_hist_knows(fs, from);
+    if (!moved)
+        mt_fs_hist_settle(fs, op, dirfd, name, to, &sb, data, len);
+    rc = mt_fs_put(fs, dirfd, name, content, op->rename_len, 1, to, NULL);
+    if (rc == 0 || rc == MT_ENOTDURABLE) {
+        mt_fs_account(t, (int64_t)op->rename_len - (int64_t)sb.st_size, 0, 0);
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, moved ? from : NULL, content,
+                          op->rename_len, sha, -1, dirfd, name);
+    }
+    goto done;
+gone:
+    /* The source's absence in its own words, not the destination's look. */
+    rc = mt_error_set(rc, "%s", said);
+done:
+    if (fd >= 0)
+        close(fd);
+    if (dirfd >= 0)
+        close(dirfd);
+    free(data);
+    return rc;
+}
+
+/* A rename with content whose new content could not be renamed over the
+ * moved file (err): the file goes back, so nothing has changed; should even
+ * that fail, the move stands and is recorded, so the history follows the
+ * disk. The error either way. */
+static int fs_rename_unwrite(mt_fs *fs, mt_store_op *op, int err, int fromfd, const char *from_name,
+                             int dstfd, const char *to_name, const char *from, const char *to)
+{
+    int rc = mt_fs_error(err, "cannot replace", to);
+
+    if (mt_fs_rename_noreplace(dstfd, to_name, fromfd, from_name) == 0)
+        return rc;
+    mt_fs_access_now(dstfd, to_name);
+    mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, NULL, 0, NULL, -1, dstfd, to_name);
+    return rc;
+}
+
 int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to)
 {
     mt_fs *fs = (mt_fs *)st;
@@ -185,9 +264,11 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     const char *from_name;
     struct stat sb, dst;
     unsigned height = 0;
-    int fromfd = -1, rc, made = 0;
+    int fromfd = -1, dstfd = -1, tfd = -1, rc, made = 0;
+    int with = op->rename_content;
+    const char *content = op->rename_data ? op->rename_data : "";
     mt_fs_txn t;
-    char top[64], *data = NULL;
+    char top[64], tmp[64] = "", sha[65] = "", *data = NULL;
     size_t len = 0;
 
     if (!*from)
@@ -210,6 +291,11 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
      * written through. Only delete takes its name away. */
     if (S_ISREG(sb.st_mode) && sb.st_nlink > 1) {
         rc = mt_error_set(MT_EMULTILINK, "%s has more than one hard link", from);
+        goto done;
+    }
+    if (with && !S_ISREG(sb.st_mode)) {
+        rc = mt_error_set(MT_EINVAL, "%s is not a regular file: only a file takes new content",
+                          from);
         goto done;
     }
     if ((rc = fs_expect_file(op, fromfd, from_name, from, &sb, &data, &len)) < 0)
@@ -242,7 +328,10 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         rc = mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", from, to);
         goto done;
     }
-    if ((rc = mt_fs_quota(&t, op, to, 0, 0, p.count)) < 0)
+    if (with && (rc = mt_store_content_limit(op, to, (uint64_t)sb.st_size, op->rename_len)) < 0)
+        goto done;
+    if ((rc = mt_fs_quota(&t, op, to, with ? (int64_t)op->rename_len - (int64_t)sb.st_size : 0, 0,
+                          p.count)) < 0)
         goto done;
     if (S_ISDIR(sb.st_mode)) {
         mt_fs_hist_settle_tree(fs, op, from);
@@ -272,32 +361,56 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         made = 1;
         mt_fs_account(&t, 0, 0, p.count);
     }
-    rc = S_ISDIR(sb.st_mode)
-             ? mt_fs_rename_dir_noreplace(fromfd, from_name, made ? fds[p.count - 1] : p.fd, p.name)
-             : mt_fs_rename_noreplace(fromfd, from_name, made ? fds[p.count - 1] : p.fd, p.name);
+    dstfd = made ? fds[p.count - 1] : p.fd;
+    /* The new content is written (and synced) before the move, so that what
+     * is left after it is one rename over the moved file: a crash between
+     * the two leaves the old content at the destination, which a retry
+     * finishes (fs_rename_finish), and a full disk stops it unmoved. */
+    if (with && (rc = mt_fs_write_temp(fs, &tfd, tmp, dstfd, content, op->rename_len, to,
+                                       fs->hist_active ? sha : NULL)) < 0) {
+        tmp[0] = '\0';
+        goto unmake;
+    }
+    rc = S_ISDIR(sb.st_mode) ? mt_fs_rename_dir_noreplace(fromfd, from_name, dstfd, p.name)
+                             : mt_fs_rename_noreplace(fromfd, from_name, dstfd, p.name);
     if (rc < 0) {
         op->culprit = rc == -ENOENT ? 0 : 1;
         rc = mt_fs_error(-rc, rc == -ENOENT ? "cannot rename" : "cannot rename to",
                          rc == -ENOENT ? from : to);
-        if (made) {
-            mt_fs_unmake_dirs(&p, fds);
-            t.recount = 1; /* whether every one went is not worth tracking here */
+        goto unmake;
+    }
+    if (with) {
+        if (renameat(dstfd, tmp, dstfd, p.name) < 0) {
+            rc = fs_rename_unwrite(fs, op, errno, fromfd, from_name, dstfd, p.name, from, to);
+            goto unmake;
         }
-        goto close_made;
+        tmp[0] = '\0';
+        mt_fs_account(&t, (int64_t)op->rename_len - (int64_t)sb.st_size, 0, 0);
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, content, op->rename_len, sha, tfd,
+                          -1, NULL);
+        goto sync;
     }
     /* A rename writes the memory: it counts as an access (a directory's
      * files keep theirs). Before the version, whose fingerprint sees the
      * ctime this sets. */
     if (S_ISREG(sb.st_mode))
-        mt_fs_access_now(made ? fds[p.count - 1] : p.fd, p.name);
+        mt_fs_access_now(dstfd, p.name);
     if (S_ISDIR(sb.st_mode))
         mt_fs_hist_tree(fs, op, from, to);
     else if (S_ISREG(sb.st_mode))
-        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, NULL, 0, NULL, -1,
-                          made ? fds[p.count - 1] : p.fd, p.name);
-    if (fs->durability == MT_DURABILITY_FULL &&
-        (rc = mt_fs_sync_done(made ? fds[p.count - 1] : p.fd, to)) == 0)
+        mt_fs_hist_record(fs, op, MT_VERSION_MODIFIED, to, from, NULL, 0, NULL, -1, dstfd, p.name);
+sync:
+    if (fs->durability == MT_DURABILITY_FULL && (rc = mt_fs_sync_done(dstfd, to)) == 0)
         rc = mt_fs_sync_done(fromfd, from);
+    goto close_made;
+unmake:
+    /* Nothing moved (or moved back): the temporary and the new parents go. */
+    if (tmp[0])
+        unlinkat(dstfd, tmp, 0);
+    if (made) {
+        mt_fs_unmake_dirs(&p, fds);
+        t.recount = 1; /* whether every one went is not worth tracking here */
+    }
 close_made:
     if (made)
         mt_fs_close_dirs(fds, p.count);
@@ -305,7 +418,9 @@ close_made:
 gone:
     /* Nothing at the source: a retried rename whose first try went through
      * finds the expected content at the destination. */
-    if (rc == MT_ENOTFOUND && op->expect_sha256) {
+    if (rc == MT_ENOTFOUND && op->expect_sha256 && with) {
+        rc = fs_rename_finish(fs, &t, op, from, to, rc);
+    } else if (rc == MT_ENOTFOUND && op->expect_sha256) {
         mt_store_op probe = *op;
         const char *to_name;
         int tofd;
@@ -319,6 +434,8 @@ gone:
         }
     }
 done:
+    if (tfd >= 0)
+        close(tfd);
     if (fromfd >= 0)
         close(fromfd);
     mt_fs_parents_close(&p);

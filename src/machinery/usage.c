@@ -34,6 +34,16 @@ int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, in
     return 0;
 }
 
+int mt_store_content_limit(mt_store_op *op, const char *rel, uint64_t was, uint64_t len)
+{
+    uint64_t would = mt_store_file_memory(op, len);
+
+    if (!op->max_file_size || would <= op->max_file_size)
+        return 0;
+    return refuse(op, MT_LIMIT_FILE_SIZE, op->max_file_size, mt_store_file_memory(op, was), would,
+                  rel);
+}
+
 uint64_t mt_store_file_memory(const mt_store_op *op, uint64_t size)
 {
     return size > op->file_overhead ? size - op->file_overhead : 0;

@@ -12,6 +12,12 @@
 int mt_store_quota(mt_store_op *op, const mt_store_usage *u, const char *rel, int64_t bytes,
                    int64_t files, int64_t dirs);
 
+/* New content of len bytes for a file of `was` bytes (both as stored, the
+ * overhead included) against max_file_size: a rename's content
+ * (mt_store_op.rename_content), which no caller has bounded before the
+ * store. Fills op's refusal and returns MT_ELIMIT when over it. */
+int mt_store_content_limit(mt_store_op *op, const char *rel, uint64_t was, uint64_t len);
+
 /* A file's size as its memory's (without op->file_overhead), for max_file_size. */
 uint64_t mt_store_file_memory(const mt_store_op *op, uint64_t size);
 
