@@ -88,8 +88,8 @@ int main(int argc, char **argv)
                         "SECONDS THREADS\n");
         return 2;
     }
-    seconds = atof(argv[6]);
-    threads = atol(argv[7]);
+    seconds = strtod(argv[6], NULL);
+    threads = strtol(argv[7], NULL, 10);
     mt_options_init(&opts);
     if (threads < 1 || mt_keys_open(&keys, argv[2]) < 0 ||
         mt_registry_open(&reg, argv[1], &opts) < 0) {
