@@ -11,10 +11,8 @@ code path reads or writes out of bounds, leaks or hits undefined behaviour. One
 variant per case, chosen round-robin over the variants a case has, runs every
 case once and every variant (store, encryption, front end) several times, at a
 tenth of the cost. Every other test (unit, stress, fault injection, fuzz
-replays, agent, MCP, bindings, memtool server) runs whole, but for the server's
-load tests: the server's session, sync and edge tests run the same code paths
-on one client at a time, and the load's concurrency is TSan's question, not
-ASan's (the first pass runs the load tests).
+replays, agent, MCP, bindings, memtool server) runs whole, but for some of the
+server's (server_first_pass_only says which and why).
 
 Reads the output of `ctest -N` on stdin; prints a ctest -R regex on stdout and
 a summary on stderr. Usage: ctest -N | sanitize-sample.py CASES_DIR
@@ -22,6 +20,17 @@ a summary on stderr. Usage: ctest -N | sanitize-sample.py CASES_DIR
 import os
 import re
 import sys
+
+
+def server_first_pass_only(name: str) -> bool:
+    """memtool server's tests that the first pass runs and this one does not:
+    the load and cap tests (concurrency: TSan's question, and the first pass
+    checks their outcomes) and the SQLite twins of the session and sync tests
+    (the same server code over another store, which the store suites run under
+    the sanitizers already). The session, sync, edge and outside-edit tests run
+    here, on the file store: every route, hostile input included."""
+    return (name.startswith("server_load_") or name == "server_cap"
+            or name.endswith("_sqlite"))
 
 
 def main() -> int:
@@ -35,7 +44,7 @@ def main() -> int:
     twin = {n for n in names if n.startswith("agent_") and n.endswith("_nothread")
             and n[: -len("_nothread")] in present and n != "agent_session_nothread"}
     keep = [n for n in names if not n.startswith("golden_") and n not in twin
-            and not n.startswith("server_load_")]
+            and not (n.startswith("server_") and server_first_pass_only(n))]
     variants = {}  # case -> {variant prefix: test name}
     for name in names:
         if not name.startswith("golden_"):
