@@ -36,7 +36,7 @@ const COUNTER_ROUNDS = 2;
 const sha = (s) => createHash('sha256').update(s, 'utf8').digest('hex');
 const note = (c, i, rev) => `client ${c} note ${i}${rev ? ' rev' : ''}\n`;
 
-test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout: 300000 }, async () => {
+test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout: 580000 }, async () => {
   assert.equal(PER_CLIENT % 8, 0, 'MEMTOOL_LOAD_PER_CLIENT is a multiple of 8');
   // Every version kept (the default keeps 100 a memory), so that each update's can be counted.
   // Durability none: what is checked here (no lost update, a serial order) is the locks'
@@ -58,7 +58,7 @@ test(`${CLIENTS} clients x ${PER_CLIENT} mixed requests lose nothing`, { timeout
       const child = spawn(
         process.env.MEMTOOL_SERVER_LOAD,
         [srv.keys.a, S, counter.id, String(CLIENTS), String(PER_CLIENT), String(COUNTER_ROUNDS), ...servers.map((x) => x.baseURL)],
-        { stdio: ['ignore', 'pipe', 'pipe'], timeout: 240000 },
+        { stdio: ['ignore', 'pipe', 'pipe'], timeout: 540000 },
       );
       let stdout = '';
       let stderr = '';
