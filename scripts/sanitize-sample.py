@@ -12,7 +12,9 @@ variant per case, chosen round-robin over the variants a case has, runs every
 case once and every variant (store, encryption, front end) several times, at a
 tenth of the cost. Every other test (unit, stress, fault injection, fuzz
 replays, agent, MCP, bindings, memtool server) runs whole, but for some of the
-server's (server_first_pass_only says which and why).
+server's (server_first_pass_only says which and why), the lint checks (which
+run no binary of the build) and the benchmarks' smoke runs (which only keep
+the benchmarks from rotting, and drive code paths the tests drive).
 
 Reads the output of `ctest -N` on stdin; prints a ctest -R regex on stdout and
 a summary on stderr. Usage: ctest -N | sanitize-sample.py CASES_DIR
@@ -44,7 +46,8 @@ def main() -> int:
     twin = {n for n in names if n.startswith("agent_") and n.endswith("_nothread")
             and n[: -len("_nothread")] in present and n != "agent_session_nothread"}
     keep = [n for n in names if not n.startswith("golden_") and n not in twin
-            and not (n.startswith("server_") and server_first_pass_only(n))]
+            and not (n.startswith("server_") and server_first_pass_only(n))
+            and not n.startswith(("lint_", "bench_"))]
     variants = {}  # case -> {variant prefix: test name}
     for name in names:
         if not name.startswith("golden_"):

@@ -7,7 +7,8 @@
 #            every variant runs (scripts/sanitize-sample.py says why);
 #            MEMTOOL_SANITIZE_ALL=1 runs every test. With clang the
 #            libFuzzer targets then also run for
-#            MEMTOOL_FUZZ_SECONDS (default 20) each on their seed corpora.
+#            MEMTOOL_FUZZ_SECONDS (default 12) each on their seed corpora
+#            (`make fuzz` runs each for 10 minutes).
 #            The Node.js binding's addon is built with the same sanitizers
 #            against build-san's libmemtool, and its tests (node_*,
 #            golden_node_*) run node with the sanitizer's runtime in
@@ -26,7 +27,7 @@ set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 phases=${*:-asan tsan analyze}
-fuzz_seconds=${MEMTOOL_FUZZ_SECONDS:-20}
+fuzz_seconds=${MEMTOOL_FUZZ_SECONDS:-12}
 scale=${MT_STRESS_SCALE:-1}
 cc_flag=
 if command -v clang >/dev/null 2>&1; then
