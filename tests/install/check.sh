@@ -19,11 +19,12 @@ test -f "$lib/libmemtool.a"
 cc $extra "$src/examples/embed.c" $(pkg-config --cflags --libs memtool) -o "$tmp/embed"
 LD_LIBRARY_PATH="$lib" "$tmp/embed" "$tmp/store-shared" > "$tmp/out-shared"
 diff -u "$src/examples/expected.txt" "$tmp/out-shared"
-# The archive with its dependencies (from Requires.private, and Libs.private:
-# -pthread -lm) linked as shared libraries.
+# The archive with its dependencies (from Requires.private, and Libs.private
+# as memtool.pc states it) linked as shared libraries.
 deps=$(pkg-config --print-requires-private memtool | tr '\n' ' ')
+private=$(pkg-config --static --libs-only-l --libs-only-other memtool | sed 's/-lmemtool\b//')
 cc $extra "$src/examples/embed.c" $(pkg-config --cflags memtool) "$lib/libmemtool.a" \
-    $(pkg-config --libs $deps) -pthread -lm -o "$tmp/embed-static"
+    $(pkg-config --libs $deps) $private -o "$tmp/embed-static"
 "$tmp/embed-static" "$tmp/store-static" > "$tmp/out-static"
 diff -u "$src/examples/expected.txt" "$tmp/out-static"
 echo "install: 1 passed, 0 failed"

@@ -308,14 +308,16 @@ static int step(client *cl, long i)
     default: {
         size_t held = 0;
         long x;
-        if (!(j = ok(cl, "GET", NULL, "/v1/memory_stores/%s/memories?path_prefix=/clients/c%d/&view=full",
-                     store, c)))
+        if (!(j = ok(cl, "GET", NULL,
+                     "/v1/memory_stores/%s/memories?path_prefix=/clients/c%d/&view=full", store,
+                     c)))
             return -1;
         data = json_object_get(j, "data");
         for (x = 0; x <= i; x++)
             held += cl->own[x].live;
         if (json_array_size(data) != held)
-            rc = fail(cl, "its own list holds %zu, not the %zu it has", json_array_size(data), held);
+            rc =
+                fail(cl, "its own list holds %zu, not the %zu it has", json_array_size(data), held);
         for (k = 0; k < json_array_size(data) && rc == 0; k++) {
             json_t *m = json_array_get(data, k);
             long at = -1;
@@ -403,8 +405,9 @@ int main(int argc, char **argv)
         failed |= cl[c].failed;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("{\"requests\":%ld,\"retries\":%ld,\"updates\":%ld,\"seconds\":%.1f,\"holds\":[", requests,
-           retries, updates, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    printf("{\"requests\":%ld,\"retries\":%ld,\"updates\":%ld,\"seconds\":%.1f,\"holds\":[",
+           requests, retries, updates,
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     for (c = 0; c < clients; c++) {
         int first = 1;
         printf("%s[", c ? "," : "");
