@@ -394,6 +394,8 @@ static int read_pem(char **out, const char *path)
  * cut short and escaped (it may quote what a client sent).
  */
 static void on_library_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void on_library_log(void *cls, const char *fmt, va_list ap)
 {
     server *s = cls;
     char msg[512], t[32], *text = NULL;

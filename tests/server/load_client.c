@@ -86,6 +86,7 @@ static size_t sink(char *p, size_t size, size_t n, void *u)
     return add;
 }
 
+static int fail(client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(client *cl, const char *fmt, ...)
 {
     va_list ap;
@@ -102,6 +103,8 @@ static int fail(client *cl, const char *fmt, ...)
 }
 
 /* One request; *out the parsed answer (the caller frees), *status its status. */
+static int call(client *cl, long *status, json_t **out, const char *method, const char *body,
+                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static int call(client *cl, long *status, json_t **out, const char *method, const char *body,
                 const char *fmt, ...)
 {
@@ -132,6 +135,8 @@ static int call(client *cl, long *status, json_t **out, const char *method, cons
 }
 
 /* A request that must answer 200. */
+static json_t *ok(client *cl, const char *method, const char *body, const char *what, ...)
+    __attribute__((format(printf, 4, 5)));
 static json_t *ok(client *cl, const char *method, const char *body, const char *what, ...)
 {
     char path[512];
