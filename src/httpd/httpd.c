@@ -409,8 +409,13 @@ static void on_library_log(void *cls, const char *fmt, va_list ap)
     msg[strcspn(msg, "\n")] = '\0';
     clock_gettime(CLOCK_REALTIME, &now);
     snprintf(t, sizeof(t), "%lld.%03ld", (long long)now.tv_sec, now.tv_nsec / 1000000);
-    if ((code = strstr(msg, "HTTP response code is ")) && sscanf(code + 22, "%3d", &status) == 1 &&
-        status >= 400 && status <= 599) {
+    if ((code = strstr(msg, "HTTP response code is "))) {
+        char *end;
+        long v = strtol(code + 22, &end, 10);
+        if (end != code + 22 && v >= 400 && v <= 599)
+            status = (int)v;
+    }
+    if (status) {
         for (i = 0; i < NCOUNTED && counted[i] != status; i++)
             ;
         atomic_fetch_add(&s->by_status[i], 1);
