@@ -865,46 +865,50 @@ static int top_cb(void *payload, const char *path, mt_node_type type, uint64_t s
     return 0;
 }
 
-/* Every version of the handle's tenant redacted; the scrub once, at the
- * end, with a deletion's version (never current content, so never
- * refused) kept for last. */
-static int redact_everything(mt_memory *m)
+int mt_memstore_redact_all(mt_memory *m, const char *path)
 {
     mt_log_query q = {0};
     mt_version *v = NULL;
     mt_store_op op;
+    char *rel = NULL;
     size_t n, i;
     int64_t last = 0;
-    int rc;
+    int rc, scrub;
 
+    if ((rc = history_check(m)) < 0)
+        return rc;
+    if (path && (rc = store_path(&rel, path)) < 0)
+        return rc;
+    q.path = rel;
     q.limit = 100;
     for (;;) {
         if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0)
-            return rc;
+            break;
         for (i = 0; i < n && rc == 0; i++) {
             if (v[i].redacted)
                 continue;
-            if (!last && v[i].operation == MT_VERSION_DELETED) {
-                last = v[i].id;
-                continue;
-            }
             store_op(&op, m);
             op.scrub_later = 1;
             /* MT_EINVAL: a memory written meanwhile, whose content is current. */
-            if ((rc = m->store->redact(m->store, &op, v[i].id)) == MT_EINVAL)
+            if ((rc = m->store->redact(m->store, &op, v[i].id)) == 0)
+                last = v[i].id;
+            else if (rc == MT_EINVAL)
                 rc = 0;
         }
         q.before_id = n ? v[n - 1].id : 0;
         mt_versions_free(v, n);
-        if (rc < 0)
-            return rc;
-        if (n < q.limit)
+        if (rc < 0 || n < q.limit)
             break;
     }
-    if (!last)
-        return 0;
-    store_op(&op, m);
-    return m->store->redact(m->store, &op, last);
+    /* The run's scrub, failed or not: the last version redacted, redacted
+     * again (nothing more to erase, so never refused) without scrub_later. */
+    if (last) {
+        store_op(&op, m);
+        if ((scrub = m->store->redact(m->store, &op, last)) < 0 && rc == 0)
+            rc = scrub;
+    }
+    free(rel);
+    return rc;
 }
 
 int mt_memstore_purge(mt_memory *m)
@@ -929,7 +933,7 @@ int mt_memstore_purge(mt_memory *m)
             rc = 0;
     }
     if (rc == 0)
-        rc = redact_everything(m);
+        rc = mt_memstore_redact_all(m, NULL);
 done:
     for (i = 0; i < t.n; i++)
         free(t.names[i]);

@@ -106,4 +106,10 @@ int mt_memstore_remove(mt_memory *m, const char *path, const char *expect_sha256
  * run. A memory written meanwhile keeps its current content. */
 int mt_memstore_purge(mt_memory *m);
 
+/* Every version of a memory at or beneath API path `path` (NULL: of the
+ * whole store) redacted, the deletions' too, with one scrub of the store's
+ * log and search index for the run, done even when the run fails midway.
+ * A current content is left (a memory written meanwhile). */
+int mt_memstore_redact_all(mt_memory *m, const char *path);
+
 #endif

@@ -115,7 +115,6 @@ typedef struct {
     const char *from, *to;
     size_t from_len;
     char *bad; /* the first API path refused, malloc'd */
-    int rc;
 } moved_check;
 
 static int check_one(moved_check *c, const char *rel_tail)

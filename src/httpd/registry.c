@@ -46,7 +46,8 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base)
     pthread_mutex_init(&r->lock, NULL);
     /* A store that cannot be opened (a database in a missing directory, a
      * root that is a file, a server that refuses us) fails the start, not
-     * every request after it. Without history: the probe leaves nothing. */
+     * every request after it. The probe makes the store as a first request
+     * would, without history. */
     {
         mt_options probe = r->base;
         mt_memory *m = NULL;
@@ -391,32 +392,6 @@ done:
     return rc;
 }
 
-/* Every version at or beneath path (NULL: all) redacted, the deletions' too
- * (whose path is all they hold): nothing of what a deleted store held stays. */
-static int redact_all(mt_memory *m, const char *path)
-{
-    mt_log_query q = {0};
-    mt_version *v = NULL;
-    size_t n, i;
-    int rc;
-
-    q.path = path;
-    q.limit = 100;
-    for (;;) {
-        if ((rc = mt_memory_log(&v, &n, m, &q)) < 0)
-            return rc;
-        for (i = 0; i < n && rc == 0; i++)
-            /* MT_EINVAL: a memory written there meanwhile, whose current
-             * content stays (the record is gone: nothing reaches it). */
-            if (!v[i].redacted && (rc = mt_memory_redact(m, v[i].id)) == MT_EINVAL)
-                rc = 0;
-        q.before_id = n ? v[n - 1].id : 0;
-        mt_versions_free(v, n);
-        if (rc < 0 || n < q.limit)
-            return rc;
-    }
-}
-
 int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id, const char *actor)
 {
     mt_memory *reg = NULL, *m = NULL;
@@ -441,12 +416,8 @@ int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
         goto done;
     /* The record's versions name the store and hold its description and
      * metadata: they go too. */
-    {
-        char full[80];
-        snprintf(full, sizeof(full), "/memories%s", path);
-        if ((rc = redact_all(reg, full)) < 0)
-            goto done;
-    }
+    if ((rc = mt_memstore_redact_all(reg, path)) < 0)
+        goto done;
     if ((rc = mt_memstore_tenant(&name, tenant, store_id)) < 0 || (rc = handle(&m, r, name, 1)) < 0)
         goto done;
     rc = mt_memstore_purge(m);
