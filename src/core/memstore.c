@@ -245,29 +245,30 @@ static int id_at(char id[24], mt_memory *m, const char *rel)
 /* --- listing --------------------------------------------------------- */
 
 typedef struct {
-    char **paths; /* store paths of the regular files */
+    char **paths; /* store paths (of the regular files, or the top-level names) */
     size_t n, cap;
 } file_list;
 
-static int collect_cb(void *payload, const char *path, mt_node_type type, uint64_t size)
+static int file_list_add(file_list *l, const char *path)
 {
-    file_list *l = payload;
-
-    (void)size;
-    if (type != MT_NODE_FILE)
-        return 0;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         char **p = realloc(l->paths, cap * sizeof(*p));
         if (!p)
-            return MT_ENOMEM;
+            return mt_error_set(MT_ENOMEM, "out of memory");
         l->paths = p;
         l->cap = cap;
     }
     if (!(l->paths[l->n] = strdup(path)))
-        return MT_ENOMEM;
+        return mt_error_set(MT_ENOMEM, "out of memory");
     l->n++;
     return 0;
+}
+
+static int collect_cb(void *payload, const char *path, mt_node_type type, uint64_t size)
+{
+    (void)size;
+    return type == MT_NODE_FILE ? file_list_add(payload, path) : 0;
 }
 
 static int path_cmp(const void *a, const void *b)
@@ -838,31 +839,13 @@ int mt_memstore_remove(mt_memory *m, const char *path, const char *expect_sha256
     return rc;
 }
 
-typedef struct {
-    char **names;
-    size_t n, cap;
-} top_names;
-
+/* The store's top-level names (a walk visits each directory before what
+ * it holds). */
 static int top_cb(void *payload, const char *path, mt_node_type type, uint64_t size)
 {
-    top_names *t = payload;
-
     (void)type;
     (void)size;
-    if (strchr(path, '/') || !*path)
-        return 0;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 16;
-        char **p = realloc(t->names, cap * sizeof(*p));
-        if (!p)
-            return mt_error_set(MT_ENOMEM, "out of memory");
-        t->names = p;
-        t->cap = cap;
-    }
-    if (!(t->names[t->n] = strdup(path)))
-        return mt_error_set(MT_ENOMEM, "out of memory");
-    t->n++;
-    return 0;
+    return *path && !strchr(path, '/') ? file_list_add(payload, path) : 0;
 }
 
 int mt_memstore_redact_all(mt_memory *m, const char *path)
@@ -913,7 +896,7 @@ int mt_memstore_redact_all(mt_memory *m, const char *path)
 
 int mt_memstore_purge(mt_memory *m)
 {
-    top_names t = {0};
+    file_list t = {0};
     mt_store_op op;
     size_t i;
     int rc;
@@ -927,7 +910,7 @@ int mt_memstore_purge(mt_memory *m)
     rc = 0;
     for (i = 0; i < t.n && rc == 0; i++) {
         store_op(&op, m);
-        rc = m->store->remove(m->store, &op, t.names[i]);
+        rc = m->store->remove(m->store, &op, t.paths[i]);
         mt_memory_note(m, &op);
         if (rc == MT_ENOTFOUND)
             rc = 0;
@@ -935,8 +918,6 @@ int mt_memstore_purge(mt_memory *m)
     if (rc == 0)
         rc = mt_memstore_redact_all(m, NULL);
 done:
-    for (i = 0; i < t.n; i++)
-        free(t.names[i]);
-    free(t.names);
+    file_list_free(&t);
     return rc;
 }
