@@ -190,6 +190,22 @@ int mt_db_read(mt_db *db, mt_db_read_fn fn, void *arg)
     return rc;
 }
 
+int mt_db_read_one(mt_db *db, mt_db_read_fn fn, void *arg)
+{
+    int rc;
+
+    if (!db->drv->ready_single)
+        return mt_db_read(db, fn, arg);
+    if ((rc = mt_db_acquire(db)) < 0)
+        return rc;
+    if ((rc = db->drv->ready_single(db->conn)) == 0)
+        rc = fn(db, arg);
+    mt_db_release(db);
+    /* A statement the server could not run just now (a conflict): a read
+     * transaction retries it as any read's. */
+    return rc == MT_DB_RETRY ? mt_db_read(db, fn, arg) : rc;
+}
+
 static int node_row(void *payload, const mt_db_value *cols, size_t ncols)
 {
     mt_db_node *n = payload;

@@ -76,6 +76,10 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg);
 /* Run fn in one read transaction (a snapshot), the handle acquired. */
 typedef int (*mt_db_read_fn)(mt_db *db, void *arg);
 int mt_db_read(mt_db *db, mt_db_read_fn fn, void *arg);
+/* A read of one statement (fn runs exactly one): on a driver with
+ * ready_single, that statement on its own, its own snapshot (on PostgreSQL
+ * one round trip where a read transaction takes three); else mt_db_read. */
+int mt_db_read_one(mt_db *db, mt_db_read_fn fn, void *arg);
 
 /* The node at path: 1 found (filled), 0 none, or an error. */
 int mt_db_node_get(mt_db *db, mt_db_node *out, const char *path);

@@ -359,7 +359,7 @@ int mt_db_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_q
 
     *out = NULL;
     *count = 0;
-    if ((rc = mt_db_read((mt_db *)st, versions_in, &l)) < 0) {
+    if ((rc = mt_db_read_one((mt_db *)st, versions_in, &l)) < 0) {
         mt_versions_free(l.v, l.n);
         return rc;
     }

@@ -136,6 +136,12 @@ int mt_db_make_parents(mt_db_txn *t, const char *path, size_t first)
 }
 
 typedef struct {
+    const char *path;
+    mt_db_node n;
+    int found;
+} node_look;
+
+typedef struct {
     mt_node_type *type;
     uint64_t *size;
     const char *path;
@@ -154,13 +160,31 @@ static int stat_in(mt_db *db, void *arg)
     return 0;
 }
 
+/* The node alone, one statement: found, it is the answer; not found, the
+ * lookup in a read transaction words the error (a parent that is a file). */
+static int node_in(mt_db *db, void *arg)
+{
+    node_look *l = arg;
+
+    return l->found = mt_db_node_get(db, &l->n, l->path);
+}
+
 int mt_db_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path)
 {
     stat_args a = {type, size, path};
+    node_look l = {path, {0}, 0};
+    int rc;
 
     if (!*path) {
         *type = MT_NODE_DIR;
         *size = 0;
+        return 0;
+    }
+    if ((rc = mt_db_read_one((mt_db *)st, node_in, &l)) < 0)
+        return rc;
+    if (rc > 0) {
+        *type = (mt_node_type)l.n.kind;
+        *size = l.n.kind == MT_NODE_FILE ? l.n.size : 0;
         return 0;
     }
     return mt_db_read((mt_db *)st, stat_in, &a);
@@ -190,7 +214,17 @@ static int memory_id_in(mt_db *db, void *arg)
 int mt_db_memory_id(mt_store *st, char out[24], const char *path)
 {
     memory_id_args a = {out, path};
+    node_look l = {path, {0}, 0};
+    int rc;
 
+    if ((rc = mt_db_read_one((mt_db *)st, node_in, &l)) < 0)
+        return rc;
+    if (rc > 0 && l.n.kind == MT_NODE_FILE) {
+        if (!l.n.memory_id[0])
+            return 0;
+        memcpy(out, l.n.memory_id, sizeof(l.n.memory_id));
+        return 1;
+    }
     return mt_db_read((mt_db *)st, memory_id_in, &a);
 }
 
@@ -990,7 +1024,7 @@ int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path)
 
     if (!op->history || ((mt_db *)st)->read_only)
         return 0;
-    if ((rc = mt_db_read((mt_db *)st, gap_any, &g)) < 0)
+    if ((rc = mt_db_read_one((mt_db *)st, gap_any, &g)) < 0)
         return rc;
     if (!g.found)
         return 0;
