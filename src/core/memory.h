@@ -128,6 +128,9 @@ int64_t mt_memory_now_ms(void);
 
 /* A fresh copy of the handle's limits for one change. */
 void mt_memory_op(mt_store_op *op, const mt_memory *m);
+/* The calling thread's changes on any handle are recorded as actor from now
+ * on (NULL: each handle's own). mt_memstore_actor sets it. */
+void mt_memory_thread_actor(const char *actor);
 
 /* The same, with the call's precondition. */
 void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m);
