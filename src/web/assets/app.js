@@ -235,16 +235,16 @@
       el('h2', { text: m.path }),
       el('p', { class: 'meta', text: fmtSize(m.content_size_bytes) + (lv ? ' \u00b7 last changed by ' + actorName(lv.created_by) + ', ' + fmtTime(lv.created_at) : '') }),
       el('div', { class: 'actions' },
-        el('button', { type: 'button', onclick: editMemory, text: 'Edit' }),
-        el('button', { type: 'button', onclick: renameMemory, text: 'Rename' }),
-        el('button', { type: 'button', class: 'danger', onclick: deleteMemory, text: 'Delete' }),
-        el('button', { type: 'button', onclick: () => showHistory(m.id), text: 'History' })),
+        el('button', { type: 'button', id: 'edit', onclick: editMemory, text: 'Edit' }),
+        el('button', { type: 'button', id: 'rename', onclick: renameMemory, text: 'Rename' }),
+        el('button', { type: 'button', id: 'delete', class: 'danger', onclick: deleteMemory, text: 'Delete' }),
+        el('button', { type: 'button', id: 'history-of-memory', onclick: () => showHistory(m.id), text: 'History' })),
     ];
     if (pages > 1) {
       parts.push(el('div', { class: 'pager' },
         el('button', { type: 'button', disabled: p === 0, onclick: () => { state.linePage = p - 1; renderMemory(); }, text: 'Previous lines' }),
         el('span', { text: 'Lines ' + (p * PAGE_LINES + 1) + '\u2013' + Math.min(lines.length, (p + 1) * PAGE_LINES) + ' of ' + lines.length }),
-        el('button', { type: 'button', disabled: p >= pages - 1, onclick: () => { state.linePage = p + 1; renderMemory(); }, text: 'Next lines' })));
+        el('button', { type: 'button', disabled: p >= pages - 1, onclick: () => { state.linePage = p + 1; renderMemory(); }, id: 'next-lines', text: 'Next lines' })));
     }
     parts.push(codeBlock(slice, kindOf(m.path), p * PAGE_LINES + 1));
     view().replaceChildren(...parts);
@@ -260,7 +260,7 @@
     const form = el('form', { class: 'editing' },
       el('h2', { text: 'Editing ' + m.path }), ta,
       el('div', { class: 'actions' },
-        el('button', { type: 'submit', class: 'primary', text: 'Save' }),
+        el('button', { type: 'submit', id: 'save', class: 'primary', text: 'Save' }),
         el('button', { type: 'button', onclick: renderMemory, text: 'Cancel' })));
     form.addEventListener('submit', (e) => { e.preventDefault(); save(m.id, ta.value, base); });
     view().replaceChildren(form);
