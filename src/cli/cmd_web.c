@@ -11,18 +11,18 @@
 
 static const char help[] =
     "usage: memtool [options] web [--port N] [--open]\n\n"
-    "Browse, search and correct the memories of the store that --store or --root names\n"
-    "(and --tenant), in a web page: the tree of memories, each with its history, diffs,\n"
-    "restore and redaction; edits saved only over the content you saw; search; usage\n"
-    "against the limits. The memory stores of memtool server in the same store are\n"
-    "listed beside it. Listens on 127.0.0.1 only and prints one line on stdout, the\n"
-    "address to open: it holds a login token that works once (the page trades it for a\n"
-    "session cookie at once). Logs go to stderr. SIGINT or SIGTERM stop it.\n"
-    "docs/web.md has more.\n\n"
+    "Browse, search and correct the memories of the store that --store or --root\n"
+    "names (and --tenant) in a web page: the tree of memories, each with its\n"
+    "history, diffs, restore and redaction; edits saved only over the content you\n"
+    "saw; search; usage against the limits. The memory stores of memtool server in\n"
+    "the same store are listed beside it. Listens on 127.0.0.1 only and prints one\n"
+    "line on stdout, the address to open: it holds a login token that works once\n"
+    "(the page trades it for a session cookie at once). Logs go to stderr. SIGINT\n"
+    "or SIGTERM stop it. docs/web.md has more.\n\n"
     "Options:\n"
     "  --port N   the port on 127.0.0.1 (default 0: any free one)\n"
-    "  --open     start the desktop's browser on the address (xdg-open; needs DISPLAY\n"
-    "             or WAYLAND_DISPLAY)\n";
+    "  --open     start the desktop's browser on the address (xdg-open; needs\n"
+    "             DISPLAY or WAYLAND_DISPLAY)\n";
 
 typedef struct {
     uint64_t port;
