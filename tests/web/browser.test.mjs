@@ -125,6 +125,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   });
   cleanups.push(() => browser.close());
   const page = await browser.newPage();
+  page.setDefaultTimeout(10000);
   await page.setViewport({ width: 1200, height: 800 });
   const dialogs = [];
   const outside = [];
@@ -358,6 +359,9 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   }
   // The page in a narrow window.
   await page.setViewport({ width: 380, height: 800 });
+  await click('button[aria-label="todo.md"]');
+  await heading('/notes/todo.md');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'nothing wider than a narrow window');
   await axe('narrow');
   await snap('narrow');
   writeFileSync(join(SHOTS, 'README'), 'Screenshots of tests/web/browser.test.mjs, newest run.\n');

@@ -393,11 +393,16 @@
     const r = await api('GET', sPath() + '/memory_versions' + q);
     if (!r.ok) { status(errorText(r), true); return; }
     const title = memoryId && state.current ? 'History of ' + state.current.path : 'History of the store';
+    // A memory's current version cannot be redacted (change or delete it first).
+    const seen = new Set();
     const rows = r.json.data.map((v) => {
+      const current = !seen.has(v.memory_id) && v.operation !== 'deleted';
+      seen.add(v.memory_id);
       const actions = el('td', {},
         el('button', { type: 'button', onclick: () => showDiff(v, memoryId), text: 'Diff' }), ' ',
         v.operation !== 'deleted' && !v.redacted_at ? el('button', { type: 'button', onclick: () => restore(v, memoryId), text: 'Restore' }) : null, ' ',
-        !v.redacted_at ? el('button', { type: 'button', class: 'danger', onclick: () => redact(v, memoryId), text: 'Redact' }) : null);
+        !v.redacted_at && !current ? el('button', { type: 'button', class: 'danger', onclick: () => redact(v, memoryId), text: 'Redact' }) : null,
+        current ? el('span', { class: 'meta', text: '(current)' }) : null);
       return el('tr', { 'data-version': v.id },
         el('td', { text: v.id }),
         el('td', { text: v.operation + (v.redacted_at ? ' (redacted)' : '') }),
