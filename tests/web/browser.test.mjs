@@ -191,6 +191,33 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   await page.waitForFunction(() => document.querySelectorAll('#tree li.mem').length === 1);
   await page.$eval('#filter', (e) => { e.value = ''; e.dispatchEvent(new Event('input')); });
 
+  // The keyboard alone: Tab reaches the filter, the tree's buttons, and Enter opens one.
+  await page.focus('#filter');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), '日本語.md');
+  await page.keyboard.press('Enter');
+  await heading('/cjk/日本語.md');
+
+  // Create, then rename.
+  await click('#new-memory');
+  await page.waitForSelector('#new-path');
+  await page.$eval('#new-path', (e) => { e.value = ''; });
+  await page.type('#new-path', '/notes/made-in-page.md');
+  await page.type('#new-content', 'made in the page\n');
+  await axe('create');
+  await click('#view form button[type=submit]');
+  await heading('/notes/made-in-page.md');
+  assert.equal(memtool(['cat', '/memories/notes/made-in-page.md']), 'made in the page\n');
+  await click('#rename');
+  await page.waitForSelector('#rename-path');
+  await page.$eval('#rename-path', (e) => { e.value = '/notes/renamed.md'; });
+  await click('#view form.inline button[type=submit]');
+  await heading('/notes/renamed.md');
+  assert.equal(memtool(['cat', '/memories/notes/renamed.md']), 'made in the page\n');
+  const renamedLog = versions('/memories/notes/renamed.md');
+  assert.deepEqual(renamedLog.map((v) => [v.operation, v.actor.slice(0, 4)]), [['modified', 'web:'], ['created', 'web:']]);
+
   // A memory: line numbers, highlighting, its last version's actor.
   await click('button[aria-label="todo.md"]');
   await heading('/notes/todo.md');
