@@ -87,11 +87,15 @@ typedef struct {
     mt_buf *json;
     int in_json;
     size_t plain_len;
+    /* What the secrets guard refused, by kind and line, never the secret
+     * ("a secret (aws-access-key-id, line 3)"), for the audit log; "" when
+     * it refused nothing. */
+    char guard[200];
 } mt_reply;
 
 #define MT_REPLY_INIT                                                                              \
     {                                                                                              \
-        MT_BUF_INIT, 0, NULL, 0, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0                         \
+        MT_BUF_INIT, 0, NULL, 0, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0, ""                     \
     }
 
 /* Append literal text or a string from the input (shown as valid UTF-8). */
