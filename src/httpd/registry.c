@@ -218,6 +218,11 @@ static int read_record(mt_registry_entry *out, mt_memory *reg, const char *store
     return 0;
 }
 
+const char *mt_registry_audit(const mt_registry *r)
+{
+    return r->base.audit;
+}
+
 int mt_registry_is_plain(const mt_registry *r, const char *store_id)
 {
     return r->plain && strcmp(store_id, MT_REGISTRY_PLAIN_ID) == 0;

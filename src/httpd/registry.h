@@ -28,6 +28,9 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base,
 
 #define MT_REGISTRY_PLAIN_ID "memstore_0000000000000000"
 
+/* The audit log the stores are opened with (--audit), or NULL. */
+const char *mt_registry_audit(const mt_registry *r);
+
 /* Whether store_id is the plain store of a registry that serves it. */
 int mt_registry_is_plain(const mt_registry *r, const char *store_id);
 void mt_registry_free(mt_registry *r);

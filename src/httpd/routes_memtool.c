@@ -5,11 +5,15 @@
  * the memories idle longest. The memory browser (src/web) uses them; any
  * client with a key may. The same keys, stores and checks as the API's.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <memtool.h>
+#include <memtool/store.h>
 
 #include "core/memstore.h"
 #include "diff/diff.h"
@@ -226,6 +230,76 @@ static void stats(mt_http_reply *out, mt_registry *reg, const mt_http_request *r
     mt_registry_release(reg, m);
 }
 
+/* The audit log's tail that a refusals list reads: its last lines only. */
+#define AUDIT_TAIL (1024 * 1024)
+#define REFUSALS   100
+
+/*
+ * What the secrets guard refused, from the audit log (--audit) that the
+ * memory tool's calls append to: newest first, each with its time, actor,
+ * command, path and what was found (kind and line: the log never holds the
+ * secret). The log names no tenant, so only the plain store (memtool web's,
+ * whose person can read the log anyway) answers it.
+ */
+static void guard(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
+                  const char *store_id)
+{
+    const char *path = mt_registry_audit(reg);
+    json_t *data = json_array();
+    char *text = NULL, *line, *next;
+    struct stat st;
+    off_t from;
+    ssize_t got;
+    int fd = -1;
+
+    if (!mt_registry_is_plain(reg, store_id)) {
+        json_decref(data);
+        mt_routes_error(out, 404, "not_found_error", req->request_id,
+                        "the guard's refusals are kept for the store memtool web was given only");
+        return;
+    }
+    if (!data) {
+        mt_routes_fail(out, req, mt_error_set(MT_ENOMEM, "out of memory"));
+        return;
+    }
+    if (path && (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 && fstat(fd, &st) == 0 &&
+        S_ISREG(st.st_mode)) {
+        from = st.st_size > AUDIT_TAIL ? st.st_size - AUDIT_TAIL : 0;
+        if ((text = malloc(AUDIT_TAIL + 1)) &&
+            (got = pread(fd, text, (size_t)(st.st_size - from), from)) >= 0) {
+            text[got] = '\0';
+            line = text;
+            /* A tail that starts mid-line starts at the next line. */
+            if (from > 0 && (line = strchr(text, '\n')))
+                line++;
+            for (; line && *line; line = next) {
+                json_t *l, *g;
+                if ((next = strchr(line, '\n')))
+                    *next++ = '\0';
+                l = json_loads(line, 0, NULL);
+                g = json_object_get(l, "guard");
+                if (json_is_string(g)) {
+                    const char *p = json_string_value(json_object_get(l, "path"));
+                    json_array_insert_new(data, 0,
+                                          json_pack("{s:O, s:O, s:O, s:o, s:O}", "time",
+                                                    json_object_get(l, "time"), "actor",
+                                                    json_object_get(l, "actor"), "command",
+                                                    json_object_get(l, "command"), "path",
+                                                    p ? api_path(p) : json_null(), "guard", g));
+                    if (json_array_size(data) > REFUSALS)
+                        json_array_remove(data, REFUSALS);
+                }
+                json_decref(l);
+            }
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(text);
+    mt_routes_ok(out, json_pack("{s:s, s:b, s:o}", "type", "guard_refusals", "audit_log",
+                                path != NULL, "data", data));
+}
+
 void mt_routes_memtool(mt_http_reply *out, mt_registry *reg, const mt_http_request *req, char **s,
                        int n)
 {
@@ -237,6 +311,13 @@ void mt_routes_memtool(mt_http_reply *out, mt_registry *reg, const mt_http_reque
         out->name = "memtool_search";
         if (get)
             search(out, reg, req, s[3]);
+        else
+            mt_routes_error(out, 405, "invalid_request_error", req->request_id,
+                            "method %s is not allowed here (allowed: GET)", req->method);
+    } else if (n == 5 && strcmp(s[4], "guard") == 0) {
+        out->name = "memtool_guard";
+        if (get)
+            guard(out, reg, req, s[3]);
         else
             mt_routes_error(out, 405, "invalid_request_error", req->request_id,
                             "method %s is not allowed here (allowed: GET)", req->method);

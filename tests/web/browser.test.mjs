@@ -7,7 +7,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ const AXE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8')
 
 const dir = mkdtempSync(join(tmpdir(), 'memtool-web-'));
 const root = join(dir, 'store');
+const audit = join(dir, 'audit.log');
 const cleanups = [];
 after(async () => {
   for (const c of cleanups.reverse()) await c();
@@ -28,7 +29,7 @@ after(async () => {
 });
 
 function memtool(args, input) {
-  return execFileSync(MEMTOOL, ['--root', root, ...args], {
+  return execFileSync(MEMTOOL, ['--root', root, '--audit', audit, ...args], {
     input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000,
   });
 }
@@ -65,6 +66,7 @@ function versions(path) {
 
 // The seed: ordinary notes, a long one (shown in pages), JSON, CJK, and an
 // XSS corpus in names and contents; a memory store of memtool server beside.
+const TOKEN = 'ghp_' + 'aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5';
 const EDITED = '# Todo\n- ship the browser\n- write `docs/web.md`\n- edited in the page\n';
 const XSS_NAME = '/xss/<img src=x onerror=window.__xss=1>.md';
 const XSS_TEXT = '<script>window.__xss=2;alert(1)</script>\n[click me](javascript:alert(3))\n' +
@@ -73,6 +75,7 @@ const XSS_TEXT = '<script>window.__xss=2;alert(1)</script>\n[click me](javascrip
 test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: scripts/install-deps.sh installs chromium`);
   mkdirSync(SHOTS, { recursive: true });
+  for (const f of readdirSync(SHOTS)) if (f.endsWith('.png')) rmSync(join(SHOTS, f));
   create('/notes/todo.md', '# Todo\n- ship the browser\n- write `docs/web.md`\n');
   create('/notes/long.md', Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
   create('/data/config.json', '{"name": "memtool", "retries": 3, "ok": true}\n');
@@ -80,6 +83,8 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   create('/old/secret.md', 'first draft with a password hint\n');
   call({ command: 'str_replace', path: '/memories/old/secret.md', old_str: 'first draft with a password hint', new_str: 'clean' });
   create(XSS_NAME, XSS_TEXT);
+  // The agent tries to keep a token: the guard refuses it, and the audit log says so.
+  assert.throws(() => create('/notes/keys.md', 'deploy with\n' + TOKEN + '\n'), (e) => e.status === 1 && /would contain a secret/.test(e.stdout));
 
   // A memory store of memtool server in the same store, for tenant "default".
   const keys = join(dir, 'keys');
@@ -93,7 +98,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   await srv.stop();
 
   // memtool web: exactly one line on stdout, the address with its token.
-  const web = start(['--root', root, 'web']);
+  const web = start(['--root', root, '--audit', audit, 'web']);
   const printed = await web.line;
   await new Promise((r) => setTimeout(r, 200));
   assert.match(web.out(), /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}\n$/);
@@ -331,6 +336,16 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.equal(await page.$eval('#search-results mark', (m) => m.textContent), '東京');
   await axe('search');
   await snap('search');
+
+  // What the guard refused: kind and line, never the secret.
+  await click('#nav-guard');
+  await page.waitForSelector('#guard tbody tr');
+  const refused = await page.$eval('#guard tbody', (e) => e.textContent);
+  assert.match(refused, /\/notes\/keys\.md/);
+  assert.match(refused, /a secret \(github-token, line 2\)/);
+  assert.ok(!(await page.content()).includes(TOKEN.slice(4, 16)), 'the secret is nowhere on the page');
+  await axe('guard');
+  await snap('guard');
 
   // Usage and limits, and the store's history.
   await click('#nav-usage');

@@ -498,14 +498,43 @@
       el('ul', {}, ...s.idlest.map((f) => el('li', {}, f.path + ' \u00b7 last read or changed ' + fmtTime(f.last_access_at)))));
   }
 
+  // What the secrets guard refused the agent, from the audit log: by kind
+  // and line, never the secret (the log never holds it).
+  async function showGuard() {
+    const r = await api('GET', mPath() + '/guard');
+    if (!r.ok) {
+      view().replaceChildren(el('h2', { text: 'Refused secrets' }), el('p', { text: errorText(r) }));
+      return;
+    }
+    const parts = [el('h2', { text: 'Refused secrets' })];
+    if (!r.json.audit_log) {
+      parts.push(el('p', { text: 'No audit log: start memtool web with --audit FILE (or MEMTOOL_AUDIT), the file the agent\'s memtool appends to, to see what the secrets guard refused.' }));
+    } else if (!r.json.data.length) {
+      parts.push(el('p', { text: 'The secrets guard refused nothing in the audit log.' }));
+    } else {
+      parts.push(el('table', { id: 'guard' },
+        el('caption', { class: 'meta', text: 'Writes the secrets guard refused, newest first' }),
+        el('thead', {}, el('tr', {}, ...['Time', 'Actor', 'Command', 'Path', 'What it found'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, ...r.json.data.map((g) => el('tr', {},
+          el('td', { text: fmtTime(g.time) }), el('td', { text: g.actor || '' }), el('td', { text: g.command || '' }),
+          el('td', { text: g.path || '' }), el('td', { text: g.guard }))))));
+    }
+    view().replaceChildren(...parts);
+  }
+
   // --- start ----------------------------------------------------------
 
   async function start() {
     $('filter').addEventListener('input', renderTree);
+    // A view of its own starts with no message left from the one before.
+    for (const id of ['nav-search', 'nav-store-history', 'nav-usage', 'nav-guard', 'new-memory']) {
+      $(id).addEventListener('click', () => status(''));
+    }
     $('new-memory').addEventListener('click', newMemory);
     $('nav-search').addEventListener('click', showSearch);
     $('nav-store-history').addEventListener('click', () => showHistory(null));
     $('nav-usage').addEventListener('click', showUsage);
+    $('nav-guard').addEventListener('click', showGuard);
     $('store').addEventListener('change', async (e) => {
       state.store = e.target.value;
       state.current = null;
