@@ -48,6 +48,7 @@ typedef struct {
     atomic_uint_fast64_t in_flight;
     const mt_httpd_hook *hook;
     unsigned port;
+    int tls;
 } server;
 
 typedef struct {
@@ -254,7 +255,8 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
         return send_text(s, conn, rq, 200, "text/plain", strdup("ok\n"), "healthz");
     }
     if (s->hook) {
-        mt_httpd_in in = {method, url, rq->body.ptr, rq->body.len, hook_value, conn, s->port};
+        mt_httpd_in in = {method,     url,  rq->body.ptr, rq->body.len,
+                          hook_value, conn, s->port,      s->tls};
         mt_httpd_page page;
 
         memset(&page, 0, sizeof(page));
@@ -549,6 +551,7 @@ int mt_httpd_run(const mt_httpd_config *cfg)
         threads = cores > 2 ? (unsigned)cores * 4 : 8;
     if (cert)
         flags |= MHD_USE_TLS;
+    s.tls = cert != NULL;
     /* The threads libmicrohttpd starts inherit this mask: the signals that
      * stop the server come to sigwait below, never to a request's thread. */
     sigemptyset(&set);

@@ -32,6 +32,7 @@ typedef struct {
     const char *(*value)(void *conn, mt_httpd_value_kind kind, const char *name);
     void *conn;
     unsigned port; /* the port the server listens on */
+    int tls;       /* 1: HTTPS */
 } mt_httpd_in;
 
 typedef struct {

@@ -14,10 +14,17 @@
 
 typedef struct mt_web mt_web;
 
-/* A browser front end for tenant's memories (NULL: "default"). With
+/* memtool web: a browser front end for tenant's memories (NULL:
+ * "default"), on 127.0.0.1, opened by a one-time login token. With
  * open_browser, the desktop's browser is started on the URL once the server
  * listens (xdg-open, when DISPLAY or WAYLAND_DISPLAY is set). */
 int mt_web_new(mt_web **out, const char *tenant, int open_browser);
+
+/* memtool server's page at /ui/: a person logs in with a key of keys_path
+ * (the server's keys file), which the session keeps and checks again on
+ * every request (a revoked key ends its sessions). Requests without the
+ * session cookie are left to the server's key check, as before. */
+int mt_web_new_server(mt_web **out, const char *keys_path);
 void mt_web_free(mt_web *w);
 
 /* The hook to give mt_httpd_run (valid while w is). */

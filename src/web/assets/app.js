@@ -47,6 +47,7 @@
     if (method !== 'GET') headers['x-csrf-token'] = state.csrf || '';
     if (body !== undefined) headers['content-type'] = 'application/json';
     const r = await fetch(path, {
+      cache: 'no-store',
       method,
       headers,
       credentials: 'same-origin',
@@ -90,19 +91,44 @@
 
   // --- login -------------------------------------------------------------
 
+  // The session: "session" is beside the page (/session for memtool web,
+  // /ui/session for memtool server's page).
   async function login() {
     const params = new URLSearchParams(location.search);
     const token = params.get('token');
     if (token) {
       // The token leaves the address bar (and the history) at once.
-      history.replaceState(null, '', '/');
-      const r = await api('POST', '/session', { token });
+      history.replaceState(null, '', location.pathname);
+      const r = await api('POST', 'session', { token });
       if (r.ok) { state.csrf = r.json.csrf_token; return true; }
     }
-    const r = await api('GET', '/session');
+    const r = await api('GET', 'session');
     if (r.ok) { state.csrf = r.json.csrf_token; return true; }
+    if (r.json && r.json.login === 'key') return keyLogin();
     view().replaceChildren(el('p', { text: 'No session. Open the address that memtool web printed (it works once), or start memtool web again.' }));
     return false;
+  }
+
+  // memtool server's page: a person logs in with an API key, once; the
+  // session cookie does the rest (and ends when the key is revoked).
+  function keyLogin() {
+    return new Promise((resolve) => {
+      const input = el('input', { id: 'login-key', type: 'password', autocomplete: 'off', required: true });
+      const form = el('form', { class: 'inline' },
+        el('label', { for: 'login-key', text: 'API key' }), input,
+        el('button', { type: 'submit', class: 'primary', text: 'Log in' }));
+      form.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        const r = await api('POST', 'session', { key: input.value });
+        input.value = '';
+        if (!r.ok) { status(errorText(r), true); return; }
+        status('');
+        state.csrf = r.json.csrf_token;
+        resolve(true);
+      });
+      view().replaceChildren(el('h2', { text: 'Log in' }), form);
+      input.focus();
+    });
   }
 
   // --- stores and the tree --------------------------------------------
