@@ -33,7 +33,10 @@ extern const size_t mt_web_style_css_len;
 #define SECRET_LEN 43
 /* Sessions at once; past this, the oldest ends. */
 #define SESSIONS 64
-#define COOKIE   "mt_session"
+/* The cookie's name ends with the server's port: a browser sends a host's
+ * cookies to every port of it, and two servers on one machine (memtool web
+ * twice, or beside memtool server) must not end each other's sessions. */
+#define COOKIE "mt_session_"
 
 typedef struct {
     char id[SECRET_LEN + 1];   /* the cookie's value; "" when unused */
@@ -132,10 +135,17 @@ static mt_httpd_verdict json_answer(mt_httpd_page *page, json_t *j, const char *
     return answer(page, status, "application/json", text, strlen(text), route);
 }
 
+static const char *cookie_name(char out[32], const mt_httpd_in *in)
+{
+    snprintf(out, 32, COOKIE "%u", in->port);
+    return out;
+}
+
 /* The session the request's cookie names, copied into *out; 0 when none. */
 static int find_session(session *out, mt_web *w, const mt_httpd_in *in)
 {
-    const char *c = in->value(in->conn, MT_HTTPD_VALUE_COOKIE, COOKIE);
+    char name[32];
+    const char *c = in->value(in->conn, MT_HTTPD_VALUE_COOKIE, cookie_name(name, in));
     int found = 0;
     size_t i;
 
@@ -201,7 +211,8 @@ static mt_httpd_verdict login(mt_web *w, const mt_httpd_in *in, mt_httpd_page *p
                       "web_login");
     }
     snprintf(page->set_cookie, sizeof(page->set_cookie),
-             COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/%s", s.id, in->tls ? "; Secure" : "");
+             COOKIE "%u=%s; HttpOnly; SameSite=Strict; Path=/%s", in->port, s.id,
+             in->tls ? "; Secure" : "");
     return json_answer(page, json_pack("{s:s, s:s}", "csrf_token", s.csrf, "actor", s.actor),
                        "web_login", 200);
 }
@@ -258,13 +269,14 @@ static mt_httpd_verdict on_request(void *ctx, const mt_httpd_in *in, mt_httpd_pa
     int server = w->keys != NULL;
     int page_path = server && strncmp(in->path, "/ui/", 4) == 0;
     const char *path = in->path;
+    char name[32];
     session s;
 
     /* memtool server: the API's requests without the page's cookie (the
      * SDK's, curl's), and whatever is neither the page nor the API, are the
      * server's to check and answer, as before. */
     if (server && !page_path &&
-        (!is_api(path) || !in->value(in->conn, MT_HTTPD_VALUE_COOKIE, COOKIE)))
+        (!is_api(path) || !in->value(in->conn, MT_HTTPD_VALUE_COOKIE, cookie_name(name, in))))
         return MT_HTTPD_PASS;
     if (!server && !own_host(in, in->value(in->conn, MT_HTTPD_VALUE_HEADER, "host")))
         return refuse(page, 403, "permission_error", "this server answers 127.0.0.1 only",

@@ -178,7 +178,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   const reuse = await fetch(origin + '/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: new URL(url).searchParams.get('token') }) });
   assert.equal(reuse.status, 401, 'the token works once');
   const cookies = await page.cookies();
-  const session = cookies.find((c) => c.name === 'mt_session');
+  const session = cookies.find((c) => c.name === 'mt_session_' + new URL(url).port);
   assert.ok(session && session.httpOnly && session.sameSite === 'Strict', JSON.stringify(cookies));
 
   // The stores (the plain one first, memtool server's beside it) and the tree.
@@ -380,7 +380,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.deepEqual(cspErrors, [], 'the page broke none of its own policy');
 
   // CSRF: a change with the session cookie but without the token is 403.
-  const cookie = `mt_session=${session.value}`;
+  const cookie = `${session.name}=${session.value}`;
   const noCsrf = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {
     method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });

@@ -113,9 +113,9 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   assert.deepEqual(vs.data[0].created_by, { type: 'user_actor', user_id: 'web:' + aliceId });
 
   // The cookie opens alice's tenant only; a change needs the CSRF token.
-  const session = (await page.cookies()).find((c) => c.name === 'mt_session');
+  const session = (await page.cookies()).find((c) => c.name === 'mt_session_' + new URL(base).port);
   assert.ok(session && session.httpOnly && session.sameSite === 'Strict');
-  const cookie = `mt_session=${session.value}`;
+  const cookie = `${session.name}=${session.value}`;
   assert.equal((await fetch(`${base}/v1/memory_stores/${bobs.id}`, { headers: { cookie } })).status, 404);
   const noCsrf = await fetch(`${base}/v1/memory_stores/${store.id}/memories`, {
     method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
