@@ -374,6 +374,19 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   await ready();
   assert.ok(await page.$('button[aria-label="todo.md"]'));
 
+  // A second memtool web on this machine, opened in the same browser: each
+  // keeps its own session (a host's cookies go to all of its ports).
+  const web2 = start(['--root', root, 'web']);
+  const url2 = (await web2.line).trim();
+  const page2 = await browser.newPage();
+  await page2.goto(url2);
+  await page2.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+  await page2.close();
+  await web2.stop();
+  await page.reload();
+  await ready();
+  assert.ok(await page.$('button[aria-label="todo.md"]'), 'the first session outlives the second');
+
   assert.equal(await page.evaluate(() => window.__xss), undefined, 'no script of the corpus ran');
   assert.deepEqual(dialogs, [], 'no dialog opened');
   assert.deepEqual(outside, [], 'no request left 127.0.0.1');
