@@ -64,22 +64,24 @@ struct mt_web {
  * code, no eval), no request to anywhere but this server, never framed, the
  * address (and its token) never sent on as a referrer.
  */
-static const char *const headers[] = {
-    "Content-Security-Policy",
+static const char csp[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-    "X-Content-Type-Options",
-    "nosniff",
-    "Referrer-Policy",
-    "no-referrer",
-    "X-Frame-Options",
-    "DENY",
-    "Cross-Origin-Opener-Policy",
-    "same-origin",
-    "Cross-Origin-Resource-Policy",
-    "same-origin",
-    NULL,
-    NULL};
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+static const char *const headers[] = {"Content-Security-Policy",
+                                      csp,
+                                      "X-Content-Type-Options",
+                                      "nosniff",
+                                      "Referrer-Policy",
+                                      "no-referrer",
+                                      "X-Frame-Options",
+                                      "DENY",
+                                      "Cross-Origin-Opener-Policy",
+                                      "same-origin",
+                                      "Cross-Origin-Resource-Policy",
+                                      "same-origin",
+                                      NULL,
+                                      NULL};
 
 static void secret(char out[SECRET_LEN + 1])
 {
