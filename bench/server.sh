@@ -27,9 +27,12 @@ while [ $# -gt 0 ]; do
 done
 memtool="$build/memtool"
 work=$(mktemp -d)
-pids=""
+# The servers' pids, in a file: start runs in $(...), a subshell, whose
+# variables never reach this shell (the servers were left running).
 cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null || true; done
+    if [ -f "$work/pids" ]; then
+        for p in $(cat "$work/pids"); do kill "$p" 2>/dev/null || true; done
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -39,7 +42,7 @@ start() { # start URL_FILE CMD...: runs CMD, waits for the URL it prints
     out=$1
     shift
     "$@" >"$out" 2>/dev/null &
-    pids="$pids $!"
+    echo $! >>"$work/pids"
     i=0
     while [ ! -s "$out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     head -n 1 "$out"

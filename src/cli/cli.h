@@ -155,6 +155,8 @@ int mt_cmd_status(const mt_cli *cli, int argc, char **argv);
 /* memtool server keys: argv[0] is "keys" (memtool server hands its words over). */
 int mt_cmd_server(const mt_cli *cli, int argc, char **argv);
 int mt_cmd_server_keys(const mt_cli *cli, int argc, char **argv);
+/* memtool web: the memory browser, on 127.0.0.1. */
+int mt_cmd_web(const mt_cli *cli, int argc, char **argv);
 
 /* A version id from the command line ("42"): 0, or a usage error printed. */
 int mt_cli_parse_version(int64_t *out, const char *name, const char *s);

@@ -8,6 +8,7 @@
 #include "cli/spec.h"
 #include "httpd/httpd.h"
 #include "httpd/keys.h"
+#include "web/web.h"
 
 static const char help[] =
     "usage: memtool [options] server [--listen ADDR:PORT] [--keys FILE]\n"
@@ -57,6 +58,7 @@ int mt_cmd_server(const mt_cli *cli, int argc, char **argv)
 {
     server_opts o = {0};
     mt_httpd_config cfg = {0};
+    mt_web *web = NULL;
     char *url = NULL, *keys = NULL;
     int status;
 
@@ -94,9 +96,18 @@ int mt_cmd_server(const mt_cli *cli, int argc, char **argv)
     cfg.max_body = (size_t)o.max_body;
     cfg.max_conns = (unsigned)o.max_conns;
     cfg.threads = (unsigned)o.threads;
+    /* The memory browser at /ui/, for a person with a key (docs/web.md). */
+    if (mt_web_new_server(&web, o.keys) < 0) {
+        status = MT_EXIT_TOOL;
+        fprintf(stderr, "memtool server: %s\n", mt_error_last()->message);
+        goto done;
+    }
+    cfg.hook = mt_web_hook(web);
     status = mt_httpd_run(&cfg) < 0 ? MT_EXIT_TOOL : MT_EXIT_OK;
     if (status)
         fprintf(stderr, "memtool server: %s\n", mt_error_last()->message);
+done:
+    mt_web_free(web);
     free(url);
     free(keys);
     return status;

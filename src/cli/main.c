@@ -33,6 +33,7 @@ static const mt_cli_command commands[] = {
     {"serve", mt_cmd_serve, "answer JSON tool inputs line by line (for programs)"},
     {"server", mt_cmd_server,
      "serve the memory-store API over HTTP (memtool server keys: its keys)"},
+    {"web", mt_cmd_web, "browse, search and correct the memories in a web page (127.0.0.1)"},
     {"mcp", mt_cmd_mcp, "run a Model Context Protocol server on stdio"},
     {"init", mt_cmd_init, "seed the store with the project pattern's files"},
     {"status", mt_cmd_status, "where the project stands: features passing, the last entry"},
@@ -454,6 +455,7 @@ int main(int argc, char **argv)
         const char *sub = argv[optind];
         cli.opts.actor = strcmp(sub, "serve") == 0     ? "serve"
                          : strcmp(sub, "server") == 0  ? "server"
+                         : strcmp(sub, "web") == 0     ? "web"
                          : strcmp(sub, "mcp") == 0     ? "mcp"
                          : strcmp(sub, "migrate") == 0 ? "migrate"
                          : strcmp(sub, "gc") == 0      ? "gc"

@@ -65,6 +65,7 @@ int mt_audit_record(int fd, const mt_audit_entry *e)
         put_field(&b, "command", e->command, e->command ? strlen(e->command) : 0) < 0 ||
         put_field(&b, "path", e->path, e->path_len) < 0 ||
         (e->new_path && put_field(&b, "new_path", e->new_path, e->new_path_len) < 0) ||
+        (e->guard && put_field(&b, "guard", e->guard, strlen(e->guard)) < 0) ||
         mt_buf_printf(&b, ",\"is_error\":%s,\"bytes_read\":%llu,\"bytes_written\":%llu}\n",
                       e->is_error ? "true" : "false", (unsigned long long)e->bytes_read,
                       (unsigned long long)e->bytes_written) < 0) {

@@ -7,7 +7,9 @@
  *   {"time":"2026-11-22T10:00:00.123Z","actor":"cli","command":"create",
  *    "path":"/memories/a.md","is_error":false,"bytes_read":0,"bytes_written":12}
  *
- * with "new_path" for a rename. command and path are null when the input had
+ * with "new_path" for a rename, and "guard" when the secrets guard refused
+ * the call: what it found, by kind and line, never the secret
+ * ("a secret (aws-access-key-id, line 3)"). command and path are null when the input had
  * none (it was refused before); bytes_written is the size of the text the
  * input carried to write (file_text, new_str, insert_text), bytes_read the
  * size of the result a view returned. Strings are as given, cut to at most
@@ -31,6 +33,7 @@ typedef struct {
     size_t new_path_len;
     int is_error;
     uint64_t bytes_read, bytes_written;
+    const char *guard; /* what the secrets guard refused (never the secret), or NULL */
 } mt_audit_entry;
 
 /* Open (creating, 0600) the log; never through a symbolic link. */

@@ -234,6 +234,7 @@ static void audit(const mt_memory *m, const mt_reply *r)
     e.new_path = r->new_path.ptr;
     e.new_path_len = r->new_path.len;
     e.is_error = r->is_error;
+    e.guard = r->is_error && r->guard[0] ? r->guard : NULL;
     if (!r->is_error && r->command && strcmp(r->command, "view") == 0)
         e.bytes_read = r->in_json ? r->plain_len : r->text.len;
     else if (!r->is_error)

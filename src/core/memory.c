@@ -401,9 +401,22 @@ int mt_memory_usage(mt_usage *out, mt_memory *m)
     return m->store->usage(m->store, out);
 }
 
+/* Who the calling thread's changes are recorded as, over the handle's own
+ * actor: a server shares one handle between requests of many callers, and
+ * every change a request makes (a restore, an undo, a redaction's record)
+ * must carry the caller's name, not the handle's. */
+static _Thread_local const char *thread_actor;
+
+void mt_memory_thread_actor(const char *actor)
+{
+    thread_actor = actor;
+}
+
 void mt_memory_op(mt_store_op *op, const mt_memory *m)
 {
     *op = m->op;
+    if (thread_actor)
+        op->actor = thread_actor;
 }
 
 void mt_memory_note(mt_memory *m, const mt_store_op *op)
@@ -442,7 +455,7 @@ const char *mt_memory_history_warning(mt_memory *m)
 
 void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m)
 {
-    *op = m->op;
+    mt_memory_op(op, m);
     op->expect_sha256 = r->expect_sha256;
     op->scrub = r->scrub;
 }

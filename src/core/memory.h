@@ -87,11 +87,15 @@ typedef struct {
     mt_buf *json;
     int in_json;
     size_t plain_len;
+    /* What the secrets guard refused, by kind and line, never the secret
+     * ("a secret (aws-access-key-id, line 3)"), for the audit log; "" when
+     * it refused nothing. */
+    char guard[200];
 } mt_reply;
 
 #define MT_REPLY_INIT                                                                              \
     {                                                                                              \
-        MT_BUF_INIT, 0, NULL, 0, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0                         \
+        MT_BUF_INIT, 0, NULL, 0, NULL, {NULL, 0}, {NULL, 0}, 0, NULL, 0, 0, ""                     \
     }
 
 /* Append literal text or a string from the input (shown as valid UTF-8). */
@@ -128,6 +132,9 @@ int64_t mt_memory_now_ms(void);
 
 /* A fresh copy of the handle's limits for one change. */
 void mt_memory_op(mt_store_op *op, const mt_memory *m);
+/* The calling thread's changes on any handle are recorded as actor from now
+ * on (NULL: each handle's own). mt_memstore_actor sets it. */
+void mt_memory_thread_actor(const char *actor);
 
 /* The same, with the call's precondition. */
 void mt_reply_op(mt_store_op *op, const mt_reply *r, const mt_memory *m);

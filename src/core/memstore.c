@@ -101,6 +101,8 @@ static void store_op(mt_store_op *op, mt_memory *m)
 void mt_memstore_actor(const char *actor)
 {
     change_actor = actor;
+    /* Restores and redactions, made through the handle's own calls, too. */
+    mt_memory_thread_actor(actor);
 }
 
 static int catch_up(mt_memory *m, const char *rel)

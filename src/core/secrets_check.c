@@ -4,6 +4,7 @@
  * then refused, redacted or let through as the handle's options say. The
  * words never hold the secret: a kind and a line number are enough to find it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,9 +142,15 @@ static int way_out(mt_buf *b, const mt_guard_found *f)
 
 int mt_guard_reject(mt_reply *r, mt_str path, const mt_guard_found *f)
 {
+    mt_buf what = MT_BUF_INIT;
+
     if (mt_reply_fail(r, "Error: ", path, "") < 0 || mt_buf_puts(&r->text, " would contain ") < 0 ||
         findings(&r->text, f) < 0 || way_out(&r->text, f) < 0)
         return MT_ENOMEM;
+    /* The same findings for the audit log (cut short there if need be). */
+    if (findings(&what, f) == 0 && what.ptr)
+        snprintf(r->guard, sizeof(r->guard), "%s", what.ptr);
+    mt_buf_dispose(&what);
     return 0;
 }
 

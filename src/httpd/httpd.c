@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,9 @@ typedef struct {
     atomic_uint_fast64_t by_status[NCOUNTED + 1]; /* the last: any other */
     atomic_uint_fast64_t micros_total;
     atomic_uint_fast64_t in_flight;
+    const mt_httpd_hook *hook;
+    unsigned port;
+    int tls;
 } server;
 
 typedef struct {
@@ -73,7 +77,19 @@ static const char *query_value(void *ctx, const char *name)
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *conn, request *rq, mt_http_reply *reply)
+/* The hook's headers, on every answer. */
+static void add_hook_headers(const server *s, struct MHD_Response *resp)
+{
+    const char *const *h;
+
+    if (!s->hook || !s->hook->headers)
+        return;
+    for (h = s->hook->headers; h[0] && h[1]; h += 2)
+        MHD_add_response_header(resp, h[0], h[1]);
+}
+
+static enum MHD_Result send_reply(const server *s, struct MHD_Connection *conn, request *rq,
+                                  mt_http_reply *reply)
 {
     char *text = reply->body ? json_dumps(reply->body, JSON_COMPACT) : NULL;
     struct MHD_Response *resp;
@@ -103,6 +119,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, request *rq, mt_h
     }
     MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_add_response_header(resp, "request-id", rq->request_id);
+    add_hook_headers(s, resp);
     if (reply->no_retry)
         MHD_add_response_header(resp, "x-should-retry", "false");
     if (reply->status == 413)
@@ -117,8 +134,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, request *rq, mt_h
     return ret;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *conn, request *rq, int status,
-                                 const char *type, char *text, const char *route)
+static enum MHD_Result send_text(const server *s, struct MHD_Connection *conn, request *rq,
+                                 int status, const char *type, char *text, const char *route)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
@@ -130,6 +147,7 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, request *rq, int s
     }
     MHD_add_response_header(resp, "Content-Type", type);
     MHD_add_response_header(resp, "request-id", rq->request_id);
+    add_hook_headers(s, resp);
     rq->status = status;
     rq->route = route;
     rq->sent = strlen(text);
@@ -147,6 +165,45 @@ static const char *presented_key(struct MHD_Connection *conn)
     if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
         return auth + 7;
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "x-api-key");
+}
+
+static const char *hook_value(void *conn, mt_httpd_value_kind kind, const char *name)
+{
+    enum MHD_ValueKind k = kind == MT_HTTPD_VALUE_HEADER   ? MHD_HEADER_KIND
+                           : kind == MT_HTTPD_VALUE_COOKIE ? MHD_COOKIE_KIND
+                                                           : MHD_GET_ARGUMENT_KIND;
+
+    return MHD_lookup_connection_value(conn, k, name);
+}
+
+/* The hook's own answer (its page, its assets, its refusals). */
+static enum MHD_Result send_page(const server *s, struct MHD_Connection *conn, request *rq,
+                                 mt_httpd_page *page)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    if (page->owned)
+        resp = MHD_create_response_from_buffer(page->len, page->owned, MHD_RESPMEM_MUST_FREE);
+    else
+        resp = MHD_create_response_from_buffer(page->len, (void *)(uintptr_t)page->data,
+                                               MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(page->owned);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", page->type ? page->type : "text/plain");
+    MHD_add_response_header(resp, "Cache-Control", page->cache ? page->cache : "no-store");
+    MHD_add_response_header(resp, "request-id", rq->request_id);
+    if (page->set_cookie[0])
+        MHD_add_response_header(resp, "Set-Cookie", page->set_cookie);
+    add_hook_headers(s, resp);
+    rq->status = page->status;
+    rq->route = page->route;
+    rq->sent = page->len;
+    ret = MHD_queue_response(conn, (unsigned)page->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static char *metrics_text(server *s)
@@ -181,39 +238,58 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
     mt_key_info key;
     const char *presented;
     enum MHD_Result ret;
+    int vouched = 0;
 
     if (rq->too_big) {
         mt_routes_error(&reply, 413, "invalid_request_error", rq->request_id,
                         "the request body is over the server's limit of %zu bytes", s->max_body);
         reply.name = "too_big";
-        return send_reply(conn, rq, &reply);
+        return send_reply(s, conn, rq, &reply);
     }
     if (strcmp(url, "/healthz") == 0) {
         if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
             mt_routes_error(&reply, 405, "invalid_request_error", rq->request_id,
                             "method %s is not allowed here (allowed: GET)", method);
-            return send_reply(conn, rq, &reply);
+            return send_reply(s, conn, rq, &reply);
         }
-        return send_text(conn, rq, 200, "text/plain", strdup("ok\n"), "healthz");
+        return send_text(s, conn, rq, 200, "text/plain", strdup("ok\n"), "healthz");
     }
-    presented = presented_key(conn);
-    if (!presented || mt_keys_check(&key, s->keys, presented, strlen(presented)) < 0) {
+    if (s->hook) {
+        mt_httpd_in in = {method,     url,  rq->body.ptr, rq->body.len,
+                          hook_value, conn, s->port,      s->tls};
+        mt_httpd_page page;
+
+        memset(&page, 0, sizeof(page));
+        memset(&key, 0, sizeof(key));
+        switch (s->hook->request(s->hook->ctx, &in, &page, &key)) {
+        case MT_HTTPD_ANSWER:
+            return send_page(s, conn, rq, &page);
+        case MT_HTTPD_VOUCH:
+            vouched = 1;
+            break;
+        case MT_HTTPD_PASS:
+            break;
+        }
+    }
+    presented = vouched ? NULL : presented_key(conn);
+    if (!vouched && (!presented || !s->keys ||
+                     mt_keys_check(&key, s->keys, presented, strlen(presented)) < 0)) {
         mt_routes_error(&reply, 401, "authentication_error", rq->request_id,
                         presented ? "invalid API key: check the key, or make one with memtool "
                                     "server keys add TENANT"
                                   : "no API key: send it as Authorization: Bearer KEY or "
                                     "x-api-key: KEY");
         reply.name = "unauthorized";
-        return send_reply(conn, rq, &reply);
+        return send_reply(s, conn, rq, &reply);
     }
     snprintf(rq->key_id, sizeof(rq->key_id), "%s", key.id);
-    if (strcmp(url, "/metrics") == 0) {
+    if (!vouched && strcmp(url, "/metrics") == 0) {
         if (!key.admin) {
             mt_routes_error(&reply, 403, "permission_error", rq->request_id,
                             "/metrics needs an admin key (memtool server keys add --admin)");
-            return send_reply(conn, rq, &reply);
+            return send_reply(s, conn, rq, &reply);
         }
-        return send_text(conn, rq, 200, "text/plain; version=0.0.4", metrics_text(s), "metrics");
+        return send_text(s, conn, rq, 200, "text/plain; version=0.0.4", metrics_text(s), "metrics");
     }
     req.method = method;
     req.path = url;
@@ -224,7 +300,7 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
     req.key = &key;
     req.request_id = rq->request_id;
     mt_routes_dispatch(&reply, s->reg, &req);
-    ret = send_reply(conn, rq, &reply);
+    ret = send_reply(s, conn, rq, &reply);
     return ret;
 }
 
@@ -467,13 +543,15 @@ int mt_httpd_run(const mt_httpd_config *cfg)
     if (cfg->tls_cert &&
         ((rc = read_pem(&cert, cfg->tls_cert)) < 0 || (rc = read_pem(&key, cfg->tls_key)) < 0))
         goto done;
-    if ((rc = mt_keys_open(&s.keys, cfg->keys_path)) < 0 ||
-        (rc = mt_registry_open(&s.reg, cfg->store_url, &cfg->opts)) < 0)
+    s.hook = cfg->hook;
+    if ((!cfg->no_keys && (rc = mt_keys_open(&s.keys, cfg->keys_path)) < 0) ||
+        (rc = mt_registry_open(&s.reg, cfg->store_url, &cfg->opts, cfg->plain_store)) < 0)
         goto done;
     if (!threads)
         threads = cores > 2 ? (unsigned)cores * 4 : 8;
     if (cert)
         flags |= MHD_USE_TLS;
+    s.tls = cert != NULL;
     /* The threads libmicrohttpd starts inherit this mask: the signals that
      * stop the server come to sigwait below, never to a request's thread. */
     sigemptyset(&set);
@@ -508,8 +586,16 @@ int mt_httpd_run(const mt_httpd_config *cfg)
                 "memtool server: warning: plain HTTP on %s: keys and memories cross the "
                 "network in the clear (--insecure-http)\n",
                 host);
-    printf("%s://%s:%u\n", cert ? "https" : "http", host, info ? info->port : 0);
-    fflush(stdout);
+    s.port = info ? info->port : 0;
+    {
+        char base[128];
+        snprintf(base, sizeof(base), "%s://%s:%u", cert ? "https" : "http", host, s.port);
+        if (s.hook && s.hook->listening)
+            s.hook->listening(s.hook->ctx, base, s.port);
+        else
+            printf("%s\n", base);
+        fflush(stdout);
+    }
     for (;;) {
         if (sigwait(&set, &sig) == 0 && (sig == SIGTERM || sig == SIGINT))
             break;

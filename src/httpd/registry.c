@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include <memtool/store.h>
 
@@ -29,11 +30,14 @@ struct mt_registry {
     pthread_mutex_t lock;
     slot slots[HANDLES];
     uint64_t tick;
+    int plain;
+    int64_t started_ms;
 };
 
-int mt_registry_open(mt_registry **out, const char *url, const mt_options *base)
+int mt_registry_open(mt_registry **out, const char *url, const mt_options *base, int plain)
 {
     mt_registry *r = calloc(1, sizeof(*r));
+    struct timespec ts;
 
     *out = NULL;
     if (!r || !(r->url = strdup(url))) {
@@ -41,6 +45,9 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base)
         return mt_error_set(MT_ENOMEM, "out of memory");
     }
     r->base = *base;
+    r->plain = plain;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     r->base.history = 1;
     r->base.must_exist = 0;
     pthread_mutex_init(&r->lock, NULL);
@@ -211,6 +218,35 @@ static int read_record(mt_registry_entry *out, mt_memory *reg, const char *store
     return 0;
 }
 
+const char *mt_registry_audit(const mt_registry *r)
+{
+    return r->base.audit;
+}
+
+int mt_registry_is_plain(const mt_registry *r, const char *store_id)
+{
+    return r->plain && strcmp(store_id, MT_REGISTRY_PLAIN_ID) == 0;
+}
+
+/* The plain store's record, made up: nothing of it is kept. */
+static int plain_record(mt_registry_entry *out, mt_registry *r, const char *tenant)
+{
+    char description[320];
+
+    snprintf(description, sizeof(description),
+             "the memories of tenant %.256s, as the memory tool sees them",
+             tenant && *tenant ? tenant : "default");
+    out->record =
+        json_pack("{s:s, s:s, s:s, s:s, s:{}, s:I, s:I, s:n, s:{}}", "id", MT_REGISTRY_PLAIN_ID,
+                  "type", "memory_store", "name", "/memories", "description", description,
+                  "metadata", "created_at", (json_int_t)r->started_ms, "updated_at",
+                  (json_int_t)r->started_ms, "archived_at", "redactions");
+    if (!out->record)
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    mt_sha256_hex(out->sha256, "", 0);
+    return 0;
+}
+
 int mt_registry_get(mt_registry_entry *out, mt_registry *r, const char *tenant,
                     const char *store_id)
 {
@@ -218,6 +254,8 @@ int mt_registry_get(mt_registry_entry *out, mt_registry *r, const char *tenant,
     int rc;
 
     memset(out, 0, sizeof(*out));
+    if (mt_registry_is_plain(r, store_id))
+        return plain_record(out, r, tenant);
     if ((rc = registry_handle(&reg, r, tenant)) < 0)
         return rc;
     rc = read_record(out, reg, store_id);
@@ -237,7 +275,9 @@ int mt_registry_handle(mt_memory **out, mt_registry_entry *entry, mt_registry *r
         memset(entry, 0, sizeof(*entry));
     if ((rc = mt_registry_get(&e, r, tenant, store_id)) < 0)
         return rc;
-    if ((rc = mt_memstore_tenant(&name, tenant, store_id)) == 0)
+    if (mt_registry_is_plain(r, store_id))
+        rc = handle(out, r, tenant && *tenant ? tenant : "default", 0);
+    else if ((rc = mt_memstore_tenant(&name, tenant, store_id)) == 0)
         rc = handle(out, r, name, 1);
     free(name);
     if (rc == 0 && entry)
@@ -315,6 +355,13 @@ int mt_registry_update(mt_registry_entry *out, mt_registry *r, const char *tenan
     int rc = 0, tries;
 
     memset(out, 0, sizeof(*out));
+    if (mt_registry_is_plain(r, store_id)) {
+        /* Nothing of the plain store's record is kept: fn's change (a
+         * redaction's note) is answered, then forgotten. */
+        if ((rc = plain_record(out, r, tenant)) == 0 && (rc = fn(out->record, payload)) < 0)
+            mt_registry_entry_dispose(out);
+        return rc;
+    }
     if ((rc = registry_handle(&reg, r, tenant)) < 0)
         return rc;
     record_path(path, store_id);
@@ -376,6 +423,12 @@ int mt_registry_list(json_t **out, mt_registry *r, const char *tenant)
         rc = mt_error_set(MT_ENOMEM, "out of memory");
         goto done;
     }
+    if (r->plain) {
+        mt_registry_entry plain;
+        if ((rc = plain_record(&plain, r, tenant)) < 0)
+            goto done;
+        json_array_append_new(*out, plain.record);
+    }
     for (i = 0; i < n; i++) {
         json_t *rec;
         if (items[i].prefix || !items[i].content)
@@ -399,6 +452,8 @@ int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
     char path[64], *name = NULL;
     int rc, tries;
 
+    if (mt_registry_is_plain(r, store_id))
+        return mt_error_set(MT_EINVAL, "the store memtool web was given cannot be deleted here");
     if ((rc = registry_handle(&reg, r, tenant)) < 0)
         return rc;
     record_path(path, store_id);

@@ -19,8 +19,20 @@
 typedef struct mt_registry mt_registry;
 
 /* Stores are opened from url with base's options (limits, durability,
- * secrets); memory stores get the API's limits on top. */
-int mt_registry_open(mt_registry **out, const char *url, const mt_options *base);
+ * secrets); memory stores get the API's limits on top. With plain, each
+ * tenant's own memories (the store as the memory tool sees it, under
+ * /memories) are served too, as the memory store MT_REGISTRY_PLAIN_ID: its
+ * record is made up, never stored (its name is "/memories"), its limits are
+ * base's, and it cannot be changed, archived or deleted (memtool web). */
+int mt_registry_open(mt_registry **out, const char *url, const mt_options *base, int plain);
+
+#define MT_REGISTRY_PLAIN_ID "memstore_0000000000000000"
+
+/* The audit log the stores are opened with (--audit), or NULL. */
+const char *mt_registry_audit(const mt_registry *r);
+
+/* Whether store_id is the plain store of a registry that serves it. */
+int mt_registry_is_plain(const mt_registry *r, const char *store_id);
 void mt_registry_free(mt_registry *r);
 
 /* The handle of memory store store_id of tenant, borrowed until

@@ -40,6 +40,13 @@ static void bad_method(mt_http_reply *out, const mt_http_request *req, const cha
                     "method %s is not allowed here (allowed: %s)", req->method, allowed);
 }
 
+static void read_only(mt_http_reply *out, const mt_http_request *req)
+{
+    out->name = "forbidden";
+    mt_routes_error(out, 403, "permission_error", req->request_id,
+                    "this key is read-only: it cannot change memory stores");
+}
+
 static int is(const mt_http_request *req, const char *method)
 {
     return strcmp(req->method, method) == 0;
@@ -58,6 +65,14 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         return;
     }
     n = split(s, path);
+    if (n >= 5 && strcmp(s[0], "memtool") == 0 && strcmp(s[1], "v1") == 0 &&
+        strcmp(s[2], "memory_stores") == 0 && mt_routes_store_id_ok(s[3])) {
+        if (write && req->key->read_only)
+            read_only(out, req);
+        else
+            mt_routes_memtool(out, reg, req, s, n);
+        goto done;
+    }
     if (n < 2 || strcmp(s[0], "v1") != 0 || strcmp(s[1], "memory_stores") != 0) {
         not_found(out, req);
         goto done;
@@ -67,9 +82,18 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         goto done;
     }
     if (write && req->key->read_only) {
-        out->name = "forbidden";
-        mt_routes_error(out, 403, "permission_error", req->request_id,
-                        "this key is read-only: it cannot change memory stores");
+        read_only(out, req);
+        goto done;
+    }
+    /* The plain store (memtool web) is the store itself: not the API's to
+     * rename, archive or delete. */
+    if (write && (n == 3 || (n == 4 && strcmp(s[3], "archive") == 0)) &&
+        mt_registry_is_plain(reg, s[2])) {
+        out->name = "store";
+        mt_routes_error(out, 409, "conflict_error", req->request_id,
+                        "%s is the store memtool web was given: it cannot be changed, archived "
+                        "or deleted here",
+                        s[2]);
         goto done;
     }
     if (n == 2) {

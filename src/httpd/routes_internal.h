@@ -12,7 +12,7 @@
 /* Page sizes: the SDK's (basic up to 100, full up to 20). */
 #define PAGE_BASIC   100
 #define PAGE_FULL    20
-#define MAX_SEGMENTS 6
+#define MAX_SEGMENTS 7
 
 void mt_routes_fail(mt_http_reply *out, const mt_http_request *req, int rc);
 void mt_routes_ok(mt_http_reply *out, json_t *body);
@@ -61,6 +61,9 @@ void mt_routes_memory_delete(mt_http_reply *out, mt_registry *reg, const mt_http
                              const char *store_id, const char *id);
 void mt_routes_version_list(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
                             const char *store_id);
+/* /memtool/v1/memory_stores/{S}/...: s holds the path's n segments. */
+void mt_routes_memtool(mt_http_reply *out, mt_registry *reg, const mt_http_request *req, char **s,
+                       int n);
 void mt_routes_version_get(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
                            const char *store_id, int64_t vid, int redact);
 

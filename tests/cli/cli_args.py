@@ -32,8 +32,8 @@ def run(memtool, args):
 
 
 COMMANDS = ["call", "view", "serve", "mcp", "create", "log", "show", "diff", "search", "migrate", "gc", "rekey",
-            "key", "init", "stats", "status", "restore", "undo", "redact", "server"]
-NO_WORDS = ["call", "migrate", "gc", "rekey", "init", "stats", "status", "serve", "mcp", "server"]
+            "key", "init", "stats", "status", "restore", "undo", "redact", "server", "web"]
+NO_WORDS = ["call", "migrate", "gc", "rekey", "init", "stats", "status", "serve", "mcp", "server", "web"]
 
 
 def main():
@@ -62,6 +62,9 @@ def main():
             rc, out, err = run(memtool, root + args)
             check(rc == 0 and out.startswith("0 of 1 memories idle for 30d or more"),
                   f"{' '.join(args)}: exit {rc}, {out!r} {err!r}")
+        rc, out, err = run(memtool, root + ["web", "--port=65536"])
+        check(rc == 2 and err == "memtool web: --port needs a number from 0 to 65535, not '65536'\n",
+              f"web --port=65536: exit {rc}, {err!r}")
         rc, out, err = run(memtool, root + ["gc", "--idle=1x"])
         check(rc == 2 and err.startswith("memtool gc: --idle: '1x' is not a duration"),
               f"gc --idle=1x: exit {rc}, {err!r}")

@@ -84,6 +84,48 @@ static void test_fields(void **state)
     mt_test_store_free(&ts);
 }
 
+/* A write the secrets guard refuses: the line says what it found, by kind
+ * and line, and never holds the secret; other lines have no "guard". */
+static void test_guard_refusal(void **state)
+{
+    static const char token[] = "ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5";
+    mt_test_store ts;
+    mt_options o;
+    char log[512], json[256], *text;
+    json_t **l;
+    size_t n, i;
+    int is_error;
+    (void)state;
+
+    snprintf(log, sizeof(log), "/tmp/memtool-audit-guard-%ld.log", (long)getpid());
+    unlink(log);
+    mt_options_init(&o);
+    o.audit = log;
+    mt_test_store_init(&ts, &o);
+    snprintf(json, sizeof(json),
+             "{\"command\":\"create\",\"path\":\"/memories/k.md\",\"file_text\":\"note\\n%s\\n\"}",
+             token);
+    free(mt_test_call(ts.mem, &is_error, json));
+    assert_true(is_error);
+    free(mt_test_call(ts.mem, &is_error,
+                      "{\"command\":\"create\",\"path\":\"/memories/ok.md\",\"file_text\":\"x\"}"));
+    assert_false(is_error);
+    l = read_lines(log, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(json_string_value(json_object_get(l[0], "guard")),
+                        "a secret (github-token, line 2)");
+    assert_true(json_is_true(json_object_get(l[0], "is_error")));
+    assert_null(json_object_get(l[1], "guard"));
+    for (i = 0; i < n; i++) {
+        text = json_dumps(l[i], 0);
+        assert_null(strstr(text, "aB3dE5gH7jK9"));
+        free(text);
+    }
+    free_lines(l, n);
+    unlink(log);
+    mt_test_store_free(&ts);
+}
+
 /* A path longer than the 4,096 bytes a field keeps, with a 2, 3 or 4-byte
  * character across the limit: the line is still JSON (valid UTF-8), the
  * path is cut before that character, and path_bytes gives its whole length. */
@@ -219,6 +261,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_guard_refusal),
         cmocka_unit_test(test_cut_between_characters),
         cmocka_unit_test(test_processes_share),
     };

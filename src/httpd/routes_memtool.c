@@ -1,0 +1,351 @@
+/*
+ * What memtool keeps that the memory-store API has no call for, under
+ * /memtool/v1/memory_stores/{S}/: search with snippets, a version's diff
+ * against the one before, restore, the store's usage against its limits and
+ * the memories idle longest. The memory browser (src/web) uses them; any
+ * client with a key may. The same keys, stores and checks as the API's.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memtool.h>
+#include <memtool/store.h>
+
+#include "core/memstore.h"
+#include "diff/diff.h"
+#include "httpd/api_json.h"
+#include "httpd/routes_internal.h"
+#include "util/buf.h"
+
+/* "/memories/notes/a.md" as the API names it: "/notes/a.md". */
+static const char *api_name(const char *request_path)
+{
+    const char *p = request_path;
+
+    if (strncmp(p, "/memories", 9) == 0 && (p[9] == '/' || p[9] == '\0'))
+        p += 9;
+    return *p ? p : "/";
+}
+
+static json_t *api_path(const char *request_path)
+{
+    const char *p = api_name(request_path);
+
+    return mt_api_string(p, strlen(p));
+}
+
+static void search(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
+                   const char *store_id)
+{
+    const char *q = mt_routes_query(req, "q");
+    mt_search_options so = {NULL, 20};
+    mt_search_hit *hits = NULL;
+    size_t n = 0, i;
+    mt_memory *m;
+    json_t *data;
+    int rc;
+
+    if (!q || !*q) {
+        mt_routes_error(out, 400, "invalid_request_error", req->request_id,
+                        "q (the words to search for) is required");
+        return;
+    }
+    if (!(m = mt_routes_store_handle(out, reg, req, store_id, 0)))
+        return;
+    if ((rc = mt_memory_search(&hits, &n, m, q, &so)) < 0) {
+        mt_routes_fail(out, req, rc);
+        goto done;
+    }
+    data = json_array();
+    for (i = 0; data && i < n; i++) {
+        json_t *h = json_object();
+        json_object_set_new(h, "path", api_path(hits[i].path));
+        json_object_set_new(h, "score", json_real(hits[i].score));
+        json_object_set_new(h, "matches", json_integer((json_int_t)hits[i].matches));
+        json_object_set_new(h, "line", json_integer(hits[i].line));
+        json_object_set_new(h, "before", mt_api_string(hits[i].before, strlen(hits[i].before)));
+        json_object_set_new(h, "match", mt_api_string(hits[i].match, strlen(hits[i].match)));
+        json_object_set_new(h, "after", mt_api_string(hits[i].after, strlen(hits[i].after)));
+        json_array_append_new(data, h);
+    }
+    mt_routes_ok(out, json_pack("{s:s, s:o}", "type", "search_results", "data", data));
+done:
+    mt_search_hits_free(hits, n);
+    mt_registry_release(reg, m);
+}
+
+/* The version of the same memory just before vid (0: none). */
+static int previous_version(int64_t *out, mt_memory *m, const mt_version *v)
+{
+    mt_log_query q = {0};
+    mt_version *prev = NULL;
+    size_t n = 0;
+    int rc;
+
+    *out = 0;
+    q.memory_id = v->memory_id;
+    q.before_id = v->id;
+    q.limit = 1;
+    if ((rc = mt_memory_log(&prev, &n, m, &q)) < 0)
+        return rc;
+    if (n)
+        *out = prev[0].id;
+    mt_versions_free(prev, n);
+    return 0;
+}
+
+static int content_of(char **out, size_t *len, mt_memory *m, const mt_version *v)
+{
+    *out = NULL;
+    *len = 0;
+    if (v->redacted || v->operation == MT_VERSION_DELETED)
+        return 0;
+    return mt_memory_version_content(out, len, m, v->id);
+}
+
+static void diff(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
+                 const char *store_id, int64_t vid)
+{
+    mt_version v = {0}, p = {0};
+    mt_diff_opts o = MT_DIFF_OPTS_INIT;
+    mt_buf text = {0};
+    char *a = NULL, *b = NULL, pid[32] = "", vid_s[32], la[1100], lb[1100];
+    size_t alen = 0, blen = 0;
+    int64_t prev = 0;
+    mt_memory *m;
+    int rc;
+
+    if (!(m = mt_routes_store_handle(out, reg, req, store_id, 0)))
+        return;
+    if ((rc = mt_memory_version(&v, m, vid)) < 0) {
+        mt_routes_error(out, 404, "not_found_error", req->request_id, "no memory version %s%lld",
+                        "memver_", (long long)vid);
+        goto done;
+    }
+    if ((rc = previous_version(&prev, m, &v)) < 0 ||
+        (prev && (rc = mt_memory_version(&p, m, prev)) < 0) ||
+        (prev && (rc = content_of(&a, &alen, m, &p)) < 0) ||
+        (rc = content_of(&b, &blen, m, &v)) < 0) {
+        mt_routes_fail(out, req, rc);
+        goto done;
+    }
+    /* Labelled with the API's paths, as the page shows them. */
+    snprintf(la, sizeof(la), "%s", prev && p.path ? api_name(p.path) : "/dev/null");
+    snprintf(lb, sizeof(lb), "%s",
+             v.operation != MT_VERSION_DELETED && v.path ? api_name(v.path) : "/dev/null");
+    o.old_label = la;
+    o.new_label = lb;
+    if ((rc = mt_diff_unified(&text, a ? a : "", alen, b ? b : "", blen, &o)) < 0) {
+        mt_routes_fail(out, req, rc);
+        goto done;
+    }
+    snprintf(vid_s, sizeof(vid_s), "memver_%lld", (long long)vid);
+    if (prev)
+        snprintf(pid, sizeof(pid), "memver_%lld", (long long)prev);
+    mt_routes_ok(out, json_pack("{s:s, s:s, s:o, s:b, s:b, s:o}", "type", "memory_version_diff",
+                                "memory_version_id", vid_s, "previous_version_id",
+                                prev ? json_string(pid) : json_null(), "redacted", v.redacted,
+                                "previous_redacted", prev && p.redacted, "diff",
+                                mt_api_string(text.ptr ? text.ptr : "", text.len)));
+done:
+    mt_buf_dispose(&text);
+    free(a);
+    free(b);
+    mt_version_dispose(&v);
+    mt_version_dispose(&p);
+    mt_registry_release(reg, m);
+}
+
+static void restore(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
+                    const char *store_id, int64_t vid)
+{
+    char actor[48], made[32];
+    int64_t id = 0;
+    mt_memory *m;
+    int rc;
+
+    if (!(m = mt_routes_store_handle(out, reg, req, store_id, 1)))
+        return;
+    mt_memstore_actor(mt_routes_actor_of(req, actor));
+    rc = mt_memory_restore(&id, m, vid);
+    mt_memstore_actor(NULL);
+    if (rc == MT_EEXISTS)
+        mt_routes_error(out, 409, "memory_path_conflict_error", req->request_id, "%s",
+                        mt_error_last()->message);
+    else if (rc < 0)
+        mt_routes_fail(out, req, rc);
+    else {
+        snprintf(made, sizeof(made), "memver_%lld", (long long)id);
+        mt_routes_ok(out, json_pack("{s:s, s:o}", "type", "memory_version_restored",
+                                    "memory_version_id", id ? json_string(made) : json_null()));
+    }
+    mt_registry_release(reg, m);
+}
+
+static json_t *files_json(const mt_stats_file *f, size_t n)
+{
+    json_t *a = json_array();
+    char t1[32], t2[32];
+    size_t i;
+
+    for (i = 0; a && i < n; i++) {
+        mt_api_time(t1, f[i].last_access_ms);
+        mt_api_time(t2, f[i].modified_ms);
+        json_array_append_new(a, json_pack("{s:o, s:I, s:s, s:s}", "path", api_path(f[i].path),
+                                           "size", (json_int_t)f[i].size, "last_access_at", t1,
+                                           "modified_at", t2));
+    }
+    return a;
+}
+
+static void stats(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
+                  const char *store_id)
+{
+    mt_stats st;
+    mt_memory *m;
+    int rc;
+
+    if (!(m = mt_routes_store_handle(out, reg, req, store_id, 0)))
+        return;
+    memset(&st, 0, sizeof(st));
+    if ((rc = mt_memory_stats(&st, m)) < 0) {
+        mt_routes_fail(out, req, rc);
+    } else {
+        mt_routes_ok(
+            out,
+            json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:I}", "type",
+                      "memory_store_stats", "used", "bytes", (json_int_t)st.usage.bytes, "memories",
+                      (json_int_t)st.usage.files, "directories", (json_int_t)st.usage.dirs,
+                      "limits", "max_memory_bytes", (json_int_t)st.max_file_size, "max_store_bytes",
+                      (json_int_t)st.max_store_size, "max_memories", (json_int_t)st.max_files,
+                      "max_directories", (json_int_t)st.max_dirs, "largest",
+                      files_json(st.largest, st.nlargest), "idlest",
+                      files_json(st.idlest, st.nidlest), "versions", (json_int_t)st.versions));
+    }
+    mt_stats_dispose(&st);
+    mt_registry_release(reg, m);
+}
+
+/* The audit log's tail that a refusals list reads: its last lines only. */
+#define AUDIT_TAIL (1024 * 1024)
+#define REFUSALS   100
+
+/*
+ * What the secrets guard refused, from the audit log (--audit) that the
+ * memory tool's calls append to: newest first, each with its time, actor,
+ * command, path and what was found (kind and line: the log never holds the
+ * secret). The log names no tenant, so only the plain store (memtool web's,
+ * whose person can read the log anyway) answers it.
+ */
+static void guard(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
+                  const char *store_id)
+{
+    const char *path = mt_registry_audit(reg);
+    json_t *data = json_array();
+    char *text = NULL, *line, *next;
+    struct stat st;
+    off_t from;
+    ssize_t got;
+    int fd = -1;
+
+    if (!mt_registry_is_plain(reg, store_id)) {
+        json_decref(data);
+        mt_routes_error(out, 404, "not_found_error", req->request_id,
+                        "the guard's refusals are kept for the store memtool web was given only");
+        return;
+    }
+    if (!data) {
+        mt_routes_fail(out, req, mt_error_set(MT_ENOMEM, "out of memory"));
+        return;
+    }
+    if (path && (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 && fstat(fd, &st) == 0 &&
+        S_ISREG(st.st_mode)) {
+        from = st.st_size > AUDIT_TAIL ? st.st_size - AUDIT_TAIL : 0;
+        if ((text = malloc(AUDIT_TAIL + 1)) &&
+            (got = pread(fd, text, (size_t)(st.st_size - from), from)) >= 0) {
+            text[got] = '\0';
+            line = text;
+            /* A tail that starts mid-line starts at the next line. */
+            if (from > 0 && (line = strchr(text, '\n')))
+                line++;
+            for (; line && *line; line = next) {
+                json_t *l, *g;
+                if ((next = strchr(line, '\n')))
+                    *next++ = '\0';
+                l = json_loads(line, 0, NULL);
+                g = json_object_get(l, "guard");
+                if (json_is_string(g)) {
+                    const char *p = json_string_value(json_object_get(l, "path"));
+                    json_array_insert_new(data, 0,
+                                          json_pack("{s:O, s:O, s:O, s:o, s:O}", "time",
+                                                    json_object_get(l, "time"), "actor",
+                                                    json_object_get(l, "actor"), "command",
+                                                    json_object_get(l, "command"), "path",
+                                                    p ? api_path(p) : json_null(), "guard", g));
+                    if (json_array_size(data) > REFUSALS)
+                        json_array_remove(data, REFUSALS);
+                }
+                json_decref(l);
+            }
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(text);
+    mt_routes_ok(out, json_pack("{s:s, s:b, s:o}", "type", "guard_refusals", "audit_log",
+                                path != NULL, "data", data));
+}
+
+void mt_routes_memtool(mt_http_reply *out, mt_registry *reg, const mt_http_request *req, char **s,
+                       int n)
+{
+    int get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
+    int64_t vid;
+
+    /* s: "memtool", "v1", "memory_stores", S, ... */
+    if (n == 5 && strcmp(s[4], "search") == 0) {
+        out->name = "memtool_search";
+        if (get)
+            search(out, reg, req, s[3]);
+        else
+            mt_routes_error(out, 405, "invalid_request_error", req->request_id,
+                            "method %s is not allowed here (allowed: GET)", req->method);
+    } else if (n == 5 && strcmp(s[4], "guard") == 0) {
+        out->name = "memtool_guard";
+        if (get)
+            guard(out, reg, req, s[3]);
+        else
+            mt_routes_error(out, 405, "invalid_request_error", req->request_id,
+                            "method %s is not allowed here (allowed: GET)", req->method);
+    } else if (n == 5 && strcmp(s[4], "stats") == 0) {
+        out->name = "memtool_stats";
+        if (get)
+            stats(out, reg, req, s[3]);
+        else
+            mt_routes_error(out, 405, "invalid_request_error", req->request_id,
+                            "method %s is not allowed here (allowed: GET)", req->method);
+    } else if (n == 7 && strcmp(s[4], "memory_versions") == 0 && mt_routes_version_id(&vid, s[5]) &&
+               strcmp(s[6], "diff") == 0) {
+        out->name = "memtool_diff";
+        if (get)
+            diff(out, reg, req, s[3], vid);
+        else
+            mt_routes_error(out, 405, "invalid_request_error", req->request_id,
+                            "method %s is not allowed here (allowed: GET)", req->method);
+    } else if (n == 7 && strcmp(s[4], "memory_versions") == 0 && mt_routes_version_id(&vid, s[5]) &&
+               strcmp(s[6], "restore") == 0) {
+        out->name = "memtool_restore";
+        if (post)
+            restore(out, reg, req, s[3], vid);
+        else
+            mt_routes_error(out, 405, "invalid_request_error", req->request_id,
+                            "method %s is not allowed here (allowed: POST)", req->method);
+    } else {
+        out->name = "not_found";
+        mt_routes_error(out, 404, "not_found_error", req->request_id, "no such endpoint or object");
+    }
+}
