@@ -10,6 +10,7 @@
 #include "crypt/crypt.h"
 #include "db/db.h"
 #include "fs/fs.h"
+#include "remote/remote.h"
 #include "util/path.h"
 #include "factory/store_factory.h"
 
@@ -83,6 +84,16 @@ int mt_store_open_url_with(mt_store **out, int *read_only, const char *url, cons
         break;
     case MT_STORE_PG:
         rc = mt_store_pg_open_with(out, u.target, tenant, flags);
+        break;
+    case MT_STORE_REMOTE:
+        /* A memory store is the whole store: the API has no tenants (the
+         * key chooses what it sees). */
+        if (tenant && *tenant && strcmp(tenant, DEFAULT_TENANT) != 0)
+            rc = mt_error_set(MT_EINVAL,
+                              "a remote store has no tenants: the key says whose memory stores "
+                              "it reaches (leave out --tenant)");
+        else
+            rc = mt_store_remote_open(out, u.target);
         break;
     }
     mt_store_url_dispose(&u);
