@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "remote/remote_store.h"
+#include "util/api_path.h"
 #include "util/sha256.h"
 
 /* The most pages one listing follows: a store holds at most 2,000
@@ -232,6 +233,15 @@ int mt_remote_scan_all(mt_remote_store *rs, const char *prefix, int depth, int f
     return mt_remote_scan(rs, prefix, depth, full, MAX_PAGES, cb, payload, NULL);
 }
 
+size_t mt_remote_segments(const char *rel)
+{
+    size_t n = *rel ? 1 : 0;
+
+    for (; *rel; rel++)
+        n += *rel == '/';
+    return n;
+}
+
 /* "/" + rel's parent + "/" (or "/"), and "/" + rel. */
 int mt_remote_paths(char **parent, char **api, const char *rel)
 {
@@ -327,6 +337,8 @@ int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full)
     int rc, more = 0;
 
     memset(out, 0, sizeof(*out));
+    if (mt_remote_segments(rel) > MT_MEMSTORE_PATH_MAX_SEGMENTS)
+        return MT_ENOTFOUND; /* no memory store holds such a path */
     if ((rc = mt_remote_paths(&parent, &api, rel)) < 0)
         return rc;
     f.file = api;
@@ -460,6 +472,8 @@ int mt_remote_tree_load(mt_remote_store *rs, mt_remote_tree *t, const char *rel)
     memset(&c, 0, sizeof(c));
     c.t = t;
     c.strip = *rel ? strlen(rel) + 1 : 0;
+    if (mt_remote_segments(rel) >= MT_MEMSTORE_PATH_MAX_SEGMENTS)
+        return 0; /* nothing can lie beneath it */
     if (mt_buf_printf(&prefix, "/%s%s", rel, *rel ? "/" : "") < 0)
         return MT_ENOMEM;
     rc = mt_remote_scan_all(rs, prefix.ptr, 0, 0, tree_cb, &c);

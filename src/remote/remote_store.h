@@ -37,6 +37,9 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
 int mt_remote_scan_all(mt_remote_store *rs, const char *prefix, int depth, int full,
                        mt_remote_item_cb cb, void *payload);
 
+/* The segments of a store path ("" none). */
+size_t mt_remote_segments(const char *rel);
+
 /* "/" + rel's parent + "/" ("/" at the top), and "/" + rel; malloc'd. */
 int mt_remote_paths(char **parent, char **api, const char *rel);
 
