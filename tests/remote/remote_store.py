@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The remote store (src/remote) against `memtool server` on loopback.
+
+Requests per command (MEMTOOL_REMOTE_COUNT makes memtool print how many it
+sent), 8 processes x 25 racing edits of one memory losing nothing, a
+directory's rename and delete, the API's limits refused before any request,
+URLs refused (http:// off loopback, a bad form), and a missing store named.
+
+usage: MEMTOOL=path/to/memtool remote_store.py
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+MEMTOOL = os.environ["MEMTOOL"]
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL", what)
+
+
+def env(**extra):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MEMTOOL_")}
+    e.update(extra)
+    return e
+
+
+def call(url, key, tool, count=False):
+    """(exit status, stdout, requests sent or None)."""
+    r = subprocess.run([MEMTOOL, "--store", url, "call"], input=json.dumps(tool).encode(),
+                       capture_output=True, timeout=60,
+                       env=env(MEMTOOL_API_KEY=key, **({"MEMTOOL_REMOTE_COUNT": "1"} if count else {})))
+    m = re.search(rb"memtool remote: (\d+) requests", r.stderr)
+    return r.returncode, r.stdout.decode(), int(m.group(1)) if m else None
+
+
+def new_store(base, key):
+    req = urllib.request.Request(base + "/v1/memory_stores", method="POST", data=b'{"name":"t"}',
+                                 headers={"Authorization": "Bearer " + key,
+                                          "content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return base + "/v1/memory_stores/" + json.load(r)["id"]
+
+
+def counts(url, key):
+    call(url, key, {"command": "create", "path": "/memories/n/a.md", "file_text": "one\ntwo\n"})
+    rc, out, n = call(url, key, {"command": "view", "path": "/memories/n/a.md"}, True)
+    check(rc == 0 and "two" in out and n == 1, "a view of a file: one request, not %r (%r)" % (n, out))
+    rc, out, n = call(url, key, {"command": "str_replace", "path": "/memories/n/a.md",
+                                 "old_str": "two", "new_str": "three"}, True)
+    check(rc == 0 and n == 2, "an edit without a race: two requests, not %r (%r)" % (n, out))
+    rc, out, n = call(url, key, {"command": "create", "path": "/memories/n/b.md", "file_text": "b"},
+                      True)
+    check(rc == 0 and n == 1, "a create: one request, not %r" % n)
+    # The API's limits, in memtool's words, before any request.
+    deep = "/memories/" + "/".join("d%d" % i for i in range(21))
+    rc, out, n = call(url, key, {"command": "create", "path": deep, "file_text": "x"}, True)
+    check(rc == 1 and "more than 20 segments" in out and "memory-store API" in out and n == 0,
+          "21 segments: refused before any request: %r %r" % (n, out))
+    rc, out, n = call(url, key, {"command": "create", "path": "/memories/big.md",
+                                 "file_text": "x" * 102401}, True)
+    check(rc == 1 and "102,400 bytes" in out and n == 0,
+          "content over 100 kB: refused before any request: %r %r" % (n, out))
+    rc, out, _ = call(url, key, {"command": "create", "path": "/memories/ok.md",
+                                 "file_text": "x" * 102400})
+    check(rc == 0, "content of exactly 102,400 bytes is taken: %r" % out)
+
+
+def directories(url, key):
+    for i in range(30):
+        call(url, key, {"command": "create", "path": "/memories/d/s/f%02d.md" % i, "file_text": "%d\n" % i})
+    rc, out, _ = call(url, key, {"command": "rename", "old_path": "/memories/d", "new_path": "/memories/e"})
+    check(rc == 0 and out == "Successfully renamed /memories/d to /memories/e", "rename of a directory: %r" % out)
+    rc, out, _ = call(url, key, {"command": "view", "path": "/memories/e/s/f29.md"})
+    check(rc == 0 and "29" in out, "a moved memory is at its new path: %r" % out)
+    rc, out, _ = call(url, key, {"command": "view", "path": "/memories/d"})
+    check(rc == 1 and "does not exist" in out, "nothing is left at the old path: %r" % out)
+    rc, out, _ = call(url, key, {"command": "create", "path": "/memories/e/s/f00.md/x", "file_text": "x"})
+    check(rc == 1 and "is a file" in out, "a file where a directory would be: %r" % out)
+    rc, out, _ = call(url, key, {"command": "delete", "path": "/memories/e"})
+    check(rc == 0, "delete of a directory: %r" % out)
+    rc, out, _ = call(url, key, {"command": "view", "path": "/memories"})
+    check("/memories/e" not in out, "nothing is left beneath a deleted directory: %r" % out)
+
+
+def race(url, key):
+    call(url, key, {"command": "create", "path": "/memories/race.md", "file_text": "start\n"})
+
+    def worker(w):
+        bad = []
+        for i in range(25):
+            tag = "w%d-%d" % (w, i)
+            if i % 2:
+                tool = {"command": "insert", "path": "/memories/race.md", "insert_line": 1,
+                        "insert_text": tag + "\n"}
+            else:
+                tool = {"command": "str_replace", "path": "/memories/race.md", "old_str": "start\n",
+                        "new_str": "start\n" + tag + "\n"}
+            rc, out, _ = call(url, key, tool)
+            if rc != 0:
+                bad.append((tag, out))
+        return bad
+
+    with ThreadPoolExecutor(8) as pool:
+        bad = sum(pool.map(worker, range(8)), [])
+    check(not bad, "every racing edit succeeded: %r" % bad[:3])
+    rc, out, _ = call(url, key, {"command": "view", "path": "/memories/race.md"})
+    lines = set(re.findall(r"w\d-\d+", out))
+    check(len(lines) == 200, "8 x 25 racing edits, none lost: %d of 200 there" % len(lines))
+
+
+def refusals(base, url, key):
+    r = subprocess.run([MEMTOOL, "--store", "http://example.com/v1/memory_stores/memstore_x", "view",
+                        "/memories"], capture_output=True, text=True, env=env(MEMTOOL_API_KEY=key))
+    check(r.returncode != 0 and "http:// only on this machine" in r.stderr,
+          "http:// off loopback is refused: %r" % r.stderr)
+    r = subprocess.run([MEMTOOL, "--store", base + "/v1/stores/x", "view", "/memories"],
+                       capture_output=True, text=True, env=env(MEMTOOL_API_KEY=key))
+    check(r.returncode != 0 and "https://HOST[:PORT]/v1/memory_stores/memstore_ID" in r.stderr,
+          "a bad URL names the form: %r" % r.stderr)
+    r = subprocess.run([MEMTOOL, "--store", url, "view", "/memories"], capture_output=True, text=True,
+                       env=env())
+    check(r.returncode != 0 and "MEMTOOL_API_KEY" in r.stderr, "no key: said so: %r" % r.stderr)
+    rc, out, _ = call(url + "0", key, {"command": "view", "path": "/memories"})
+    check(rc == 1 and "memory store is not there" in out and key not in out,
+          "a missing store is named, the key never shown: %r" % out)
+    rc, out, _ = call(url, "mtk_wrong", {"command": "view", "path": "/memories"})
+    check(rc == 1 and "401" in out and "mtk_wrong" not in out, "a bad key: 401, not echoed: %r" % out)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="memtool-remote-")
+    keys = os.path.join(tmp, "keys")
+    key = subprocess.run([MEMTOOL, "server", "keys", "add", "t", "--keys", keys], capture_output=True,
+                         text=True, check=True, env=env()).stdout.strip()
+    srv = subprocess.Popen([MEMTOOL, "--store", "sqlite:" + os.path.join(tmp, "s.db"), "server",
+                            "--listen", "127.0.0.1:0", "--keys", keys],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env())
+    base = srv.stdout.readline().strip()
+    try:
+        counts(new_store(base, key), key)
+        directories(new_store(base, key), key)
+        race(new_store(base, key), key)
+        url = new_store(base, key)
+        refusals(base, url, key)
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait(timeout=20)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failures" % len(failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
