@@ -271,12 +271,14 @@ typedef struct {
     size_t len;
     mt_rmem *out;
     int found; /* MT_NODE_FILE or MT_NODE_DIR */
+    int seen;  /* the parent listed anything: it is a directory */
 } find_ctx;
 
 static int find_cb(void *payload, mt_rmem *m, const char *path)
 {
     find_ctx *f = payload;
 
+    f->seen = 1;
     if (!m) {
         if (strlen(path) == f->len + 1 && strncmp(path, f->file, f->len) == 0) {
             f->found = MT_NODE_DIR;
@@ -345,6 +347,7 @@ int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full)
     f.len = strlen(api);
     f.out = out;
     f.found = 0;
+    f.seen = 0;
     /* With content: the first page of the parent (20 memories) answers the
      * common case in one request; past it, the basic pages find the id and
      * one retrieve brings the content. */
@@ -365,6 +368,20 @@ int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full)
     if (rc < 0) {
         mt_rmem_dispose(out);
         return rc;
+    }
+    if (!f.found && !f.seen && strchr(rel, '/')) {
+        /* Nothing beneath the parent: is it a memory itself, or beneath
+         * one? A file on the way is MT_ENOTDIR, as on a local store. */
+        char *up = strndup(rel, (size_t)(strrchr(rel, '/') - rel));
+        mt_rmem p;
+        if (!up)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        rc = mt_remote_find(rs, &p, up, 0);
+        free(up);
+        mt_rmem_dispose(&p);
+        if (rc == MT_NODE_FILE || rc == MT_ENOTDIR)
+            return MT_ENOTDIR;
+        return rc < 0 && rc != MT_ENOTFOUND ? rc : MT_ENOTFOUND;
     }
     return f.found ? f.found : MT_ENOTFOUND;
 }

@@ -130,6 +130,11 @@ static void note_version(mt_remote_store *rs, mt_store_op *op, const json_t *ans
         op->version = mt_remote_version_id(rs, v);
 }
 
+static int not_a_file(void)
+{
+    return mt_error_set(MT_EINVAL, "an expected SHA-256 applies only to a regular file");
+}
+
 static int remote_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path)
 {
     mt_rmem m;
@@ -291,7 +296,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
         if ((rc = mt_remote_find(rs, &m, path, 1)) < 0)
             break;
         if (rc == MT_NODE_DIR) {
-            rc = MT_EISDIR;
+            rc = op->expect_sha256 ? not_a_file() : MT_EISDIR;
             break;
         }
         if (op->expect_sha256 && strcmp(op->expect_sha256, m.sha) != 0) {
@@ -426,7 +431,11 @@ static int remote_remove(mt_store *st, mt_store_op *op, const char *path)
         return MT_ENOMEM;
     for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
         mt_rmem m;
-        if ((rc = mt_remote_find(rs, &m, path, 0)) < 0)
+        if ((rc = mt_remote_find(rs, &m, path, 0)) == MT_ENOTFOUND && op->expect_sha256) {
+            rc = 0; /* a retry of a remove that went through (store.h) */
+            goto done;
+        }
+        if (rc < 0)
             goto done;
         if (rc == MT_NODE_DIR)
             break;
@@ -453,7 +462,7 @@ static int remote_remove(mt_store *st, mt_store_op *op, const char *path)
     }
     /* A directory: every memory beneath it. */
     if (op->expect_sha256) {
-        rc = MT_EISDIR;
+        rc = not_a_file();
         goto done;
     }
     if ((rc = mt_remote_tree_load(rs, &t, path)) < 0)
@@ -565,6 +574,15 @@ static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const 
             rc = MT_ECONFLICT;
             goto done;
         }
+        if (op->rename_content && op->max_file_size && op->rename_len > op->max_file_size) {
+            op->refused = MT_LIMIT_FILE_SIZE;
+            op->limit = op->max_file_size;
+            op->held = m.size;
+            op->would = op->rename_len;
+            mt_rmem_dispose(&m);
+            rc = MT_ELIMIT;
+            goto done;
+        }
         mt_buf_truncate(&dest, 0);
         if (mt_buf_printf(&dest, "/%s", to) < 0) {
             mt_rmem_dispose(&m);
@@ -587,7 +605,8 @@ static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const 
     /* A directory: every memory beneath it, once the destination is free
      * and every path it would make keeps the API's rules. */
     if (op->rename_content || op->expect_sha256) {
-        rc = MT_EISDIR;
+        rc = op->expect_sha256 ? not_a_file()
+                               : mt_error_set(MT_EINVAL, "only a memory takes new content");
         goto done;
     }
     rc = mt_remote_find(rs, &m, to, 0);
