@@ -4,7 +4,9 @@
 Requests per command (MEMTOOL_REMOTE_COUNT makes memtool print how many it
 sent), 8 processes x 25 racing edits of one memory losing nothing, a
 directory's rename and delete, the API's limits refused before any request,
-URLs refused (http:// off loopback, a bad form), and a missing store named.
+URLs refused (http:// off loopback, a bad form), a missing store named, and
+the history commands (log, show, diff, restore, undo, redact) through the
+API's memory_versions.
 
 usage: MEMTOOL=path/to/memtool remote_store.py
 """
@@ -119,6 +121,39 @@ def race(url, key):
     check(len(lines) == 200, "8 x 25 racing edits, none lost: %d of 200 there" % len(lines))
 
 
+def cli(url, key, *args):
+    r = subprocess.run([MEMTOOL, "--store", url, *args], capture_output=True, text=True, timeout=60,
+                       env=env(MEMTOOL_API_KEY=key))
+    return r.returncode, r.stdout, r.stderr
+
+
+def history(url, key):
+    """The history commands through memory_versions: memtool server's memver_N is version N."""
+    call(url, key, {"command": "create", "path": "/memories/h.md", "file_text": "v1\n"})
+    call(url, key, {"command": "str_replace", "path": "/memories/h.md", "old_str": "v1", "new_str": "v2"})
+    rc, out, err = cli(url, key, "log", "/memories/h.md")
+    lines = out.splitlines()
+    check(rc == 0 and len(lines) == 2 and lines[0].split()[0] == "2" and " modified " in lines[0]
+          and lines[1].split()[0] == "1" and " created " in lines[1] and "api:apikey_" in lines[1],
+          "log: the server's versions, newest first: %r %r" % (out, err))
+    rc, out, _ = cli(url, key, "show", "1")
+    check(rc == 0 and out == "v1\n", "show 1: the first content: %r" % out)
+    rc, out, _ = cli(url, key, "diff", "--color=never", "2")
+    check(rc == 0 and "-v1" in out and "+v2" in out, "diff 2: %r" % out)
+    rc, out, _ = cli(url, key, "restore", "1")
+    check(rc == 0 and "now version 3" in out, "restore 1: a new version 3: %r" % out)
+    rc, out, _ = cli(url, key, "undo", "/memories/h.md")
+    check(rc == 0 and "now version 4" in out, "undo: version 4: %r" % out)
+    rc, out, _ = cli(url, key, "cat", "/memories/h.md")
+    check(out == "v2\n", "after the undo, the content is v2: %r" % out)
+    rc, out, err = cli(url, key, "redact", "1")
+    check(rc == 0, "redact 1: %r %r" % (out, err))
+    rc, out, err = cli(url, key, "show", "1")
+    check(rc != 0 and "v1" not in out, "a redacted version has no content: %r %r" % (out, err))
+    rc, out, err = cli(url, key, "redact", "4")
+    check(rc != 0, "the current version cannot be redacted: %r %r" % (out, err))
+
+
 def refusals(base, url, key):
     r = subprocess.run([MEMTOOL, "--store", "http://example.com/v1/memory_stores/memstore_x", "view",
                         "/memories"], capture_output=True, text=True, env=env(MEMTOOL_API_KEY=key))
@@ -151,6 +186,7 @@ def main():
         counts(new_store(base, key), key)
         directories(new_store(base, key), key)
         race(new_store(base, key), key)
+        history(new_store(base, key), key)
         url = new_store(base, key)
         refusals(base, url, key)
     finally:
