@@ -267,11 +267,12 @@ int mt_remote_send(mt_remote_http *c, mt_remote_resp *out, const char *method, c
         wait = backoff(c, attempt, cc == CURLE_OK ? out->retry_after_ms : -1);
         if (!again || wait > MAX_WAIT_MS) {
             mt_buf why = MT_BUF_INIT;
-            if (cc != CURLE_OK)
+            if (cc != CURLE_OK) {
                 mt_buf_printf(&why, "cannot reach %s: %s", c->shown, c->curl->easy_strerror(cc));
-            else
-                mt_remote_fail(out, MT_EIO, "the server"),
-                    mt_buf_puts(&why, mt_error_last()->message);
+            } else {
+                mt_remote_fail(out, MT_EIO, "");
+                mt_buf_puts(&why, mt_error_last()->message);
+            }
             if (repeat == MT_REMOTE_ONCE && sent_maybe)
                 rc = mt_error_set(MT_EIO,
                                   "%s may or may not have happened (%s); it is not sent again "
@@ -350,7 +351,7 @@ int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
         type = json_string_value(json_object_get(e, "type"));
         msg = json_string_value(json_object_get(e, "message"));
     }
-    mt_buf_printf(&m, "%s: HTTP %ld", what, r->status);
+    mt_buf_printf(&m, "%s%sHTTP %ld", what, *what ? ": " : "", r->status);
     if (type) {
         mt_buf_puts(&m, " ");
         clean(&m, type, 64);

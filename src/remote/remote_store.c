@@ -779,8 +779,8 @@ static int remote_memory_id(mt_store *st, char out[24], const char *path)
     return 1;
 }
 
-/* What a remote store cannot do: the API keeps no last access, no index
- * to search, no count of versions, no record of encryption. */
+/* What a remote store cannot do: the API keeps no last access, no count of
+ * versions, no record of encryption. */
 static int remote_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms)
 {
     (void)st;
@@ -806,18 +806,6 @@ static int remote_version_count(mt_store *st, uint64_t *out)
     return not_here("counting the versions kept");
 }
 
-static int remote_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
-                         const char *path, size_t limit)
-{
-    (void)st;
-    (void)q;
-    (void)path;
-    (void)limit;
-    *out = NULL;
-    *count = 0;
-    return not_here("search");
-}
-
 static int remote_control(mt_store *st, int request, void *arg)
 {
     (void)st;
@@ -837,80 +825,6 @@ static void remote_free(mt_store *st)
     free(rs);
 }
 
-/* "https://HOST[:PORT]/v1/memory_stores/memstore_ID": the base, the id. */
-static int url_parse(char **base, char **id, const char *url)
-{
-    const char *host, *end, *p, *sid;
-    size_t hn, i;
-    int https = strncmp(url, "https://", 8) == 0, loopback;
-
-    *base = *id = NULL;
-    if (!https && strncmp(url, "http://", 7) != 0)
-        return mt_error_set(MT_EINVAL, "not a remote store's URL");
-    host = url + (https ? 8 : 7);
-    end = strchr(host, '/');
-    if (!end)
-        goto form;
-    hn = (size_t)(end - host);
-    for (i = 0; i < hn; i++)
-        if (!((host[i] >= 'a' && host[i] <= 'z') || (host[i] >= 'A' && host[i] <= 'Z') ||
-              (host[i] >= '0' && host[i] <= '9') || strchr(".-:[]", host[i])))
-            goto form;
-    if (hn == 0 || hn > 255)
-        goto form;
-    p = end;
-    if (strncmp(p, "/v1/memory_stores/", 18) != 0)
-        goto form;
-    sid = p + 18;
-    if (strncmp(sid, "memstore_", 9) != 0 || !sid[9])
-        goto form;
-    for (i = 9; sid[i]; i++)
-        if (!((sid[i] >= 'a' && sid[i] <= 'z') || (sid[i] >= 'A' && sid[i] <= 'Z') ||
-              (sid[i] >= '0' && sid[i] <= '9') || sid[i] == '_' || sid[i] == '-'))
-            break;
-    if (i > 128 || (sid[i] && strcmp(sid + i, "/") != 0))
-        goto form;
-    {
-        /* The host without its port. */
-        size_t h = hn;
-        if (host[0] == '[') {
-            const char *close = memchr(host, ']', hn);
-            h = close ? (size_t)(close - host) + 1 : hn;
-        } else if (memchr(host, ':', hn)) {
-            h = (size_t)((const char *)memchr(host, ':', hn) - host);
-        }
-        loopback = (h == 9 && strncmp(host, "localhost", 9) == 0) ||
-                   (h == 9 && strncmp(host, "127.0.0.1", 9) == 0) ||
-                   (h == 5 && strncmp(host, "[::1]", 5) == 0);
-    }
-    if (!https && !loopback)
-        return mt_error_set(MT_EINVAL,
-                            "http:// sends the API key in the clear: a remote store takes "
-                            "https://, and http:// only on this machine (127.0.0.1, [::1], "
-                            "localhost)");
-    if (!(*base = strndup(url, (size_t)(sid - url) + i)) || !(*id = strndup(sid, i))) {
-        free(*base);
-        *base = NULL;
-        return mt_error_set(MT_ENOMEM, "out of memory");
-    }
-    return 0;
-form:
-    return mt_error_set(MT_EINVAL,
-                        "'%.200s' is not a remote store's URL: write "
-                        "https://HOST[:PORT]/v1/memory_stores/memstore_ID",
-                        url);
-}
-
-int mt_remote_url_check(const char *url)
-{
-    char *base, *id;
-    int rc = url_parse(&base, &id, url);
-
-    free(base);
-    free(id);
-    return rc;
-}
-
 int mt_store_remote_open(mt_store **out, const char *url)
 {
     mt_remote_store *rs;
@@ -921,7 +835,7 @@ int mt_store_remote_open(mt_store **out, const char *url)
     *out = NULL;
     if (!key || !*key)
         key = getenv("ANTHROPIC_API_KEY");
-    if ((rc = url_parse(&base, &id, url)) < 0)
+    if ((rc = mt_remote_url_parse(&base, &id, url)) < 0)
         return rc;
     if (!key || !*key) {
         free(base);
@@ -962,7 +876,7 @@ int mt_store_remote_open(mt_store **out, const char *url)
     rs->base.touch = remote_touch;
     rs->base.idle = remote_idle;
     rs->base.version_count = remote_version_count;
-    rs->base.search = remote_search;
+    rs->base.search = mt_remote_search;
     /* No request yet: the first command's says whether the store is there
      * (a 404 names the store), so that a view costs one request. */
     if (rc < 0) {

@@ -77,6 +77,14 @@ void mt_remote_tree_dispose(mt_remote_tree *t);
  * remote_history.c). */
 void mt_remote_memory_id(char out[24], const char *api_id);
 
+/* The base URL (scheme, host, port, path up to the store's id) and the
+ * store's id of a remote store's URL, malloc'd; MT_EINVAL naming the form. */
+int mt_remote_url_parse(char **base, char **id, const char *url);
+
+/* Search by reading every memory beneath path (remote_search.c). */
+int mt_remote_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
+                     const char *path, size_t limit);
+
 /* History over memory_versions (remote_history.c). */
 int64_t mt_remote_version_id(mt_remote_store *rs, const char *api_id);
 int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query);

@@ -134,12 +134,6 @@ REMOTE_EXCEPTIONS = {
         "the API's path limit of 20 segments (a memtool path may have 32)",
     'rekey':
         'encryption at rest is not available on a remote store',
-    'search':
-        'search is not available on a remote store',
-    'search_ops':
-        'search is not available on a remote store',
-    'search_serve':
-        'search is not available on a remote store',
     'secrets':
         "the server records its own actor on each version (api:apikey_...), not memtool's --actor",
     'secrets_scan':
