@@ -22,9 +22,10 @@
 #define MT_TEST_REMOTE 1
 
 /* A new memory store's URL in url; 0, or -1 (with a message on stderr). The
- * scratch directory names the store, so a handle opened on it again (a test
- * that reopens its store) finds the same memory store. */
-static int mt_test_remote_url(char *url, size_t size, const char *dir)
+ * scratch directory (and tenant) names the store, so a handle opened on it
+ * again (a test that reopens its store) finds the same memory store. A
+ * tenant is a memory store of its own: what the API keeps apart. */
+static int mt_test_remote_url(char *url, size_t size, const char *dir, const char *tenant)
 {
     const char *base = getenv("MEMTOOL_TEST_REMOTE"), *key = getenv("MEMTOOL_API_KEY");
     char cmd[1200], got[512], path[700];
@@ -37,7 +38,7 @@ static int mt_test_remote_url(char *url, size_t size, const char *dir)
                         "tests/remote/with-server.sh (ctest does)\n");
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/remote-url", dir);
+    snprintf(path, sizeof(path), "%s/remote-url%s%s", dir, tenant ? "-" : "", tenant ? tenant : "");
     if ((f = fopen(path, "r")) != NULL) {
         n = fread(url, 1, size - 1, f);
         url[n] = '\0';
@@ -72,9 +73,8 @@ static int mt_test_open_remote(mt_memory **out, const char *dir, const mt_option
     mt_store *st;
     int rc;
 
-    if (opts && opts->tenant && *opts->tenant)
-        return mt_error_set(MT_EINVAL, "a remote store has no tenants");
-    if (mt_test_remote_url(url, sizeof(url), dir) < 0)
+    if (mt_test_remote_url(url, sizeof(url), dir,
+                           opts && opts->tenant && *opts->tenant ? opts->tenant : NULL) < 0)
         return MT_EIO;
     if ((rc = mt_store_open_url(&st, url, NULL, MT_DURABILITY_NONE)) < 0)
         return rc;

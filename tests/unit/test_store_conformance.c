@@ -1447,16 +1447,13 @@ int main(void)
         cmocka_unit_test(test_expiry_race),
         cmocka_unit_test(test_expiry_race_processes),
 #endif
-#ifndef MT_TEST_REMOTE /* search is not available on a remote store */
         cmocka_unit_test(test_search),
         cmocka_unit_test(test_search_race),
-#endif
     };
 #ifdef MT_TEST_REMOTE
     /* The tests left out above, named so that the build sees them used. */
     (void)test_depth, (void)test_limits, (void)test_history, (void)test_rename_content;
     (void)test_random, (void)test_expiry, (void)test_expiry_race, (void)test_expiry_race_processes;
-    (void)test_search, (void)test_search_race;
 #endif
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
