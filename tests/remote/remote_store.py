@@ -64,6 +64,14 @@ def counts(url, key):
     rc, out, n = call(url, key, {"command": "create", "path": "/memories/n/b.md", "file_text": "b"},
                       True)
     check(rc == 0 and n == 1, "a create: one request, not %r" % n)
+    rc, out, n = call(url, key, {"command": "view", "path": "/memories/n"}, True)
+    check(rc == 0 and "/memories/n/b.md" in out and n == 2,
+          "a view of a directory: two requests, not %r (%r)" % (n, out))
+    rc, out, n = call(url, key, {"command": "rename", "old_path": "/memories/n/b.md",
+                                 "new_path": "/memories/n/c.md"}, True)
+    check(rc == 0 and n == 2, "a rename of a memory: two requests, not %r (%r)" % (n, out))
+    rc, out, n = call(url, key, {"command": "delete", "path": "/memories/n/c.md"}, True)
+    check(rc == 0 and n == 2, "a delete of a memory: two requests, not %r (%r)" % (n, out))
     # The API's limits, in memtool's words, before any request.
     deep = "/memories/" + "/".join("d%d" % i for i in range(21))
     rc, out, n = call(url, key, {"command": "create", "path": deep, "file_text": "x"}, True)
