@@ -616,8 +616,10 @@ static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const 
         rc = MT_EEXISTS;
         goto done;
     }
-    if (rc != MT_ENOTFOUND)
+    if (rc != MT_ENOTFOUND) {
+        op->culprit = rc == MT_ENOTDIR; /* a memory where a directory of `to` would be */
         goto done;
+    }
     if ((rc = mt_remote_tree_load(rs, &t, from)) < 0)
         goto done;
     for (i = 0; i < t.count && rc == 0; i++) {
@@ -665,7 +667,7 @@ static int remote_list(mt_store *st, mt_store_listing *out, const char *path, un
 {
     mt_remote_tree t;
     mt_rmem m;
-    size_t i, cap = 0, skip_len = 0, base = *path ? strlen(path) + 1 : 0;
+    size_t i, cap = 0, skip_len = 0;
     const char *skip = NULL;
     int rc;
 
@@ -686,7 +688,6 @@ static int remote_list(mt_store *st, mt_store_listing *out, const char *path, un
         mt_store_entry *e;
 
         name = name ? name + 1 : n->path;
-        (void)base;
         if (skip && strncmp(n->path, skip, skip_len) == 0 && n->path[skip_len] == '/')
             continue;
         skip = NULL;

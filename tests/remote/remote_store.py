@@ -6,7 +6,7 @@ sent), 8 processes x 25 racing edits of one memory losing nothing, a
 directory's rename and delete, the API's limits refused before any request,
 URLs refused (http:// off loopback, a bad form), a missing store named, and
 the history commands (log, show, diff, restore, undo, redact) through the
-API's memory_versions.
+API's memory_versions, and migrate both ways.
 
 usage: MEMTOOL=path/to/memtool remote_store.py
 """
@@ -162,6 +162,43 @@ def history(url, key):
     check(rc != 0, "the current version cannot be redacted: %r %r" % (out, err))
 
 
+def migrate(tmp, url, key):
+    """migrate to a remote store and back: copied whole, checked, never replacing."""
+    src, back = os.path.join(tmp, "src"), os.path.join(tmp, "back")
+    for path, text in (("/memories/a.md", "alpha\n"), ("/memories/x/y/b.md", "beta\n" * 100)):
+        subprocess.run([MEMTOOL, "--root", src, "create", path, "-"], input=text, text=True, check=True,
+                       capture_output=True, env=env())
+    subprocess.run([MEMTOOL, "--root", src, "str-replace", "/memories/a.md", "alpha", "alpha2"],
+                   check=True, capture_output=True, env=env())
+    r = subprocess.run([MEMTOOL, "--root", src, "migrate", "--to", url, "--json"], capture_output=True,
+                       text=True, env=env(MEMTOOL_API_KEY=key))
+    j = json.loads(r.stdout or "{}")
+    check(r.returncode == 0 and j.get("copied") == 2 and j.get("failed") == 0,
+          "migrate file: -> remote: %r %r" % (r.stdout, r.stderr))
+    rc, out, _ = cli(url, key, "cat", "/memories/x/y/b.md")
+    check(out == "beta\n" * 100, "the remote copy holds the same bytes")
+    r = subprocess.run([MEMTOOL, "--root", src, "migrate", "--to", url, "--json"], capture_output=True,
+                       text=True, env=env(MEMTOOL_API_KEY=key))
+    j = json.loads(r.stdout or "{}")
+    check(r.returncode == 0 and j.get("same") == 2 and j.get("copied") == 0,
+          "migrate again: every memory already there: %r" % r.stdout)
+    call(url, key, {"command": "str_replace", "path": "/memories/a.md", "old_str": "alpha2", "new_str": "theirs"})
+    r = subprocess.run([MEMTOOL, "--root", src, "migrate", "--to", url, "--json"], capture_output=True,
+                       text=True, env=env(MEMTOOL_API_KEY=key))
+    j = json.loads(r.stdout or "{}")
+    rc, out, _ = cli(url, key, "cat", "/memories/a.md")
+    check(r.returncode == 1 and j.get("conflicts") == 1 and out == "theirs\n",
+          "migrate never replaces other content: %r %r" % (r.stdout, out))
+    r = subprocess.run([MEMTOOL, "--store", url, "migrate", "--to", "file:" + back, "--json"],
+                       capture_output=True, text=True, env=env(MEMTOOL_API_KEY=key))
+    j = json.loads(r.stdout or "{}")
+    check(r.returncode == 0 and j.get("copied") == 2 and j.get("versions_copied", 0) >= 3,
+          "migrate remote -> file:, with the versions: %r %r" % (r.stdout, r.stderr))
+    got = subprocess.run([MEMTOOL, "--root", back, "cat", "/memories/a.md"], capture_output=True,
+                         text=True, env=env()).stdout
+    check(got == "theirs\n", "the local copy holds the remote content: %r" % got)
+
+
 def refusals(base, url, key):
     r = subprocess.run([MEMTOOL, "--store", "http://example.com/v1/memory_stores/memstore_x", "view",
                         "/memories"], capture_output=True, text=True, env=env(MEMTOOL_API_KEY=key))
@@ -195,6 +232,7 @@ def main():
         directories(new_store(base, key), key)
         race(new_store(base, key), key)
         history(new_store(base, key), key)
+        migrate(tmp, new_store(base, key), key)
         url = new_store(base, key)
         refusals(base, url, key)
     finally:
