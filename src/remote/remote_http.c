@@ -54,6 +54,9 @@ int mt_remote_http_init(mt_remote_http *c, const char *base, const char *key)
         return rc;
     if (!(c->base = strdup(base)) || !(c->shown = strdup(base)))
         return mt_error_set(MT_ENOMEM, "out of memory");
+    if (getenv("MEMTOOL_CA_FILE") && *getenv("MEMTOOL_CA_FILE") &&
+        !(c->ca_file = strdup(getenv("MEMTOOL_CA_FILE"))))
+        return mt_error_set(MT_ENOMEM, "out of memory");
     if (!(c->h = c->curl->easy_init()))
         return mt_error_set(MT_ERROR, "libcurl could not make a handle");
     if (mt_buf_printf(&bearer, "Bearer %s", key) < 0)
@@ -83,6 +86,7 @@ void mt_remote_http_dispose(mt_remote_http *c)
         fprintf(stderr, "memtool remote: %lu requests\n", c->requests);
     free(c->base);
     free(c->shown);
+    free(c->ca_file);
     pthread_mutex_destroy(&c->lock);
     memset(c, 0, sizeof(*c));
 }
@@ -199,6 +203,8 @@ static int perform(mt_remote_http *c, mt_remote_resp *r, const char *method, con
     SET(CURLOPT_TIMEOUT, REQUEST_TIMEOUT);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
     SET(CURLOPT_ACCEPT_ENCODING, "");
+    if (c->ca_file)
+        SET(CURLOPT_CAINFO, c->ca_file);
     if (strcmp(method, "GET") == 0) {
         SET(CURLOPT_HTTPGET, 1L);
     } else if (strcmp(method, "POST") == 0) {
@@ -216,6 +222,15 @@ static int perform(mt_remote_http *c, mt_remote_resp *r, const char *method, con
     if (*cc == CURLE_OK)
         c->curl->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     return 0;
+}
+
+/* A failure that trying again cannot mend: a certificate not trusted, a
+ * URL or protocol libcurl refuses. */
+static int final_error(CURLcode cc)
+{
+    return cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
+           cc == CURLE_SSL_CERTPROBLEM || cc == CURLE_URL_MALFORMAT ||
+           cc == CURLE_UNSUPPORTED_PROTOCOL;
 }
 
 /* Whether a failed attempt may be repeated, and after how long (ms). */
@@ -263,7 +278,8 @@ int mt_remote_send(mt_remote_http *c, mt_remote_resp *out, const char *method, c
         sent_maybe = cc != CURLE_OK
                          ? cc != CURLE_COULDNT_CONNECT && cc != CURLE_COULDNT_RESOLVE_HOST
                          : out->status != 429;
-        again = attempt + 1 < ATTEMPTS && (repeat == MT_REMOTE_SAFE || !sent_maybe);
+        again =
+            attempt + 1 < ATTEMPTS && (repeat == MT_REMOTE_SAFE || !sent_maybe) && !final_error(cc);
         wait = backoff(c, attempt, cc == CURLE_OK ? out->retry_after_ms : -1);
         if (!again || wait > MAX_WAIT_MS) {
             mt_buf why = MT_BUF_INIT;

@@ -21,8 +21,9 @@
 typedef struct {
     const mt_curl_fns *curl;
     CURL *h;
-    char *base;  /* scheme://host[:port]/v1/memory_stores/memstore_X, no '/' at the end */
-    char *shown; /* the same, as messages print it */
+    char *base;    /* scheme://host[:port]/v1/memory_stores/memstore_X, no '/' at the end */
+    char *shown;   /* the same, as messages print it */
+    char *ca_file; /* MEMTOOL_CA_FILE: the CA certificates to trust instead of the system's */
     struct curl_slist *headers;
     unsigned long requests; /* sent, retries included (MEMTOOL_REMOTE_COUNT prints it) */
     unsigned seed;

@@ -6,7 +6,8 @@ sent), 8 processes x 25 racing edits of one memory losing nothing, a
 directory's rename and delete, the API's limits refused before any request,
 URLs refused (http:// off loopback, a bad form), a missing store named, and
 the history commands (log, show, diff, restore, undo, redact) through the
-API's memory_versions, and migrate both ways.
+API's memory_versions, migrate both ways, and https:// with a certificate of
+the server's own (MEMTOOL_CA_FILE).
 
 usage: MEMTOOL=path/to/memtool remote_store.py
 """
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
@@ -87,12 +89,12 @@ def counts(url, key):
 
 
 def directories(url, key):
-    for i in range(30):
+    for i in range(12):
         call(url, key, {"command": "create", "path": "/memories/d/s/f%02d.md" % i, "file_text": "%d\n" % i})
     rc, out, _ = call(url, key, {"command": "rename", "old_path": "/memories/d", "new_path": "/memories/e"})
     check(rc == 0 and out == "Successfully renamed /memories/d to /memories/e", "rename of a directory: %r" % out)
-    rc, out, _ = call(url, key, {"command": "view", "path": "/memories/e/s/f29.md"})
-    check(rc == 0 and "29" in out, "a moved memory is at its new path: %r" % out)
+    rc, out, _ = call(url, key, {"command": "view", "path": "/memories/e/s/f11.md"})
+    check(rc == 0 and "11" in out, "a moved memory is at its new path: %r" % out)
     rc, out, _ = call(url, key, {"command": "view", "path": "/memories/d"})
     check(rc == 1 and "does not exist" in out, "nothing is left at the old path: %r" % out)
     rc, out, _ = call(url, key, {"command": "create", "path": "/memories/e/s/f00.md/x", "file_text": "x"})
@@ -218,6 +220,40 @@ def refusals(base, url, key):
     check(rc == 1 and "401" in out and "mtk_wrong" not in out, "a bad key: 401, not echoed: %r" % out)
 
 
+def https(tmp, keys, key):
+    """https:// to a memtool server with a certificate of its own: trusted through
+    MEMTOOL_CA_FILE; untrusted, refused at once with the reason (not tried again)."""
+    cert, pkey = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "pkey.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", pkey, "-out",
+                    cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   capture_output=True, check=True)
+    srv = subprocess.Popen([MEMTOOL, "--store", "sqlite:" + os.path.join(tmp, "tls.db"), "server", "--listen",
+                            "127.0.0.1:0", "--keys", keys, "--tls-cert", cert, "--tls-key", pkey],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env())
+    try:
+        base = srv.stdout.readline().strip()
+        check(base.startswith("https://127.0.0.1:"), "the TLS server's URL: %r" % base)
+        req = urllib.request.Request(base + "/v1/memory_stores", method="POST", data=b'{"name":"t"}',
+                                     headers={"Authorization": "Bearer " + key,
+                                              "content-type": "application/json"})
+        import ssl
+        with urllib.request.urlopen(req, timeout=30, context=ssl.create_default_context(cafile=cert)) as r:
+            url = base + "/v1/memory_stores/" + json.load(r)["id"]
+        tool = json.dumps({"command": "create", "path": "/memories/t.md", "file_text": "tls\n"}).encode()
+        r = subprocess.run([MEMTOOL, "--store", url, "call"], input=tool, capture_output=True, timeout=60,
+                           env=env(MEMTOOL_API_KEY=key, MEMTOOL_CA_FILE=cert))
+        check(r.returncode == 0, "https with MEMTOOL_CA_FILE: %r" % r.stdout)
+        t = time.time()
+        r = subprocess.run([MEMTOOL, "--store", url, "call"], input=tool, capture_output=True, timeout=60,
+                           env=env(MEMTOOL_API_KEY=key, MEMTOOL_REMOTE_COUNT="1"))
+        out = r.stdout.decode()
+        check(r.returncode == 1 and "certificate" in out.lower() and b"1 requests" in r.stderr
+              and time.time() - t < 5, "an untrusted certificate: refused at once: %r" % out)
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait(timeout=20)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="memtool-remote-")
     keys = os.path.join(tmp, "keys")
@@ -233,6 +269,7 @@ def main():
         race(new_store(base, key), key)
         history(new_store(base, key), key)
         migrate(tmp, new_store(base, key), key)
+        https(tmp, keys, key)
         url = new_store(base, key)
         refusals(base, url, key)
     finally:
