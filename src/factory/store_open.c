@@ -108,6 +108,11 @@ int mt_store_assemble(mt_store **out, int *read_only, const char *root, const ch
 
     if (read_only)
         *read_only = 0;
+    if (key && url && (!strncmp(url, "https:", 6) || !strncmp(url, "http:", 5)))
+        return mt_error_set(MT_EINVAL,
+                            "encryption at rest is not available on a remote store (a memory store "
+                            "of the memory-store API takes its content as text): leave out "
+                            "--encrypt and the key");
     rc = url ? mt_store_open_url_with(out, read_only, url, tenant, durability, flags)
              : mt_store_fs_open_tenant(out, read_only, root, tenant, durability, flags);
     if (rc < 0)

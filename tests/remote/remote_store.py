@@ -213,6 +213,10 @@ def refusals(base, url, key):
     r = subprocess.run([MEMTOOL, "--store", url, "view", "/memories"], capture_output=True, text=True,
                        env=env())
     check(r.returncode != 0 and "MEMTOOL_API_KEY" in r.stderr, "no key: said so: %r" % r.stderr)
+    r = subprocess.run([MEMTOOL, "--store", url, "--encrypt", "view", "/memories"], capture_output=True,
+                       text=True, env=env(MEMTOOL_API_KEY=key, MEMTOOL_PASSPHRASE="correct horse"))
+    check(r.returncode == 2 and "encryption at rest is not available on a remote store" in r.stderr,
+          "--encrypt on a remote store: said plainly: %r" % r.stderr)
     rc, out, _ = call(url + "0", key, {"command": "view", "path": "/memories"})
     check(rc == 1 and "memory store is not there" in out and key not in out,
           "a missing store is named, the key never shown: %r" % out)
