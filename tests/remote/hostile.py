@@ -3,7 +3,7 @@
 the SDK documents a server may be, where memtool server is kinder: pages of
 at most 20 items whatever the view, next_page cursors, 409s without
 x-should-retry, a 429 with retry-after, a 500 in the middle of a directory's
-rename, connections dropped before an answer. Every command must end with a
+rename, connections dropped before an answer or in the middle of one. Every command must end with a
 correct result or a clear error, and nothing may be lost.
 
 The stand-in (in this file, on loopback, one thread a connection) keeps the
@@ -44,6 +44,7 @@ class State:
         self.version = 0
         self.faults = {}  # name -> remaining count (or a value)
         self.log = []  # (method, path) of each request
+        self.changes = 0  # updates that changed a memory
 
     def take(self, name):
         """Use one of an armed fault: its value, or None."""
@@ -97,6 +98,17 @@ class Handler(BaseHTTPRequestHandler):
         err.update(extra)
         # No x-should-retry: the hosted API's SDK would retry a 409 itself.
         self.answer(status, {"type": "error", "error": err, "request_id": "req_hostile"})
+
+    def cut(self, status, body):
+        """Half an answer, then the connection closed."""
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[:len(data) // 2])
+        self.wfile.flush()
+        self.drop()
 
     def drop(self):
         """Close the connection without an answer."""
@@ -214,6 +226,9 @@ class Handler(BaseHTTPRequestHandler):
         if (new_path, new_content) != (m["path"], m["content"]):
             S.version += 1
             m.update(path=new_path, content=new_content, v=S.version)
+            S.changes += 1
+        if S.take("cut_update") is not None:
+            return self.cut(200, mem_json(mid, m, False))  # done; the answer cut short
         return self.answer(200, mem_json(mid, m, False))
 
     def do_GET(self):
@@ -301,6 +316,18 @@ def main():
     S.faults["drop_get"] = 1
     rc, out = call(url, {"command": "view", "path": "/memories/p/m05.md"})
     check(rc == 0 and "m5" in out, "a read whose connection dropped is sent again: %r" % out)
+    # An update whose answer is cut mid-body: sent again under its precondition, which
+    # the API answers with success (the memory holds what was asked): one change, not two.
+    S.faults["cut_update"] = 1
+    before, logged = S.changes, len(S.log)
+    rc, out = call(url, {"command": "insert", "path": "/memories/p/m06.md", "insert_line": 1,
+                         "insert_text": "once\n"})
+    with S.lock:
+        content = [m["content"] for m in S.mems.values() if m["path"] == "/p/m06.md"][0]
+    check(rc == 0 and content == "m6\nonce\n" and S.changes == before + 1,
+          "an edit whose answer was cut is made once: %r %r (%d changes)" % (out, content, S.changes - before))
+    updates = [r for r in S.log[logged:] if r[0] == "POST" and "/memories/mem_" in r[1]]
+    check(len(updates) == 2, "the cut update was sent again: %d sent" % len(updates))
     # ...a create is not, and says how to check.
     S.faults["drop_create"] = 1
     before = len(S.log)
