@@ -262,6 +262,7 @@ int mt_remote_send(mt_remote_http *c, mt_remote_resp *out, const char *method, c
 
         if ((rc = perform(c, out, method, url.ptr, body, &cc)) < 0)
             break;
+        out->attempts = attempt + 1;
         if (out->too_big) {
             rc = mt_error_set(MT_EIO, "%s: the server's answer is over %u bytes: refused", what,
                               MT_REMOTE_MAX_BODY);

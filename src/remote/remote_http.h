@@ -37,6 +37,7 @@ typedef struct {
     int should_retry;    /* x-should-retry: -1 none, 0 false, 1 true */
     char request_id[64];
     int too_big;
+    unsigned attempts; /* sent this many times (a retry after a connection failure: > 1) */
 } mt_remote_resp;
 
 /* What a request may do again on its own. */

@@ -380,6 +380,8 @@ static int delete_one(mt_remote_store *rs, const char *id, const char *sha, cons
         return rc;
     if (r.status == 200 || r.status == 204)
         rc = 0;
+    else if (r.status == 404 && r.attempts > 1)
+        rc = 0; /* sent again after a failure: the first one went through */
     else if (r.status == 404)
         rc = MT_ENOTFOUND;
     else if (r.status == 409 || r.status == 412)

@@ -162,6 +162,8 @@ class Handler(BaseHTTPRequestHandler):
                 if exp and exp != sha(S.mems[mid]["content"]):
                     return self.error(409, "memory_precondition_failed_error", "changed")
                 del S.mems[mid]
+                if S.take("cut_delete") is not None:
+                    return self.cut(200, {"id": mid, "type": "memory_deleted"})
                 return self.answer(200, {"id": mid, "type": "memory_deleted"})
         return self.error(404, "not_found_error", "no such endpoint")
 
@@ -328,6 +330,10 @@ def main():
           "an edit whose answer was cut is made once: %r %r (%d changes)" % (out, content, S.changes - before))
     updates = [r for r in S.log[logged:] if r[0] == "POST" and "/memories/mem_" in r[1]]
     check(len(updates) == 2, "the cut update was sent again: %d sent" % len(updates))
+    # A delete whose answer is cut: sent again, it finds the memory gone, and that is success.
+    S.faults["cut_delete"] = 1
+    rc, out = call(url, {"command": "delete", "path": "/memories/p/m07.md"})
+    check(rc == 0 and "/p/m07.md" not in paths(), "a delete whose answer was cut succeeds: %r" % out)
     # ...a create is not, and says how to check.
     S.faults["drop_create"] = 1
     before = len(S.log)
