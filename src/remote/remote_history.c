@@ -185,7 +185,7 @@ static char *actor_of(const json_t *by)
     if (!v)
         return strdup("external");
     mt_buf_puts(&b, pre);
-    for (i = 0; v[i] && i < 128; i++)
+    for (i = 0; i < 128 && v[i]; i++)
         mt_buf_putc(&b, v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?');
     return mt_buf_detach(&b, NULL);
 }

@@ -350,7 +350,7 @@ static void clean(mt_buf *out, const char *s, size_t max)
 {
     size_t i;
 
-    for (i = 0; s[i] && i < max; i++)
+    for (i = 0; i < max && s[i]; i++)
         mt_buf_putc(out, s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?');
     if (s[i])
         mt_buf_puts(out, "...");

@@ -26,8 +26,11 @@ static mt_remote_store *R(mt_store *st)
 static void nap(unsigned attempt)
 {
     struct timespec ts;
-    long ms = (5L << (attempt < 6 ? attempt : 6)) + rand() % 10;
+    long ms;
 
+    /* A few ms of jitter from the clock, so that racing writers part. */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ms = (5L << (attempt < 6 ? attempt : 6)) + (long)(ts.tv_nsec / 1000 % 10);
     ts.tv_sec = 0;
     ts.tv_nsec = ms * 1000000L;
     nanosleep(&ts, NULL);
@@ -378,10 +381,9 @@ static int delete_one(mt_remote_store *rs, const char *id, const char *sha, cons
     mt_buf_dispose(&target);
     if (rc < 0)
         return rc;
-    if (r.status == 200 || r.status == 204)
+    /* A 404 to a delete sent again after a failure: the first went through. */
+    if (r.status == 200 || r.status == 204 || (r.status == 404 && r.attempts > 1))
         rc = 0;
-    else if (r.status == 404 && r.attempts > 1)
-        rc = 0; /* sent again after a failure: the first one went through */
     else if (r.status == 404)
         rc = MT_ENOTFOUND;
     else if (r.status == 409 || r.status == 412)
