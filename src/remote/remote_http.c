@@ -268,8 +268,10 @@ int mt_remote_send(mt_remote_http *c, mt_remote_resp *out, const char *method, c
                               MT_REMOTE_MAX_BODY);
             break;
         }
+        /* x-should-retry: true asks for a repeat of what the server refused;
+         * only a request that may be repeated takes it. */
         if (cc == CURLE_OK && !(out->status == 408 || out->status == 429 || out->status >= 500) &&
-            out->should_retry != 1)
+            (out->should_retry != 1 || repeat != MT_REMOTE_SAFE))
             break; /* an answer: the caller reads it */
         if (cc == CURLE_OK && out->should_retry == 0)
             break;
