@@ -266,6 +266,9 @@ static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id
                                    : mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
 }
 
+static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
+                            const mt_log_query *query);
+
 int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
 {
     mt_remote_store *rs = (mt_remote_store *)st;
@@ -278,6 +281,8 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
 
     *out = NULL;
     *count = 0;
+    if (plen)
+        return versions_of_path(st, out, count, query);
     for (;;) {
         mt_remote_resp r;
         json_t *o, *data, *item, *next;
@@ -475,5 +480,71 @@ int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id)
     else
         rc = mt_remote_fail(&r, MT_EIO, "redact");
     mt_remote_resp_dispose(&r);
+    return rc;
+}
+
+/*
+ * The versions of a path, as the local stores give them: every version of
+ * each memory that was ever at the path or beneath it (its versions at other
+ * paths and redacted ones too). The API filters by memory, not by path, so
+ * every version is read (pages of 100), and the memories picked from them.
+ */
+static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
+                            const mt_log_query *query)
+{
+    mt_log_query all = *query;
+    mt_version *v = NULL;
+    size_t n = 0, i, k, plen = strlen(query->path), limit = query->limit ? query->limit : 100;
+    char(*ids)[24] = NULL;
+    size_t nids = 0;
+    int rc, passed = !query->before_id;
+
+    all.path = NULL;
+    all.before_id = 0;
+    all.limit = (size_t)-1;
+    if ((rc = mt_remote_versions(st, &v, &n, &all)) < 0)
+        return rc;
+    if (n && !(ids = calloc(n, sizeof(*ids)))) {
+        mt_versions_free(v, n);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        const char *vp = v[i].path;
+        if (!vp || strncmp(vp, query->path, plen) != 0 || (vp[plen] && vp[plen] != '/'))
+            continue;
+        for (k = 0; k < nids && strcmp(ids[k], v[i].memory_id) != 0; k++)
+            ;
+        if (k == nids)
+            memcpy(ids[nids++], v[i].memory_id, 24);
+    }
+    for (i = 0; i < n; i++) {
+        int keep = 0;
+        for (k = 0; k < nids && !keep; k++)
+            keep = strcmp(ids[k], v[i].memory_id) == 0;
+        if (keep && !passed) {
+            /* The cursor, as in mt_remote_versions. */
+            if (v[i].id == query->before_id)
+                passed = 1, keep = 0;
+            else if (query->before_id < HASHED && v[i].id < query->before_id)
+                passed = 1;
+            else
+                keep = 0;
+        }
+        if (keep && *count < limit) {
+            if (!*out && !(*out = calloc(limit < n ? limit : n, sizeof(**out)))) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+                break;
+            }
+            (*out)[(*count)++] = v[i];
+            memset(&v[i], 0, sizeof(v[i]));
+        }
+    }
+    free(ids);
+    mt_versions_free(v, n);
+    if (rc < 0) {
+        mt_versions_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
     return rc;
 }

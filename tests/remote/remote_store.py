@@ -162,6 +162,14 @@ def history(url, key):
     check(rc != 0 and "v1" not in out, "a redacted version has no content: %r %r" % (out, err))
     rc, out, err = cli(url, key, "redact", "4")
     check(rc != 0, "the current version cannot be redacted: %r %r" % (out, err))
+    # A path's log: every version of the memories that were ever there, as on a local store.
+    cli(url, key, "rename", "/memories/h.md", "/memories/g.md")
+    rc, out, _ = cli(url, key, "log", "/memories/h.md")
+    ids = [l.split()[0] for l in out.splitlines()]
+    check(ids == ["5", "4", "3", "2", "1"] and "(redacted)" in out and "/memories/g.md" in out,
+          "log of a former path: the memory's every version, the redacted one too: %r" % out)
+    rc, out, _ = cli(url, key, "log", "--before", "3", "/memories/g.md")
+    check([l.split()[0] for l in out.splitlines()] == ["2", "1"], "log --before 3: %r" % out)
 
 
 def migrate(tmp, url, key):
