@@ -340,12 +340,22 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
         if (rc < 0)
             break;
         if (r.status == 200) {
+            const char *now;
+            rc = 0;
             if ((o = mt_remote_json(&r, what.ptr)) != NULL) {
                 note_version(rs, op, o);
+                /* Moved by another client, content kept, between the read
+                 * and the write: the precondition could not see it, so the
+                 * edit landed at the new path. Said, not hidden. */
+                now = json_string_value(json_object_get(o, "path"));
+                if (now && (now[0] != '/' || strcmp(now + 1, path) != 0))
+                    rc = mt_error_set(MT_EIO,
+                                      "/%s was moved to %.1024s by another client while it was "
+                                      "edited: the edit was made there",
+                                      path, now);
                 json_decref(o);
             }
             mt_remote_resp_dispose(&r);
-            rc = 0;
             break;
         }
         /* Changed, moved or deleted meanwhile: read again. */

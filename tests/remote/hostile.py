@@ -210,6 +210,10 @@ class Handler(BaseHTTPRequestHandler):
         bad = S.faults.get("500_path")
         if bad and m["path"] == bad:
             return self.error(500, "api_error", "internal error")
+        if S.take("move") is not None:
+            m["path"] = m["path"] + ".moved"  # another client's rename, content kept
+            S.version += 1
+            m["v"] = S.version
         race = S.take("race")
         if race is not None:
             m["content"] = m["content"] + "racer\n"  # another writer got there first
@@ -296,6 +300,16 @@ def main():
         content = [m["content"] for m in S.mems.values() if m["path"] == "/p/m03.md"][0]
     check(rc == 1 and "kept changing" in out and "mine" not in content,
           "endless 409s: a clear error after a bounded number of tries: %r" % out)
+
+    # A rename by another client between the read and the write, content kept: the
+    # precondition cannot see it (the API has no path precondition); the answer's path shows it.
+    S.faults["move"] = 1
+    rc, out = call(url, {"command": "str_replace", "path": "/memories/p/m04.md", "old_str": "m4",
+                         "new_str": "M4"})
+    with S.lock:
+        content = [m["content"] for m in S.mems.values() if m["path"] == "/p/m04.md.moved"]
+    check(rc == 1 and "was moved to /p/m04.md.moved by another client while it was edited" in out
+          and content == ["M4\n"], "an edit that landed on a moved memory says so: %r %r" % (out, content))
 
     # A 500 in the middle of a directory's rename: it says how far it got; nothing is lost.
     for i in range(5):
