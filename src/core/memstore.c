@@ -222,23 +222,57 @@ int mt_memstore_get(mt_memstore_memory *out, mt_memory *m, const char *id, int c
 }
 
 /* The memory at store path rel: its id (1), none recorded (0), or an error.
- * From the newest version recorded at the path (the change that put the
- * memory there), which every store keeps in the step of the change. */
+ * The store's own record first (one lookup by path: every SQL store keeps
+ * it, the file store once its record of ids is exact). Else from history:
+ * the versions of every memory once at rel, newest first, where each
+ * memory's first is its newest; the memory there now is the one whose
+ * newest version puts it there. The first version alone would not do: a
+ * memory moved away from rel and changed since would hide the one there. */
 static int id_at(char id[24], mt_memory *m, const char *rel)
 {
     mt_log_query q = {0};
     mt_version *v = NULL;
-    size_t n = 0;
-    int rc;
+    char(*seen)[24] = NULL;
+    size_t n = 0, nseen = 0, cap = 0, i, j;
+    int rc = m->store->memory_id(m->store, id, rel);
 
+    if (rc != 0)
+        return rc == MT_ENOTFOUND || rc == MT_EISDIR ? 0 : rc;
     q.path = rel;
-    q.limit = 1;
-    if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0)
-        return rc == MT_ENOTFOUND ? 0 : rc;
-    rc = n && v[0].operation != MT_VERSION_DELETED && v[0].path && strcmp(v[0].path, rel) == 0;
-    if (rc)
-        snprintf(id, 24, "%s", v[0].memory_id);
-    mt_versions_free(v, n);
+    q.limit = 32;
+    for (;;) {
+        if ((rc = m->store->versions(m->store, &v, &n, &q)) < 0) {
+            rc = rc == MT_ENOTFOUND ? 0 : rc;
+            break;
+        }
+        for (i = 0; i < n && rc == 0; i++) {
+            for (j = 0; j < nseen && strcmp(seen[j], v[i].memory_id) != 0; j++)
+                ;
+            if (j < nseen)
+                continue; /* an older version of a memory already judged */
+            if (v[i].operation != MT_VERSION_DELETED && v[i].path && strcmp(v[i].path, rel) == 0) {
+                snprintf(id, 24, "%s", v[i].memory_id);
+                rc = 1;
+                break;
+            }
+            if (nseen == cap) {
+                size_t c = cap ? cap * 2 : 8;
+                char(*p)[24] = realloc(seen, c * sizeof(*p));
+                if (!p) {
+                    rc = mt_error_set(MT_ENOMEM, "out of memory");
+                    break;
+                }
+                seen = p;
+                cap = c;
+            }
+            snprintf(seen[nseen++], 24, "%s", v[i].memory_id);
+        }
+        q.before_id = n ? v[n - 1].id : 0;
+        mt_versions_free(v, n);
+        if (rc != 0 || n < q.limit)
+            break;
+    }
+    free(seen);
     return rc;
 }
 

@@ -55,6 +55,8 @@
  * parent's server session, socket or locks: libpq must not PQfinish, which
  * would send Terminate on the shared socket) and connects again.
  *   - MT_DB_VERSIONS_OF appended (one memory's versions by its index).
+ *   - MT_DB_GAP_ANY appended: a catch-up looks in a read before it takes the
+ *     write lock (one statement, where each file was one).
  */
 /*
  * The schema, the same tables and columns in every dialect (a driver writes
@@ -292,6 +294,8 @@ typedef enum {
                           100 bytes of its content (NULL, NULL: no file), from the
                           tenant's usage row (none: no row) */
     MT_DB_VERSIONS_OF, /* MT_DB_VERSIONS_QUERY's, memory_id given: one memory's, by its index */
+    MT_DB_GAP_ANY,     /* (tenant, path, lo, hi, deleted op) -> a row when a file at or beneath
+                          path may lack its newest version (mt_db_gap would record) */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

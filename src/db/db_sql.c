@@ -162,4 +162,12 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     /* memory_id as a plain equality: an "IS NULL OR" keeps the planner off the index. */
     [MT_DB_VERSIONS_OF] = VERSION_COLUMNS "WHERE tenant = ?1 AND memory_id = CAST(?5 AS TEXT) "
                                           "AND " VERSIONS_FILTER,
+    /* No false negative: a file mt_db_gap would record for always has a row
+     * (a NULL digest on either side counts as a gap; the write decides). */
+    [MT_DB_GAP_ANY] =
+        "SELECT 1 FROM nodes n WHERE n.tenant = ?1 AND n.kind = 1 AND n.memory_id <> '' "
+        "AND " IN_RANGE(
+            "n.path") " AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.tenant = ?1 AND "
+                      "v.id = (SELECT max(w.id) FROM versions w WHERE w.tenant = ?1 AND "
+                      "w.memory_id = n.memory_id) AND v.op <> ?5 AND v.sha256 = n.sha256) LIMIT 1",
 };

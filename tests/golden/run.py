@@ -254,7 +254,8 @@ PG_READY = []
 
 def prepare_pg(memtool):
     """Once per run: the schema made as an operator would (scripts/pg-prepare.sh)."""
-    if PG_READY:
+    # A cluster shared by the run's cases (scripts/pg-shared.sh) was prepared once.
+    if PG_READY or os.environ.get("MEMTOOL_TEST_PG_PREPARED") == "1":
         return
     if not os.environ.get("MEMTOOL_TEST_PG_OWNER"):
         raise SystemExit("run.py: --store postgresql needs MEMTOOL_TEST_PG_OWNER too "

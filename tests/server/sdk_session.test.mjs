@@ -488,6 +488,31 @@ test('an update that renames and rewrites adds exactly one version', async () =>
   }
 });
 
+// A path a memory left and another took: the one there now is listed,
+// retrieved and in the way of a create, whatever the one that left did
+// since (its newest version, elsewhere, is newer than the new one's).
+test('a memory moved away and changed does not hide the one at its old path', async () => {
+  const srv = await startServer();
+  const ms = new Anthropic({ apiKey: srv.keys.a, baseURL: srv.baseURL, maxRetries: 0, timeout: 30000 }).beta.memoryStores;
+  try {
+    const S = (await ms.create({ name: 'moved' })).id;
+    const a = await ms.memories.create(S, { path: '/a.md', content: 'A1' });
+    await ms.memories.update(a.id, { memory_store_id: S, path: '/q.md' });
+    const b = await ms.memories.create(S, { path: '/a.md', content: 'B1' });
+    await ms.memories.update(a.id, { memory_store_id: S, content: 'A2' });
+    const listed = async (q) => (await ms.memories.list(S, q)).data.map((m) => [m.path, m.id]);
+    const both = [['/a.md', b.id], ['/q.md', a.id]];
+    assert.deepEqual(await listed({}), both);
+    assert.deepEqual(await listed({ depth: 1 }), both);
+    assert.deepEqual(await listed({ path_prefix: '/', view: 'full' }), both);
+    const e = await ms.memories.create(S, { path: '/a.md', content: 'C' }).catch((x) => x);
+    assert.equal(e.status, 409);
+    assert.equal(e.error?.error?.conflicting_memory_id, b.id);
+  } finally {
+    await srv.stop();
+  }
+});
+
 // The limits the SDK's doc comments state, at and over each edge, and the
 // formats of what comes back: each refusal a BadRequestError (400
 // invalid_request_error), each acceptance a round trip.
