@@ -277,7 +277,7 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
     const char *p = query && query->path ? query->path : "";
     size_t plen = strlen(p);
     int rc = 0, passed = !(query && query->before_id);
-    char when[40];
+    char when[40], api_mem[200];
 
     *out = NULL;
     *count = 0;
@@ -290,10 +290,12 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
 
         mt_buf_truncate(&target, 0);
         rc = mt_buf_puts(&target, "/memory_versions?view=basic&limit=100");
-        if (rc == 0 && query && query->memory_id && strncmp(query->memory_id, "mem_", 4) == 0)
-            rc = mt_buf_puts(&target, "&memory_id=") < 0
-                     ? MT_ENOMEM
-                     : mt_remote_escape(&target, query->memory_id);
+        /* By memory: the API's id when this process met it; else every
+         * version, picked below (a hashed id cannot be turned back). */
+        if (rc == 0 && query && query->memory_id &&
+            mt_remote_memory_api_id(api_mem, sizeof(api_mem), query->memory_id))
+            rc = mt_buf_puts(&target, "&memory_id=") < 0 ? MT_ENOMEM
+                                                         : mt_remote_escape(&target, api_mem);
         if (rc == 0 && query && query->operation)
             rc = mt_buf_printf(&target, "&operation=%s",
                                query->operation == MT_VERSION_CREATED    ? "created"

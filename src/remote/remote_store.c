@@ -36,6 +36,52 @@ static void nap(unsigned attempt)
     nanosleep(&ts, NULL);
 }
 
+/* The memory ids met, memtool's form with the API's, for a filter by
+ * memory: a hashed id cannot be turned back. */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char mid[24];
+    char *api;
+} * ids;
+static size_t ids_count, ids_cap;
+
+static void ids_remember(const char mid[24], const char *api_id)
+{
+    size_t i;
+
+    pthread_mutex_lock(&ids_lock);
+    for (i = 0; i < ids_count; i++)
+        if (strcmp(ids[i].mid, mid) == 0)
+            goto done;
+    if (ids_count == ids_cap) {
+        size_t cap = ids_cap ? ids_cap * 2 : 64;
+        void *grown = realloc(ids, cap * sizeof(*ids));
+        if (!grown)
+            goto done; /* only a filter's shortcut is lost */
+        ids = grown;
+        ids_cap = cap;
+    }
+    if ((ids[ids_count].api = strdup(api_id)) != NULL)
+        memcpy(ids[ids_count++].mid, mid, 24);
+done:
+    pthread_mutex_unlock(&ids_lock);
+}
+
+int mt_remote_memory_api_id(char *out, size_t size, const char *mid)
+{
+    size_t i;
+    int found = 0;
+
+    pthread_mutex_lock(&ids_lock);
+    for (i = 0; i < ids_count && !found; i++)
+        if (strcmp(ids[i].mid, mid) == 0 && strlen(ids[i].api) < size) {
+            memcpy(out, ids[i].api, strlen(ids[i].api) + 1);
+            found = 1;
+        }
+    pthread_mutex_unlock(&ids_lock);
+    return found;
+}
+
 void mt_remote_memory_id(char out[24], const char *api_id)
 {
     size_t i, n = strlen(api_id);
@@ -46,12 +92,13 @@ void mt_remote_memory_id(char out[24], const char *api_id)
         plain = (api_id[i] >= '0' && api_id[i] <= '9') || (api_id[i] >= 'a' && api_id[i] <= 'f');
     if (plain) {
         memcpy(out, api_id, 21);
-        return;
+    } else {
+        mt_sha256_hex(hex, api_id, n);
+        memcpy(out, "mem_", 4);
+        memcpy(out + 4, hex, 16);
+        out[20] = '\0';
     }
-    mt_sha256_hex(hex, api_id, n);
-    memcpy(out, "mem_", 4);
-    memcpy(out + 4, hex, 16);
-    out[20] = '\0';
+    ids_remember(out, api_id);
 }
 
 /* The API's rule for a path, in memtool's words, before any request. */

@@ -77,6 +77,10 @@ void mt_remote_tree_dispose(mt_remote_tree *t);
  * remote_history.c). */
 void mt_remote_memory_id(char out[24], const char *api_id);
 
+/* The API's id of a memory met in this process by its memtool id: 1 with
+ * out filled, 0 when not met (a filter by memory then reads every version). */
+int mt_remote_memory_api_id(char *out, size_t size, const char *mid);
+
 /* The base URL (scheme, host, port, path up to the store's id) and the
  * store's id of a remote store's URL, malloc'd; MT_EINVAL naming the form. */
 int mt_remote_url_parse(char **base, char **id, const char *url);

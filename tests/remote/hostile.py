@@ -45,6 +45,7 @@ class State:
         self.faults = {}  # name -> remaining count (or a value)
         self.log = []  # (method, path) of each request
         self.changes = 0  # updates that changed a memory
+        self.versions = []  # oldest first: the API's memory_version objects
 
     def take(self, name):
         """Use one of an armed fault: its value, or None."""
@@ -69,8 +70,30 @@ def mem_json(mid, m, full):
     S.version += 0
     return {"id": mid, "type": "memory", "memory_store_id": STORE, "path": m["path"],
             "content": m["content"] if full else None, "content_sha256": sha(m["content"]),
-            "content_size_bytes": len(m["content"].encode()), "memory_version_id": "memver_h%d" % m["v"],
+            "content_size_bytes": len(m["content"].encode()), "memory_version_id": m["vid"],
             "created_at": "2026-11-29T00:00:00Z", "updated_at": "2026-11-29T00:00:00Z"}
+
+
+def record(mid, op, m):
+    """A version of the change just made, with an id of no form memtool knows."""
+    vid = "memver_" + hashlib.sha1(b"v%d" % len(S.versions)).hexdigest()[:22]
+    gone = op == "deleted"
+    S.versions.append({"id": vid, "type": "memory_version", "memory_id": mid, "memory_store_id": STORE,
+                       "operation": op, "created_at": "2026-11-29T00:00:%02d.%03dZ" % (
+                           len(S.versions) // 1000 % 60, len(S.versions) % 1000),
+                       "created_by": {"type": "api_actor", "api_key_id": "apikey_hostile"},
+                       "path": m["path"], "content": None if gone else m["content"],
+                       "content_sha256": None if gone else sha(m["content"]),
+                       "content_size_bytes": None if gone else len(m["content"].encode()),
+                       "redacted_at": None, "redacted_by": None})
+    m["vid"] = vid
+
+
+def version_json(v, full):
+    v = dict(v)
+    if not full:
+        v["content"] = None
+    return v
 
 
 def overlap(a, b):
@@ -161,10 +184,34 @@ class Handler(BaseHTTPRequestHandler):
                 exp = q.get("expected_content_sha256")
                 if exp and exp != sha(S.mems[mid]["content"]):
                     return self.error(409, "memory_precondition_failed_error", "changed")
+                record(mid, "deleted", S.mems[mid])
                 del S.mems[mid]
                 if S.take("cut_delete") is not None:
                     return self.cut(200, {"id": mid, "type": "memory_deleted"})
                 return self.answer(200, {"id": mid, "type": "memory_deleted"})
+            if p == "/memory_versions" and method == "GET":
+                vs = [v for v in reversed(S.versions)
+                      if not q.get("memory_id") or v["memory_id"] == q["memory_id"]]
+                size = min(int(q.get("limit", "20")), 20)
+                start = int(base64.b64decode(q["page"]).decode()) if q.get("page") else 0
+                nxt = base64.b64encode(str(start + size).encode()).decode() if start + size < len(vs) else None
+                return self.answer(200, {"data": [version_json(v, q.get("view") == "full")
+                                                  for v in vs[start:start + size]], "next_page": nxt})
+            m = re.fullmatch(r"/memory_versions/(memver_\w+)(/redact)?", p)
+            if m:
+                found = [v for v in S.versions if v["id"] == m.group(1)]
+                if not found:
+                    return self.error(404, "not_found_error", "no version")
+                v = found[0]
+                if m.group(2) and method == "POST":
+                    if any(x.get("vid") == v["id"] for x in S.mems.values()):
+                        return self.error(409, "conflict_error", "the current version")
+                    v.update(path=None, content=None, content_sha256=None, content_size_bytes=None,
+                             redacted_at="2026-11-29T01:00:00Z",
+                             redacted_by={"type": "api_actor", "api_key_id": "apikey_hostile"})
+                    return self.answer(200, version_json(v, False))
+                if method == "GET":
+                    return self.answer(200, version_json(v, q.get("view", "full") == "full"))
         return self.error(404, "not_found_error", "no such endpoint")
 
     def list(self, q):
@@ -199,6 +246,7 @@ class Handler(BaseHTTPRequestHandler):
         S.next_id += 1
         S.version += 1
         S.mems[mid] = {"path": path, "content": content, "v": S.version}
+        record(mid, "created", S.mems[mid])
         if S.take("drop_create") is not None:
             return self.drop()  # done, but the client never hears of it
         return self.answer(200, mem_json(mid, S.mems[mid], False))
@@ -214,11 +262,13 @@ class Handler(BaseHTTPRequestHandler):
             m["path"] = m["path"] + ".moved"  # another client's rename, content kept
             S.version += 1
             m["v"] = S.version
+            record(mid, "modified", m)
         race = S.take("race")
         if race is not None:
             m["content"] = m["content"] + "racer\n"  # another writer got there first
             S.version += 1
             m["v"] = S.version
+            record(mid, "modified", m)
         pre = body.get("precondition")
         new_path, new_content = body.get("path", m["path"]), body.get("content", m["content"])
         if pre and pre["content_sha256"] != sha(m["content"]) and \
@@ -233,6 +283,7 @@ class Handler(BaseHTTPRequestHandler):
             S.version += 1
             m.update(path=new_path, content=new_content, v=S.version)
             S.changes += 1
+            record(mid, "modified", m)
         if S.take("cut_update") is not None:
             return self.cut(200, mem_json(mid, m, False))  # done; the answer cut short
         return self.answer(200, mem_json(mid, m, False))
@@ -253,6 +304,10 @@ def call(url, tool):
     r = subprocess.run([MEMTOOL, "--store", url, "call"], input=json.dumps(tool).encode(),
                        capture_output=True, timeout=60, env=env)
     return r.returncode, r.stdout.decode()
+
+
+def env_plain():
+    return {k: v for k, v in os.environ.items() if not k.startswith("MEMTOOL_")}
 
 
 def paths():
@@ -358,6 +413,32 @@ def main():
     check(len(creates) == 1, "a create is never sent twice blindly: %d sent" % len(creates))
     rc, out = call(url, {"command": "view", "path": "/memories/c.md"})
     check(rc == 0 and "c" in out, "the view the error advises shows it: %r" % out)
+
+    # History with version ids of no form memtool knows (memver_ and hex): ids 2^62 and up,
+    # the same in every process, found again by a scan; show, restore and redact by them.
+    call(url, {"command": "create", "path": "/memories/h.md", "file_text": "v1\n"})
+    call(url, {"command": "str_replace", "path": "/memories/h.md", "old_str": "v1", "new_str": "v2"})
+    ids = []
+    for _ in range(2):  # two processes
+        r = subprocess.run([MEMTOOL, "--store", url, "log", "/memories/h.md"], capture_output=True,
+                           text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY))
+        ids.append([int(l.split()[0]) for l in r.stdout.splitlines()])
+    check(len(ids[0]) == 2 and ids[0] == ids[1] and all(i >= 2 ** 62 for i in ids[0]),
+          "a foreign server's version ids: stable across processes, above 2^62: %r" % ids)
+    if len(ids[0]) == 2:
+        first = str(ids[0][1])
+        r = subprocess.run([MEMTOOL, "--store", url, "show", first], capture_output=True, text=True,
+                           env=dict(env_plain(), MEMTOOL_API_KEY=KEY))
+        check(r.stdout == "v1\n", "show by a hashed id: %r %r" % (r.stdout, r.stderr))
+        r = subprocess.run([MEMTOOL, "--store", url, "restore", first], capture_output=True, text=True,
+                           env=dict(env_plain(), MEMTOOL_API_KEY=KEY))
+        rc2, out2 = call(url, {"command": "view", "path": "/memories/h.md"})
+        check(r.returncode == 0 and "v1" in out2, "restore by a hashed id: %r %r" % (r.stdout + r.stderr, out2))
+        r = subprocess.run([MEMTOOL, "--store", url, "redact", first], capture_output=True, text=True,
+                           env=dict(env_plain(), MEMTOOL_API_KEY=KEY))
+        with S.lock:
+            red = [v for v in S.versions if v["memory_id"] and v["redacted_at"]]
+        check(r.returncode == 0 and len(red) == 1, "redact by a hashed id: %r" % (r.stdout + r.stderr))
 
     # A delete of a directory spanning pages; a key the server refuses.
     rc, out = call(url, {"command": "delete", "path": "/memories/p"})
