@@ -22,7 +22,8 @@ mkfifo "$dir/url"
 "$memtool" --store "sqlite:$dir/s.db" server --listen 127.0.0.1:0 --keys "$dir/keys" \
     >"$dir/url" 2>"$dir/log" &
 pid=$!
-read -r MEMTOOL_TEST_REMOTE <"$dir/url"
+MEMTOOL_TEST_REMOTE=
+read -r MEMTOOL_TEST_REMOTE <"$dir/url" || true
 case $MEMTOOL_TEST_REMOTE in
 http://127.0.0.1:*) ;;
 *) echo "with-server.sh: memtool server did not start:" >&2; cat "$dir/log" >&2; exit 1 ;;
