@@ -1,5 +1,5 @@
 #include "api/client.h"
-#include "api/curl_load.h"
+#include "util/curl_load.h"
 
 #include <ctype.h>
 #include <errno.h>

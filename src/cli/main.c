@@ -67,8 +67,10 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\nOptions (each also read from the environment variable shown):\n"
-            "  --store URL             the store: file:DIR, sqlite:PATH or\n"
-            "                          postgresql://USER@HOST/DB (MEMTOOL_STORE)\n"
+            "  --store URL             the store: file:DIR, sqlite:PATH,\n"
+            "                          postgresql://USER@HOST/DB or a memory store's\n"
+            "                          https://HOST/v1/memory_stores/memstore_ID\n"
+            "                          (MEMTOOL_STORE; its key in MEMTOOL_API_KEY)\n"
             "  --root DIR              the same as --store file:DIR (MEMTOOL_ROOT; default\n"
             "                          $XDG_DATA_HOME/memtool/memories)\n"
             "  --tenant NAME           whose memories, in a store shared by many\n"

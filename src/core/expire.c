@@ -263,8 +263,13 @@ int mt_memory_stats(mt_stats *out, mt_memory *m)
     out->max_store_size = m->opts.max_store_size;
     out->max_files = m->opts.max_files;
     out->max_dirs = m->opts.max_dirs;
-    if ((rc = m->store->usage(m->store, &out->usage)) < 0 || (rc = has_expiry(m, "stats")) < 0 ||
-        (rc = list_idle(&l, m, "", INT64_MAX)) < 0)
+    if ((rc = m->store->usage(m->store, &out->usage)) < 0 || (rc = has_expiry(m, "stats")) < 0)
+        goto done;
+    /* A store that keeps no times (a remote store: the API has none of
+     * access) says so with MT_ENOSYS: its stats are its usage alone. */
+    if ((rc = list_idle(&l, m, "", INT64_MAX)) == MT_ENOSYS)
+        rc = 0;
+    else if (rc < 0)
         goto done;
     for (i = 0; i < l.n && rc == 0; i++)
         if ((rc = top_put(out->largest, &out->nlargest, &l.v[i], bigger)) < 0 ||

@@ -257,8 +257,9 @@ int mt_memory_open_url_encrypted(mt_memory **out, const char *url, const mt_opti
     if (out)
         *out = NULL;
     if (!url)
-        return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH or "
-                                       "postgresql://USER@HOST/DATABASE");
+        return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH, "
+                                       "postgresql://USER@HOST/DATABASE or a memory store's "
+                                       "https://HOST/v1/memory_stores/memstore_ID");
     return open_store(out, NULL, url, opts, key);
 }
 
@@ -366,8 +367,9 @@ int mt_memory_open_url(mt_memory **out, const char *url, const mt_options *opts)
     if (out)
         *out = NULL;
     if (!url)
-        return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH or "
-                                       "postgresql://USER@HOST/DATABASE");
+        return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH, "
+                                       "postgresql://USER@HOST/DATABASE or a memory store's "
+                                       "https://HOST/v1/memory_stores/memstore_ID");
     return open_store(out, NULL, url, opts, NULL);
 }
 

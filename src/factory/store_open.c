@@ -10,6 +10,7 @@
 #include "crypt/crypt.h"
 #include "db/db.h"
 #include "fs/fs.h"
+#include "remote/remote.h"
 #include "util/path.h"
 #include "factory/store_factory.h"
 
@@ -84,6 +85,16 @@ int mt_store_open_url_with(mt_store **out, int *read_only, const char *url, cons
     case MT_STORE_PG:
         rc = mt_store_pg_open_with(out, u.target, tenant, flags);
         break;
+    case MT_STORE_REMOTE:
+        /* A memory store is the whole store: the API has no tenants (the
+         * key chooses what it sees). */
+        if (tenant && *tenant && strcmp(tenant, DEFAULT_TENANT) != 0)
+            rc = mt_error_set(MT_EINVAL,
+                              "a remote store has no tenants: the key says whose memory stores "
+                              "it reaches (leave out --tenant)");
+        else
+            rc = mt_store_remote_open(out, u.target);
+        break;
     }
     mt_store_url_dispose(&u);
     return rc;
@@ -97,6 +108,11 @@ int mt_store_assemble(mt_store **out, int *read_only, const char *root, const ch
 
     if (read_only)
         *read_only = 0;
+    if (key && url && (!strncmp(url, "https:", 6) || !strncmp(url, "http:", 5)))
+        return mt_error_set(MT_EINVAL,
+                            "encryption at rest is not available on a remote store (a memory store "
+                            "of the memory-store API takes its content as text): leave out "
+                            "--encrypt and the key");
     rc = url ? mt_store_open_url_with(out, read_only, url, tenant, durability, flags)
              : mt_store_fs_open_tenant(out, read_only, root, tenant, durability, flags);
     if (rc < 0)

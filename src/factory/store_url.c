@@ -2,7 +2,8 @@
  * Store URLs. A store is named the way people already name these things:
  * file:DIR and sqlite:PATH (also in the file:///abs form), and for
  * PostgreSQL whatever libpq accepts, so that an operator can paste the
- * connection string the rest of their tools use.
+ * connection string the rest of their tools use. A memory store of the
+ * memory-store API is named by its URL, as the API names it.
  */
 #include "factory/store_url.h"
 
@@ -12,14 +13,14 @@
 
 #include <memtool/store.h>
 
+#include "remote/remote.h"
+
 static const struct {
     const char *scheme;
     mt_store_kind kind;
 } schemes[] = {
-    {"file:", MT_STORE_FILE},
-    {"sqlite:", MT_STORE_SQLITE},
-    {"postgresql:", MT_STORE_PG},
-    {"postgres:", MT_STORE_PG},
+    {"file:", MT_STORE_FILE},   {"sqlite:", MT_STORE_SQLITE}, {"postgresql:", MT_STORE_PG},
+    {"postgres:", MT_STORE_PG}, {"https:", MT_STORE_REMOTE},  {"http:", MT_STORE_REMOTE},
 };
 
 static int has_prefix(const char *s, const char *prefix)
@@ -61,7 +62,8 @@ int mt_store_url_parse(mt_store_url *out, const char *url)
     memset(out, 0, sizeof(*out));
     if (!url || !*url)
         return mt_error_set(MT_EINVAL, "no store URL given: use file:DIR, sqlite:PATH or "
-                                       "postgresql://USER@HOST/DATABASE");
+                                       "postgresql://USER@HOST/DATABASE, or a memory store's "
+                                       "https://HOST/v1/memory_stores/memstore_ID");
     for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
         if (has_prefix(url, schemes[i].scheme)) {
             out->kind = schemes[i].kind;
@@ -72,9 +74,15 @@ int mt_store_url_parse(mt_store_url *out, const char *url)
     if (!rest)
         return mt_error_set(MT_EINVAL,
                             "'%.200s' is not a store URL: use file:DIR, sqlite:PATH or "
-                            "postgresql://USER@HOST/DATABASE (a directory alone is --root DIR)",
+                            "postgresql://USER@HOST/DATABASE, or a memory store's "
+                            "https://HOST/v1/memory_stores/memstore_ID (a directory alone is "
+                            "--root DIR)",
                             url);
-    if (out->kind == MT_STORE_PG) {
+    if (out->kind == MT_STORE_REMOTE) {
+        if ((rc = mt_remote_url_check(url)) < 0)
+            return rc;
+        target = url;
+    } else if (out->kind == MT_STORE_PG) {
         /* libpq reads the URI whole (both schemes); after a bare
          * "postgresql:" comes a keyword string ("host=... dbname=..."). */
         target = has_prefix(rest, "//") ? url : rest;
@@ -188,7 +196,7 @@ int mt_store_same(int *same, const char *url_a, const char *tenant_a, const char
         goto done;
     if (a.kind != b.kind || strcmp(tenant_name(tenant_a), tenant_name(tenant_b)) != 0)
         goto done;
-    if (a.kind == MT_STORE_PG)
+    if (a.kind == MT_STORE_PG || a.kind == MT_STORE_REMOTE)
         *same = strcmp(a.target, b.target) == 0;
     else
         /* The thing itself, not its spelling: a symlink or a relative path

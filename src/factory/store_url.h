@@ -11,13 +11,15 @@
 typedef enum {
     MT_STORE_FILE = 1,   /* file:DIR */
     MT_STORE_SQLITE = 2, /* sqlite:PATH */
-    MT_STORE_PG = 3      /* postgresql://... or postgresql:KEYWORDS */
+    MT_STORE_PG = 3,     /* postgresql://... or postgresql:KEYWORDS */
+    MT_STORE_REMOTE = 4  /* https://HOST/v1/memory_stores/memstore_ID (http:// on loopback) */
 } mt_store_kind;
 
 typedef struct {
     mt_store_kind kind;
     /* What the store opens: a directory, a database file, or a libpq
-     * connection string (the URI whole, or the keyword string). Malloc'd. */
+     * connection string (the URI whole, or the keyword string), or a memory
+     * store's URL. Malloc'd. */
     char *target;
 } mt_store_url;
 

@@ -1,4 +1,4 @@
-#include "api/curl_load.h"
+#include "util/curl_load.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -36,6 +36,7 @@ static void load(void)
         RESOLVE(lib, easy_reset, "curl_easy_reset") ||
         RESOLVE(lib, easy_setopt, "curl_easy_setopt") ||
         RESOLVE(lib, easy_perform, "curl_easy_perform") ||
+        RESOLVE(lib, easy_getinfo, "curl_easy_getinfo") ||
         RESOLVE(lib, easy_strerror, "curl_easy_strerror") ||
         RESOLVE(lib, slist_append, "curl_slist_append") ||
         RESOLVE(lib, slist_free_all, "curl_slist_free_all")) {

@@ -1,0 +1,552 @@
+/*
+ * A remote store's history: the API's memory_versions, which the server
+ * writes itself (one version a change), read as memtool's versions.
+ *
+ * Version ids. memtool counts versions with int64 ids; the API names them
+ * with opaque strings. memtool server's are "memver_N" with N its own
+ * version id, so N is the id, in both directions, in every process: the
+ * same numbers `memtool log` shows on the server's store. Any other id
+ * (another server's) is 2^62 plus the first 62 bits of its SHA-256: the
+ * same in every process and on every machine, but not ordered by time and
+ * not reversible, so such an id is found again by a scan of the versions,
+ * remembered for the rest of the process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "remote/remote_store.h"
+#include "util/sha256.h"
+
+#define HASHED ((int64_t)1 << 62)
+
+/* The ids met that are not memtool server's, with their API form. */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int64_t id;
+    char *api;
+} * seen;
+static size_t seen_count, seen_cap;
+
+static void remember(int64_t id, const char *api)
+{
+    size_t i;
+
+    pthread_mutex_lock(&seen_lock);
+    for (i = 0; i < seen_count; i++)
+        if (seen[i].id == id)
+            goto done;
+    if (seen_count == seen_cap) {
+        size_t cap = seen_cap ? seen_cap * 2 : 64;
+        void *grown = realloc(seen, cap * sizeof(*seen));
+        if (!grown)
+            goto done;
+        seen = grown;
+        seen_cap = cap;
+    }
+    if ((seen[seen_count].api = strdup(api)) != NULL)
+        seen[seen_count++].id = id;
+done:
+    pthread_mutex_unlock(&seen_lock);
+}
+
+int64_t mt_remote_version_id(mt_remote_store *rs, const char *api)
+{
+    unsigned char md[32];
+    int64_t n = 0;
+    size_t i;
+
+    (void)rs;
+    if (strncmp(api, "memver_", 7) == 0 && api[7] >= '1' && api[7] <= '9' &&
+        strlen(api) <= 7 + 18) {
+        for (i = 7; api[i] >= '0' && api[i] <= '9'; i++)
+            n = n * 10 + (api[i] - '0');
+        if (!api[i] && n < HASHED)
+            return n;
+    }
+    mt_sha256_digest(md, api, strlen(api));
+    n = 0;
+    for (i = 0; i < 8; i++)
+        n = (n << 8) | md[i];
+    n = HASHED | (n & (HASHED - 1));
+    remember(n, api);
+    return n;
+}
+
+/* The API form of id: 1 with out filled, 0 when not known (yet). */
+static int api_form(char *out, size_t size, int64_t id)
+{
+    size_t i;
+    int found = 0;
+
+    if (id <= 0)
+        return 0;
+    if (id < HASHED) {
+        snprintf(out, size, "memver_%lld", (long long)id);
+        return 1;
+    }
+    pthread_mutex_lock(&seen_lock);
+    for (i = 0; i < seen_count && !found; i++)
+        if (seen[i].id == id && strlen(seen[i].api) < size) {
+            memcpy(out, seen[i].api, strlen(seen[i].api) + 1);
+            found = 1;
+        }
+    pthread_mutex_unlock(&seen_lock);
+    return found;
+}
+
+/* RFC 3339 ("2026-11-29T05:01:21.123Z", or with +hh:mm) in ms, or -1. */
+static int digits(const char *s, int n, int *out)
+{
+    int i, v = 0;
+
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static int64_t rfc3339_ms(const char *s)
+{
+    struct tm tm;
+    int y, mo, d, h, mi, sec, ms = 0, off = 0, oh, om;
+    const char *p;
+    time_t t;
+
+    if (!s || strlen(s) < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||
+        s[7] != '-' || digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
+        digits(s + 17, 2, &sec))
+        return -1;
+    p = s + 19;
+    if (*p == '.') {
+        int scale = 100;
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            ms += (*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && !digits(p + 1, 2, &oh) && p[3] == ':' &&
+               !digits(p + 4, 2, &om)) {
+        off = (oh * 60 + om) * (*p == '+' ? 1 : -1);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p)
+        return -1;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    if ((t = timegm(&tm)) == (time_t)-1)
+        return -1;
+    return ((int64_t)t - (int64_t)off * 60) * 1000 + ms;
+}
+
+static void rfc3339(char out[40], int64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    char base[32];
+
+    gmtime_r(&t, &tm);
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, 40, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
+/* memtool's actor for the API's created_by (docs/server.md's table, read
+ * backwards). */
+static char *actor_of(const json_t *by)
+{
+    const char *type = json_string_value(json_object_get(by, "type")), *v = NULL, *pre = "";
+    mt_buf b = MT_BUF_INIT;
+    size_t i;
+
+    if (!type)
+        return strdup("external");
+    if (strcmp(type, "api_actor") == 0)
+        v = json_string_value(json_object_get(by, "api_key_id")), pre = "api:";
+    else if (strcmp(type, "session_actor") == 0)
+        v = json_string_value(json_object_get(by, "session_id")), pre = "session:";
+    else if (strcmp(type, "user_actor") == 0)
+        v = json_string_value(json_object_get(by, "user_id"));
+    else if (strcmp(type, "service_account_actor") == 0)
+        v = json_string_value(json_object_get(by, "service_account_id")), pre = "service:";
+    if (!v)
+        return strdup("external");
+    mt_buf_puts(&b, pre);
+    for (i = 0; i < 128 && v[i]; i++)
+        mt_buf_putc(&b, v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?');
+    return mt_buf_detach(&b, NULL);
+}
+
+static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, char **content,
+                         size_t *content_len)
+{
+    const char *id = json_string_value(json_object_get(o, "id"));
+    const char *mem = json_string_value(json_object_get(o, "memory_id"));
+    const char *op = json_string_value(json_object_get(o, "operation"));
+    const json_t *jp = json_object_get(o, "path"), *jc = json_object_get(o, "content");
+    const char *sha = json_string_value(json_object_get(o, "content_sha256"));
+    const json_t *js = json_object_get(o, "content_size_bytes");
+    const json_t *red = json_object_get(o, "redacted_at");
+
+    memset(v, 0, sizeof(*v));
+    if (!id || strlen(id) > 128 || !mem || strlen(mem) > 128 || !op)
+        return mt_error_set(MT_EIO, "history: the server answered a version without its ids");
+    v->id = mt_remote_version_id(rs, id);
+    mt_remote_memory_id(v->memory_id, mem);
+    v->operation = strcmp(op, "created") == 0    ? MT_VERSION_CREATED
+                   : strcmp(op, "modified") == 0 ? MT_VERSION_MODIFIED
+                   : strcmp(op, "deleted") == 0  ? MT_VERSION_DELETED
+                                                 : 0;
+    if (!v->operation)
+        return mt_error_set(MT_EIO, "history: the server answered an unknown operation");
+    v->redacted = red && !json_is_null(red);
+    v->created_at = rfc3339_ms(json_string_value(json_object_get(o, "created_at")));
+    if (v->created_at < 0)
+        v->created_at = 0;
+    if (json_is_string(jp)) {
+        if (!mt_remote_api_path_ok(json_string_value(jp), json_string_length(jp)))
+            return mt_error_set(MT_EIO, "history: the server answered an unusable path");
+        if (!(v->path = strdup(json_string_value(jp) + 1)))
+            return MT_ENOMEM;
+    }
+    if (sha && strlen(sha) == 64)
+        memcpy(v->content_sha256, sha, 65);
+    if (json_is_integer(js) && json_integer_value(js) >= 0 &&
+        json_integer_value(js) <= MT_REMOTE_MAX_CONTENT)
+        v->content_size = (uint64_t)json_integer_value(js);
+    if (!(v->actor = actor_of(json_object_get(o, "created_by"))))
+        goto nomem;
+    if (content && json_is_string(jc)) {
+        char got[65];
+        size_t n = json_string_length(jc);
+        mt_sha256_hex(got, json_string_value(jc), n);
+        if (n != v->content_size || strcmp(got, v->content_sha256) != 0) {
+            mt_version_dispose(v);
+            return mt_error_set(MT_EIO, "history: the server answered content whose SHA-256 is "
+                                        "not the version's");
+        }
+        if (!(*content = malloc(n + 1)))
+            goto nomem;
+        memcpy(*content, json_string_value(jc), n + 1);
+        *content_len = n;
+    }
+    return 0;
+nomem:
+    mt_version_dispose(v);
+    return mt_error_set(MT_ENOMEM, "out of memory");
+}
+
+/* The API form of id, scanning the versions for a hashed id not met yet. */
+static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id)
+{
+    mt_version *v = NULL;
+    size_t n = 0;
+    mt_log_query q;
+
+    if (api_form(out, size, id))
+        return 0;
+    memset(&q, 0, sizeof(q));
+    q.limit = 100000;
+    if (mt_remote_versions(&rs->base, &v, &n, &q) == 0)
+        mt_versions_free(v, n);
+    return api_form(out, size, id) ? 0
+                                   : mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+}
+
+static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
+                            const mt_log_query *query);
+
+int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
+{
+    mt_remote_store *rs = (mt_remote_store *)st;
+    mt_buf target = MT_BUF_INIT, cursor = MT_BUF_INIT;
+    size_t limit = query && query->limit ? query->limit : 100, cap = 0, pages = 0;
+    const char *p = query && query->path ? query->path : "";
+    size_t plen = strlen(p);
+    int rc = 0, passed = !(query && query->before_id);
+    char when[40], api_mem[200];
+
+    *out = NULL;
+    *count = 0;
+    if (plen)
+        return versions_of_path(st, out, count, query);
+    for (;;) {
+        mt_remote_resp r;
+        json_t *o, *data, *item, *next;
+        size_t i;
+
+        mt_buf_truncate(&target, 0);
+        rc = mt_buf_puts(&target, "/memory_versions?view=basic&limit=100");
+        /* By memory: the API's id when this process met it; else every
+         * version, picked below (a hashed id cannot be turned back). */
+        if (rc == 0 && query && query->memory_id &&
+            mt_remote_memory_api_id(api_mem, sizeof(api_mem), query->memory_id))
+            rc = mt_buf_puts(&target, "&memory_id=") < 0 ? MT_ENOMEM
+                                                         : mt_remote_escape(&target, api_mem);
+        if (rc == 0 && query && query->operation)
+            rc = mt_buf_printf(&target, "&operation=%s",
+                               query->operation == MT_VERSION_CREATED    ? "created"
+                               : query->operation == MT_VERSION_MODIFIED ? "modified"
+                                                                         : "deleted");
+        if (rc == 0 && query && query->since > 0) {
+            rfc3339(when, query->since);
+            rc = mt_buf_printf(&target, "&created_at%%5Bgte%%5D=%s", when);
+        }
+        if (rc == 0 && query && query->until > 0) {
+            rfc3339(when, query->until);
+            rc = mt_buf_printf(&target, "&created_at%%5Blte%%5D=%s", when);
+        }
+        if (rc == 0 && cursor.len)
+            rc = mt_buf_puts(&target, "&page=") < 0 ? MT_ENOMEM
+                                                    : mt_remote_escape(&target, cursor.ptr);
+        if (rc < 0)
+            break;
+        if ((rc = mt_remote_send(&rs->http, &r, "GET", target.ptr, NULL, MT_REMOTE_SAFE,
+                                 "history")) < 0)
+            break;
+        if (r.status != 200) {
+            rc = mt_remote_fail(&r, MT_EIO, "history");
+            mt_remote_resp_dispose(&r);
+            break;
+        }
+        o = mt_remote_json(&r, "history");
+        mt_remote_resp_dispose(&r);
+        if (!o) {
+            rc = MT_EIO;
+            break;
+        }
+        data = json_object_get(o, "data");
+        next = json_object_get(o, "next_page");
+        if (!json_is_array(data)) {
+            json_decref(o);
+            rc = mt_error_set(MT_EIO, "history: the server's page has no data array");
+            break;
+        }
+        json_array_foreach(data, i, item)
+        {
+            mt_version v;
+            if ((rc = version_parse(rs, &v, item, NULL, NULL)) < 0)
+                break;
+            if (!passed) {
+                /* The cursor: memtool server's ids are ordered; another's
+                 * are found in the order the server lists them. */
+                passed = query->before_id < HASHED ? v.id < query->before_id : 0;
+                if (v.id == query->before_id)
+                    passed = 1, v.id = 0; /* this one is the cursor itself */
+                if (!passed || !v.id) {
+                    mt_version_dispose(&v);
+                    continue;
+                }
+            }
+            if ((plen && (!v.path || (strncmp(v.path, p, plen) != 0) ||
+                          (v.path[plen] != '\0' && v.path[plen] != '/'))) ||
+                (query && query->memory_id && strcmp(query->memory_id, v.memory_id) != 0) ||
+                (query && query->actor && strcmp(query->actor, v.actor) != 0)) {
+                mt_version_dispose(&v);
+                continue;
+            }
+            if (*count == cap) {
+                size_t c2 = cap ? cap * 2 : 32;
+                mt_version *grown = realloc(*out, c2 * sizeof(*grown));
+                if (!grown) {
+                    mt_version_dispose(&v);
+                    rc = mt_error_set(MT_ENOMEM, "out of memory");
+                    break;
+                }
+                *out = grown;
+                cap = c2;
+            }
+            (*out)[(*count)++] = v;
+            if (*count >= limit)
+                break;
+        }
+        if (rc < 0 || *count >= limit || !json_is_string(next) || !json_string_length(next) ||
+            json_string_length(next) > 4096 ||
+            (cursor.len && strcmp(cursor.ptr, json_string_value(next)) == 0) || ++pages > 10000) {
+            json_decref(o);
+            break;
+        }
+        mt_buf_truncate(&cursor, 0);
+        rc = mt_buf_puts(&cursor, json_string_value(next));
+        json_decref(o);
+        if (rc < 0)
+            break;
+    }
+    mt_buf_dispose(&target);
+    mt_buf_dispose(&cursor);
+    if (rc < 0) {
+        mt_versions_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static int get_version(mt_remote_store *rs, mt_version *v, int64_t id, char **content, size_t *len)
+{
+    char api[200];
+    mt_buf target = MT_BUF_INIT;
+    mt_remote_resp r;
+    json_t *o;
+    int rc;
+
+    if ((rc = find_api_form(rs, api, sizeof(api), id)) < 0)
+        return rc;
+    if (mt_buf_puts(&target, "/memory_versions/") < 0 || mt_remote_escape(&target, api) < 0 ||
+        mt_buf_puts(&target, content ? "?view=full" : "?view=basic") < 0) {
+        mt_buf_dispose(&target);
+        return MT_ENOMEM;
+    }
+    rc = mt_remote_send(&rs->http, &r, "GET", target.ptr, NULL, MT_REMOTE_SAFE, "history");
+    mt_buf_dispose(&target);
+    if (rc < 0)
+        return rc;
+    if (r.status == 404)
+        rc = mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+    else if (r.status != 200)
+        rc = mt_remote_fail(&r, MT_EIO, "history");
+    else if (!(o = mt_remote_json(&r, "history")))
+        rc = MT_EIO;
+    else {
+        rc = version_parse(rs, v, o, content, len);
+        json_decref(o);
+    }
+    mt_remote_resp_dispose(&r);
+    return rc;
+}
+
+int mt_remote_version_get(mt_store *st, mt_version *out, int64_t id)
+{
+    return get_version((mt_remote_store *)st, out, id, NULL, NULL);
+}
+
+int mt_remote_version_content(mt_store *st, char **out, size_t *len, int64_t id)
+{
+    mt_version v;
+    int rc;
+
+    *out = NULL;
+    *len = 0;
+    if ((rc = get_version((mt_remote_store *)st, &v, id, out, len)) < 0)
+        return rc;
+    if (!*out && (v.redacted || v.operation == MT_VERSION_DELETED))
+        rc = mt_error_set(MT_ENOTFOUND, "version %lld has no content (%s)", (long long)id,
+                          v.redacted ? "redacted" : "a deletion");
+    else if (!*out)
+        rc = mt_error_set(MT_EIO, "history: the server answered version %lld without content",
+                          (long long)id);
+    mt_version_dispose(&v);
+    return rc;
+}
+
+int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id)
+{
+    mt_remote_store *rs = (mt_remote_store *)st;
+    char api[200];
+    mt_buf target = MT_BUF_INIT;
+    mt_remote_resp r;
+    int rc;
+
+    (void)op;
+    if ((rc = find_api_form(rs, api, sizeof(api), id)) < 0)
+        return rc;
+    if (mt_buf_puts(&target, "/memory_versions/") < 0 || mt_remote_escape(&target, api) < 0 ||
+        mt_buf_puts(&target, "/redact") < 0) {
+        mt_buf_dispose(&target);
+        return MT_ENOMEM;
+    }
+    /* A second redaction of a redacted version changes nothing. */
+    rc = mt_remote_send(&rs->http, &r, "POST", target.ptr, NULL, MT_REMOTE_SAFE, "redact");
+    mt_buf_dispose(&target);
+    if (rc < 0)
+        return rc;
+    if (r.status == 200)
+        rc = 0;
+    else if (r.status == 404)
+        rc = mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+    else if (r.status == 409)
+        rc = mt_remote_fail(&r, MT_EINVAL, "redact");
+    else
+        rc = mt_remote_fail(&r, MT_EIO, "redact");
+    mt_remote_resp_dispose(&r);
+    return rc;
+}
+
+/*
+ * The versions of a path, as the local stores give them: every version of
+ * each memory that was ever at the path or beneath it (its versions at other
+ * paths and redacted ones too). The API filters by memory, not by path, so
+ * every version is read (pages of 100), and the memories picked from them.
+ */
+static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
+                            const mt_log_query *query)
+{
+    mt_log_query all = *query;
+    mt_version *v = NULL;
+    size_t n = 0, i, k, plen = strlen(query->path), limit = query->limit ? query->limit : 100;
+    char(*ids)[24] = NULL;
+    size_t nids = 0;
+    int rc, passed = !query->before_id;
+
+    all.path = NULL;
+    all.before_id = 0;
+    all.limit = (size_t)-1;
+    if ((rc = mt_remote_versions(st, &v, &n, &all)) < 0)
+        return rc;
+    if (n && !(ids = calloc(n, sizeof(*ids)))) {
+        mt_versions_free(v, n);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        const char *vp = v[i].path;
+        if (!vp || strncmp(vp, query->path, plen) != 0 || (vp[plen] && vp[plen] != '/'))
+            continue;
+        for (k = 0; k < nids && strcmp(ids[k], v[i].memory_id) != 0; k++)
+            ;
+        if (k == nids)
+            memcpy(ids[nids++], v[i].memory_id, 24);
+    }
+    for (i = 0; i < n; i++) {
+        int keep = 0;
+        for (k = 0; k < nids && !keep; k++)
+            keep = strcmp(ids[k], v[i].memory_id) == 0;
+        if (keep && !passed) {
+            /* The cursor, as in mt_remote_versions. */
+            if (v[i].id == query->before_id)
+                passed = 1, keep = 0;
+            else if (query->before_id < HASHED && v[i].id < query->before_id)
+                passed = 1;
+            else
+                keep = 0;
+        }
+        if (keep && *count < limit) {
+            if (!*out && !(*out = calloc(limit < n ? limit : n, sizeof(**out)))) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+                break;
+            }
+            (*out)[(*count)++] = v[i];
+            memset(&v[i], 0, sizeof(v[i]));
+        }
+    }
+    free(ids);
+    mt_versions_free(v, n);
+    if (rc < 0) {
+        mt_versions_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
+}

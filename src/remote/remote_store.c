@@ -1,0 +1,950 @@
+/*
+ * The remote store's operations over the memory-store API. Each change is
+ * one request the server orders (linearizable as the server is): a create
+ * never replaces (the API's path conflict), an edit writes under a
+ * content_sha256 precondition and tries again on a conflict, a remove and a
+ * rename carry the SHA-256 of what they read. A directory is what the paths
+ * imply: it acts on every memory beneath it, one request each.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "remote/remote_store.h"
+#include "util/api_path.h"
+#include "util/sha256.h"
+
+/* Edits that meet a change made meanwhile try again this many times. */
+#define EDIT_ATTEMPTS 8
+
+static mt_remote_store *R(mt_store *st)
+{
+    return (mt_remote_store *)st;
+}
+
+static void nap(unsigned attempt)
+{
+    struct timespec ts;
+    long ms;
+
+    /* A few ms of jitter from the clock, so that racing writers part. */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ms = (5L << (attempt < 6 ? attempt : 6)) + (long)(ts.tv_nsec / 1000 % 10);
+    ts.tv_sec = 0;
+    ts.tv_nsec = ms * 1000000L;
+    nanosleep(&ts, NULL);
+}
+
+/* The memory ids met, memtool's form with the API's, for a filter by
+ * memory: a hashed id cannot be turned back. */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char mid[24];
+    char *api;
+} * ids;
+static size_t ids_count, ids_cap;
+
+static void ids_remember(const char mid[24], const char *api_id)
+{
+    size_t i;
+
+    pthread_mutex_lock(&ids_lock);
+    for (i = 0; i < ids_count; i++)
+        if (strcmp(ids[i].mid, mid) == 0)
+            goto done;
+    if (ids_count == ids_cap) {
+        size_t cap = ids_cap ? ids_cap * 2 : 64;
+        void *grown = realloc(ids, cap * sizeof(*ids));
+        if (!grown)
+            goto done; /* only a filter's shortcut is lost */
+        ids = grown;
+        ids_cap = cap;
+    }
+    if ((ids[ids_count].api = strdup(api_id)) != NULL)
+        memcpy(ids[ids_count++].mid, mid, 24);
+done:
+    pthread_mutex_unlock(&ids_lock);
+}
+
+int mt_remote_memory_api_id(char *out, size_t size, const char *mid)
+{
+    size_t i;
+    int found = 0;
+
+    pthread_mutex_lock(&ids_lock);
+    for (i = 0; i < ids_count && !found; i++)
+        if (strcmp(ids[i].mid, mid) == 0 && strlen(ids[i].api) < size) {
+            memcpy(out, ids[i].api, strlen(ids[i].api) + 1);
+            found = 1;
+        }
+    pthread_mutex_unlock(&ids_lock);
+    return found;
+}
+
+void mt_remote_memory_id(char out[24], const char *api_id)
+{
+    size_t i, n = strlen(api_id);
+    int plain = n == 20 && strncmp(api_id, "mem_", 4) == 0;
+    char hex[65];
+
+    for (i = 4; plain && i < 20; i++)
+        plain = (api_id[i] >= '0' && api_id[i] <= '9') || (api_id[i] >= 'a' && api_id[i] <= 'f');
+    if (plain) {
+        memcpy(out, api_id, 21);
+    } else {
+        mt_sha256_hex(hex, api_id, n);
+        memcpy(out, "mem_", 4);
+        memcpy(out + 4, hex, 16);
+        out[20] = '\0';
+    }
+    ids_remember(out, api_id);
+}
+
+/* The API's rule for a path, in memtool's words, before any request. */
+static int rules_check(const char *rel)
+{
+    mt_buf api = MT_BUF_INIT;
+    char why[400];
+    int rc;
+
+    if (mt_buf_printf(&api, "/%s", rel) < 0)
+        return MT_ENOMEM;
+    rc = mt_memstore_path_check("the path", api.ptr, api.len);
+    mt_buf_dispose(&api);
+    if (rc != MT_EINVAL)
+        return rc;
+    snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+    return mt_error_set(MT_EINVAL,
+                        "%s (a rule of the memory-store API, which this remote store "
+                        "keeps)",
+                        why);
+}
+
+static int content_check(size_t len)
+{
+    if (len > MT_REMOTE_MAX_CONTENT)
+        return mt_error_set(MT_EINVAL,
+                            "the memory would be %zu bytes, over the memory-store API's limit of "
+                            "102,400 bytes a memory",
+                            len);
+    return 0;
+}
+
+/* The error of a refused write, by the API's error type. */
+static int write_error(const mt_remote_resp *r, const char *what)
+{
+    char type[64];
+
+    mt_remote_error_type(r, type, sizeof(type));
+    if (r->status == 400 || r->status == 413 || r->status == 422)
+        return mt_remote_fail(r, MT_EINVAL, what);
+    if (r->status == 404)
+        return mt_remote_fail(r, MT_ENOTFOUND, what);
+    if (r->status == 401 || r->status == 403)
+        return mt_remote_fail(r, MT_EIO, what);
+    if (r->status == 409 && strcmp(type, "memory_precondition_failed_error") == 0)
+        return mt_remote_fail(r, MT_ECONFLICT, what);
+    return mt_remote_fail(r, MT_EIO, what);
+}
+
+/* A 409 path conflict: the path taken (MT_EEXISTS), or a memory where a
+ * directory of it would be (MT_ENOTDIR). */
+static int path_conflict(const mt_remote_resp *r, const char *api)
+{
+    json_t *o = mt_remote_json(r, "write");
+    const char *cp =
+        json_string_value(json_object_get(json_object_get(o, "error"), "conflicting_path"));
+    int rc = MT_EEXISTS;
+    size_t n;
+
+    if (cp && (n = strlen(cp)) < strlen(api) && strncmp(api, cp, n) == 0 && api[n] == '/')
+        rc = MT_ENOTDIR;
+    json_decref(o);
+    return rc;
+}
+
+static int is_path_conflict(const mt_remote_resp *r)
+{
+    char type[64];
+
+    return r->status == 409 &&
+           strcmp(mt_remote_error_type(r, type, sizeof(type)), "memory_path_conflict_error") == 0;
+}
+
+static void note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer)
+{
+    const char *v = json_string_value(json_object_get(answer, "memory_version_id"));
+
+    if (v)
+        op->version = mt_remote_version_id(rs, v);
+}
+
+static int not_a_file(void)
+{
+    return mt_error_set(MT_EINVAL, "an expected SHA-256 applies only to a regular file");
+}
+
+static int remote_stat(mt_store *st, mt_node_type *type, uint64_t *size, const char *path)
+{
+    mt_rmem m;
+    int rc;
+
+    *size = 0;
+    if (!*path) {
+        *type = MT_NODE_DIR;
+        return 0;
+    }
+    if ((rc = mt_remote_find(R(st), &m, path, 0)) < 0)
+        return rc;
+    *type = (mt_node_type)rc;
+    *size = rc == MT_NODE_FILE ? m.size : 0;
+    mt_rmem_dispose(&m);
+    return 0;
+}
+
+static int remote_read(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
+                       void *payload)
+{
+    mt_rmem m;
+    size_t off = 0, piece;
+    int rc;
+
+    if (!*path)
+        return MT_EISDIR;
+    if ((rc = mt_remote_find(R(st), &m, path, 1)) < 0)
+        return rc;
+    if (rc == MT_NODE_DIR)
+        return MT_EISDIR;
+    *size = m.size;
+    piece = m.size <= whole ? m.size : MT_STORE_PIECE;
+    do {
+        size_t n = m.size - off < piece ? m.size - off : piece;
+        rc = cb(payload, m.content + off, n, off, off + n == m.size);
+        off += n;
+    } while (rc == 0 && off < m.size);
+    mt_rmem_dispose(&m);
+    return rc < 0 ? rc : 0;
+}
+
+static char *memory_body(const char *api, const char *data, size_t len, const char *sha,
+                         int with_path, int with_content)
+{
+    json_t *o = json_object(), *c;
+    char *s = NULL;
+
+    if (!o)
+        return NULL;
+    if (with_path && json_object_set_new(o, "path", json_string(api)) < 0)
+        goto done;
+    if (with_content) {
+        if (!(c = json_stringn(data ? data : "", len)) || json_object_set_new(o, "content", c) < 0)
+            goto done;
+    }
+    if (sha && json_object_set_new(
+                   o, "precondition",
+                   json_pack("{s:s,s:s}", "type", "content_sha256", "content_sha256", sha)) < 0)
+        goto done;
+    s = json_dumps(o, JSON_COMPACT);
+done:
+    json_decref(o);
+    return s;
+}
+
+static int remote_create(mt_store *st, mt_store_op *op, const char *path, const char *data,
+                         size_t len)
+{
+    mt_remote_store *rs = R(st);
+    mt_remote_resp r;
+    mt_buf what = MT_BUF_INIT;
+    char *api = NULL, *parent = NULL, *body = NULL;
+    json_t *o;
+    int rc;
+
+    op->version = 0;
+    if (!*path)
+        return MT_EEXISTS;
+    if ((rc = content_check(len)) < 0 || (rc = rules_check(path)) < 0)
+        return rc;
+    if ((rc = mt_remote_paths(&parent, &api, path)) < 0)
+        return rc;
+    if (!(body = memory_body(api, data, len, NULL, 1, 1))) {
+        rc = mt_error_set(MT_EINVAL, "the content is not valid UTF-8: the API takes text only");
+        goto done;
+    }
+    if (mt_buf_printf(&what, "the create of %s", api) < 0) {
+        rc = MT_ENOMEM;
+        goto done;
+    }
+    /* Never sent twice: a create carries no precondition. */
+    if ((rc = mt_remote_send(&rs->http, &r, "POST", "/memories", body, MT_REMOTE_ONCE, what.ptr)) <
+        0)
+        goto done;
+    if (r.status == 200 || r.status == 201) {
+        if ((o = mt_remote_json(&r, what.ptr)) != NULL) {
+            note_version(rs, op, o);
+            json_decref(o);
+        }
+        rc = 0;
+    } else if (is_path_conflict(&r)) {
+        rc = path_conflict(&r, api);
+    } else if (r.status == 404) {
+        rc = mt_remote_fail(&r, MT_EIO,
+                            "the memory store is not there (check its id, and that "
+                            "the key is the store's)");
+    } else {
+        rc = write_error(&r, what.ptr);
+    }
+    mt_remote_resp_dispose(&r);
+done:
+    mt_buf_dispose(&what);
+    free(api);
+    free(parent);
+    free(body);
+    return rc;
+}
+
+/* POST /memories/{id} with body; the answer's status (and r kept). */
+static int update(mt_remote_store *rs, mt_remote_resp *r, const char *id, const char *body,
+                  const char *what)
+{
+    mt_buf target = MT_BUF_INIT;
+    int rc;
+
+    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0) {
+        mt_buf_dispose(&target);
+        return MT_ENOMEM;
+    }
+    /* Safe to repeat: the precondition makes a second one a no-op or a
+     * conflict, and the API answers one that finds its content in place
+     * with success. */
+    rc = mt_remote_send(&rs->http, r, "POST", target.ptr, body, MT_REMOTE_SAFE, what);
+    mt_buf_dispose(&target);
+    return rc;
+}
+
+static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb,
+                       void *payload)
+{
+    mt_remote_store *rs = R(st);
+    mt_buf what = MT_BUF_INIT;
+    unsigned attempt;
+    int rc = 0;
+
+    op->version = 0;
+    if (!*path)
+        return MT_EISDIR;
+    if (mt_buf_printf(&what, "the edit of /%s", path) < 0)
+        return MT_ENOMEM;
+    for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
+        mt_rmem m;
+        mt_remote_resp r;
+        char *out = NULL, *body;
+        size_t out_len = 0;
+        json_t *o;
+
+        if ((rc = mt_remote_find(rs, &m, path, 1)) < 0)
+            break;
+        if (rc == MT_NODE_DIR) {
+            rc = op->expect_sha256 ? not_a_file() : MT_EISDIR;
+            break;
+        }
+        if (op->expect_sha256 && strcmp(op->expect_sha256, m.sha) != 0) {
+            memcpy(op->current_sha256, m.sha, 65);
+            mt_rmem_dispose(&m);
+            rc = MT_ECONFLICT;
+            break;
+        }
+        if (op->max_file_size && m.size > op->max_file_size) {
+            op->refused = MT_LIMIT_FILE_SIZE;
+            op->limit = op->max_file_size;
+            op->held = op->would = m.size;
+            mt_rmem_dispose(&m);
+            rc = MT_ELIMIT;
+            break;
+        }
+        rc = cb(&out, &out_len, m.content, m.size, payload);
+        if (rc < 0) {
+            mt_rmem_dispose(&m);
+            free(out);
+            break;
+        }
+        if ((rc = content_check(out_len)) < 0) {
+            mt_rmem_dispose(&m);
+            free(out);
+            break;
+        }
+        body = memory_body(NULL, out, out_len, m.sha, 0, 1);
+        free(out);
+        if (!body) {
+            mt_rmem_dispose(&m);
+            rc = mt_error_set(MT_EINVAL, "the new content is not valid UTF-8");
+            break;
+        }
+        rc = update(rs, &r, m.id, body, what.ptr);
+        free(body);
+        mt_rmem_dispose(&m);
+        if (rc < 0)
+            break;
+        if (r.status == 200) {
+            const char *now;
+            rc = 0;
+            if ((o = mt_remote_json(&r, what.ptr)) != NULL) {
+                note_version(rs, op, o);
+                /* Moved by another client, content kept, between the read
+                 * and the write: the precondition could not see it, so the
+                 * edit landed at the new path. Said, not hidden. */
+                now = json_string_value(json_object_get(o, "path"));
+                if (now && (now[0] != '/' || strcmp(now + 1, path) != 0))
+                    rc = mt_error_set(MT_EIO,
+                                      "/%s was moved to %.1024s by another client while it was "
+                                      "edited: the edit was made there",
+                                      path, now);
+                json_decref(o);
+            }
+            mt_remote_resp_dispose(&r);
+            break;
+        }
+        /* Changed, moved or deleted meanwhile: read again. */
+        rc = write_error(&r, what.ptr);
+        mt_remote_resp_dispose(&r);
+        if (rc != MT_ECONFLICT && rc != MT_ENOTFOUND)
+            break;
+        nap(attempt);
+    }
+    if (attempt == EDIT_ATTEMPTS)
+        rc = mt_error_set(MT_EBUSY,
+                          "/%s kept changing while it was edited (%d attempts): nothing was "
+                          "written; try again",
+                          path, EDIT_ATTEMPTS);
+    mt_buf_dispose(&what);
+    return rc;
+}
+
+/* DELETE one memory, if it still holds sha: 0 (gone, by us or meanwhile),
+ * MT_ECONFLICT (it holds other content now), or an error. */
+static int delete_one(mt_remote_store *rs, const char *id, const char *sha, const char *what)
+{
+    mt_buf target = MT_BUF_INIT;
+    mt_remote_resp r;
+    int rc;
+
+    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0 ||
+        mt_buf_printf(&target, "?expected_content_sha256=%s", sha) < 0) {
+        mt_buf_dispose(&target);
+        return MT_ENOMEM;
+    }
+    rc = mt_remote_send(&rs->http, &r, "DELETE", target.ptr, NULL, MT_REMOTE_SAFE, what);
+    mt_buf_dispose(&target);
+    if (rc < 0)
+        return rc;
+    /* A 404 to a delete sent again after a failure: the first went through. */
+    if (r.status == 200 || r.status == 204 || (r.status == 404 && r.attempts > 1))
+        rc = 0;
+    else if (r.status == 404)
+        rc = MT_ENOTFOUND;
+    else if (r.status == 409 || r.status == 412)
+        rc = MT_ECONFLICT;
+    else
+        rc = mt_remote_fail(&r, MT_EIO, what);
+    mt_remote_resp_dispose(&r);
+    return rc;
+}
+
+static int not_here(const char *what)
+{
+    return mt_error_set(MT_ENOSYS,
+                        "%s is not available on a remote store (a memory store of the "
+                        "memory-store API)",
+                        what);
+}
+
+/* Say what a directory's change did before it failed. */
+static int midway(int rc, const char *verb, size_t done, size_t total, const char *dir,
+                  const char *failed)
+{
+    char why[600];
+
+    if (done == 0)
+        return rc;
+    snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+    return mt_error_set(rc == MT_ENOMEM ? MT_ENOMEM : MT_EIO,
+                        "%s %zu of the %zu memories beneath /%s, then failed on /%s: %s; the "
+                        "rest are as they were",
+                        verb, done, total, dir, failed, why);
+}
+
+static int remote_remove(mt_store *st, mt_store_op *op, const char *path)
+{
+    mt_remote_store *rs = R(st);
+    mt_remote_tree t;
+    mt_buf what = MT_BUF_INIT;
+    size_t i, total = 0, done = 0;
+    unsigned attempt;
+    int rc = 0;
+
+    op->version = 0;
+    if (op->idle_before_ms)
+        return not_here("removing idle memories (expiry)");
+    if (!*path)
+        return mt_error_set(MT_EINVAL, "the root of a store cannot be removed");
+    if (mt_buf_printf(&what, "the delete of /%s", path) < 0)
+        return MT_ENOMEM;
+    for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
+        mt_rmem m;
+        if ((rc = mt_remote_find(rs, &m, path, 0)) == MT_ENOTFOUND && op->expect_sha256) {
+            rc = 0; /* a retry of a remove that went through (store.h) */
+            goto done;
+        }
+        if (rc < 0)
+            goto done;
+        if (rc == MT_NODE_DIR)
+            break;
+        if (op->empty_dir) {
+            mt_rmem_dispose(&m);
+            rc = MT_ECONFLICT;
+            goto done;
+        }
+        rc = delete_one(rs, m.id, op->expect_sha256 ? op->expect_sha256 : m.sha, what.ptr);
+        if (rc == MT_ECONFLICT && op->expect_sha256)
+            memcpy(op->current_sha256, m.sha, 65);
+        mt_rmem_dispose(&m);
+        if (rc == MT_ECONFLICT && !op->expect_sha256) {
+            nap(attempt); /* edited meanwhile: a remove takes what is there now */
+            continue;
+        }
+        if (rc == MT_ENOTFOUND)
+            continue; /* gone or moved meanwhile: look again */
+        goto done;
+    }
+    if (attempt == EDIT_ATTEMPTS) {
+        rc = mt_error_set(MT_EBUSY, "/%s kept changing while it was deleted", path);
+        goto done;
+    }
+    /* A directory: every memory beneath it. */
+    if (op->expect_sha256) {
+        rc = not_a_file();
+        goto done;
+    }
+    if ((rc = mt_remote_tree_load(rs, &t, path)) < 0)
+        goto done;
+    if (op->empty_dir && t.files) {
+        mt_remote_tree_dispose(&t);
+        rc = MT_ECONFLICT;
+        goto done;
+    }
+    for (i = 0; i < t.count; i++)
+        total += t.nodes[i].type == MT_NODE_FILE;
+    for (i = 0; i < t.count && rc >= 0; i++) {
+        if (t.nodes[i].type != MT_NODE_FILE)
+            continue;
+        rc = delete_one(rs, t.nodes[i].id, t.nodes[i].sha, what.ptr);
+        if (rc == MT_ENOTFOUND)
+            rc = 0; /* gone meanwhile */
+        if (rc == MT_ECONFLICT)
+            rc = mt_error_set(MT_ECONFLICT, "/%s was changed meanwhile", t.nodes[i].path);
+        if (rc < 0)
+            rc = midway(rc, "deleted", done, total, path, t.nodes[i].path);
+        else
+            done++;
+    }
+    mt_remote_tree_dispose(&t);
+    if (rc == MT_ECONFLICT && done == 0)
+        rc = mt_error_set(MT_EIO,
+                          "a memory beneath /%s was changed while it was deleted: nothing "
+                          "was deleted; try again",
+                          path);
+done:
+    mt_buf_dispose(&what);
+    return rc;
+}
+
+/* Move one memory (and, with content, write it too) under its SHA-256. */
+static int move_one(mt_remote_store *rs, mt_store_op *op, const char *id, const char *sha,
+                    const char *to_api, const char *data, size_t len, int with_content,
+                    const char *what)
+{
+    mt_remote_resp r;
+    char *body = memory_body(to_api, data, len, sha, 1, with_content);
+    json_t *o;
+    int rc;
+
+    if (!body)
+        return mt_error_set(MT_EINVAL, "the content is not valid UTF-8");
+    rc = update(rs, &r, id, body, what);
+    free(body);
+    if (rc < 0)
+        return rc;
+    if (r.status == 200) {
+        if ((o = mt_remote_json(&r, what)) != NULL) {
+            note_version(rs, op, o);
+            json_decref(o);
+        }
+        rc = 0;
+    } else if (is_path_conflict(&r)) {
+        rc = path_conflict(&r, to_api);
+        op->culprit = 1;
+    } else {
+        rc = write_error(&r, what);
+    }
+    mt_remote_resp_dispose(&r);
+    return rc;
+}
+
+static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const char *to)
+{
+    mt_remote_store *rs = R(st);
+    mt_remote_tree t;
+    mt_buf what = MT_BUF_INIT, dest = MT_BUF_INIT;
+    size_t i, total = 0, done = 0, from_len = strlen(from);
+    unsigned attempt;
+    mt_rmem m;
+    int rc = 0;
+
+    op->version = 0;
+    op->culprit = 0;
+    if (!*from || !*to)
+        return MT_EINVAL;
+    if ((rc = rules_check(to)) < 0) {
+        op->culprit = 1;
+        return rc;
+    }
+    if (op->rename_content && (rc = content_check(op->rename_len)) < 0)
+        return rc;
+    if (mt_buf_printf(&what, "the rename of /%s to /%s", from, to) < 0)
+        return MT_ENOMEM;
+    for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
+        if ((rc = mt_remote_find(rs, &m, from, 0)) == MT_ENOTFOUND && op->expect_sha256) {
+            /* A retry of a rename that went through: its content at the
+             * destination, nothing at the source (store.h). */
+            rc = mt_remote_find(rs, &m, to, 0);
+            if (rc == MT_NODE_FILE && strcmp(m.sha, op->expect_sha256) == 0)
+                rc = 0;
+            else if (rc >= 0 || rc == MT_ENOTFOUND)
+                rc = MT_ENOTFOUND;
+            mt_rmem_dispose(&m);
+            goto done;
+        }
+        if (rc < 0)
+            goto done;
+        if (rc == MT_NODE_DIR)
+            break;
+        if (op->expect_sha256 && strcmp(op->expect_sha256, m.sha) != 0) {
+            memcpy(op->current_sha256, m.sha, 65);
+            mt_rmem_dispose(&m);
+            rc = MT_ECONFLICT;
+            goto done;
+        }
+        if (op->rename_content && op->max_file_size && op->rename_len > op->max_file_size) {
+            op->refused = MT_LIMIT_FILE_SIZE;
+            op->limit = op->max_file_size;
+            op->held = m.size;
+            op->would = op->rename_len;
+            mt_rmem_dispose(&m);
+            rc = MT_ELIMIT;
+            goto done;
+        }
+        mt_buf_truncate(&dest, 0);
+        if (mt_buf_printf(&dest, "/%s", to) < 0) {
+            mt_rmem_dispose(&m);
+            rc = MT_ENOMEM;
+            goto done;
+        }
+        rc = move_one(rs, op, m.id, m.sha, dest.ptr, op->rename_data, op->rename_len,
+                      op->rename_content, what.ptr);
+        mt_rmem_dispose(&m);
+        if ((rc == MT_ECONFLICT || rc == MT_ENOTFOUND) && !op->expect_sha256 && !op->culprit) {
+            nap(attempt); /* changed or moved meanwhile: look again */
+            continue;
+        }
+        goto done;
+    }
+    if (attempt == EDIT_ATTEMPTS) {
+        rc = mt_error_set(MT_EBUSY, "/%s kept changing while it was renamed", from);
+        goto done;
+    }
+    /* A directory: every memory beneath it, once the destination is free
+     * and every path it would make keeps the API's rules. */
+    if (op->rename_content || op->expect_sha256) {
+        rc = op->expect_sha256 ? not_a_file()
+                               : mt_error_set(MT_EINVAL, "only a memory takes new content");
+        goto done;
+    }
+    rc = mt_remote_find(rs, &m, to, 0);
+    mt_rmem_dispose(&m);
+    if (rc == MT_NODE_FILE || rc == MT_NODE_DIR) {
+        op->culprit = 1;
+        rc = MT_EEXISTS;
+        goto done;
+    }
+    if (rc != MT_ENOTFOUND) {
+        op->culprit = rc == MT_ENOTDIR; /* a memory where a directory of `to` would be */
+        goto done;
+    }
+    if ((rc = mt_remote_tree_load(rs, &t, from)) < 0)
+        goto done;
+    for (i = 0; i < t.count && rc == 0; i++) {
+        if (t.nodes[i].type != MT_NODE_FILE)
+            continue;
+        total++;
+        mt_buf_truncate(&dest, 0);
+        if (mt_buf_printf(&dest, "%s%s", to, t.nodes[i].path + from_len) < 0)
+            rc = MT_ENOMEM;
+        else if ((rc = rules_check(dest.ptr)) < 0)
+            op->culprit = 1;
+    }
+    for (i = 0; i < t.count && rc >= 0; i++) {
+        if (t.nodes[i].type != MT_NODE_FILE)
+            continue;
+        mt_buf_truncate(&dest, 0);
+        if (mt_buf_printf(&dest, "/%s%s", to, t.nodes[i].path + from_len) < 0) {
+            rc = MT_ENOMEM;
+            break;
+        }
+        rc = move_one(rs, op, t.nodes[i].id, t.nodes[i].sha, dest.ptr, NULL, 0, 0, what.ptr);
+        if (rc == MT_ECONFLICT)
+            rc = mt_error_set(MT_ECONFLICT, "/%s was changed meanwhile", t.nodes[i].path);
+        if (rc < 0)
+            rc = midway(rc, "moved", done, total, from, t.nodes[i].path);
+        else
+            done++;
+    }
+    mt_remote_tree_dispose(&t);
+    if (rc == 0 && total == 0)
+        rc = MT_ENOTFOUND; /* emptied meanwhile */
+done:
+    mt_buf_dispose(&what);
+    mt_buf_dispose(&dest);
+    return rc;
+}
+
+static int hidden(const char *name, size_t len)
+{
+    return (len && name[0] == '.') || (len == 12 && strncmp(name, "node_modules", 12) == 0);
+}
+
+static int remote_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
+                       size_t max_entries)
+{
+    mt_remote_tree t;
+    mt_rmem m;
+    size_t i, cap = 0, skip_len = 0;
+    const char *skip = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = mt_remote_tree_load(R(st), &t, path)) < 0)
+        return rc;
+    if (*path && t.count == 0) {
+        mt_remote_tree_dispose(&t);
+        rc = mt_remote_find(R(st), &m, path, 0);
+        mt_rmem_dispose(&m);
+        return rc == MT_NODE_FILE ? MT_ENOTDIR : rc < 0 ? rc : MT_ENOTFOUND;
+    }
+    out->size = t.bytes;
+    out->files = t.files;
+    for (i = 0; i < t.count; i++) {
+        mt_remote_node *n = &t.nodes[i];
+        const char *name = strrchr(n->path, '/');
+        mt_store_entry *e;
+
+        name = name ? name + 1 : n->path;
+        if (skip && strncmp(n->path, skip, skip_len) == 0 && n->path[skip_len] == '/')
+            continue;
+        skip = NULL;
+        if (n->depth > depth || hidden(name, strlen(name))) {
+            skip = n->path;
+            skip_len = strlen(skip);
+            continue;
+        }
+        if (max_entries && out->count == max_entries) {
+            out->more = 1;
+            skip = n->path;
+            skip_len = strlen(skip);
+            continue;
+        }
+        if (out->count == cap) {
+            size_t c2 = cap ? cap * 2 : 64;
+            mt_store_entry *grown = realloc(out->entries, c2 * sizeof(*grown));
+            if (!grown) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+                break;
+            }
+            out->entries = grown;
+            cap = c2;
+        }
+        e = &out->entries[out->count];
+        if (!(e->path = strdup(n->path))) {
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+            break;
+        }
+        e->type = n->type;
+        e->depth = n->depth;
+        e->size = n->size;
+        e->files = n->files;
+        out->count++;
+    }
+    mt_remote_tree_dispose(&t);
+    if (rc < 0)
+        mt_store_listing_dispose(out);
+    return rc < 0 ? rc : 0;
+}
+
+static int remote_usage(mt_store *st, mt_store_usage *out)
+{
+    mt_remote_tree t;
+    int rc;
+
+    if ((rc = mt_remote_tree_load(R(st), &t, "")) < 0)
+        return rc;
+    out->bytes = t.bytes;
+    out->files = t.files;
+    out->dirs = t.dirs;
+    mt_remote_tree_dispose(&t);
+    return 0;
+}
+
+static int remote_walk(mt_store *st, const char *path, mt_walk_cb cb, void *payload)
+{
+    mt_remote_tree t;
+    mt_rmem m;
+    size_t i;
+    int rc;
+
+    if ((rc = mt_remote_tree_load(R(st), &t, path)) < 0)
+        return rc;
+    if (*path && t.count == 0) {
+        mt_remote_tree_dispose(&t);
+        rc = mt_remote_find(R(st), &m, path, 0);
+        mt_rmem_dispose(&m);
+        return rc == MT_NODE_FILE ? MT_ENOTDIR : rc < 0 ? rc : MT_ENOTFOUND;
+    }
+    for (i = 0; i < t.count && rc == 0; i++)
+        rc = cb(payload, t.nodes[i].path, t.nodes[i].type, t.nodes[i].size);
+    mt_remote_tree_dispose(&t);
+    return rc;
+}
+
+static int remote_memory_id(mt_store *st, char out[24], const char *path)
+{
+    mt_rmem m;
+    int rc;
+
+    if (!*path)
+        return MT_EISDIR;
+    if ((rc = mt_remote_find(R(st), &m, path, 0)) < 0)
+        return rc;
+    if (rc == MT_NODE_DIR)
+        return MT_EISDIR;
+    mt_remote_memory_id(out, m.id);
+    mt_rmem_dispose(&m);
+    return 1;
+}
+
+/* What a remote store cannot do: the API keeps no last access, no count of
+ * versions, no record of encryption. */
+static int remote_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_ms)
+{
+    (void)st;
+    (void)recorded;
+    (void)path;
+    (void)now_ms;
+    return not_here("recording when a memory was last viewed (for expiry)");
+}
+
+static int remote_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload)
+{
+    (void)st;
+    (void)path;
+    (void)cb;
+    (void)payload;
+    return not_here("expiry (when each memory was last used)");
+}
+
+static int remote_version_count(mt_store *st, uint64_t *out)
+{
+    (void)st;
+    *out = 0;
+    return not_here("counting the versions kept");
+}
+
+static int remote_control(mt_store *st, int request, void *arg)
+{
+    (void)st;
+    (void)arg;
+    (void)request;
+    return MT_ENOSYS;
+}
+
+static void remote_free(mt_store *st)
+{
+    mt_remote_store *rs = R(st);
+
+    if (!rs)
+        return;
+    mt_remote_http_dispose(&rs->http);
+    free(rs->store_id);
+    free(rs);
+}
+
+int mt_store_remote_open(mt_store **out, const char *url)
+{
+    mt_remote_store *rs;
+    const char *key = getenv("MEMTOOL_API_KEY");
+    char *base = NULL, *id = NULL;
+    int rc;
+
+    *out = NULL;
+    if (!key || !*key)
+        key = getenv("ANTHROPIC_API_KEY");
+    if ((rc = mt_remote_url_parse(&base, &id, url)) < 0)
+        return rc;
+    if (!key || !*key) {
+        free(base);
+        free(id);
+        return mt_error_set(MT_EINVAL, "a remote store needs an API key: set MEMTOOL_API_KEY (or "
+                                       "ANTHROPIC_API_KEY)");
+    }
+    if (strpbrk(key, "\r\n") || strlen(key) > 1024) {
+        free(base);
+        free(id);
+        return mt_error_set(MT_EINVAL, "the API key holds a line break or is over 1,024 bytes");
+    }
+    if (!(rs = calloc(1, sizeof(*rs)))) {
+        free(base);
+        free(id);
+        return mt_error_set(MT_ENOMEM, "out of memory");
+    }
+    rs->store_id = id;
+    rc = mt_remote_http_init(&rs->http, base, key);
+    free(base);
+    rs->base.version = MT_STORE_VERSION;
+    rs->base.stat = remote_stat;
+    rs->base.read = remote_read;
+    rs->base.create = remote_create;
+    rs->base.edit = remote_edit;
+    rs->base.remove = remote_remove;
+    rs->base.rename = remote_rename;
+    rs->base.list = remote_list;
+    rs->base.usage = remote_usage;
+    rs->base.free = remote_free;
+    rs->base.versions = mt_remote_versions;
+    rs->base.version_get = mt_remote_version_get;
+    rs->base.version_content = mt_remote_version_content;
+    rs->base.redact = mt_remote_redact;
+    rs->base.walk = remote_walk;
+    rs->base.memory_id = remote_memory_id;
+    rs->base.control = remote_control;
+    rs->base.touch = remote_touch;
+    rs->base.idle = remote_idle;
+    rs->base.version_count = remote_version_count;
+    rs->base.search = mt_remote_search;
+    /* No request yet: the first command's says whether the store is there
+     * (a 404 names the store), so that a view costs one request. */
+    if (rc < 0) {
+        remote_free(&rs->base);
+        return rc;
+    }
+    *out = &rs->base;
+    return 0;
+}

@@ -1,0 +1,99 @@
+/* The remote store's parts (remote.h has the HTTP and the open). */
+#ifndef MT_REMOTE_STORE_H
+#define MT_REMOTE_STORE_H
+
+#include "remote/remote_http.h"
+
+typedef struct {
+    mt_store base;
+    mt_remote_http http;
+    char *store_id; /* memstore_... */
+} mt_remote_store;
+
+/* A memory as the API answers it, checked. */
+typedef struct {
+    char *id;   /* the API's id */
+    char *path; /* the API path, "/x/y.md" */
+    char sha[65];
+    uint64_t size;
+    char *version_id; /* memver_... (NULL when the answer had none) */
+    char *content;    /* with has_content: size bytes and a NUL */
+    int has_content;
+} mt_rmem;
+
+void mt_rmem_dispose(mt_rmem *m);
+int mt_rmem_parse(mt_rmem *m, const json_t *o, int want_content, const char *what);
+int mt_remote_api_path_ok(const char *p, size_t len);
+
+/* An item of a listing: a memory (m, which the callback may take by
+ * zeroing it), or a prefix (m NULL, path "/x/"). Return 0 to go on, 1 to
+ * stop, or a negative code. */
+typedef int (*mt_remote_item_cb)(void *payload, mt_rmem *m, const char *path);
+
+/* The memories (and, at depth 1, prefixes) beneath prefix ("/" or "/x/"),
+ * at most max_pages pages; *more (may be NULL) set when pages were left. */
+int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full, size_t max_pages,
+                   mt_remote_item_cb cb, void *payload, int *more);
+int mt_remote_scan_all(mt_remote_store *rs, const char *prefix, int depth, int full,
+                       mt_remote_item_cb cb, void *payload);
+
+/* The segments of a store path ("" none). */
+size_t mt_remote_segments(const char *rel);
+
+/* "/" + rel's parent + "/" ("/" at the top), and "/" + rel; malloc'd. */
+int mt_remote_paths(char **parent, char **api, const char *rel);
+
+/* What is at store path rel: MT_NODE_FILE (out filled; with full, its
+ * content too), MT_NODE_DIR, or MT_ENOTFOUND. */
+int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full);
+
+/* One memory by id, with its content: 0, MT_ENOTFOUND, or an error. */
+int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *what);
+
+/* Everything beneath a directory, and the directories the paths imply:
+ * sorted as listings are, each directory with the bytes and files beneath. */
+typedef struct {
+    char *path; /* store path */
+    mt_node_type type;
+    unsigned depth; /* below the loaded directory: 1 for a child */
+    uint64_t size, files;
+    char *id; /* a memory's */
+    char sha[65];
+} mt_remote_node;
+
+typedef struct {
+    mt_remote_node *nodes;
+    size_t count;
+    size_t memories;
+    uint64_t bytes, files, dirs;
+} mt_remote_tree;
+
+int mt_remote_tree_load(mt_remote_store *rs, mt_remote_tree *t, const char *rel);
+void mt_remote_tree_dispose(mt_remote_tree *t);
+
+/* memtool's form of an API id: a memory id "mem_" and 16 hex digits (the
+ * API's own when it has that form, as memtool server's do; else the first
+ * 16 hex digits of its SHA-256), and a version id (version_id in
+ * remote_history.c). */
+void mt_remote_memory_id(char out[24], const char *api_id);
+
+/* The API's id of a memory met in this process by its memtool id: 1 with
+ * out filled, 0 when not met (a filter by memory then reads every version). */
+int mt_remote_memory_api_id(char *out, size_t size, const char *mid);
+
+/* The base URL (scheme, host, port, path up to the store's id) and the
+ * store's id of a remote store's URL, malloc'd; MT_EINVAL naming the form. */
+int mt_remote_url_parse(char **base, char **id, const char *url);
+
+/* Search by reading every memory beneath path (remote_search.c). */
+int mt_remote_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
+                     const char *path, size_t limit);
+
+/* History over memory_versions (remote_history.c). */
+int64_t mt_remote_version_id(mt_remote_store *rs, const char *api_id);
+int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query);
+int mt_remote_version_get(mt_store *st, mt_version *out, int64_t id);
+int mt_remote_version_content(mt_store *st, char **out, size_t *len, int64_t id);
+int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id);
+
+#endif
