@@ -68,7 +68,7 @@ void mt_memory_touch(mt_memory *m, const char *rel)
     fresh = slot && slot->recorded >= now - MT_ACCESS_GRAIN_MS;
     pthread_mutex_unlock(&m->touch_lock);
     /* A failed touch never fails the view, and is not remembered. */
-    if (fresh || m->store->touch(m->store, &recorded, rel, now) < 0)
+    if (fresh || !m->store->touch || m->store->touch(m->store, &recorded, rel, now) < 0)
         return;
     if (!(copy = malloc(len + 1)))
         return;

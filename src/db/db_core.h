@@ -116,6 +116,10 @@ int mt_db_content_unref(mt_db_txn *t, const char *sha);
 /* Before a memory's next version: record, as "external", a content the
  * memory came to hold while history was off (none when its newest version
  * already holds sha). */
+/* Whether a file at or beneath path ("" all) may lack its newest version
+ * (1: mt_db_gap would record for it, or a digest is missing; 0: none), in
+ * one statement, outside any change. */
+int mt_db_gap_any(mt_db *db, const char *path);
 int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
               uint64_t size);
 int mt_db_record(mt_db_txn *t, mt_version_op what, const char *path, const char *previous,

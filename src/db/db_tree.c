@@ -980,38 +980,6 @@ static int catch_up_in(mt_db_txn *t, void *arg)
     return rc;
 }
 
-static int gap_row(void *payload, const mt_db_value *cols, size_t ncols)
-{
-    (void)cols;
-    (void)ncols;
-    *(int *)payload = 1;
-    return 0;
-}
-
-typedef struct {
-    const char *path;
-    int found;
-} gap_look;
-
-static int gap_any(mt_db *db, void *arg)
-{
-    gap_look *g = arg;
-    char *lo = NULL, *hi = NULL;
-    int64_t n;
-    int rc;
-
-    if ((rc = mt_db_beneath(&lo, &hi, g->path)) < 0)
-        return rc;
-    {
-        mt_db_value a[5] = {mt_db_text(db->tenant), mt_db_text(g->path), mt_db_text(lo),
-                            mt_db_text(hi), mt_db_int(MT_VERSION_DELETED)};
-        n = mt_db_exec(db, MT_DB_GAP_ANY, a, 5, gap_row, &g->found);
-    }
-    free(lo);
-    free(hi);
-    return n < 0 ? (int)n : 0;
-}
-
 /* Nothing but memtool changes a database store; what there is to catch up
  * on are the changes made with history off (see mt_db_gap). Those are rare,
  * and a catch-up comes before every listing of memory-store memories: it
@@ -1019,14 +987,11 @@ static int gap_any(mt_db *db, void *arg)
  * there is something to record (the write checks each file again). */
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path)
 {
-    gap_look g = {path, 0};
     int rc;
 
     if (!op->history || ((mt_db *)st)->read_only)
         return 0;
-    if ((rc = mt_db_read_one((mt_db *)st, gap_any, &g)) < 0)
+    if ((rc = mt_db_gap_any((mt_db *)st, path)) <= 0)
         return rc;
-    if (!g.found)
-        return 0;
     return mt_db_change((mt_db *)st, op, catch_up_in, (void *)path);
 }
