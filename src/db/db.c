@@ -79,6 +79,7 @@ static int usage_row(void *payload, const mt_db_value *cols, size_t ncols)
     t->expired_before = cols[4].i;
     t->expiry_seen = cols[5].i > 0 ? cols[5].i : 0;
     t->sealed = ncols > 6 && cols[6].i != 0;
+    t->unrecorded = ncols > 7 && cols[7].i != 0;
     return 0;
 }
 
@@ -99,14 +100,15 @@ static int usage_get(mt_db *db, mt_db_txn *t)
 
 static int usage_put(mt_db *db, const mt_db_txn *t)
 {
-    mt_db_value a[7] = {mt_db_text(db->tenant),
+    mt_db_value a[8] = {mt_db_text(db->tenant),
                         mt_db_int((int64_t)t->usage.bytes),
                         mt_db_int((int64_t)t->usage.files),
                         mt_db_int((int64_t)t->usage.dirs),
                         mt_db_int(t->next_version),
                         mt_db_int(t->expired_before),
-                        mt_db_int(t->expiry_seen)};
-    int64_t n = mt_db_exec(db, MT_DB_USAGE_SET, a, 7, NULL, NULL);
+                        mt_db_int(t->expiry_seen),
+                        mt_db_int(t->unrecorded)};
+    int64_t n = mt_db_exec(db, MT_DB_USAGE_SET, a, 8, NULL, NULL);
 
     return n < 0 ? (int)n : 0;
 }
@@ -133,8 +135,14 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
         /* A handle without the key writes only while the store is plain. */
         if ((rc = usage_get(db, &t)) < 0 ||
             (op->plain && t.sealed && (rc = mt_store_sealed_error()) < 0) ||
-            (rc = fn(&t, arg)) < 0 || (rc = mt_db_prune_days(&t)) < 0 ||
-            (rc = usage_put(db, &t)) < 0) {
+            (rc = fn(&t, arg)) < 0 || (rc = mt_db_prune_days(&t)) < 0) {
+            drv->rollback(db->conn);
+            goto retry;
+        }
+        /* A change history does not see: the mark a catch-up looks for. */
+        if (!op->history)
+            t.unrecorded = 1;
+        if ((rc = usage_put(db, &t)) < 0) {
             drv->rollback(db->conn);
             goto retry;
         }

@@ -56,7 +56,9 @@
  * would send Terminate on the shared socket) and connects again.
  *   - MT_DB_VERSIONS_OF appended (one memory's versions by its index).
  *   - MT_DB_GAP_ANY appended: a catch-up looks in a read before it takes the
- *     write lock (one statement, where each file was one).
+ *     write lock (one statement, where each file was one). Schema 7: the
+ *     usage row's mark `unrecorded` (MT_DB_USAGE_GET's eighth column,
+ *     MT_DB_USAGE_SET's ?8), which MT_DB_GAP_ANY reads.
  */
 /*
  * The schema, the same tables and columns in every dialect (a driver writes
@@ -65,7 +67,9 @@
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)   ('schema', '1')
  *   usage(tenant TEXT PRIMARY KEY, bytes INT8, files INT8, dirs INT8, next_version INT8,
  *         expired_before INT8, expiry_seen INT8 (schema 5, both default 0),
- *         encryption TEXT NULL (schema 6: the tenant's encryption record, store.h))
+ *         encryption TEXT NULL (schema 6: the tenant's encryption record, store.h),
+         unrecorded INT8 (schema 7, default 0: 1 once a change is made with history off,
+         0 again when a catch-up of every file has recorded it; upgraded rows 1))
  *   nodes(tenant TEXT, path TEXT, kind INT (1 file, 2 dir), memory_id TEXT NULL,
  *         sha256 TEXT NULL, size INT8, accessed INT8, modified INT8 (schema 2),
  *         PRIMARY KEY (tenant, path))
@@ -123,7 +127,7 @@
 
 /* The schema version the core speaks (meta 'schema'). A driver refuses a
  * database whose version is newer, and creates this one in an empty one. */
-#define MT_DB_SCHEMA_VERSION 6
+#define MT_DB_SCHEMA_VERSION 7
 
 typedef enum {
     MT_DB_NULL = 0,
@@ -182,9 +186,10 @@ typedef enum {
     /* usage(tenant, bytes, files, dirs, next_version) */
     MT_DB_USAGE_ENSURE, /* (tenant): the tenant's row, made if missing */
     MT_DB_USAGE_GET,    /* (tenant) -> bytes, files, dirs, next_version, expired_before,
-                           expiry_seen, encrypted (1 when the tenant has an encryption record) */
+                           expiry_seen, encrypted (1 when the tenant has an encryption record),
+                           unrecorded */
     MT_DB_USAGE_SET,    /* (tenant, bytes, files, dirs, next_version, expired_before,
-                           expiry_seen) */
+                           expiry_seen, unrecorded) */
     /* nodes(tenant, path, kind, memory_id, sha256, size) */
     MT_DB_NODE_GET,             /* (tenant, path) -> kind, memory_id, sha256, size */
     MT_DB_NODE_PUT,             /* (tenant, path, kind, memory_id, sha256, size): insert */
@@ -294,8 +299,8 @@ typedef enum {
                           100 bytes of its content (NULL, NULL: no file), from the
                           tenant's usage row (none: no row) */
     MT_DB_VERSIONS_OF, /* MT_DB_VERSIONS_QUERY's, memory_id given: one memory's, by its index */
-    MT_DB_GAP_ANY,     /* (tenant, path, lo, hi, deleted op) -> a row when a file at or beneath
-                          path may lack its newest version (mt_db_gap would record) */
+    MT_DB_GAP_ANY,     /* (tenant) -> a row when the tenant's mark says a change made with
+                          history off may be unrecorded */
     MT_DB_STMT_COUNT
 } mt_db_stmt;
 

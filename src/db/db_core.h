@@ -45,6 +45,9 @@ typedef struct {
      * before expired_before is gone or was its memory's newest then, and
      * expiry_seen was next_version then (0: no prune yet). */
     int64_t expired_before, expiry_seen;
+    /* The usage row's mark: a change made with history off may be
+     * unrecorded (mt_db_change sets it, a catch-up of every file clears it). */
+    int unrecorded;
     int dropped; /* content was erased (prune, redact): scrub after the commit */
     /* a scrub that cannot finish fails the change (a redaction's promise),
      * its message then `scrub_what` */
@@ -116,10 +119,9 @@ int mt_db_content_unref(mt_db_txn *t, const char *sha);
 /* Before a memory's next version: record, as "external", a content the
  * memory came to hold while history was off (none when its newest version
  * already holds sha). */
-/* Whether a file at or beneath path ("" all) may lack its newest version
- * (1: mt_db_gap would record for it, or a digest is missing; 0: none), in
- * one statement, outside any change. */
-int mt_db_gap_any(mt_db *db, const char *path);
+/* Whether the tenant's mark says a change made with history off may be
+ * unrecorded (1) or not (0), in one statement, outside any change. */
+int mt_db_gap_any(mt_db *db);
 int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char *sha,
               uint64_t size);
 int mt_db_record(mt_db_txn *t, mt_version_op what, const char *path, const char *previous,

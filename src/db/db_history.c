@@ -144,36 +144,20 @@ static int gap_row(void *payload, const mt_db_value *cols, size_t ncols)
     return 0;
 }
 
-typedef struct {
-    const char *path;
-    int found;
-} gap_look;
-
 static int gap_any(mt_db *db, void *arg)
 {
-    gap_look *g = arg;
-    char *lo = NULL, *hi = NULL;
-    int64_t n;
-    int rc;
+    mt_db_value a = mt_db_text(db->tenant);
+    int64_t n = mt_db_exec(db, MT_DB_GAP_ANY, &a, 1, gap_row, arg);
 
-    if ((rc = mt_db_beneath(&lo, &hi, g->path)) < 0)
-        return rc;
-    {
-        mt_db_value a[5] = {mt_db_text(db->tenant), mt_db_text(g->path), mt_db_text(lo),
-                            mt_db_text(hi), mt_db_int(MT_VERSION_DELETED)};
-        n = mt_db_exec(db, MT_DB_GAP_ANY, a, 5, gap_row, &g->found);
-    }
-    free(lo);
-    free(hi);
     return n < 0 ? (int)n : 0;
 }
 
-int mt_db_gap_any(mt_db *db, const char *path)
+int mt_db_gap_any(mt_db *db)
 {
-    gap_look g = {path, 0};
-    int rc = mt_db_read_one(db, gap_any, &g);
+    int found = 0;
+    int rc = mt_db_read_one(db, gap_any, &found);
 
-    return rc < 0 ? rc : g.found;
+    return rc < 0 ? rc : found;
 }
 
 int mt_db_gap(mt_db_txn *t, const char *path, const char *memory_id, const char *sha, uint64_t size)

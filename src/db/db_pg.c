@@ -234,6 +234,15 @@ static const char schema_v5[] =
 static const char schema_v6[] = "ALTER TABLE memtool.usage ADD COLUMN encryption text;"
                                 "UPDATE memtool.meta SET value = '6' WHERE key = 'schema'";
 
+/* Schema 7: each tenant's mark of a change made with history off (db.h),
+ * set in every row there is (an older memtool's such changes left none), by
+ * the default the column is added with, as in schema 2: row security would
+ * hold an UPDATE to one tenant. */
+static const char schema_v7[] =
+    "ALTER TABLE memtool.usage ADD COLUMN unrecorded int8 NOT NULL DEFAULT 1;"
+    "ALTER TABLE memtool.usage ALTER COLUMN unrecorded SET DEFAULT 0;"
+    "UPDATE memtool.meta SET value = '7' WHERE key = 'schema'";
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 /* Overwrite every occurrence of secret in s (len >= 1). */
@@ -593,6 +602,11 @@ steps:
     }
     if (version < 6) {
         if ((rc = run(c, schema_v6, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 6",
+                      0)) < 0)
+            goto done;
+    }
+    if (version < 7) {
+        if ((rc = run(c, schema_v7, PGRES_COMMAND_OK, NULL, "upgrading the schema to version 7",
                       0)) < 0)
             goto done;
     }

@@ -39,9 +39,9 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
                            "SELECT ?1, 0, 0, 0, 1 WHERE NOT EXISTS "
                            "(SELECT 1 FROM usage WHERE tenant = ?1)",
     [MT_DB_USAGE_GET] = "SELECT bytes, files, dirs, next_version, expired_before, expiry_seen, "
-                        "encryption IS NOT NULL FROM usage WHERE tenant = ?1",
+                        "encryption IS NOT NULL, unrecorded FROM usage WHERE tenant = ?1",
     [MT_DB_USAGE_SET] = "UPDATE usage SET bytes = ?2, files = ?3, dirs = ?4, next_version = ?5, "
-                        "expired_before = ?6, expiry_seen = ?7 WHERE tenant = ?1",
+                        "expired_before = ?6, expiry_seen = ?7, unrecorded = ?8 WHERE tenant = ?1",
     [MT_DB_NODE_GET] =
         "SELECT kind, memory_id, sha256, size FROM nodes WHERE tenant = ?1 AND path = ?2",
     [MT_DB_NODE_PUT] = "INSERT INTO nodes(tenant, path, kind, memory_id, sha256, size) "
@@ -162,12 +162,5 @@ const char *const mt_db_sql[MT_DB_STMT_COUNT] = {
     /* memory_id as a plain equality: an "IS NULL OR" keeps the planner off the index. */
     [MT_DB_VERSIONS_OF] = VERSION_COLUMNS "WHERE tenant = ?1 AND memory_id = CAST(?5 AS TEXT) "
                                           "AND " VERSIONS_FILTER,
-    /* No false negative: a file mt_db_gap would record for always has a row
-     * (a NULL digest on either side counts as a gap; the write decides). */
-    [MT_DB_GAP_ANY] =
-        "SELECT 1 FROM nodes n WHERE n.tenant = ?1 AND n.kind = 1 AND n.memory_id <> '' "
-        "AND " IN_RANGE(
-            "n.path") " AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.tenant = ?1 AND "
-                      "v.id = (SELECT max(w.id) FROM versions w WHERE w.tenant = ?1 AND "
-                      "w.memory_id = n.memory_id) AND v.op <> ?5 AND v.sha256 = n.sha256) LIMIT 1",
+    [MT_DB_GAP_ANY] = "SELECT 1 FROM usage WHERE tenant = ?1 AND unrecorded <> 0",
 };

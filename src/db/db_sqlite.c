@@ -348,7 +348,7 @@ static const char schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE usage(tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL,"
     "  dirs INTEGER NOT NULL, next_version INTEGER NOT NULL, " EXPIRY_COLUMNS ","
-    "  encryption TEXT) WITHOUT ROWID;"
+    "  encryption TEXT, unrecorded INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;"
     "CREATE TABLE nodes(tenant TEXT NOT NULL, path TEXT NOT NULL, kind INTEGER NOT NULL,"
     "  memory_id TEXT, sha256 TEXT, size INTEGER NOT NULL, accessed INTEGER NOT NULL DEFAULT 0,"
     "  modified INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, path)) WITHOUT ROWID;"
@@ -361,7 +361,7 @@ static const char schema[] =
     "CREATE INDEX versions_memory ON versions(tenant, memory_id, id);"
     "CREATE INDEX versions_path ON versions(tenant, path, id);"
     "CREATE INDEX nodes_memory ON nodes(tenant, memory_id);" VERSIONS_AT VERSIONS_STATS
-        SEARCH_SCHEMA "INSERT INTO meta VALUES ('schema', '6');";
+        SEARCH_SCHEMA "INSERT INTO meta VALUES ('schema', '7');";
 
 /* From each schema to the next: a file holds one user's memories (no
  * operator stands between), so an older store is brought up to date when
@@ -377,7 +377,9 @@ static const char schema[] =
  * by days got, in each tenant's usage row (0: none yet, so the first prune
  * looks at every version once), the index of versions by time, and what the
  * planner is told of versions (VERSIONS_STATS). Schema 6: each tenant's
- * record that it is encrypted (NULL: none), in its usage row. */
+ * record that it is encrypted (NULL: none), in its usage row. Schema 7: the
+ * usage row's mark of a change made with history off (db.h), set in every
+ * row upgraded, since an older memtool's such changes left none. */
 static const char *const upgrades[] = {
     NULL,
     "ALTER TABLE nodes ADD COLUMN accessed INTEGER NOT NULL DEFAULT 0;"
@@ -395,6 +397,9 @@ static const char *const upgrades[] = {
         VERSIONS_STATS "UPDATE meta SET value = '5' WHERE key = 'schema';",
     "ALTER TABLE usage ADD COLUMN encryption TEXT;"
     "UPDATE meta SET value = '6' WHERE key = 'schema';",
+    "ALTER TABLE usage ADD COLUMN unrecorded INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE usage SET unrecorded = 1;"
+    "UPDATE meta SET value = '7' WHERE key = 'schema';",
 };
 
 /* The first column of a row as a number (a count, a schema version). */

@@ -977,21 +977,24 @@ static int catch_up_in(mt_db_txn *t, void *arg)
         if (l.v[i].kind == MT_NODE_FILE)
             rc = mt_db_gap(t, l.v[i].path, l.v[i].memory_id, l.v[i].sha256, l.v[i].size);
     tree_free(&l);
+    if (rc == 0 && !*path)
+        t->unrecorded = 0; /* every file has its newest version now */
     return rc;
 }
 
 /* Nothing but memtool changes a database store; what there is to catch up
- * on are the changes made with history off (see mt_db_gap). Those are rare,
- * and a catch-up comes before every listing of memory-store memories: it
- * looks first in a read, one statement, and takes the write lock only when
- * there is something to record (the write checks each file again). */
+ * on are the changes made with history off (see mt_db_gap). Those leave a
+ * mark in the tenant's usage row, and a catch-up comes before every listing
+ * of memory-store memories: without the mark it is one statement; with it,
+ * every file is caught up, whatever path asked, as only that clears it. */
 int mt_db_catch_up(mt_store *st, mt_store_op *op, const char *path)
 {
     int rc;
 
+    (void)path;
     if (!op->history || ((mt_db *)st)->read_only)
         return 0;
-    if ((rc = mt_db_gap_any((mt_db *)st, path)) <= 0)
+    if ((rc = mt_db_gap_any((mt_db *)st)) <= 0)
         return rc;
-    return mt_db_change((mt_db *)st, op, catch_up_in, (void *)path);
+    return mt_db_change((mt_db *)st, op, catch_up_in, "");
 }

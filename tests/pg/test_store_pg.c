@@ -124,11 +124,13 @@ static void grant_memtool(PGconn *owner)
                   "TO memtool");
 }
 
-/* What schema 4 was, made from this memtool's: no record of encryption
- * (schema 6), no record of the prune by days, no index of versions by time. */
+/* What schema 4 was, made from this memtool's: no mark of changes made with
+ * history off (schema 7), no record of encryption (schema 6), no record of
+ * the prune by days, no index of versions by time. */
 static void to_schema_4(PGconn *su)
 {
-    sql_ok(su, "ALTER TABLE memtool.usage DROP COLUMN encryption;"
+    sql_ok(su, "ALTER TABLE memtool.usage DROP COLUMN unrecorded;"
+               "ALTER TABLE memtool.usage DROP COLUMN encryption;"
                "DROP INDEX memtool.versions_at;"
                "ALTER TABLE memtool.usage DROP COLUMN expired_before, DROP COLUMN expiry_seen;"
                "UPDATE memtool.meta SET value = '4' WHERE key = 'schema'");
@@ -349,9 +351,9 @@ static void test_errors(void **state)
 
     /* A schema from a newer memtool; then one older than this one's. */
     owner = pg_connect(owner_url);
-    sql_ok(owner, "UPDATE memtool.meta SET value = '7' WHERE key = 'schema'");
+    sql_ok(owner, "UPDATE memtool.meta SET value = '8' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 7, newer than this memtool's 6",
+    one_line(mt_error_last()->message, "schema version 8, newer than this memtool's 7",
              "upgrade memtool", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), MT_EINVAL);
     one_line(mt_error_last()->message, "newer", NULL, NULL);
@@ -365,7 +367,7 @@ static void test_errors(void **state)
     sql_ok(owner, "DROP TABLE memtool.search_docs");
     sql_ok(owner, "UPDATE memtool.meta SET value = '1' WHERE key = 'schema'");
     assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 6",
+    one_line(mt_error_last()->message, "schema version 1, older than this memtool's 7",
              "memtool store upgrade URL", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
     grant_memtool(owner);
@@ -382,7 +384,7 @@ static void test_errors(void **state)
         sql_ok(owner, "DROP TABLE memtool.search_docs");
         sql_ok(owner, "UPDATE memtool.meta SET value = '2' WHERE key = 'schema'");
         assert_int_equal(mt_store_pg_open(&st, url, NULL), MT_EINVAL);
-        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 6",
+        one_line(mt_error_last()->message, "schema version 2, older than this memtool's 7",
                  "memtool store upgrade URL", NULL);
         assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
         assert_int_equal(sql_long(owner, "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
@@ -522,7 +524,7 @@ static void test_upgrade_refs(void **state)
 
     to_schema_3(su);
     assert_int_equal(mt_store_pg_open(&a, url, "refs_a"), MT_EINVAL);
-    one_line(mt_error_last()->message, "schema version 3, older than this memtool's 6",
+    one_line(mt_error_last()->message, "schema version 3, older than this memtool's 7",
              "memtool store upgrade URL", NULL);
     assert_int_equal(mt_store_pg_upgrade(owner_url), 0);
     r = sql(su, PGRES_TUPLES_OK, ALL_COUNTS);

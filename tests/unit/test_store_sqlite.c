@@ -164,9 +164,11 @@ static void test_not_a_store(void **state)
 }
 
 /* A store of this memtool made back into one of schema 5, as an older
- * memtool left it: no record of encryption. */
+ * memtool left it: no mark of changes made with history off, no record of
+ * encryption. */
 #define TO_SCHEMA_5                                                                                \
-    "ALTER TABLE usage DROP COLUMN encryption; UPDATE meta SET value = '5' WHERE key = 'schema';"
+    "ALTER TABLE usage DROP COLUMN unrecorded; ALTER TABLE usage DROP COLUMN encryption;"          \
+    "UPDATE meta SET value = '5' WHERE key = 'schema';"
 
 /* ... of schema 4: no record of the prune by days, no index of versions by
  * time. */
@@ -265,7 +267,7 @@ static void test_upgrade_refs(void **state)
                      4);
 
     a = open_store("a");
-    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 6);
+    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 7);
     assert_int_equal(
         sql_num("SELECT count(*) FROM pragma_table_info('contents') WHERE name = 'refs'", NULL), 0);
     /* Schema 5's record of the prune by days (none yet) and its index. */
@@ -443,7 +445,7 @@ static void test_upgrade_search(void **state)
     assert_string_equal(h[0].path, "/memories/a.md");
     mt_search_hits_free(h, n);
     mt_memory_free(mem);
-    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 6);
+    assert_int_equal(sql_num("SELECT value FROM meta WHERE key = 'schema'", NULL), 7);
     assert_int_equal(sql_num("SELECT count(*) FROM search_docs", NULL), 1);
 }
 
@@ -762,6 +764,45 @@ static void test_edit_times(void **state)
     st->free(st);
 }
 
+/* A change made with history off marks the tenant; a catch-up of any path
+ * then records every file the history lacks, wherever it is, and clears the
+ * mark, after which a catch-up finds nothing to do. */
+static void test_unrecorded_mark(void **state)
+{
+    mt_store *st = open_store(NULL);
+    mt_store_op op;
+
+    (void)state;
+    mt_store_op_init(&op);
+    op.history = 1;
+    assert_int_equal(st->create(st, &op, "a/x.md", "one\n", 4), 0);
+    assert_int_equal(st->create(st, &op, "b/y.md", "two\n", 4), 0);
+    assert_int_equal(sql_num("SELECT unrecorded FROM usage", NULL), 0);
+    assert_int_equal(sql_num("SELECT count(*) FROM versions", NULL), 2);
+    mt_store_op_init(&op); /* history off */
+    assert_int_equal(st->edit(st, &op, "a/x.md", mt_test_replace_with, "ONE\n"), 0);
+    assert_int_equal(sql_num("SELECT unrecorded FROM usage", NULL), 1);
+    assert_int_equal(sql_num("SELECT count(*) FROM versions", NULL), 2);
+    /* Asked for b, the catch-up records a's change too. */
+    mt_store_op_init(&op);
+    op.history = 1;
+    assert_int_equal(st->catch_up(st, &op, "b"), 0);
+    assert_int_equal(sql_num("SELECT unrecorded FROM usage", NULL), 0);
+    assert_int_equal(sql_num("SELECT count(*) FROM versions WHERE path = 'a/x.md' AND actor = "
+                             "'external' AND size = 4",
+                             NULL),
+                     1);
+    assert_int_equal(st->catch_up(st, &op, ""), 0);
+    assert_int_equal(sql_num("SELECT count(*) FROM versions", NULL), 3);
+    /* A store upgraded from schema 6 holds the mark: an older memtool's
+     * changes with history off left none. */
+    st->free(st);
+    sql_run(TO_SCHEMA_5);
+    st = open_store(NULL);
+    assert_int_equal(sql_num("SELECT unrecorded FROM usage", NULL), 1);
+    st->free(st);
+}
+
 /* A -wal or -shm name planted as a symlink to a file outside the store:
  * making the store private must leave the link's target as it was. */
 static void test_private_links(void **state)
@@ -802,6 +843,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_edit_times, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refs_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unrecorded_mark, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
