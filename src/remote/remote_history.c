@@ -66,10 +66,12 @@ int64_t mt_remote_version_id(mt_remote_store *rs, const char *api)
             return n;
     }
     mt_sha256_digest(md, api, strlen(api));
-    n = 0;
-    for (i = 0; i < 8; i++)
-        n = (n << 8) | md[i];
-    n = HASHED | (n & (HASHED - 1));
+    {
+        uint64_t h = 0; /* unsigned: the digest's top bit would overflow a signed shift */
+        for (i = 0; i < 8; i++)
+            h = (h << 8) | md[i];
+        n = HASHED | (int64_t)(h & (uint64_t)(HASHED - 1));
+    }
     remember(n, api);
     return n;
 }

@@ -499,7 +499,8 @@ int mt_remote_tree_load(mt_remote_store *rs, mt_remote_tree *t, const char *rel)
         mt_remote_tree_dispose(t);
         return rc;
     }
-    qsort(t->nodes, t->count, sizeof(*t->nodes), node_cmp);
+    if (t->count)
+        qsort(t->nodes, t->count, sizeof(*t->nodes), node_cmp);
     /* Directories once; a path both a file and a directory's is the
      * server's fault (the API refuses overlapping paths). */
     for (i = 0, k = 0; i < t->count; i++) {
