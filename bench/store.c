@@ -486,7 +486,8 @@ static void sf_write(stmt_floor *f)
     }
     bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
     /* The prune's record, as memtool writes it back unchanged between prunes. */
-    sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
+    sf_run(f, S_USAGE_SET, 8,
+           (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0", "0"});
     sf_exec(f, "COMMIT");
 }
 
@@ -521,7 +522,8 @@ static void sf_write_rows(stmt_floor *f, int rows)
     }
     if (rows) {
         bench_fmt(next, sizeof(next), "%lld", (long long)f->next_version);
-        sf_run(f, S_USAGE_SET, 7, (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0"});
+        sf_run(f, S_USAGE_SET, 8,
+               (const char *[]){t, f->bytes, f->files, f->dirs, next, "0", "0", "0"});
     }
     sf_exec(f, "COMMIT");
 }
