@@ -19,22 +19,12 @@
 
 #include <sodium.h>
 
-#include "search/scan.h"
-#include "machinery/search_index.h"
-
-typedef struct {
-    char *path;
-    mt_search_scan_doc doc;
-    double score;
-} found_file;
+#include "machinery/scan_rank.h"
 
 typedef struct {
     mt_crypt_open_fn open;
     void *payload;
-    const mt_search_query *q;
-    mt_search_scan_stats stats;
-    found_file *found;
-    size_t n, cap;
+    mt_scan_rank rank;
 } scan_run;
 
 /* The file's own error, saying why a search met it. */
@@ -51,28 +41,9 @@ static int file_error(int rc)
                         msg);
 }
 
-static int keep(scan_run *r, const char *path, const mt_search_scan_doc *doc)
-{
-    found_file *grown;
-
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 16;
-        if (!(grown = realloc(r->found, r->cap * sizeof(*grown))))
-            return mt_error_set(MT_ENOMEM, "out of memory searching");
-        r->found = grown;
-    }
-    if (!(r->found[r->n].path = strdup(path)))
-        return mt_error_set(MT_ENOMEM, "out of memory searching");
-    r->found[r->n].doc = *doc;
-    r->found[r->n].score = 0;
-    r->n++;
-    return 0;
-}
-
 static int scan_one(void *payload, const char *path, mt_node_type type, uint64_t size)
 {
     scan_run *r = payload;
-    mt_search_scan_doc doc;
     char *plain = NULL;
     size_t len = 0;
     int rc;
@@ -87,77 +58,23 @@ static int scan_one(void *payload, const char *path, mt_node_type type, uint64_t
             return 0;
         return file_error(rc);
     }
-    /* The indexed stores index no more of a memory than the query's max
-     * size (their own default without one). */
-    {
-        uint64_t cap = r->q->max_size ? r->q->max_size : MT_SEARCH_INDEX_CAP;
-        rc = mt_search_scan_text(&doc, r->q, plain, (uint64_t)len < cap ? len : (size_t)cap);
-    }
+    rc = mt_scan_rank_add(&r->rank, path, plain, len);
     sodium_memzero(plain, len);
     free(plain);
-    if (rc < 0)
-        return rc;
-    mt_search_scan_count(&r->stats, &doc, r->q);
-    if (!mt_search_scan_matches(&doc, r->q))
-        return 0;
-    return keep(r, path, &doc);
-}
-
-/* Best first; equal scores by path, bytewise, as the indexed stores order them. */
-static int by_rank(const void *a, const void *b)
-{
-    const found_file *x = a, *y = b;
-
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return strcmp(x->path, y->path);
+    return rc;
 }
 
 int mt_crypt_search(mt_store_hit **out, size_t *count, mt_store *inner, mt_crypt_open_fn open,
                     void *payload, const mt_search_query *q, const char *path, size_t limit)
 {
-    scan_run r;
-    mt_store_hit *hits = NULL;
-    size_t i, n = 0;
+    scan_run r = {open, payload, {0}};
     int rc;
 
     *out = NULL;
     *count = 0;
-    memset(&r, 0, sizeof(r));
-    r.open = open;
-    r.payload = payload;
-    r.q = q;
-    if (limit == 0) {
-        rc = mt_error_set(MT_EINVAL, "a search needs a limit of at least 1");
-        goto done;
-    }
-    if (!q || q->count == 0 || q->count > MT_SEARCH_TERMS_MAX) {
-        rc = mt_error_set(MT_EINVAL, "a search needs 1 to %d terms", MT_SEARCH_TERMS_MAX);
-        goto done;
-    }
-    if ((rc = inner->walk(inner, path, scan_one, &r)) < 0)
-        goto done;
-    for (i = 0; i < r.n; i++)
-        r.found[i].score = mt_search_scan_bm25(&r.stats, &r.found[i].doc, q);
-    if (r.n)
-        qsort(r.found, r.n, sizeof(*r.found), by_rank);
-    n = r.n < limit ? r.n : limit;
-    if (n && !(hits = calloc(n, sizeof(*hits)))) {
-        rc = mt_error_set(MT_ENOMEM, "out of memory searching");
-        n = 0;
-        goto done;
-    }
-    for (i = 0; i < n; i++) {
-        hits[i].path = r.found[i].path;
-        hits[i].score = r.found[i].score;
-        r.found[i].path = NULL;
-    }
-    *out = hits;
-    *count = n;
-    rc = 0;
-done:
-    for (i = 0; i < r.n; i++)
-        free(r.found[i].path);
-    free(r.found);
+    if ((rc = mt_scan_rank_start(&r.rank, q, limit)) == 0 &&
+        (rc = inner->walk(inner, path, scan_one, &r)) == 0)
+        rc = mt_scan_rank_hits(out, count, &r.rank, limit);
+    mt_scan_rank_dispose(&r.rank);
     return rc;
 }
