@@ -5,6 +5,7 @@
  */
 #include "contract/store_contract.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,4 +114,22 @@ void mt_rekey_result_dispose(mt_rekey_result *result)
     }
     free(result->failures);
     memset(result, 0, sizeof(*result));
+}
+
+int mt_store_path_error(int code, const char *what, const char *rel)
+{
+    const char *shown = rel && *rel ? rel : MT_STORE_SHOWN_ROOT;
+
+    switch (code) {
+    case MT_ENOTFOUND:
+        return mt_error_set(code, "%s %s: no such file or directory", what, shown);
+    case MT_EEXISTS:
+        return mt_error_set(code, "%s %s: it already exists", what, shown);
+    case MT_ENOTDIR:
+        return mt_error_set(code, "%s %s: a component is not a directory", what, shown);
+    case MT_EISDIR:
+        return mt_error_set(code, "%s %s: it is a directory", what, shown);
+    default:
+        return mt_error_set(code, "%s %s: %s", what, shown, strerror(EINVAL));
+    }
 }

@@ -13,6 +13,9 @@
     1u /* only one that exists (and its tenant): MT_ENOTFOUND                                      \
           naming what is missing, and nothing is made */
 
+/* code (MT_ENOTFOUND, MT_EEXISTS, MT_ENOTDIR, MT_EISDIR, else invalid) as
+ * every store words it: "WHAT /memories/REL: why". */
+int mt_store_path_error(int code, const char *what, const char *rel);
 /* The error of a change refused because the store cannot be written. */
 int mt_store_read_only_error(void);
 /* The error of a change without the key refused because the store was

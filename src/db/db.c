@@ -16,24 +16,6 @@
 
 #include "util/path.h"
 
-int mt_db_path_error(int code, const char *what, const char *rel)
-{
-    const char *shown = rel && *rel ? rel : MT_STORE_SHOWN_ROOT;
-
-    switch (code) {
-    case MT_ENOTFOUND:
-        return mt_error_set(code, "%s %s: no such file or directory", what, shown);
-    case MT_EEXISTS:
-        return mt_error_set(code, "%s %s: it already exists", what, shown);
-    case MT_ENOTDIR:
-        return mt_error_set(code, "%s %s: a component is not a directory", what, shown);
-    case MT_EISDIR:
-        return mt_error_set(code, "%s %s: it is a directory", what, shown);
-    default:
-        return mt_error_set(code, "%s %s: %s", what, shown, strerror(EINVAL));
-    }
-}
-
 int mt_db_acquire(mt_db *db)
 {
     int rc;

@@ -100,7 +100,7 @@ static int touch_write(mt_db *db, int64_t *recorded, const char *path, int64_t n
         } else if (n == 0) {
             /* Another view wrote it meanwhile, or the file went. */
             if ((rc = accessed_get(db, &a)) == 0 && a.kind != MT_NODE_FILE)
-                rc = mt_db_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot touch", path);
+                rc = mt_store_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot touch", path);
             *recorded = a.at;
         }
         if (rc == 0)
@@ -129,11 +129,11 @@ int mt_db_touch(mt_store *st, int64_t *recorded, const char *path, int64_t now_m
     if (!recorded)
         recorded = &at;
     if (!*path)
-        return mt_db_path_error(MT_EISDIR, "cannot touch", path);
+        return mt_store_path_error(MT_EISDIR, "cannot touch", path);
     if ((rc = mt_db_read(db, accessed_read, &a)) < 0)
         return rc;
     if (a.kind != MT_NODE_FILE)
-        return mt_db_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot touch", path);
+        return mt_store_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot touch", path);
     *recorded = a.at;
     if (a.at >= now_ms - MT_ACCESS_GRAIN_MS)
         return 0; /* recorded within the grain: nothing to write */
@@ -173,7 +173,7 @@ static int idle_in(mt_db *db, void *arg)
     if ((rc = mt_db_node_get(db, &n, a->path)) < 0)
         return rc;
     if (rc == 0)
-        return mt_db_path_error(MT_ENOTFOUND, "cannot look at", a->path);
+        return mt_store_path_error(MT_ENOTFOUND, "cannot look at", a->path);
     if ((rc = mt_db_beneath(&lo, &hi, a->path)) < 0)
         return rc;
     {
@@ -224,7 +224,7 @@ int mt_db_times(mt_store *st, const char *path, int64_t accessed_ms, int64_t mod
     int rc, tries;
 
     if (!*path)
-        return mt_db_path_error(MT_EISDIR, "cannot set the times of", path);
+        return mt_store_path_error(MT_EISDIR, "cannot set the times of", path);
     if ((rc = mt_db_acquire(db)) < 0)
         return rc;
     for (tries = 0; tries < MT_DB_RETRIES; tries++) {
@@ -236,8 +236,8 @@ int mt_db_times(mt_store *st, const char *path, int64_t accessed_ms, int64_t mod
         if ((n = mt_db_exec(db, MT_DB_NODE_ACCESS_SET, v, 4, NULL, NULL)) < 0)
             rc = (int)n;
         else if (n == 0 && (rc = accessed_get(db, &a)) == 0)
-            rc = mt_db_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot set the times of",
-                                  path);
+            rc = mt_store_path_error(a.kind ? MT_EISDIR : MT_ENOTFOUND, "cannot set the times of",
+                                     path);
         if (rc == 0)
             rc = drv->commit(db->conn);
         if (rc < 0)

@@ -96,9 +96,6 @@ int mt_db_parents(mt_db *db, const char *path, const char *what, unsigned *missi
  * (malloc'd, both freed with free). */
 int mt_db_beneath(char **lo, char **hi, const char *path);
 
-/* The same errors, in the same words, as the filesystem store gives. */
-int mt_db_path_error(int code, const char *what, const char *rel);
-
 /* Whether the limits of op allow adding these; fills op's refusal. */
 int mt_db_quota(mt_db_txn *t, const char *rel, int64_t bytes, int64_t files, int64_t dirs);
 void mt_db_account(mt_db_txn *t, int64_t bytes, int64_t files, int64_t dirs);

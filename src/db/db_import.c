@@ -136,7 +136,7 @@ static int import_in(mt_db_txn *t, void *arg)
             if ((rc = mt_db_node_get(t->db, &node, rel)) < 0)
                 return rc;
             if (rc)
-                return mt_db_path_error(MT_EEXISTS, "cannot create", rel);
+                return mt_store_path_error(MT_EEXISTS, "cannot create", rel);
         }
     }
     for (i = 0; i < in->count; i++) {

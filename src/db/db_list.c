@@ -112,9 +112,9 @@ static int fetch(mt_db *db, rows *r, const char *path, const char *what)
             (rc = mt_db_node_get(db, &node, path)) < 0)
             return rc;
         if (rc == 0)
-            return mt_db_path_error(MT_ENOTFOUND, what, path);
+            return mt_store_path_error(MT_ENOTFOUND, what, path);
         if (node.kind != MT_NODE_DIR)
-            return mt_db_path_error(MT_ENOTDIR, what, path);
+            return mt_store_path_error(MT_ENOTDIR, what, path);
         if ((rc = mt_db_beneath(&lo, &hi, path)) < 0)
             return rc;
         r->cut = strlen(path) + 1;

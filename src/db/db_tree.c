@@ -60,7 +60,7 @@ int mt_db_parents(mt_db *db, const char *path, const char *what, unsigned *missi
             prefix[i] = '/';
         if (rc == 0) {
             if (!missing) {
-                rc = mt_db_path_error(MT_ENOTFOUND, what, path);
+                rc = mt_store_path_error(MT_ENOTFOUND, what, path);
                 goto done;
             }
             {
@@ -80,7 +80,7 @@ int mt_db_parents(mt_db *db, const char *path, const char *what, unsigned *missi
             goto done;
         }
         if (n.kind != MT_NODE_DIR) {
-            rc = mt_db_path_error(MT_ENOTDIR, what, path);
+            rc = mt_store_path_error(MT_ENOTDIR, what, path);
             goto done;
         }
     }
@@ -99,7 +99,7 @@ static int lookup(mt_db *db, mt_db_node *n, const char *path, const char *what)
         (rc = mt_db_node_get(db, n, path)) < 0)
         return rc;
     if (rc == 0)
-        return mt_db_path_error(MT_ENOTFOUND, what, path);
+        return mt_store_path_error(MT_ENOTFOUND, what, path);
     return 0;
 }
 
@@ -204,7 +204,7 @@ static int memory_id_in(mt_db *db, void *arg)
     if ((rc = lookup(db, &n, a->path, "cannot look at")) < 0)
         return rc;
     if (n.kind != MT_NODE_FILE)
-        return mt_db_path_error(MT_EISDIR, "cannot look at", a->path);
+        return mt_store_path_error(MT_EISDIR, "cannot look at", a->path);
     if (!n.memory_id[0])
         return 0;
     memcpy(a->out, n.memory_id, sizeof(n.memory_id));
@@ -262,7 +262,7 @@ static int read_in(mt_db *db, void *arg)
     if ((rc = lookup(db, &n, a->path, "cannot read")) < 0)
         return rc;
     if (n.kind == MT_NODE_DIR)
-        return mt_db_path_error(MT_EISDIR, "cannot read", a->path);
+        return mt_store_path_error(MT_EISDIR, "cannot read", a->path);
     *a->size = a->total = n.size;
     if (n.size <= a->whole) {
         mt_db_value v[2] = {mt_db_text(db->tenant), mt_db_text(n.sha256)};
@@ -339,7 +339,7 @@ int mt_db_read_file(mt_store *st, uint64_t *size, const char *path, size_t whole
 
     *size = 0;
     if (!*path)
-        return mt_db_path_error(MT_EISDIR, "cannot read", path);
+        return mt_store_path_error(MT_EISDIR, "cannot read", path);
     if ((rc = read_single((mt_db *)st, &a)) != 0)
         return rc < 0 ? rc : 0;
     return mt_db_read((mt_db *)st, read_in, &a);
@@ -389,7 +389,7 @@ static int create_in(mt_db_txn *t, void *arg)
         if ((rc = mt_db_node_get(t->db, &n, a->path)) < 0)
             return rc;
         if (rc)
-            return mt_db_path_error(MT_EEXISTS, "cannot create", a->path);
+            return mt_store_path_error(MT_EEXISTS, "cannot create", a->path);
     }
     if ((rc = mt_db_quota(t, a->path, (int64_t)a->len, 1, missing)) < 0)
         return rc;
@@ -413,7 +413,7 @@ int mt_db_create(mt_store *st, mt_store_op *op, const char *path, const char *da
     create_args a = {path, data ? data : "", len};
 
     if (!*path)
-        return mt_db_path_error(MT_EEXISTS, "cannot create", path);
+        return mt_store_path_error(MT_EEXISTS, "cannot create", path);
     return mt_db_change((mt_db *)st, op, create_in, &a);
 }
 
@@ -516,7 +516,7 @@ static int edit_in(mt_db_txn *t, void *arg)
     if ((rc = lookup(t->db, &n, a->path, "cannot edit")) < 0)
         goto done;
     if (n.kind == MT_NODE_DIR) {
-        rc = mt_db_path_error(MT_EISDIR, "cannot edit", a->path);
+        rc = mt_store_path_error(MT_EISDIR, "cannot edit", a->path);
         goto done;
     }
     if (op->max_file_size && mt_store_file_memory(op, n.size) > op->max_file_size) {
@@ -576,7 +576,7 @@ int mt_db_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_cb cb, v
     edit_args a = {path, cb, payload};
 
     if (!*path)
-        return mt_db_path_error(MT_EISDIR, "cannot edit", path);
+        return mt_store_path_error(MT_EISDIR, "cannot edit", path);
     return mt_db_change((mt_db *)st, op, edit_in, &a);
 }
 
@@ -856,7 +856,7 @@ static int rename_in(mt_db_txn *t, void *arg)
         if ((rc = mt_db_node_get(db, &dst, a->to)) < 0)
             goto done;
         if (rc) {
-            rc = mt_db_path_error(MT_EEXISTS, "cannot rename to", a->to);
+            rc = mt_store_path_error(MT_EEXISTS, "cannot rename to", a->to);
             goto done;
         }
     }
@@ -875,7 +875,7 @@ static int rename_in(mt_db_txn *t, void *arg)
         goto done;
     /* Into itself: the kernel's EINVAL, in the filesystem store's words. */
     if (n.kind == MT_NODE_DIR && strncmp(a->to, a->from, from_len) == 0 && a->to[from_len] == '/') {
-        rc = mt_db_path_error(MT_EIO, "cannot rename to", a->to);
+        rc = mt_store_path_error(MT_EIO, "cannot rename to", a->to);
         goto done;
     }
     if (missing && (rc = mt_db_make_parents(t, a->to, first)) < 0)
@@ -953,7 +953,7 @@ int mt_db_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     if (!*from)
         return mt_error_set(MT_EINVAL, "the store root cannot be renamed");
     if (!*to)
-        return mt_db_path_error(MT_EEXISTS, "cannot rename to", to);
+        return mt_store_path_error(MT_EEXISTS, "cannot rename to", to);
     return mt_db_change((mt_db *)st, op, rename_in, &a);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contract/store_contract.h"
 #include "remote/remote_store.h"
 #include "util/api_path.h"
 #include "util/sha256.h"
@@ -196,11 +197,26 @@ static int remote_stat(mt_store *st, mt_node_type *type, uint64_t *size, const c
         return 0;
     }
     if ((rc = mt_remote_find(R(st), &m, path, 0)) < 0)
-        return rc;
+        return rc == MT_ENOTFOUND || rc == MT_ENOTDIR
+                   ? mt_store_path_error(rc, "cannot look at", path)
+                   : rc;
     *type = (mt_node_type)rc;
     *size = rc == MT_NODE_FILE ? m.size : 0;
     mt_rmem_dispose(&m);
     return 0;
+}
+
+/* The memory at path, a file: MT_EISDIR for a directory (or the root),
+ * worded as every store words it. */
+static int find_file(mt_remote_store *rs, mt_rmem *m, const char *path, int full, const char *what)
+{
+    int rc;
+
+    if (!*path)
+        return mt_store_path_error(MT_EISDIR, what, path);
+    if ((rc = mt_remote_find(rs, m, path, full)) < 0)
+        return rc == MT_ENOTFOUND || rc == MT_ENOTDIR ? mt_store_path_error(rc, what, path) : rc;
+    return rc == MT_NODE_DIR ? mt_store_path_error(MT_EISDIR, what, path) : 0;
 }
 
 static int remote_read(mt_store *st, uint64_t *size, const char *path, size_t whole, mt_read_cb cb,
@@ -210,12 +226,8 @@ static int remote_read(mt_store *st, uint64_t *size, const char *path, size_t wh
     size_t off = 0, piece;
     int rc;
 
-    if (!*path)
-        return MT_EISDIR;
-    if ((rc = mt_remote_find(R(st), &m, path, 1)) < 0)
+    if ((rc = find_file(R(st), &m, path, 1, "cannot read")) < 0)
         return rc;
-    if (rc == MT_NODE_DIR)
-        return MT_EISDIR;
     *size = m.size;
     piece = m.size <= whole ? m.size : MT_STORE_PIECE;
     do {
@@ -263,7 +275,7 @@ static int remote_create(mt_store *st, mt_store_op *op, const char *path, const 
 
     op->version = 0;
     if (!*path)
-        return MT_EEXISTS;
+        return mt_store_path_error(MT_EEXISTS, "cannot create", path);
     if ((rc = content_check(len)) < 0 || (rc = rules_check(path)) < 0)
         return rc;
     if ((rc = mt_remote_paths(&parent, &api, path)) < 0)
@@ -333,7 +345,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
 
     op->version = 0;
     if (!*path)
-        return MT_EISDIR;
+        return mt_store_path_error(MT_EISDIR, "cannot edit", path);
     if (mt_buf_printf(&what, "the edit of /%s", path) < 0)
         return MT_ENOMEM;
     for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
@@ -604,7 +616,7 @@ static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const 
     op->version = 0;
     op->culprit = 0;
     if (!*from || !*to)
-        return MT_EINVAL;
+        return mt_error_set(MT_EINVAL, "the store root cannot be renamed, nor anything onto it");
     if ((rc = rules_check(to)) < 0) {
         op->culprit = 1;
         return rc;
@@ -830,12 +842,8 @@ static int remote_memory_id(mt_store *st, char out[24], const char *path)
     mt_rmem m;
     int rc;
 
-    if (!*path)
-        return MT_EISDIR;
-    if ((rc = mt_remote_find(R(st), &m, path, 0)) < 0)
+    if ((rc = find_file(R(st), &m, path, 0, "cannot look at")) < 0)
         return rc;
-    if (rc == MT_NODE_DIR)
-        return MT_EISDIR;
     mt_remote_memory_id(out, m.id);
     mt_rmem_dispose(&m);
     return 1;
@@ -873,7 +881,7 @@ static int remote_control(mt_store *st, int request, void *arg)
     (void)st;
     (void)arg;
     (void)request;
-    return MT_ENOSYS;
+    return mt_error_set(MT_ENOSYS, "not available on a remote store");
 }
 
 static void remote_free(mt_store *st)
