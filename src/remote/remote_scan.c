@@ -119,6 +119,49 @@ nomem:
     return mt_error_set(MT_ENOMEM, "out of memory");
 }
 
+int mt_remote_page_get(mt_remote_store *rs, json_t **page, json_t **data, const char *target,
+                       const char *what, const char *not_there)
+{
+    mt_remote_resp r;
+    json_t *o, *next;
+    int rc;
+
+    *page = *data = NULL;
+    if ((rc = mt_remote_send(&rs->http, &r, "GET", target, NULL, MT_REMOTE_SAFE, what)) < 0)
+        return rc;
+    if (r.status != 200) {
+        rc = mt_remote_fail(&r, MT_EIO, r.status == 404 && not_there ? not_there : what);
+        mt_remote_resp_dispose(&r);
+        return rc;
+    }
+    o = mt_remote_json(&r, what);
+    mt_remote_resp_dispose(&r);
+    if (!o)
+        return MT_EIO;
+    next = json_object_get(o, "next_page");
+    if (!json_is_array(json_object_get(o, "data")) ||
+        (next && !json_is_null(next) && !json_is_string(next))) {
+        json_decref(o);
+        return mt_error_set(MT_EIO, "%s: the server's page has no data array", what);
+    }
+    *page = o;
+    *data = json_object_get(o, "data");
+    return 0;
+}
+
+int mt_remote_page_next(mt_buf *cursor, const json_t *page, const char *what)
+{
+    const json_t *next = json_object_get(page, "next_page");
+    const char *n = json_string_value(next);
+
+    if (!n || !*n)
+        return 0;
+    if (json_string_length(next) > 4096 || (cursor->len && strcmp(n, cursor->ptr) == 0))
+        return mt_error_set(MT_EIO, "%s: the server's next_page cursor is unusable", what);
+    mt_buf_truncate(cursor, 0);
+    return mt_buf_puts(cursor, n) < 0 ? MT_ENOMEM : 1;
+}
+
 int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full, size_t max_pages,
                    mt_remote_item_cb cb, void *payload, int *more)
 {
@@ -129,8 +172,7 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
     if (more)
         *more = 0;
     for (;;) {
-        mt_remote_resp r;
-        json_t *o, *data, *item, *next;
+        json_t *o, *data, *item;
         size_t i;
 
         mt_buf_truncate(&target, 0);
@@ -142,30 +184,10 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
             rc = MT_ENOMEM;
             break;
         }
-        if ((rc = mt_remote_send(&rs->http, &r, "GET", target.ptr, NULL, MT_REMOTE_SAFE, "list")) <
-            0)
+        if ((rc = mt_remote_page_get(rs, &o, &data, target.ptr, "list",
+                                     "the memory store is not there (check its id, and that "
+                                     "the key is the store's)")) < 0)
             break;
-        if (r.status != 200) {
-            rc = mt_remote_fail(&r, MT_EIO,
-                                r.status == 404 ? "the memory store is not there (check its id, "
-                                                  "and that the key is the store's)"
-                                                : "list");
-            mt_remote_resp_dispose(&r);
-            break;
-        }
-        o = mt_remote_json(&r, "list");
-        mt_remote_resp_dispose(&r);
-        if (!o) {
-            rc = MT_EIO;
-            break;
-        }
-        data = json_object_get(o, "data");
-        next = json_object_get(o, "next_page");
-        if (!json_is_array(data) || (next && !json_is_null(next) && !json_is_string(next))) {
-            json_decref(o);
-            rc = mt_error_set(MT_EIO, "list: the server's page has no data array");
-            break;
-        }
         json_array_foreach(data, i, item)
         {
             const char *type = json_string_value(json_object_get(item, "type"));
@@ -199,24 +221,19 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
         stop = rc != 0;
         if (rc > 0)
             rc = 0;
-        if (!stop && json_is_string(next) && json_string_length(next) > 0) {
-            const char *n = json_string_value(next);
-            if (json_string_length(next) > 4096 || (cursor.len && strcmp(n, cursor.ptr) == 0)) {
-                rc = mt_error_set(MT_EIO, "list: the server's next_page cursor is unusable");
-                stop = 1;
-            } else if (++pages >= max_pages) {
+        if (!stop) {
+            int step = mt_remote_page_next(&cursor, o, "list");
+            if (step > 0 && ++pages >= max_pages) {
                 if (more)
                     *more = 1;
-                if (max_pages >= MAX_PAGES)
-                    rc = mt_error_set(MT_EIO, "list: the server pages on past %d pages", MAX_PAGES);
-                stop = 1;
-            } else {
-                mt_buf_truncate(&cursor, 0);
-                if (mt_buf_puts(&cursor, n) < 0)
-                    rc = MT_ENOMEM, stop = 1;
+                step = max_pages < MAX_PAGES
+                           ? 0
+                           : mt_error_set(MT_EIO, "list: the server pages on past %d pages",
+                                          MAX_PAGES);
             }
-        } else {
-            stop = 1;
+            if (step < 0)
+                rc = step;
+            stop = step <= 0;
         }
         json_decref(o);
         if (stop || rc < 0)

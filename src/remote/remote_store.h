@@ -32,6 +32,15 @@ typedef int (*mt_remote_item_cb)(void *payload, mt_rmem *m, const char *path);
 
 /* The memories (and, at depth 1, prefixes) beneath prefix ("/" or "/x/"),
  * at most max_pages pages; *more (may be NULL) set when pages were left. */
+/* One page of a list (GET target): *page the answer (json_decref it), *data
+ * its array; a status other than 200 is an error in the server's words
+ * (not_there, when given, for a 404), as is a page without a data array or
+ * with a next_page that is neither a string nor null. */
+int mt_remote_page_get(mt_remote_store *rs, json_t **page, json_t **data, const char *target,
+                       const char *what, const char *not_there);
+/* The page's next_page into *cursor: 1 (go on), 0 (the last page), or an
+ * error for a cursor no client can follow (over 4 KiB, or the same again). */
+int mt_remote_page_next(mt_buf *cursor, const json_t *page, const char *what);
 int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full, size_t max_pages,
                    mt_remote_item_cb cb, void *payload, int *more);
 int mt_remote_scan_all(mt_remote_store *rs, const char *prefix, int depth, int full,

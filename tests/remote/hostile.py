@@ -195,6 +195,8 @@ class Handler(BaseHTTPRequestHandler):
                 size = min(int(q.get("limit", "20")), 20)
                 start = int(base64.b64decode(q["page"]).decode()) if q.get("page") else 0
                 nxt = base64.b64encode(str(start + size).encode()).decode() if start + size < len(vs) else None
+                if S.take("loop_versions") is not None:
+                    nxt = base64.b64encode(b"0").decode()  # the same cursor, again and again
                 return self.answer(200, {"data": [version_json(v, q.get("view") == "full")
                                                   for v in vs[start:start + size]], "next_page": nxt})
             m = re.fullmatch(r"/memory_versions/(memver_\w+)(/redact)?", p)
@@ -413,6 +415,17 @@ def main():
     check(len(creates) == 1, "a create is never sent twice blindly: %d sent" % len(creates))
     rc, out = call(url, {"command": "view", "path": "/memories/c.md"})
     check(rc == 0 and "c" in out, "the view the error advises shows it: %r" % out)
+
+    # A history whose next_page comes back the same: an error that says so, never a
+    # history cut short as if it were whole, nor a read without end.
+    with S.lock:
+        S.faults["loop_versions"] = 100
+    r = subprocess.run([MEMTOOL, "--store", url, "log", "--actor", "nobody"], capture_output=True,
+                       text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
+    check(r.returncode != 0 and "cursor is unusable" in r.stderr,
+          "a repeating history cursor fails the command: %r %r" % (r.stdout, r.stderr))
+    with S.lock:
+        S.faults.pop("loop_versions", None)
 
     # History with version ids of no form memtool knows (memver_ and hex): ids 2^62 and up,
     # the same in every process, found again by a scan; show, restore and redact by them.
