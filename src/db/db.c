@@ -122,7 +122,7 @@ int mt_db_change(mt_db *db, mt_store_op *op, mt_db_change_fn fn, void *arg)
             goto retry;
         }
         /* A change history does not see: the mark a catch-up looks for. */
-        if (!op->history)
+        if (!op->history && !t.files_kept)
             t.unrecorded = 1;
         if ((rc = usage_put(db, &t)) < 0) {
             drv->rollback(db->conn);
@@ -384,6 +384,8 @@ static int record_put(mt_db_txn *t, void *arg)
     int64_t n = mt_db_exec(t->db, a->replace == 1 ? MT_DB_CRYPT_SET : MT_DB_CRYPT_CLAIM, v,
                            a->replace == 1 ? 2 : 3, NULL, NULL);
     int rc;
+
+    t->files_kept = 1; /* the record only */
 
     if (n < 0)
         return (int)n;

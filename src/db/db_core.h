@@ -48,6 +48,9 @@ typedef struct {
     /* The usage row's mark: a change made with history off may be
      * unrecorded (mt_db_change sets it, a catch-up of every file clears it). */
     int unrecorded;
+    /* The change leaves every file as it was (a redaction, the encryption
+     * record): made with history off, it is no change history missed. */
+    int files_kept;
     int dropped; /* content was erased (prune, redact): scrub after the commit */
     /* a scrub that cannot finish fails the change (a redaction's promise),
      * its message then `scrub_what` */

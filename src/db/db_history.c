@@ -565,6 +565,8 @@ static int redact_in(mt_db_txn *t, void *arg)
     int64_t newest = 0, n;
     int live = 0, rc;
 
+    t->files_kept = 1; /* a redaction changes no file (a current version is refused) */
+
     if ((rc = version_lookup(db, &o)) < 0)
         return rc;
     if (!o.found)

@@ -794,6 +794,12 @@ static void test_unrecorded_mark(void **state)
                      1);
     assert_int_equal(st->catch_up(st, &op, ""), 0);
     assert_int_equal(sql_num("SELECT count(*) FROM versions", NULL), 3);
+    /* A redaction runs with history off, but changes no file: no mark. */
+    mt_store_op_init(&op);
+    op.history = 1;
+    assert_int_equal(st->redact(st, &op, 1), 0);
+    assert_int_equal(sql_num("SELECT redacted FROM versions WHERE id = 1", NULL), 1);
+    assert_int_equal(sql_num("SELECT unrecorded FROM usage", NULL), 0);
     /* A store upgraded from schema 6 holds the mark: an older memtool's
      * changes with history off left none. */
     st->free(st);
