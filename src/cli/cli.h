@@ -165,6 +165,10 @@ int mt_cli_parse_version(int64_t *out, const char *name, const char *s);
  * command line was fine; what it asked for could not be done). */
 int mt_cli_fail(const char *name);
 
+/* The store the global options name, as a URL: --store's, else the file
+ * store at --root ("file:ROOT"). malloc'd; NULL when out of memory. */
+char *mt_cli_store_url(const mt_cli *cli);
+
 /* Write bytes to stdout exactly; on a write error say so and return
  * MT_EXIT_TOOL, else MT_EXIT_OK. */
 int mt_cli_put_bytes(const char *name, const char *data, size_t len);

@@ -75,12 +75,7 @@ int mt_cmd_server(const mt_cli *cli, int argc, char **argv)
         fprintf(stderr, "memtool server: %s (or give --keys FILE)\n", mt_error_last()->message);
         return MT_EXIT_USAGE;
     }
-    if (cli->store) {
-        url = strdup(cli->store);
-    } else if ((url = malloc(strlen(cli->root) + 6))) {
-        snprintf(url, strlen(cli->root) + 6, "file:%s", cli->root);
-    }
-    if (!url) {
+    if (!(url = mt_cli_store_url(cli))) {
         free(keys);
         fprintf(stderr, "memtool server: out of memory\n");
         return MT_EXIT_TOOL;

@@ -51,11 +51,7 @@ int mt_cmd_web(const mt_cli *cli, int argc, char **argv)
                         "browse a store without --encrypt\n");
         return MT_EXIT_USAGE;
     }
-    if (cli->store) {
-        url = strdup(cli->store);
-    } else if ((url = malloc(strlen(cli->root) + 6))) {
-        snprintf(url, strlen(cli->root) + 6, "file:%s", cli->root);
-    }
+    url = mt_cli_store_url(cli);
     if (!url || mt_web_new(&w, cli->opts.tenant, o.open) < 0) {
         fprintf(stderr, "memtool web: %s\n", url ? mt_error_last()->message : "out of memory");
         free(url);

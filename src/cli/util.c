@@ -519,3 +519,16 @@ long mt_cli_expiry_tick(void *ctx)
     }
     return (long)(x->next_ms - now);
 }
+
+char *mt_cli_store_url(const mt_cli *cli)
+{
+    size_t n;
+    char *url;
+
+    if (cli->store)
+        return strdup(cli->store);
+    n = strlen(cli->root) + sizeof("file:");
+    if ((url = malloc(n)))
+        snprintf(url, n, "file:%s", cli->root);
+    return url;
+}
