@@ -7,17 +7,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer-core';
+import { join } from 'node:path';
+import { CHROMIUM, launchChromium, axeCheck } from './lib.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const MEMTOOL = process.env.MEMTOOL;
-const CHROMIUM = process.env.MEMTOOL_CHROMIUM || '/usr/bin/chromium';
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
-const AXE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 const dir = mkdtempSync(join(tmpdir(), 'memtool-web-'));
 const root = join(dir, 'store');
@@ -121,13 +117,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   const html = await page0.text();
   assert.ok(!/<script>|<style>| style=| on[a-z]+=/i.test(html), 'no inline script or style in the page');
 
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: mkdtempSync(join(dir, 'chromium-')),
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium(dir);
   cleanups.push(() => browser.close());
   const page = await browser.newPage();
   page.setDefaultTimeout(10000);
@@ -147,12 +137,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
 
   let shot = 0;
   const snap = async (name) => page.screenshot({ path: join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
-  const axe = async (name) => {
-    if ((await page.evaluate(() => typeof window.axe)) === 'undefined') await page.evaluate(AXE);
-    const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-    const bad = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `axe on ${name}`);
-  };
+  const axe = (name) => axeCheck(page, name);
   const ready = () => page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
   const statusText = () => page.$eval('#status', (e) => e.textContent);
   const waitStatus = (re) => page.waitForFunction((s) => new RegExp(s).test(document.getElementById('status').textContent), { timeout: 10000 }, re.source);

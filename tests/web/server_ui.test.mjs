@@ -5,17 +5,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer-core';
+import { join } from 'node:path';
+import { CHROMIUM, launchChromium, axeCheck } from './lib.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const MEMTOOL = process.env.MEMTOOL;
-const CHROMIUM = process.env.MEMTOOL_CHROMIUM || '/usr/bin/chromium';
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
-const AXE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 const dir = mkdtempSync(join(tmpdir(), 'memtool-ui-'));
 const keys = join(dir, 'keys');
@@ -67,22 +63,11 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   assert.equal(noSession.status, 401);
   assert.deepEqual(await noSession.json(), { login: 'key' });
 
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: mkdtempSync(join(dir, 'chromium-')),
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium(dir);
   cleanups.push(() => browser.close());
   const page = await browser.newPage();
   page.setDefaultTimeout(10000);
-  const axe = async (name) => {
-    if ((await page.evaluate(() => typeof window.axe)) === 'undefined') await page.evaluate(AXE);
-    const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-    const bad = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v) => v.id), [], `axe on ${name}`);
-  };
+  const axe = (name) => axeCheck(page, name);
   const waitStatus = (p, re) => p.waitForFunction((s) => new RegExp(s).test(document.getElementById('status').textContent), {}, re.source);
 
   // A wrong key, then alice's.
