@@ -48,26 +48,13 @@ static int hex64_ok(const char *s)
     return 1;
 }
 
-/* An API path memtool can use: "/" then segments none empty, "." or "..",
- * each at most 255 bytes, at most MT_STORE_MAX_DEPTH of them, no NUL, at most
- * 1,024 bytes in all. */
+/* An API path memtool can use: one the API itself would take (the rules of
+ * util/api_path.h: 1 to 20 segments, NFC, no control or format character,
+ * at most 1,024 bytes). A server's answer is held to them, so that no path
+ * reaches a listing, the model or a migrate that memtool would refuse. */
 int mt_remote_api_path_ok(const char *p, size_t len)
 {
-    size_t i, start = 1, segments = 0;
-
-    if (len < 2 || len > 1024 || p[0] != '/' || memchr(p, '\0', len))
-        return 0;
-    for (i = 1; i <= len; i++) {
-        if (i < len && p[i] != '/')
-            continue;
-        if (i == start || i - start > 255 || (i - start == 1 && p[start] == '.') ||
-            (i - start == 2 && p[start] == '.' && p[start + 1] == '.'))
-            return 0;
-        if (++segments > MT_STORE_MAX_DEPTH)
-            return 0;
-        start = i + 1;
-    }
-    return 1;
+    return p && mt_memstore_path_check("a path of the server's answer", p, len) == 0;
 }
 
 int mt_rmem_parse(mt_rmem *m, const json_t *o, int want_content, const char *what)

@@ -453,6 +453,16 @@ def main():
             red = [v for v in S.versions if v["memory_id"] and v["redacted_at"]]
         check(r.returncode == 0 and len(red) == 1, "redact by a hashed id: %r" % (r.stdout + r.stderr))
 
+    # A server path memtool would refuse (an escape character, a format character):
+    # the listing fails saying the server's answer is wrong; the name reaches no output.
+    for bad in ("/bad/\x1b[2Jx.md", "/bad/a\u202eb.md"):
+        with S.lock:
+            S.mems["mem_bad"] = {"path": bad, "content": "x\n", "vid": "memver_bad"}
+        rc, out = call(url, {"command": "view", "path": "/memories/bad"})
+        check(rc != 0 and bad[5:] not in out, "a server path with %r is refused: %r" % (bad, out))
+        with S.lock:
+            S.mems.pop("mem_bad", None)
+
     # A delete of a directory spanning pages; a key the server refuses.
     rc, out = call(url, {"command": "delete", "path": "/memories/p"})
     check(rc == 0 and not any(p.startswith("/p/") for p in paths()), "a directory's delete over pages: %r" % out)
