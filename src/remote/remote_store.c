@@ -340,6 +340,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
 {
     mt_remote_store *rs = R(st);
     mt_buf what = MT_BUF_INIT;
+    char sent[65] = "", sent_id[200] = "";
     unsigned attempt;
     int rc = 0;
 
@@ -361,6 +362,17 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
             rc = op->expect_sha256 ? not_a_file() : MT_EISDIR;
             break;
         }
+        /* A write sent again after a lost answer, refused because the first
+         * landed (a server need not answer a repeat with success): the memory
+         * holds what was written, and the edit is not made twice. */
+        if (sent[0] && strcmp(m.sha, sent) == 0 && strcmp(m.id, sent_id) == 0) {
+            if (m.version_id)
+                op->version = mt_remote_version_id(rs, m.version_id);
+            mt_rmem_dispose(&m);
+            rc = 0;
+            break;
+        }
+        sent[0] = '\0';
         if (op->expect_sha256 && strcmp(op->expect_sha256, m.sha) != 0) {
             memcpy(op->current_sha256, m.sha, 65);
             mt_rmem_dispose(&m);
@@ -387,6 +399,8 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
             break;
         }
         body = memory_body(NULL, out, out_len, m.sha, 0, 1);
+        mt_sha256_hex(sent, out, out_len);
+        snprintf(sent_id, sizeof(sent_id), "%s", m.id);
         free(out);
         if (!body) {
             mt_rmem_dispose(&m);
@@ -417,7 +431,10 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
             mt_remote_resp_dispose(&r);
             break;
         }
-        /* Changed, moved or deleted meanwhile: read again. */
+        /* Changed, moved or deleted meanwhile: read again. Only a write sent
+         * more than once may have been the change itself (checked above). */
+        if (r.attempts < 2)
+            sent[0] = '\0';
         rc = write_error(&r, what.ptr);
         mt_remote_resp_dispose(&r);
         if (rc != MT_ECONFLICT && rc != MT_ENOTFOUND)

@@ -273,8 +273,9 @@ class Handler(BaseHTTPRequestHandler):
             record(mid, "modified", m)
         pre = body.get("precondition")
         new_path, new_content = body.get("path", m["path"]), body.get("content", m["content"])
+        strict = S.faults.get("strict_repeat")  # a server that refuses even a repeat of its own change
         if pre and pre["content_sha256"] != sha(m["content"]) and \
-                not (new_path == m["path"] and new_content == m["content"]):
+                (strict or not (new_path == m["path"] and new_content == m["content"])):
             return self.error(409, "memory_precondition_failed_error", "changed")
         if new_path != m["path"]:
             for other, o in S.mems.items():
@@ -415,6 +416,19 @@ def main():
     check(len(creates) == 1, "a create is never sent twice blindly: %d sent" % len(creates))
     rc, out = call(url, {"command": "view", "path": "/memories/c.md"})
     check(rc == 0 and "c" in out, "the view the error advises shows it: %r" % out)
+
+    # An edit whose answer was cut, against a server stricter than the SDK documents: the repeat is refused
+    # with 409, and the edit reads again, finds its own write in place, and is made once.
+    S.faults["cut_update"] = 1
+    S.faults["strict_repeat"] = True
+    before = S.changes
+    rc, out = call(url, {"command": "insert", "path": "/memories/p/m08.md", "insert_line": 1,
+                         "insert_text": "once\n"})
+    S.faults.pop("strict_repeat", None)
+    with S.lock:
+        content = [m["content"] for m in S.mems.values() if m["path"] == "/p/m08.md"][0]
+    check(rc == 0 and content == "m8\nonce\n" and S.changes == before + 1,
+          "a repeat a strict server refuses is not made twice: %r %r" % (out, content))
 
     # A history whose next_page comes back the same: an error that says so, never a
     # history cut short as if it were whole, nor a read without end.
