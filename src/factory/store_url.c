@@ -14,6 +14,7 @@
 #include <memtool/store.h>
 
 #include "remote/remote.h"
+#include "util/url_shown.h"
 
 static const struct {
     const char *scheme;
@@ -71,13 +72,16 @@ int mt_store_url_parse(mt_store_url *out, const char *url)
             break;
         }
     }
-    if (!rest)
+    if (!rest) {
+        char shown[240];
+        mt_url_shown(shown, sizeof(shown), url);
         return mt_error_set(MT_EINVAL,
-                            "'%.200s' is not a store URL: use file:DIR, sqlite:PATH or "
+                            "'%s' is not a store URL: use file:DIR, sqlite:PATH or "
                             "postgresql://USER@HOST/DATABASE, or a memory store's "
                             "https://HOST/v1/memory_stores/memstore_ID (a directory alone is "
                             "--root DIR)",
-                            url);
+                            shown);
+    }
     if (out->kind == MT_STORE_REMOTE) {
         if ((rc = mt_remote_url_check(url)) < 0)
             return rc;

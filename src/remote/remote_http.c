@@ -202,6 +202,9 @@ static int perform(mt_remote_http *c, mt_remote_resp *r, const char *method, con
     SET(CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
     SET(CURLOPT_TIMEOUT, REQUEST_TIMEOUT);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
+    /* http:// is taken for this machine only, on the word that the key
+     * stays on it: an http_proxy in the environment must not carry it off. */
+    SET(CURLOPT_NOPROXY, "127.0.0.1,::1,localhost");
     SET(CURLOPT_ACCEPT_ENCODING, "");
     if (c->ca_file)
         SET(CURLOPT_CAINFO, c->ca_file);

@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "remote/remote_store.h"
+#include "util/url_shown.h"
 
 /* "https://HOST[:PORT]/v1/memory_stores/memstore_ID": the base, the id. */
 int mt_remote_url_parse(char **base, char **id, const char *url)
 {
+    char shown[240];
     const char *host, *end, *p, *sid;
     size_t hn, i;
     int https = strncmp(url, "https://", 8) == 0, loopback;
@@ -63,10 +65,11 @@ int mt_remote_url_parse(char **base, char **id, const char *url)
     }
     return 0;
 form:
+    mt_url_shown(shown, sizeof(shown), url);
     return mt_error_set(MT_EINVAL,
-                        "'%.200s' is not a remote store's URL: write "
+                        "'%s' is not a remote store's URL: write "
                         "https://HOST[:PORT]/v1/memory_stores/memstore_ID",
-                        url);
+                        shown);
 }
 
 int mt_remote_url_check(const char *url)

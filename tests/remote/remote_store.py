@@ -230,6 +230,17 @@ def refusals(base, url, key):
           "a missing store is named, the key never shown: %r" % out)
     rc, out, _ = call(url, "mtk_wrong", {"command": "view", "path": "/memories"})
     check(rc == 1 and "401" in out and "mtk_wrong" not in out, "a bad key: 401, not echoed: %r" % out)
+    # An http_proxy in the environment never carries the key of a store on this machine.
+    r = subprocess.run([MEMTOOL, "--store", url, "view", "/memories"], capture_output=True, text=True,
+                       env=env(MEMTOOL_API_KEY=key, http_proxy="http://127.0.0.1:9",
+                               HTTP_PROXY="http://127.0.0.1:9", all_proxy="http://127.0.0.1:9"))
+    check(r.returncode == 0, "a loopback store is reached past an http_proxy: %r" % r.stderr)
+    # A key put in a URL by mistake is never echoed by the URL's error.
+    for bad in ("https://k:mtk_in_url@example.com/v2/x", "mysql://u:mtk_in_url@h/d"):
+        r = subprocess.run([MEMTOOL, "--store", bad, "view", "/memories"], capture_output=True,
+                           text=True, env=env())
+        check(r.returncode != 0 and "is not a" in r.stderr and "mtk_in_url" not in r.stderr,
+              "a URL's credentials are not shown: %r" % r.stderr)
 
 
 def https(tmp, keys, key):
