@@ -259,13 +259,16 @@ static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id
     mt_version *v = NULL;
     size_t n = 0;
     mt_log_query q;
+    int rc;
 
     if (api_form(out, size, id))
         return 0;
     memset(&q, 0, sizeof(q));
     q.limit = 100000;
-    if (mt_remote_versions(&rs->base, &v, &n, &q) == 0)
-        mt_versions_free(v, n);
+    /* A history that could not be read is that error, not "no version". */
+    if ((rc = mt_remote_versions(&rs->base, &v, &n, &q)) < 0)
+        return rc;
+    mt_versions_free(v, n);
     return api_form(out, size, id) ? 0
                                    : mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
 }
