@@ -56,7 +56,9 @@ typedef enum {
     MT_LIMIT_STORE_SIZE, /* the store would hold more than max_store_size bytes */
     MT_LIMIT_FILES,      /* more than max_files regular files */
     MT_LIMIT_DIRS,       /* more than max_dirs directories */
-    MT_LIMIT_DEPTH       /* a rename would nest the tree deeper than MT_STORE_MAX_DEPTH */
+    MT_LIMIT_DEPTH,      /* a rename would nest the tree deeper than MT_STORE_MAX_DEPTH
+                            (or op->max_depth) */
+    MT_LIMIT_PATH_BYTES  /* a rename would give a file a path longer than op->max_path_bytes */
 } mt_limit_kind;
 
 /* How deep a store's tree may be, in components below the root: what a
@@ -190,6 +192,16 @@ typedef struct {
     const char *rename_data; /* in */
     size_t rename_len;       /* in */
     int rename_content;      /* in */
+    /* Since version 7: what a rename moves stays within these, checked in
+     * the same step under the store's lock (so a file created beneath the
+     * source meanwhile is counted): at most max_depth components below the
+     * root (0, or more than MT_STORE_MAX_DEPTH: MT_STORE_MAX_DEPTH), and a
+     * regular file's store path at most max_path_bytes bytes (0: no bound).
+     * MT_ELIMIT with MT_LIMIT_DEPTH or MT_LIMIT_PATH_BYTES, nothing moved:
+     * a memory store's path rules, which its caller also checks first to
+     * word the refusal. */
+    unsigned max_depth;    /* in */
+    size_t max_path_bytes; /* in */
 } mt_store_op;
 
 MT_EXTERN(void) mt_store_op_init(mt_store_op *op);

@@ -542,6 +542,12 @@ int mt_reply_limit(mt_reply *r, const mt_store_op *op, mt_str path, const mt_str
                            "%s; choose a destination nearer /memories",
                            would, limit);
         break;
+    case MT_LIMIT_PATH_BYTES:
+        rc = mt_buf_printf(&r->text,
+                           ": a file moved would have a path of %s bytes below /memories, over "
+                           "the limit of %s; choose a shorter destination",
+                           would, limit);
+        break;
     default:
         rc = mt_buf_printf(&r->text, ": %s", mt_error_last()->message);
         break;

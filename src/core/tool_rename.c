@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "core/memory.h"
+#include "util/api_path.h"
 
 int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel, mt_str new_path,
                  const char *new_rel)
@@ -32,6 +33,12 @@ int mt_op_rename(mt_reply *r, mt_memory *m, mt_str old_path, const char *old_rel
                                        old_rel)) != 0)
         return rc < 0 ? rc : 0;
     mt_reply_op(&op, r, m);
+    /* The check above walked the source without the store's lock; the
+     * store holds what it moves to the same bounds under it. */
+    if (m->opts.memory_store) {
+        op.max_depth = MT_MEMSTORE_PATH_MAX_SEGMENTS;
+        op.max_path_bytes = MT_MEMSTORE_PATH_MAX_BYTES - 1; /* the API path's "/" */
+    }
     rc = m->store->rename(m->store, &op, old_rel, new_rel);
     mt_memory_note(m, &op);
     if (rc == MT_ECONFLICT)

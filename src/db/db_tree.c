@@ -821,7 +821,7 @@ static int rename_in(mt_db_txn *t, void *arg)
     mt_store_op *op = t->op;
     tree_list l = {NULL, 0, 0};
     unsigned height = 0, missing = 0;
-    size_t first = 0, i, from_len = strlen(a->from);
+    size_t first = 0, i, from_len = strlen(a->from), longest = 0;
     mt_db_node n, dst;
     char sha[65];
     int64_t k;
@@ -845,8 +845,11 @@ static int rename_in(mt_db_txn *t, void *arg)
             return rc;
         for (i = 0; i < l.n; i++) {
             unsigned d = depth_of(l.v[i].path + from_len + 1);
+            size_t len = strlen(l.v[i].path + from_len + 1);
             if (d > height)
                 height = d;
+            if (l.v[i].kind == MT_NODE_FILE && len > longest)
+                longest = len;
         }
     }
     op->culprit = 1;
@@ -860,14 +863,8 @@ static int rename_in(mt_db_txn *t, void *arg)
             goto done;
         }
     }
-    if (depth_of(a->to) + height > MT_STORE_MAX_DEPTH) {
-        op->refused = MT_LIMIT_DEPTH;
-        op->limit = MT_STORE_MAX_DEPTH;
-        op->held = height;
-        op->would = depth_of(a->to) + height;
-        rc = mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", a->from, a->to);
+    if ((rc = mt_store_move_limit(op, a->from, a->to, depth_of(a->to), height, longest)) < 0)
         goto done;
-    }
     if (with && (rc = mt_store_content_limit(op, a->to, n.size, op->rename_len)) < 0)
         goto done;
     if ((rc = mt_db_quota(t, a->to, with ? (int64_t)op->rename_len - (int64_t)n.size : 0, 0,

@@ -135,13 +135,14 @@ done:
 /* How many levels of entries are beneath dirfd (0: it is empty, 1: it
  * holds only files and empty directories), looking no further than `limit`
  * levels (beyond it the answer is only "more"). */
-static int fs_tree_height(unsigned *height, int at, unsigned limit)
+static int fs_tree_height(unsigned *height, size_t *longest, int at, unsigned limit)
 {
     DIR *dir;
     struct dirent *de;
     int fd, rc = 0;
 
     *height = 0;
+    *longest = 0;
     fd = mt_fs_openat(at, "", O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return mt_fs_error(-fd, "cannot look into", "");
@@ -151,6 +152,7 @@ static int fs_tree_height(unsigned *height, int at, unsigned limit)
     }
     for (errno = 0; (de = readdir(dir)) != NULL && *height <= limit; errno = 0) {
         const char *n = de->d_name;
+        size_t len = strlen(n), deepest = 0;
         unsigned below = 0;
         int child;
 
@@ -158,21 +160,27 @@ static int fs_tree_height(unsigned *height, int at, unsigned limit)
             continue;
         if (*height < 1)
             *height = 1;
+        if (de->d_type == DT_REG && len > *longest)
+            *longest = len;
         if ((de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) || limit == 0)
             continue;
         child = mt_fs_openat(dirfd(dir), n, O_RDONLY | O_DIRECTORY, 0);
+        if ((child == -ENOTDIR || child == -ELOOP) && len > *longest)
+            *longest = len; /* DT_UNKNOWN: a file, or a link, counted as one */
         if (child == -ENOENT || child == -ENOTDIR || child == -ELOOP)
             continue;
         if (child < 0) {
             rc = mt_fs_error(-child, "cannot look into", n);
             break;
         }
-        rc = fs_tree_height(&below, child, limit - 1);
+        rc = fs_tree_height(&below, &deepest, child, limit - 1);
         close(child);
         if (rc < 0)
             break;
         if (below + 1 > *height)
             *height = below + 1;
+        if (deepest && len + 1 + deepest > *longest)
+            *longest = len + 1 + deepest;
     }
     if (rc == 0 && errno != 0)
         rc = mt_fs_error(errno, "cannot look into", "");
@@ -264,6 +272,7 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
     const char *from_name;
     struct stat sb, dst;
     unsigned height = 0;
+    size_t longest = 0;
     int fromfd = -1, dstfd = -1, tfd = -1, rc, made = 0;
     int with = op->rename_content;
     const char *content = op->rename_data ? op->rename_data : "";
@@ -306,7 +315,7 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
             rc = mt_fs_error(-sfd, "cannot rename", from);
             goto done;
         }
-        rc = fs_tree_height(&height, sfd, MT_STORE_MAX_DEPTH);
+        rc = fs_tree_height(&height, &longest, sfd, MT_STORE_MAX_DEPTH);
         close(sfd);
         if (rc < 0)
             goto done;
@@ -318,16 +327,8 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         rc = mt_fs_error(EEXIST, "cannot rename to", to);
         goto done;
     }
-    /* Everything moved must stay within the depth a request can name (and
-     * every walk sees in full): `height` levels beneath the destination. */
-    if (p.depth + height > MT_STORE_MAX_DEPTH) {
-        op->refused = MT_LIMIT_DEPTH;
-        op->limit = MT_STORE_MAX_DEPTH;
-        op->held = height;
-        op->would = p.depth + height;
-        rc = mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", from, to);
+    if ((rc = mt_store_move_limit(op, from, to, p.depth, height, longest)) < 0)
         goto done;
-    }
     if (with && (rc = mt_store_content_limit(op, to, (uint64_t)sb.st_size, op->rename_len)) < 0)
         goto done;
     if ((rc = mt_fs_quota(&t, op, to, with ? (int64_t)op->rename_len - (int64_t)sb.st_size : 0, 0,

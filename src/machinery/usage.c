@@ -1,6 +1,8 @@
 /* The limits every store checks in the same step as a change. */
 #include "machinery/usage.h"
 
+#include <string.h>
+
 #include "contract/store_contract.h"
 
 static int refuse(mt_store_op *op, mt_limit_kind kind, uint64_t limit, uint64_t held,
@@ -42,6 +44,32 @@ int mt_store_content_limit(mt_store_op *op, const char *rel, uint64_t was, uint6
         return 0;
     return refuse(op, MT_LIMIT_FILE_SIZE, op->max_file_size, mt_store_file_memory(op, was), would,
                   rel);
+}
+
+int mt_store_move_limit(mt_store_op *op, const char *from, const char *to, unsigned to_depth,
+                        unsigned height, size_t longest)
+{
+    unsigned depth =
+        op->max_depth && op->max_depth < MT_STORE_MAX_DEPTH ? op->max_depth : MT_STORE_MAX_DEPTH;
+    size_t bytes = strlen(to) + (longest ? 1 + longest : 0);
+
+    /* Everything moved stays within the depth a request can name (and every
+     * walk sees in full): `height` levels beneath the destination. */
+    if (to_depth + height > depth) {
+        op->refused = MT_LIMIT_DEPTH;
+        op->limit = depth;
+        op->held = height;
+        op->would = to_depth + height;
+        return mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", from, to);
+    }
+    if (op->max_path_bytes && bytes > op->max_path_bytes) {
+        op->refused = MT_LIMIT_PATH_BYTES;
+        op->limit = op->max_path_bytes;
+        op->held = strlen(from) + (longest ? 1 + longest : 0);
+        op->would = bytes;
+        return mt_error_set(MT_ELIMIT, "moving %s to %s would make a path too long", from, to);
+    }
+    return 0;
 }
 
 uint64_t mt_store_file_memory(const mt_store_op *op, uint64_t size)
