@@ -17,6 +17,7 @@
 
 #include <sodium.h>
 
+#include "util/api_path.h"
 #include "util/path.h"
 #include "contract/store_contract.h"
 
@@ -314,6 +315,37 @@ static const char *bad_versions(const mt_version *v, size_t n)
     return NULL;
 }
 
+/* On a memory store (--memory-store), whether every path the history names
+ * is one the API takes (util/api_path.h): what the store keeps, the API
+ * serves. 0, 1 with `why` set (the rule broken), or an error. */
+static int memstore_refused(char *why, size_t size, const mt_memory *to, const mt_version *v,
+                            size_t n)
+{
+    mt_buf b = {NULL, 0, 0};
+    size_t i, k;
+    int rc = 0;
+
+    for (i = 0; i < n && to->opts.memory_store && rc == 0; i++) {
+        const char *paths[2] = {v[i].path, v[i].previous_path};
+        for (k = 0; k < 2 && rc == 0; k++) {
+            if (!paths[k])
+                continue;
+            mt_buf_truncate(&b, 0);
+            if (mt_buf_puts(&b, "/") < 0 || mt_buf_puts(&b, paths[k]) < 0)
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+            else if (mt_memstore_path_check("a path of its history", b.ptr, b.len) == MT_EINVAL) {
+                snprintf(why, size,
+                         "%s (this is a memory store of memtool server, which keeps the "
+                         "memory-store API's path rules)",
+                         mt_error_last()->message);
+                rc = 1;
+            }
+        }
+    }
+    mt_buf_dispose(&b);
+    return rc;
+}
+
 /* Where import gets each version's content: the source's history, and
  * what the file holds now for a version the history had not recorded. */
 typedef struct {
@@ -598,7 +630,7 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
 {
     mt_version *v = NULL, *iv = NULL;
     size_t n = 0, len = 0;
-    char *data = NULL, sha[65] = "", there[65];
+    char *data = NULL, sha[65] = "", there[65], refused[512];
     content_source src;
     mt_store_import in;
     mt_store_op op;
@@ -630,6 +662,10 @@ int mt_mig_copy_memory(mt_migration *g, const mt_mig_subject *s, const char *rel
         mt_sha256_hex(sha, data, len);
         if ((rc = add_gap(&v, &n, m->id, rel, sha, len)) < 0)
             goto done;
+    }
+    if ((rc = memstore_refused(refused, sizeof(refused), g->to, v, n)) != 0) {
+        rc = rc < 0 ? rc : mt_mig_fail(g, s, "", refused);
+        goto done;
     }
     /* Arrived before (a stopped run's): done. */
     if ((rc = present_at(&present, g->to, m->id)) < 0) {

@@ -90,6 +90,7 @@ def main():
         more(base, ka, kb, keys, tmp)
         hostile(base, ka)
         slow_clients(base, ka)
+        migrate_into_memory_store(base, ka, tmp)
     finally:
         srv.send_signal(signal.SIGTERM)
         code = srv.wait(timeout=20)
@@ -470,6 +471,29 @@ def slow_clients(base, ka):
     finally:
         for s in socks:
             s.close()
+
+
+def migrate_into_memory_store(base, ka, tmp):
+    """memtool --memory-store ID migrate: a memory whose path the API refuses (21 segments: a
+    memtool path may have 32) is not copied, with its history or without, and says why; the
+    others are."""
+    st, _, t = curl(base + "/v1/memory_stores", key=ka, method="POST", body='{"name":"migrated"}')
+    sid = json.loads(t)["id"]
+    src = os.path.join(tmp, "migrate-src")
+    deep = "/memories/" + "/".join("d%d" % i for i in range(20)) + "/deep.md"
+    for path in (deep, "/memories/ok.md"):
+        subprocess.run([MEMTOOL, "--root", src, "call"], input=json.dumps(
+            {"command": "create", "path": path, "file_text": "x\n"}), text=True, check=True, capture_output=True)
+    for history in ([], ["--no-history"]):
+        r = subprocess.run([MEMTOOL, "--root", os.path.join(tmp, "store"), "--tenant", "alice",
+                            "--memory-store", sid, "migrate", "--from", "file:" + src, "--from-tenant",
+                            "default", "--to", "file:" + os.path.join(tmp, "store")] + history,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 1 and "20 segments" in r.stderr and "deep.md" in r.stderr,
+              "migrate %s: the 21-segment memory is refused by name: %d %r" % (history, r.returncode, r.stderr[-400:]))
+    st, _, t = curl(base + "/v1/memory_stores/" + sid + "/memories?view=full", key=ka)
+    paths = sorted(m.get("path") for m in json.loads(t)["data"])
+    check(paths == ["/ok.md"], "only the memory the API can serve arrived: %r" % paths)
 
 
 def shutdown_in_flight(tmp, keys, key):
