@@ -82,7 +82,9 @@ mt_memory *mt_cli_open_read(const mt_cli *cli)
     mt_memory *mem = NULL;
     mt_options o = cli->opts;
 
-    o.must_exist = 1;
+    /* A memory store's record was found (--memory-store): one nobody has
+     * written to yet is there, and empty, not a mistyped tenant. */
+    o.must_exist = !cli->memory_store;
     mt_cli_open_store(&mem, cli, cli->store, &o, NULL);
     return mem;
 }

@@ -479,6 +479,11 @@ def migrate_into_memory_store(base, ka, tmp):
     others are."""
     st, _, t = curl(base + "/v1/memory_stores", key=ka, method="POST", body='{"name":"migrated"}')
     sid = json.loads(t)["id"]
+    # Nobody has written to it yet: it is there, and empty.
+    r = subprocess.run([MEMTOOL, "--root", os.path.join(tmp, "store"), "--tenant", "alice", "--memory-store", sid,
+                        "view", "/memories"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and r.stdout.endswith("\n0B\t/memories\n"),
+          "a new memory store views as empty: %d %r %r" % (r.returncode, r.stdout, r.stderr))
     src = os.path.join(tmp, "migrate-src")
     deep = "/memories/" + "/".join("d%d" % i for i in range(20)) + "/deep.md"
     for path in (deep, "/memories/ok.md"):
