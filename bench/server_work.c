@@ -92,7 +92,7 @@ int main(int argc, char **argv)
     threads = strtol(argv[7], NULL, 10);
     mt_options_init(&opts);
     if (threads < 1 || mt_keys_open(&keys, argv[2]) < 0 ||
-        mt_registry_open(&reg, argv[1], &opts, 0) < 0) {
+        mt_registry_open(&reg, argv[1], &opts, NULL, 0) < 0) {
         fprintf(stderr, "mt_bench_server_work: %s\n", mt_error_last()->message);
         return 1;
     }

@@ -60,17 +60,17 @@ int mt_cmd_server(const mt_cli *cli, int argc, char **argv)
     mt_httpd_config cfg = {0};
     mt_web *web = NULL;
     char *url = NULL, *keys = NULL;
-    int status;
+    int status, failed;
 
     if (argc > 1 && strcmp(argv[1], "keys") == 0)
         return mt_cmd_server_keys(cli, argc - 1, argv + 1);
     if ((status = mt_cli_parse(&command, &o, argc, argv)) >= 0)
         return status;
-    if (cli->encrypt || cli->key_file) {
-        fprintf(stderr, "memtool server: an encrypted store is not served yet: serve a store "
-                        "without --encrypt\n");
+    /* With --encrypt, every memory store is sealed with the key, as the
+     * command's own store would be (one key for the process). */
+    cfg.key = mt_cli_key(cli, &failed);
+    if (failed)
         return MT_EXIT_USAGE;
-    }
     if (!o.keys && !(o.keys = keys = mt_keys_default_path())) {
         fprintf(stderr, "memtool server: %s (or give --keys FILE)\n", mt_error_last()->message);
         return MT_EXIT_USAGE;

@@ -42,15 +42,13 @@ int mt_cmd_web(const mt_cli *cli, int argc, char **argv)
     mt_httpd_config cfg = {0};
     mt_web *w = NULL;
     char listen[32], *url = NULL;
-    int status;
+    int status, failed;
 
     if ((status = mt_cli_parse(&command, &o, argc, argv)) >= 0)
         return status;
-    if (cli->encrypt || cli->key_file) {
-        fprintf(stderr, "memtool web: an encrypted store is not served yet (as memtool server): "
-                        "browse a store without --encrypt\n");
+    cfg.key = mt_cli_key(cli, &failed);
+    if (failed)
         return MT_EXIT_USAGE;
-    }
     url = mt_cli_store_url(cli);
     if (!url || mt_web_new(&w, cli->opts.tenant, o.open) < 0) {
         fprintf(stderr, "memtool web: %s\n", url ? mt_error_last()->message : "out of memory");

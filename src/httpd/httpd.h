@@ -65,6 +65,7 @@ typedef struct {
 typedef struct {
     const char *listen;    /* ADDR:PORT ("[::1]:PORT"); port 0 picks a free one */
     const char *store_url; /* the store every memory store is a tenant of */
+    mt_crypt_key *key;     /* encryption at rest: every handle opened with it (NULL: none) */
     mt_options opts;       /* limits, durability, secrets: as every command's */
     const char *keys_path; /* the keys file (memtool server keys) */
     const char *tls_cert;  /* PEM files: HTTPS; both or neither */

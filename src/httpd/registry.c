@@ -27,6 +27,7 @@ typedef struct {
 struct mt_registry {
     char *url;
     mt_options base;
+    mt_crypt_key *key; /* the caller's, shared by every handle (NULL: a plain store) */
     pthread_mutex_t lock;
     slot slots[HANDLES];
     uint64_t tick;
@@ -34,7 +35,8 @@ struct mt_registry {
     int64_t started_ms;
 };
 
-int mt_registry_open(mt_registry **out, const char *url, const mt_options *base, int plain)
+int mt_registry_open(mt_registry **out, const char *url, const mt_options *base, mt_crypt_key *key,
+                     int plain)
 {
     mt_registry *r = calloc(1, sizeof(*r));
     struct timespec ts;
@@ -46,6 +48,7 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base,
     }
     r->base = *base;
     r->plain = plain;
+    r->key = key;
     clock_gettime(CLOCK_REALTIME, &ts);
     r->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     r->base.history = 1;
@@ -61,7 +64,7 @@ int mt_registry_open(mt_registry **out, const char *url, const mt_options *base,
         int rc;
 
         probe.history = 0;
-        if ((rc = mt_memory_open_url(&m, url, &probe)) < 0) {
+        if ((rc = mt_memory_open_url_encrypted(&m, url, &probe, key)) < 0) {
             mt_registry_free(r);
             return rc;
         }
@@ -120,7 +123,7 @@ static int handle(mt_memory **out, mt_registry *r, const char *name, int api)
     mt_memory_free(r->slots[victim].m);
     free(r->slots[victim].tenant);
     memset(&r->slots[victim], 0, sizeof(slot));
-    if ((rc = mt_memory_open_url(out, r->url, &opts)) < 0)
+    if ((rc = mt_memory_open_url_encrypted(out, r->url, &opts, r->key)) < 0)
         goto done;
     if (!(r->slots[victim].tenant = strdup(name))) {
         mt_memory_free(*out);

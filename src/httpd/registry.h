@@ -24,7 +24,8 @@ typedef struct mt_registry mt_registry;
  * /memories) are served too, as the memory store MT_REGISTRY_PLAIN_ID: its
  * record is made up, never stored (its name is "/memories"), its limits are
  * base's, and it cannot be changed, archived or deleted (memtool web). */
-int mt_registry_open(mt_registry **out, const char *url, const mt_options *base, int plain);
+int mt_registry_open(mt_registry **out, const char *url, const mt_options *base, mt_crypt_key *key,
+                     int plain);
 
 #define MT_REGISTRY_PLAIN_ID "memstore_0000000000000000"
 

@@ -135,6 +135,7 @@ def main():
     for secret in (ka, kb, kadmin, kgone, "EDGE-CONTENT-MARKER"):
         check(secret not in text, "the log never holds a key or content")
     listen_checks(tmp, keys, ka)
+    encrypted_store(tmp, keys, ka)
     shutdown_in_flight(tmp, keys, ka)
     start_stop(tmp, keys)
     if not os.environ.get("MEMTOOL_TEST_KEEP"):
@@ -499,6 +500,41 @@ def migrate_into_memory_store(base, ka, tmp):
     st, _, t = curl(base + "/v1/memory_stores/" + sid + "/memories?view=full", key=ka)
     paths = sorted(m.get("path") for m in json.loads(t)["data"])
     check(paths == ["/ok.md"], "only the memory the API can serve arrived: %r" % paths)
+
+
+def encrypted_store(tmp, keys, key):
+    """memtool --encrypt server: memories are served as written and sealed on disk (no
+    plaintext in any file of the store, the registry's records too); without the key the
+    server does not start, and says which key it needs."""
+    store, kf = os.path.join(tmp, "store-enc"), os.path.join(tmp, "enc.key")
+    memtool("key", "new", kf)
+    srv = subprocess.Popen([MEMTOOL, "--root", store, "--encrypt", "--key-file", kf, "server", "--listen",
+                            "127.0.0.1:0", "--keys", keys], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+    try:
+        base = srv.stdout.readline().strip()
+        st, _, t = curl(base + "/v1/memory_stores", key=key, method="POST", body='{"name":"SEALEDNAME"}')
+        sid = json.loads(t)["id"]
+        body = json.dumps({"path": "/sealed.md", "content": "SEALED-MARKER one\n"})
+        st, _, t = curl(base + "/v1/memory_stores/" + sid + "/memories", key=key, method="POST", body=body)
+        check(st == 200, "a memory is made in an encrypted store: %d %s" % (st, t[:200]))
+        mid = json.loads(t)["id"]
+        st, _, t = curl(base + "/v1/memory_stores/" + sid + "/memories/" + mid, key=key)
+        check(st == 200 and json.loads(t).get("content") == "SEALED-MARKER one\n",
+              "and read back as written: %d %s" % (st, t[:200]))
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait(timeout=20)
+    for d, _, files in os.walk(store):
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                data = fh.read()
+            check(b"SEALED-MARKER" not in data and b"SEALEDNAME" not in data,
+                  "no plaintext on disk: %s" % os.path.join(d, f))
+    r = subprocess.run([MEMTOOL, "--root", store, "server", "--listen", "127.0.0.1:0", "--keys", keys],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode != 0 and r.stdout == "" and "encrypted" in r.stderr and "--key-file" in r.stderr,
+          "without its key the server does not start: %d %r" % (r.returncode, r.stderr))
 
 
 def shutdown_in_flight(tmp, keys, key):
