@@ -1,5 +1,5 @@
-// memtool web in a real browser: Debian's chromium, driven by puppeteer-core
-// (which downloads nothing), with axe-core checking each view. The flows of
+// memtool web in a real browser: Debian's chromium or firefox-esr
+// (MEMTOOL_WEB_BROWSER, lib.mjs), driven by puppeteer-core (which downloads nothing), with axe-core checking each view. The flows of
 // docs/web.md, an XSS corpus that must stay text, and the server's side:
 // the versions those flows leave (actor web:...), 401 without a session, the
 // login token used once, CSRF, CSP. Screenshots of each step go to
@@ -7,10 +7,10 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM, launchChromium, axeCheck } from './lib.mjs';
+import { BROWSER, SHOT_PREFIX, assertBrowser, launchBrowser, watchCsp, axeCheck } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
@@ -68,10 +68,12 @@ const XSS_NAME = '/xss/<img src=x onerror=window.__xss=1>.md';
 const XSS_TEXT = '<script>window.__xss=2;alert(1)</script>\n[click me](javascript:alert(3))\n' +
   '<img src=x onerror="window.__xss=4">\n<a href="javascript:alert(5)">link</a> https://example.com/x\n';
 
-test('the memory browser, in chromium', { timeout: 120000 }, async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: scripts/install-deps.sh installs chromium`);
+test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
+  assertBrowser();
   mkdirSync(SHOTS, { recursive: true });
-  for (const f of readdirSync(SHOTS)) if (f.endsWith('.png')) rmSync(join(SHOTS, f));
+  // This browser's screenshots of the last run (the other's are left alone).
+  const mine = SHOT_PREFIX ? (f) => f.startsWith(SHOT_PREFIX) : (f) => /^\d/.test(f);
+  for (const f of readdirSync(SHOTS)) if (f.endsWith('.png') && mine(f)) rmSync(join(SHOTS, f));
   create('/notes/todo.md', '# Todo\n- ship the browser\n- write `docs/web.md`\n');
   create('/notes/long.md', Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
   create('/data/config.json', '{"name": "memtool", "retries": 3, "ok": true}\n');
@@ -117,7 +119,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   const html = await page0.text();
   assert.ok(!/<script>|<style>| style=| on[a-z]+=/i.test(html), 'no inline script or style in the page');
 
-  const browser = await launchChromium(dir);
+  const browser = await launchBrowser(dir);
   cleanups.push(() => browser.close());
   const page = await browser.newPage();
   page.setDefaultTimeout(10000);
@@ -126,7 +128,8 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   const outside = [];
   const cspErrors = [];
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
-  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) cspErrors.push(m.text()); });
+  page.on('console', (m) => { if (/Content.Security.Policy|Refused to/.test(m.text())) cspErrors.push(m.text()); });
+  await watchCsp(page);
   await page.setRequestInterception(true);
   page.on('request', (r) => {
     if (new URL(r.url()).origin !== origin && !r.url().startsWith('data:')) {
@@ -136,7 +139,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   });
 
   let shot = 0;
-  const snap = async (name) => page.screenshot({ path: join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  const snap = async (name) => page.screenshot({ path: join(SHOTS, `${SHOT_PREFIX}${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
   const axe = (name) => axeCheck(page, name);
   const ready = () => page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
   const statusText = () => page.$eval('#status', (e) => e.textContent);
@@ -376,6 +379,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.deepEqual(dialogs, [], 'no dialog opened');
   assert.deepEqual(outside, [], 'no request left 127.0.0.1');
   assert.deepEqual(cspErrors, [], 'the page broke none of its own policy');
+  assert.deepEqual(await page.evaluate(() => window.__cspViolations), [], 'no CSP violation reported');
 
   // CSRF: a change with the session cookie but without the token is 403.
   const cookie = `${session.name}=${session.value}`;
@@ -404,5 +408,5 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'nothing wider than a narrow window');
   await axe('narrow');
   await snap('narrow');
-  writeFileSync(join(SHOTS, 'README'), 'Screenshots of tests/web/browser.test.mjs, newest run.\n');
+  writeFileSync(join(SHOTS, 'README'), 'Screenshots of tests/web/browser.test.mjs (firefox-*: in Firefox) and server_ui.test.mjs, newest run.\n');
 });
