@@ -452,12 +452,15 @@
     const box = el('div', { class: 'code diff', role: 'region', 'aria-label': 'Diff of ' + v.id, tabindex: '0' });
     const text = r.json.diff;
     const lines = text ? text.replace(/\n$/, '').split('\n') : [];
-    if (!lines.length) box.append(el('div', { class: 'ln' }, el('span', { class: 'tx', text: r.json.redacted || r.json.previous_redacted ? '(a redacted version: nothing to compare)' : '(no change in content)' })));
+    if (!lines.length) box.append(el('div', { class: 'ln' }, el('span', { class: 'tx', text: r.json.redacted ? '(a redacted version: nothing to compare)' : '(no change in content)' })));
     for (const line of lines) {
       const cls = line.startsWith('@@') ? 'hunk' : line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : '';
       box.append(el('div', { class: 'ln ' + cls }, el('span', { class: 'tx', text: line })));
     }
-    area.replaceChildren(el('h3', { text: v.id + ' against ' + (r.json.previous_version_id || 'nothing (the first version)') }), box);
+    // Redacted versions have no content: the diff is against the readable one before them.
+    const passed = r.json.redacted_skipped || [];
+    area.replaceChildren(el('h3', { text: v.id + ' against ' + (r.json.previous_version_id || 'nothing (the first version)') }),
+      passed.length ? el('p', { class: 'meta', text: 'Passed over, redacted: ' + passed.join(', ') + '.' }) : null, box);
     void memoryId;
   }
 
