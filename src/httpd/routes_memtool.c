@@ -21,6 +21,7 @@
 #include "diff/diff.h"
 #include "httpd/api_json.h"
 #include "httpd/routes_internal.h"
+#include "util/api_path.h"
 #include "util/buf.h"
 
 static void search(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
@@ -139,16 +140,53 @@ done:
     mt_registry_release(reg, m);
 }
 
+/* A version brought back is a write through the API like any other: held to
+ * the API's limits (100 kB, its path rules) even on the plain store, whose
+ * own limits may be looser. 0, or -1 with *out the 400. */
+static int restorable(mt_http_reply *out, const mt_http_request *req, const mt_version *v)
+{
+    const char *p;
+
+    if (v->redacted || v->operation == MT_VERSION_DELETED)
+        return 0; /* nothing to bring back: mt_memory_restore says so */
+    if (v->content_size > MT_MEMSTORE_MAX_CONTENT) {
+        mt_routes_error(out, 400, "invalid_request_error", req->request_id,
+                        "memver_%lld is %llu bytes, over the API's limit of %d bytes (100 kB)",
+                        (long long)v->id, (unsigned long long)v->content_size,
+                        MT_MEMSTORE_MAX_CONTENT);
+        return -1;
+    }
+    p = v->path ? mt_api_path_name(v->path) : "";
+    if (mt_memstore_path_check("the version's path", p, strlen(p)) < 0) {
+        mt_routes_error(out, 400, "invalid_request_error", req->request_id, "%s",
+                        mt_error_last()->message);
+        return -1;
+    }
+    return 0;
+}
+
 static void restore(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
                     const char *store_id, int64_t vid)
 {
     char actor[48], made[32];
+    mt_version v = {0};
     int64_t id = 0;
     mt_memory *m;
     int rc;
 
     if (!(m = mt_routes_store_handle(out, reg, req, store_id, 1)))
         return;
+    if ((rc = mt_memory_version(&v, m, vid)) == MT_ENOTFOUND) {
+        mt_routes_error(out, 404, "not_found_error", req->request_id, "no memory version %s%lld",
+                        "memver_", (long long)vid);
+        goto done;
+    }
+    if (rc < 0) {
+        mt_routes_fail(out, req, rc);
+        goto done;
+    }
+    if (restorable(out, req, &v) < 0)
+        goto done;
     mt_memstore_actor(mt_routes_actor_of(req, actor));
     rc = mt_memory_restore(&id, m, vid);
     mt_memstore_actor(NULL);
@@ -162,6 +200,8 @@ static void restore(mt_http_reply *out, mt_registry *reg, const mt_http_request 
         mt_routes_ok(out, json_pack("{s:s, s:o}", "type", "memory_version_restored",
                                     "memory_version_id", id ? json_string(made) : json_null()));
     }
+done:
+    mt_version_dispose(&v);
     mt_registry_release(reg, m);
 }
 
