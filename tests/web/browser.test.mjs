@@ -163,7 +163,7 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   await page.goto(url);
   await ready();
   assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
-  const reuse = await fetch(origin + '/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: new URL(url).searchParams.get('token') }) });
+  const reuse = await fetch(origin + '/session', { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ token: new URL(url).searchParams.get('token') }) });
   assert.equal(reuse.status, 401, 'the token works once');
   const cookies = await page.cookies();
   const session = cookies.find((c) => c.name === 'mt_session_' + new URL(url).port);
@@ -381,15 +381,16 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   assert.deepEqual(cspErrors, [], 'the page broke none of its own policy');
   assert.deepEqual(await page.evaluate(() => window.__cspViolations), [], 'no CSP violation reported');
 
-  // CSRF: a change with the session cookie but without the token is 403.
+  // CSRF: a change with the session cookie and the page's Origin but without the token is 403.
   const cookie = `${session.name}=${session.value}`;
   const noCsrf = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
+    method: 'POST', headers: { cookie, origin, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });
   assert.equal(noCsrf.status, 403);
+  assert.match((await noCsrf.json()).error.message, /CSRF/);
   const { csrf_token: csrf } = await (await fetch(origin + '/session', { headers: { cookie } })).json();
   const withCsrf = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
+    method: 'POST', headers: { cookie, origin, 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });
   assert.equal(withCsrf.status, 200);
   const otherOrigin = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {

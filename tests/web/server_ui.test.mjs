@@ -103,9 +103,10 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   const cookie = `${session.name}=${session.value}`;
   assert.equal((await fetch(`${base}/v1/memory_stores/${bobs.id}`, { headers: { cookie } })).status, 404);
   const noCsrf = await fetch(`${base}/v1/memory_stores/${store.id}/memories`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
+    method: 'POST', headers: { cookie, origin: base, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });
   assert.equal(noCsrf.status, 403);
+  assert.match((await noCsrf.json()).error.message, /CSRF/);
   // The SDK's way still works beside the page.
   assert.equal((await fetch(`${base}/v1/memory_stores/${store.id}/memories`, { headers: h(alice) })).status, 200);
 
