@@ -81,6 +81,9 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   create('/old/secret.md', 'first draft with a password hint\n');
   call({ command: 'str_replace', path: '/memories/old/secret.md', old_str: 'first draft with a password hint', new_str: 'clean' });
   create(XSS_NAME, XSS_TEXT);
+  // A history longer than the page's first 100 versions.
+  create('/notes/busy.md', 'n0\n');
+  for (let i = 1; i <= 105; i++) call({ command: 'str_replace', path: '/memories/notes/busy.md', old_str: `n${i - 1}`, new_str: `n${i}` });
   // The agent tries to keep a token: the guard refuses it, and the audit log says so.
   assert.throws(() => create('/notes/keys.md', 'deploy with\n' + TOKEN + '\n'), (e) => e.status === 1 && /would contain a secret/.test(e.stdout));
 
@@ -315,6 +318,22 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   await waitStatus(/Redacted/);
   assert.equal(versions('/memories/old/secret.md').at(-1).redacted, true);
   assert.throws(() => memtool(['show', String(old.id)]));
+
+  // A history of 106 versions: the first 100, then the older ones on request.
+  await click('button[aria-label="busy.md"]');
+  await heading('/notes/busy.md');
+  await click('aria/History[role="button"]');
+  await page.waitForSelector('#history tbody tr');
+  assert.equal(await page.$$eval('#history tbody tr', (r) => r.length), 100);
+  const busyLog = memtool(['log', '--json', '--limit', '1000', '/memories/notes/busy.md']).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(busyLog.length, 106);
+  const firstBusy = busyLog.at(-1);
+  assert.equal(await page.$(`#history tr[data-version="memver_${firstBusy.id}"]`), null);
+  await click('#history-more');
+  await page.waitForFunction(() => document.querySelectorAll('#history tbody tr').length === 106);
+  assert.ok(await page.$(`#history tr[data-version="memver_${firstBusy.id}"]`), 'the first version, on the second page');
+  assert.ok(await page.$eval('#history-more', (b) => b.hidden), 'no more pages');
+  assert.equal(await page.$$eval('#history tbody tr', (rs) => rs.filter((r) => r.textContent.includes('(current)')).length), 1);
 
   // Search, with the match highlighted.
   await click('#nav-search');

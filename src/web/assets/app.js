@@ -414,14 +414,17 @@
 
   // --- history, diff, restore, redact ---------------------------------
 
+  // The history comes 100 versions a page, newest first; "Older versions"
+  // fetches the next page (the API's next_page cursor) until there is none.
   async function showHistory(memoryId) {
-    const q = memoryId ? '?limit=100&memory_id=' + encodeURIComponent(memoryId) : '?limit=100';
+    const q = '?limit=100' + (memoryId ? '&memory_id=' + encodeURIComponent(memoryId) : '');
     const r = await api('GET', sPath() + '/memory_versions' + q);
     if (!r.ok) { status(errorText(r), true); return; }
     const title = memoryId && state.current ? 'History of ' + state.current.path : 'History of the store';
-    // A memory's current version cannot be redacted (change or delete it first).
+    // A memory's current version cannot be redacted (change or delete it first):
+    // the first version of each memory seen, newest first, across pages.
     const seen = new Set();
-    const rows = r.json.data.map((v) => {
+    const row = (v) => {
       const current = !seen.has(v.memory_id) && v.operation !== 'deleted';
       seen.add(v.memory_id);
       const actions = el('td', {},
@@ -437,11 +440,26 @@
         el('td', { text: fmtTime(v.created_at) }),
         el('td', { text: fmtSize(v.content_size_bytes) }),
         actions);
-    });
+    };
     const head = el('tr', {}, ...['Version', 'Operation'].concat(memoryId ? [] : ['Path'], ['Actor', 'Time', 'Size', 'Actions']).map((h) => el('th', { scope: 'col', text: h })));
+    const body = el('tbody', {}, ...r.json.data.map(row));
+    let next = r.json.next_page;
+    const more = el('button', { type: 'button', id: 'history-more', text: 'Older versions' });
+    more.hidden = !next;
+    more.onclick = async () => {
+      more.disabled = true;
+      const p = await api('GET', sPath() + '/memory_versions' + q + '&page=' + encodeURIComponent(next));
+      more.disabled = false;
+      if (!p.ok) { status(errorText(p), true); return; }
+      body.append(...p.json.data.map(row));
+      next = p.json.next_page;
+      more.hidden = !next;
+      status('Showing ' + body.children.length + ' versions' + (next ? '; older ones remain.' : ', all there are.'));
+    };
     view().replaceChildren(el('h2', { text: title }),
       memoryId ? el('div', { class: 'actions' }, el('button', { type: 'button', onclick: () => openMemory(memoryId), text: 'Back to the memory' })) : null,
-      el('table', { id: 'history' }, el('caption', { class: 'meta', text: title + ', newest first' }), el('thead', {}, head), el('tbody', {}, ...rows)),
+      el('table', { id: 'history' }, el('caption', { class: 'meta', text: title + ', newest first' }), el('thead', {}, head), body),
+      el('div', { class: 'actions' }, more),
       el('div', { id: 'diff-area' }));
   }
 
