@@ -16,7 +16,10 @@ const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
 
 const dir = mkdtempSync(join(tmpdir(), 'memtool-web-'));
-const root = join(dir, 'store');
+// MEMTOOL_WEB_STORE=sqlite: the same flows on a SQLite store (--store
+// sqlite:PATH); otherwise the file store (--root).
+const STORE = process.env.MEMTOOL_WEB_STORE || 'file';
+const store = STORE === 'sqlite' ? ['--store', 'sqlite:' + join(dir, 'store.db')] : ['--root', join(dir, 'store')];
 const audit = join(dir, 'audit.log');
 const cleanups = [];
 after(async () => {
@@ -25,7 +28,7 @@ after(async () => {
 });
 
 function memtool(args, input) {
-  return execFileSync(MEMTOOL, ['--root', root, '--audit', audit, ...args], {
+  return execFileSync(MEMTOOL, [...store, '--audit', audit, ...args], {
     input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000,
   });
 }
@@ -68,11 +71,12 @@ const XSS_NAME = '/xss/<img src=x onerror=window.__xss=1>.md';
 const XSS_TEXT = '<script>window.__xss=2;alert(1)</script>\n[click me](javascript:alert(3))\n' +
   '<img src=x onerror="window.__xss=4">\n<a href="javascript:alert(5)">link</a> https://example.com/x\n';
 
-test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
+test(`the memory browser, in ${BROWSER}, on the ${STORE} store`, { timeout: 150000 }, async () => {
   assertBrowser();
   mkdirSync(SHOTS, { recursive: true });
   // This browser's screenshots of the last run (the other's are left alone).
-  const mine = SHOT_PREFIX ? (f) => f.startsWith(SHOT_PREFIX) : (f) => /^\d/.test(f);
+  const prefix = SHOT_PREFIX + (STORE === 'file' ? '' : STORE + '-');
+  const mine = prefix ? (f) => f.startsWith(prefix) : (f) => /^\d/.test(f);
   for (const f of readdirSync(SHOTS)) if (f.endsWith('.png') && mine(f)) rmSync(join(SHOTS, f));
   create('/notes/todo.md', '# Todo\n- ship the browser\n- write `docs/web.md`\n');
   create('/notes/long.md', Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
@@ -90,7 +94,7 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   // A memory store of memtool server in the same store, for tenant "default".
   const keys = join(dir, 'keys');
   const key = execFileSync(MEMTOOL, ['server', 'keys', 'add', 'default', '--keys', keys], { encoding: 'utf8' }).trim();
-  const srv = start(['--root', root, 'server', '--listen', '127.0.0.1:0', '--keys', keys]);
+  const srv = start([...store, 'server', '--listen', '127.0.0.1:0', '--keys', keys]);
   const base = (await srv.line).trim();
   const auth = { authorization: 'Bearer ' + key, 'content-type': 'application/json' };
   const ms = await (await fetch(base + '/v1/memory_stores', { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Team notes' }) })).json();
@@ -99,7 +103,7 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   await srv.stop();
 
   // memtool web: exactly one line on stdout, the address with its token.
-  const web = start(['--root', root, '--audit', audit, 'web']);
+  const web = start([...store, '--audit', audit, 'web']);
   const printed = await web.line;
   await new Promise((r) => setTimeout(r, 200));
   assert.match(web.out(), /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}\n$/);
@@ -142,7 +146,7 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
   });
 
   let shot = 0;
-  const snap = async (name) => page.screenshot({ path: join(SHOTS, `${SHOT_PREFIX}${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  const snap = async (name) => page.screenshot({ path: join(SHOTS, `${prefix}${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
   const axe = (name) => axeCheck(page, name);
   const ready = () => page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
   const statusText = () => page.$eval('#status', (e) => e.textContent);
@@ -383,7 +387,7 @@ test(`the memory browser, in ${BROWSER}`, { timeout: 150000 }, async () => {
 
   // A second memtool web on this machine, opened in the same browser: each
   // keeps its own session (a host's cookies go to all of its ports).
-  const web2 = start(['--root', root, 'web']);
+  const web2 = start([...store, 'web']);
   const url2 = (await web2.line).trim();
   const page2 = await browser.newPage();
   await page2.goto(url2);
