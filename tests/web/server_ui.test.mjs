@@ -134,6 +134,10 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   assert.equal(status, 401, 'a revoked key ends its sessions');
+  // The open page, at its next request, says so and asks for a key again.
+  await page.click('button[aria-label="plan.md"]');
+  await page.waitForSelector('#login-key');
+  await waitStatus(page, /log in/);
   await page.reload();
   await page.waitForSelector('#login-key');
 });

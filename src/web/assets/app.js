@@ -55,6 +55,18 @@
     });
     let json = null;
     try { json = await r.json(); } catch (e) { json = null; }
+    // 401 on anything but the login: the session ended (unused too long, past
+    // its lifetime, or its key revoked). The page says so and asks again,
+    // rather than failing every click from now on.
+    if (r.status === 401 && path !== 'session' && !state.relogin) {
+      state.relogin = true;
+      state.csrf = null;
+      status('The session ended (it expired, or its key was revoked): log in again.', true);
+      login().then(async (ok) => {
+        state.relogin = false;
+        if (ok) { await loadStores(); await loadTree(); }
+      });
+    }
     return { status: r.status, ok: r.ok, json };
   }
 
