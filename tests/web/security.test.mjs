@@ -223,6 +223,14 @@ test('memtool server /ui/: Host, --public-host, Origin on login and changes', { 
   const sdkMade = await raw(port, 'POST', '/v1/memory_stores', { ...typed, authorization: 'Bearer ' + alice }, JSON.stringify({ name: 'sdk' }));
   assert.equal(sdkMade.status, 200, sdkMade.body);
   assert.equal((await raw(port, 'GET', '/healthz', { host: 'api.internal:1' })).status, 200, "memtool server's /healthz is the API's");
+  // The server's own answers, without the page, carry the page's headers too.
+  const noKey = await raw(port, 'GET', '/v1/memory_stores');
+  assert.equal(noKey.status, 401);
+  assertHeaders(noKey, "the API's 401");
+  const notFound = await raw(port, 'GET', '/v1/nothing', { authorization: 'Bearer ' + alice });
+  assert.equal(notFound.status, 404);
+  assertHeaders(notFound, "the API's 404");
+  assertHeaders(await raw(port, 'GET', '/healthz'), '/healthz');
 
   for (const p of TRAVERSALS.map((t) => '/ui' + t).concat(TRAVERSALS)) {
     const t = await raw(port, 'GET', p, { cookie });
