@@ -253,6 +253,7 @@ static mt_httpd_verdict login(mt_web *w, const mt_httpd_in *in, mt_httpd_page *p
     const char *key = json_string_value(json_object_get(body, "key"));
     mt_key_info info;
     session s, *slot = NULL;
+    mt_httpd_verdict verdict;
     unsigned char hash[32];
     int ok = 0, i;
 
@@ -300,8 +301,11 @@ static mt_httpd_verdict login(mt_web *w, const mt_httpd_in *in, mt_httpd_page *p
     snprintf(page->set_cookie, sizeof(page->set_cookie),
              COOKIE "%u=%s; HttpOnly; SameSite=Strict; Path=/%s", in->port, s.id,
              in->tls ? "; Secure" : "");
-    return json_answer(page, json_pack("{s:s, s:s}", "csrf_token", s.csrf, "actor", s.actor),
-                       "web_login", 200);
+    verdict = json_answer(page, json_pack("{s:s, s:s}", "csrf_token", s.csrf, "actor", s.actor),
+                          "web_login", 200);
+    /* The stack keeps no copy of the session's secrets. */
+    end_session(&s);
+    return verdict;
 }
 
 /* host is NAME:PORT with this server's port. */
