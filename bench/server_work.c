@@ -53,7 +53,7 @@ static void *run(void *arg)
 
     while (now() < end) {
         mt_key_info info;
-        mt_http_request rq = {"GET", w->path, no_query, NULL, NULL, 0, &info, "req_bench"};
+        mt_http_request rq = {"GET", w->path, no_query, NULL, NULL, 0, &info, "req_bench", NULL};
         mt_http_reply reply = {0};
         char *text;
 

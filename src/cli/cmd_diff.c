@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/color.h"
+#include "core/version_base.h"
 #include "cli/history_ui.h"
 #include "cli/spec.h"
 #include "util/buf.h"
@@ -44,47 +45,6 @@ static void label(char *out, size_t size, const mt_version *v, const char *other
         snprintf(out, size, "%s (version %" PRId64 ")", p, v->id);
     else
         snprintf(out, size, "/dev/null");
-}
-
-/* The readable version before vb of its memory: the newest earlier one not
- * redacted (a deletion counts: it is nothing), moved into *out (id 0 when
- * there is none); the redacted ones passed over are counted and the newest
- * of them kept. */
-static int base_of(mt_version *out, int64_t *skipped_newest, size_t *skipped, mt_memory *mem,
-                   const mt_version *vb, int64_t **ids)
-{
-    mt_version *older = NULL;
-    mt_log_query q;
-    size_t n = 0, i;
-    int rc;
-
-    memset(&q, 0, sizeof(q));
-    q.memory_id = vb->memory_id;
-    q.before_id = vb->id;
-    q.limit = 100;
-    for (;;) {
-        if ((rc = mt_memory_log(&older, &n, mem, &q)) < 0)
-            return rc;
-        for (i = 0; i < n && older[i].redacted; i++) {
-            int64_t *grown = realloc(*ids, (*skipped + 1) * sizeof(**ids));
-            if (!grown) {
-                mt_versions_free(older, n);
-                return MT_ENOMEM; /* not told by the library: the caller says it */
-            }
-            *ids = grown;
-            (*ids)[(*skipped)++] = older[i].id;
-            if (!*skipped_newest)
-                *skipped_newest = older[i].id;
-        }
-        if (i < n) {
-            *out = older[i];
-            memset(&older[i], 0, sizeof(older[i]));
-        }
-        q.before_id = n ? older[n - 1].id : 0;
-        mt_versions_free(older, n);
-        if (i < n || n < q.limit)
-            return 0;
-    }
 }
 
 static int json_side(mt_buf *b, const mt_version *v)
@@ -152,8 +112,9 @@ int mt_cmd_diff(const mt_cli *cli, int argc, char **argv)
          * redacted one has no content to diff against. */
         vb = va;
         memset(&va, 0, sizeof(va));
-        if ((rc = base_of(&va, &skipped_newest, &skipped, mem, &vb, &skipped_ids)) < 0)
+        if ((rc = mt_history_find_base(&va, &skipped_ids, &skipped, mem, &vb)) < 0)
             goto fail;
+        skipped_newest = skipped ? skipped_ids[0] : 0;
     }
     if (content_of(&a, &alen, mem, va.id ? &va : NULL) < 0 || content_of(&b, &blen, mem, &vb) < 0)
         goto fail;

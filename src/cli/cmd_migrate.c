@@ -173,17 +173,12 @@ static int same_store(const mt_cli *cli, const char *from, const char *from_tena
                       const char *to_tenant)
 {
     char *root = NULL;
-    size_t n;
     int same = 0;
 
-    /* No --store: the file store at --root, named as a URL (with --store
-     * there may be no root at all). */
-    if (!from || !to) {
-        n = strlen(cli->root) + sizeof("file:");
-        if (!(root = malloc(n)))
-            return 0;
-        snprintf(root, n, "file:%s", cli->root);
-    }
+    /* No --from or --to: the store every command opens (--store, else the
+     * file store at --root), named as a URL as they name it. */
+    if ((!from || !to) && !(root = mt_cli_store_url(cli)))
+        return 0;
     if (mt_store_same(&same, from ? from : root, from_tenant, to ? to : root, to_tenant) < 0)
         same = 0;
     free(root);

@@ -13,6 +13,7 @@
 static const char help[] =
     "usage: memtool [options] server [--listen ADDR:PORT] [--keys FILE]\n"
     "                                [--tls-cert PEM --tls-key PEM] [--insecure-http]\n"
+    "                                [--public-host NAME[:PORT],...]\n"
     "       memtool server keys add|list|revoke ...\n\n"
     "Serve Anthropic's memory-store API (the SDKs' client.beta.memoryStores, memories and\n"
     "memoryVersions) over HTTP, on the store that --store or --root names: code written\n"
@@ -31,12 +32,15 @@ static const char help[] =
     "  --tls-key PEM       the certificate's private key\n"
     "  --insecure-http     plain HTTP on an address other machines reach (keys and\n"
     "                      memories cross the network in the clear)\n"
+    "  --public-host NAMES the Host names (NAME or NAME:PORT, comma-separated) the page\n"
+    "                      at /ui/ answers besides the --listen address: a proxy's or\n"
+    "                      DNS name; any other Host is refused there (DNS rebinding)\n"
     "  --max-body BYTES    longest request body (default 1M; K, M suffixes); longer: 413\n"
     "  --max-connections N connections at once (default 256)\n"
     "  --threads N         threads answering requests (default 4 per core, at least 8)\n";
 
 typedef struct {
-    const char *listen, *keys, *tls_cert, *tls_key;
+    const char *listen, *keys, *tls_cert, *tls_key, *public_host;
     int insecure_http;
     uint64_t max_body, max_conns, threads;
 } server_opts;
@@ -46,6 +50,7 @@ static const mt_cli_option options[] = {
     {"keys", MT_CLI_STRING, offsetof(server_opts, keys), 0, 0, 0},
     {"tls-cert", MT_CLI_STRING, offsetof(server_opts, tls_cert), 0, 0, 0},
     {"tls-key", MT_CLI_STRING, offsetof(server_opts, tls_key), 0, 0, 0},
+    {"public-host", MT_CLI_STRING, offsetof(server_opts, public_host), 0, 0, 0},
     {"insecure-http", MT_CLI_FLAG, offsetof(server_opts, insecure_http), 0, 0, 0},
     {"max-body", MT_CLI_NUMBER, offsetof(server_opts, max_body), 0, 1024, 64u << 20},
     {"max-connections", MT_CLI_NUMBER, offsetof(server_opts, max_conns), 0, 1, 100000},
@@ -92,7 +97,8 @@ int mt_cmd_server(const mt_cli *cli, int argc, char **argv)
     cfg.max_conns = (unsigned)o.max_conns;
     cfg.threads = (unsigned)o.threads;
     /* The memory browser at /ui/, for a person with a key (docs/web.md). */
-    if (mt_web_new_server(&web, o.keys) < 0) {
+    if (mt_web_new_server(&web, o.keys, o.listen ? o.listen : MT_HTTPD_DEFAULT_LISTEN,
+                          o.public_host) < 0) {
         status = MT_EXIT_TOOL;
         fprintf(stderr, "memtool server: %s\n", mt_error_last()->message);
         goto done;

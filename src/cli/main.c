@@ -315,7 +315,7 @@ static int set_option(mt_cli *cli, int from, const char *name, const char *value
 static int memory_store_select(mt_cli *cli)
 {
     static char tenant[600];
-    char url[4200], record[64];
+    char record[64], *url = NULL;
     mt_options o = cli->opts;
     mt_memory *reg = NULL;
     char *data = NULL;
@@ -329,10 +329,12 @@ static int memory_store_select(mt_cli *cli)
         return -1;
     snprintf(tenant, sizeof(tenant), "%s", name);
     free(name);
-    if (cli->store)
-        snprintf(url, sizeof(url), "%s", cli->store);
-    else
-        snprintf(url, sizeof(url), "file:%s", cli->root);
+    /* The store as every command names it: a fixed buffer cut a long --store
+     * or --root short, and a shorter path is another store. */
+    if (!(url = mt_cli_store_url(cli))) {
+        fprintf(stderr, "memtool: out of memory\n");
+        return -1;
+    }
     o.tenant = tenant;
     o.must_exist = 1;
     snprintf(record, sizeof(record), "/memories/%s.json", cli->memory_store);
@@ -340,6 +342,7 @@ static int memory_store_select(mt_cli *cli)
     if (rc == 0)
         rc = mt_memory_read(&data, &len, reg, record);
     free(data);
+    free(url);
     mt_memory_free(reg);
     if (rc < 0) {
         fprintf(stderr,

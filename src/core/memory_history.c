@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/version_base.h"
 #include "core/memory.h"
 #include "util/path.h"
 #include "util/sha256.h"
@@ -429,5 +430,53 @@ int mt_memory_sha256(char out[65], mt_memory *m, const char *path)
     if ((rc = m->store->read(m->store, &size, rel, MT_STORE_PIECE, sha_cb, &s)) >= 0)
         mt_sha256_final_hex(out, &s);
     free(rel);
+    return rc;
+}
+
+int mt_history_find_base(mt_version *out, int64_t **skipped, size_t *nskipped, mt_memory *mem,
+                         const mt_version *v)
+{
+    mt_version *older = NULL;
+    int64_t *grown;
+    mt_log_query q;
+    size_t n = 0, i;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    *skipped = NULL;
+    *nskipped = 0;
+    memset(&q, 0, sizeof(q));
+    q.memory_id = v->memory_id;
+    q.before_id = v->id;
+    q.limit = 100;
+    for (;;) {
+        if ((rc = mt_memory_log(&older, &n, mem, &q)) < 0)
+            goto done;
+        for (i = 0; i < n && older[i].redacted; i++) {
+            if (!(grown = realloc(*skipped, (*nskipped + 1) * sizeof(**skipped)))) {
+                rc = mt_error_set(MT_ENOMEM, "out of memory");
+                goto done;
+            }
+            *skipped = grown;
+            (*skipped)[(*nskipped)++] = older[i].id;
+        }
+        if (i < n) {
+            *out = older[i];
+            memset(&older[i], 0, sizeof(older[i]));
+        }
+        q.before_id = n ? older[n - 1].id : 0;
+        if (i < n || n < q.limit)
+            goto done;
+        mt_versions_free(older, n);
+        older = NULL;
+        n = 0;
+    }
+done:
+    mt_versions_free(older, n);
+    if (rc < 0) {
+        free(*skipped);
+        *skipped = NULL;
+        *nskipped = 0;
+    }
     return rc;
 }

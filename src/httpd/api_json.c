@@ -97,14 +97,23 @@ static const char *operation_name(mt_version_op op)
     return op == MT_VERSION_CREATED ? "created" : op == MT_VERSION_DELETED ? "deleted" : "modified";
 }
 
-/* A version's request path ("/memories/x") as the API's ("/x"). */
-static json_t *version_path(const char *path)
+const char *mt_api_path_name(const char *request_path)
 {
-    if (!path)
+    const char *p = request_path;
+
+    if (strncmp(p, "/memories", 9) == 0 && (p[9] == '/' || p[9] == '\0'))
+        p += 9;
+    return *p ? p : "/";
+}
+
+json_t *mt_api_path(const char *request_path)
+{
+    const char *p;
+
+    if (!request_path)
         return json_null();
-    if (strncmp(path, "/memories/", 10) == 0)
-        path += 9;
-    return mt_api_string(path, strlen(path));
+    p = mt_api_path_name(request_path);
+    return mt_api_string(p, strlen(p));
 }
 
 json_t *mt_api_version(const mt_version *v, const char *store_id, const char *content,
@@ -121,7 +130,7 @@ json_t *mt_api_version(const mt_version *v, const char *store_id, const char *co
         json_sprintf("memver_%lld", (long long)v->id), "type", "memory_version", "memory_id",
         v->memory_id, "memory_store_id", store_id, "operation", operation_name(v->operation),
         "created_at", created, "created_by", mt_api_actor(v->actor), "path",
-        v->redacted ? json_null() : version_path(v->path), "content",
+        v->redacted ? json_null() : mt_api_path(v->path), "content",
         full && has_content && content ? mt_api_string(content, content_len) : json_null(),
         "content_sha256", has_content ? json_string(v->content_sha256) : json_null(),
         "content_size_bytes", has_content ? json_integer((json_int_t)v->content_size) : json_null(),

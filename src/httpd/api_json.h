@@ -28,4 +28,11 @@ json_t *mt_api_version(const mt_version *v, const char *store_id, const char *co
 /* A JSON string of bytes that should be UTF-8: invalid bytes become U+FFFD. */
 json_t *mt_api_string(const char *s, size_t len);
 
+/* A request path as the API names it: "/memories/notes/a.md" is
+ * "/notes/a.md", "/memories" is "/"; other paths are left as they are. */
+const char *mt_api_path_name(const char *request_path);
+
+/* mt_api_path_name as a JSON string (null for NULL). */
+json_t *mt_api_path(const char *request_path);
+
 #endif

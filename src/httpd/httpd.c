@@ -58,7 +58,7 @@ typedef struct {
     int too_big;
     int status;
     const char *route;
-    char key_id[32];
+    char key_id[48]; /* for the log: the key's id, or a vouched caller's actor */
     char method[16];
     char *path;
     size_t sent;
@@ -118,6 +118,8 @@ static enum MHD_Result send_reply(const server *s, struct MHD_Connection *conn, 
         return MHD_NO;
     }
     MHD_add_response_header(resp, "Content-Type", "application/json");
+    /* An answer holds memories: no cache (a browser's, a proxy's) keeps it. */
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "request-id", rq->request_id);
     add_hook_headers(s, resp);
     if (reply->no_retry)
@@ -146,6 +148,7 @@ static enum MHD_Result send_text(const server *s, struct MHD_Connection *conn, r
         return MHD_NO;
     }
     MHD_add_response_header(resp, "Content-Type", type);
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "request-id", rq->request_id);
     add_hook_headers(s, resp);
     rq->status = status;
@@ -154,6 +157,41 @@ static enum MHD_Result send_text(const server *s, struct MHD_Connection *conn, r
     ret = MHD_queue_response(conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/*
+ * libmicrohttpd's unescaping, but %00 is left as it is: decoded, it would
+ * end the path or value as a C string, so "/assets/app.js%00.md" would be
+ * answered as "/assets/app.js", and a route could be reached by a path other
+ * than its own. Left undecoded, it names nothing. Other %XX are decoded, and
+ * a % not followed by two hex digits stays, as libmicrohttpd does.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *val)
+{
+    char *r = val, *w = val;
+    int hi, lo;
+
+    (void)cls;
+    (void)conn;
+    while (*r) {
+        if (r[0] == '%' && (hi = hex_value(r[1])) >= 0 && (lo = hex_value(r[2])) >= 0 &&
+            (hi || lo)) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - val);
 }
 
 /* The key a request presents: "Authorization: Bearer KEY" (the SDK) or
@@ -235,33 +273,28 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
 {
     mt_http_reply reply = {0};
     mt_http_request req = {0};
-    mt_key_info key;
+    mt_httpd_caller caller;
+    mt_key_info *key = &caller.key;
     const char *presented;
     enum MHD_Result ret;
     int vouched = 0;
 
+    memset(&caller, 0, sizeof(caller));
     if (rq->too_big) {
         mt_routes_error(&reply, 413, "invalid_request_error", rq->request_id,
                         "the request body is over the server's limit of %zu bytes", s->max_body);
         reply.name = "too_big";
         return send_reply(s, conn, rq, &reply);
     }
-    if (strcmp(url, "/healthz") == 0) {
-        if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-            mt_routes_error(&reply, 405, "invalid_request_error", rq->request_id,
-                            "method %s is not allowed here (allowed: GET)", method);
-            return send_reply(s, conn, rq, &reply);
-        }
-        return send_text(s, conn, rq, 200, "text/plain", strdup("ok\n"), "healthz");
-    }
+    /* The hook first: a front end that answers only its own host names
+     * refuses even /healthz for another. */
     if (s->hook) {
         mt_httpd_in in = {method,     url,  rq->body.ptr, rq->body.len,
                           hook_value, conn, s->port,      s->tls};
         mt_httpd_page page;
 
         memset(&page, 0, sizeof(page));
-        memset(&key, 0, sizeof(key));
-        switch (s->hook->request(s->hook->ctx, &in, &page, &key)) {
+        switch (s->hook->request(s->hook->ctx, &in, &page, &caller)) {
         case MT_HTTPD_ANSWER:
             return send_page(s, conn, rq, &page);
         case MT_HTTPD_VOUCH:
@@ -271,9 +304,17 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
             break;
         }
     }
+    if (!vouched && strcmp(url, "/healthz") == 0) {
+        if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+            mt_routes_error(&reply, 405, "invalid_request_error", rq->request_id,
+                            "method %s is not allowed here (allowed: GET)", method);
+            return send_reply(s, conn, rq, &reply);
+        }
+        return send_text(s, conn, rq, 200, "text/plain", strdup("ok\n"), "healthz");
+    }
     presented = vouched ? NULL : presented_key(conn);
-    if (!vouched && (!presented || !s->keys ||
-                     mt_keys_check(&key, s->keys, presented, strlen(presented)) < 0)) {
+    if (!vouched &&
+        (!presented || !s->keys || mt_keys_check(key, s->keys, presented, strlen(presented)) < 0)) {
         mt_routes_error(&reply, 401, "authentication_error", rq->request_id,
                         presented ? "invalid API key: check the key, or make one with memtool "
                                     "server keys add TENANT"
@@ -282,9 +323,9 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
         reply.name = "unauthorized";
         return send_reply(s, conn, rq, &reply);
     }
-    snprintf(rq->key_id, sizeof(rq->key_id), "%s", key.id);
+    snprintf(rq->key_id, sizeof(rq->key_id), "%s", caller.actor[0] ? caller.actor : key->id);
     if (!vouched && strcmp(url, "/metrics") == 0) {
-        if (!key.admin) {
+        if (!key->admin) {
             mt_routes_error(&reply, 403, "permission_error", rq->request_id,
                             "/metrics needs an admin key (memtool server keys add --admin)");
             return send_reply(s, conn, rq, &reply);
@@ -297,7 +338,8 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *conn, request *r
     req.query_ctx = conn;
     req.body = rq->body.ptr;
     req.body_len = rq->body.len;
-    req.key = &key;
+    req.key = key;
+    req.actor = vouched ? caller.actor : NULL;
     req.request_id = rq->request_id;
     mt_routes_dispatch(&reply, s->reg, &req);
     ret = send_reply(s, conn, rq, &reply);
@@ -565,6 +607,7 @@ int mt_httpd_run(const mt_httpd_config *cfg)
                          cfg->max_conns ? cfg->max_conns : 256u, MHD_OPTION_CONNECTION_TIMEOUT,
                          cfg->timeout_s ? cfg->timeout_s : 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                          (size_t)HEADER_POOL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+                         MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                          cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
                          MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     if (!d) {

@@ -47,15 +47,25 @@ typedef struct {
 } mt_httpd_page;
 
 typedef enum {
-    MT_HTTPD_PASS = 0, /* not the hook's: the key check decides */
+    MT_HTTPD_PASS = 0, /* not the hook's: the key check (or /healthz) decides */
     MT_HTTPD_ANSWER,   /* *page is the answer */
-    MT_HTTPD_VOUCH     /* an API request from *key (the hook checked who asks) */
+    MT_HTTPD_VOUCH     /* an API request from *caller (the hook checked who asks) */
 } mt_httpd_verdict;
+
+/* Who a vouched request is from. */
+typedef struct {
+    mt_key_info key; /* its tenant and access; key.id is logged */
+    /* The actor its changes are recorded as: the hook's to name, since it
+     * knows who asks; "" for the API's own ("api:" and the key's id). */
+    char actor[48];
+} mt_httpd_caller;
 
 typedef struct {
     void *ctx;
+    /* Called first for every request (but one over the body limit), even
+     * /healthz: a hook that checks Host may refuse it. */
     mt_httpd_verdict (*request)(void *ctx, const mt_httpd_in *in, mt_httpd_page *page,
-                                mt_key_info *key);
+                                mt_httpd_caller *caller);
     /* Once listening, instead of the base URL on stdout (NULL: the URL). */
     void (*listening)(void *ctx, const char *base_url, unsigned port);
     /* Headers added to every answer: name, value, ..., NULL. */

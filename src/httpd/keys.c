@@ -391,6 +391,22 @@ int mt_keys_check(mt_key_info *out, mt_keys *k, const char *key, size_t len)
     return found ? 0 : mt_error_set(MT_ENOTFOUND, "no such API key (unknown or revoked)");
 }
 
+int mt_keys_find(mt_key_info *out, mt_keys *k, const char *id)
+{
+    size_t i;
+    int found = 0;
+
+    refresh(k);
+    pthread_rwlock_rdlock(&k->set_lock);
+    for (i = 0; !found && i < k->set.n; i++)
+        if (strcmp(k->set.v[i].info.id, id) == 0) {
+            *out = k->set.v[i].info;
+            found = 1;
+        }
+    pthread_rwlock_unlock(&k->set_lock);
+    return found ? 0 : mt_error_set(MT_ENOTFOUND, "no such API key (revoked)");
+}
+
 /* mkdir -p of path's directory, each new one 0700: the keys are the server's
  * own, nobody else's to list. */
 static int make_parent(const char *path)

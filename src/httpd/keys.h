@@ -35,6 +35,11 @@ void mt_keys_free(mt_keys *k);
  * loaded before, a file removed means no keys. */
 int mt_keys_check(mt_key_info *out, mt_keys *k, const char *key, size_t len);
 
+/* The key with that id as the file says now (reloaded as mt_keys_check
+ * does): 0 with *out filled, or MT_ENOTFOUND (revoked, or never made). For
+ * a holder that checked the key itself once and keeps only its id. */
+int mt_keys_find(mt_key_info *out, mt_keys *k, const char *id);
+
 /* Make a key for tenant and add its line to the file (created, with its
  * directory, when missing), under PATH.lock and by an atomic rewrite.
  * *key_out (malloc'd) is the key, never stored; info_out may be NULL. */

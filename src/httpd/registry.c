@@ -456,7 +456,8 @@ int mt_registry_delete(mt_registry *r, const char *tenant, const char *store_id,
     int rc, tries;
 
     if (mt_registry_is_plain(r, store_id))
-        return mt_error_set(MT_EINVAL, "the store memtool web was given cannot be deleted here");
+        return mt_error_set(
+            MT_EINVAL, "the plain store (the store this server was given) cannot be deleted here");
     if ((rc = registry_handle(&reg, r, tenant)) < 0)
         return rc;
     record_path(path, store_id);

@@ -34,7 +34,7 @@ static void not_found(mt_http_reply *out, const mt_http_request *req)
     mt_routes_error(out, 404, "not_found_error", req->request_id, "no such endpoint or object");
 }
 
-static void bad_method(mt_http_reply *out, const mt_http_request *req, const char *allowed)
+void mt_routes_bad_method(mt_http_reply *out, const mt_http_request *req, const char *allowed)
 {
     mt_routes_error(out, 405, "invalid_request_error", req->request_id,
                     "method %s is not allowed here (allowed: %s)", req->method, allowed);
@@ -85,14 +85,14 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         read_only(out, req);
         goto done;
     }
-    /* The plain store (memtool web) is the store itself: not the API's to
-     * rename, archive or delete. */
+    /* The plain store (mt_httpd_config.plain_store) is the store itself:
+     * not the API's to rename, archive or delete. */
     if (write && (n == 3 || (n == 4 && strcmp(s[3], "archive") == 0)) &&
         mt_registry_is_plain(reg, s[2])) {
         out->name = "store";
         mt_routes_error(out, 409, "conflict_error", req->request_id,
-                        "%s is the store memtool web was given: it cannot be changed, archived "
-                        "or deleted here",
+                        "%s is the plain store (the store this server was given): it cannot be "
+                        "changed, archived or deleted here",
                         s[2]);
         goto done;
     }
@@ -103,7 +103,7 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         else if (is(req, "GET"))
             mt_routes_store_list(out, reg, req);
         else
-            bad_method(out, req, "GET, POST");
+            mt_routes_bad_method(out, req, "GET, POST");
     } else if (n == 3) {
         out->name = "store";
         if (is(req, "GET"))
@@ -113,13 +113,13 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         else if (is(req, "DELETE"))
             mt_routes_store_delete(out, reg, req, s[2]);
         else
-            bad_method(out, req, "GET, POST, DELETE");
+            mt_routes_bad_method(out, req, "GET, POST, DELETE");
     } else if (n == 4 && strcmp(s[3], "archive") == 0) {
         out->name = "store_archive";
         if (is(req, "POST"))
             mt_routes_store_change_run(out, reg, req, s[2], NULL, 1);
         else
-            bad_method(out, req, "POST");
+            mt_routes_bad_method(out, req, "POST");
     } else if (n == 4 && strcmp(s[3], "memories") == 0) {
         out->name = "memories";
         if (is(req, "POST"))
@@ -127,7 +127,7 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         else if (is(req, "GET"))
             mt_routes_memory_list(out, reg, req, s[2]);
         else
-            bad_method(out, req, "GET, POST");
+            mt_routes_bad_method(out, req, "GET, POST");
     } else if (n == 5 && strcmp(s[3], "memories") == 0) {
         out->name = "memory";
         if (!mt_routes_memory_id_ok(s[4]))
@@ -139,13 +139,13 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         else if (is(req, "DELETE"))
             mt_routes_memory_delete(out, reg, req, s[2], s[4]);
         else
-            bad_method(out, req, "GET, POST, DELETE");
+            mt_routes_bad_method(out, req, "GET, POST, DELETE");
     } else if (n == 4 && strcmp(s[3], "memory_versions") == 0) {
         out->name = "versions";
         if (is(req, "GET"))
             mt_routes_version_list(out, reg, req, s[2]);
         else
-            bad_method(out, req, "GET");
+            mt_routes_bad_method(out, req, "GET");
     } else if (n == 5 && strcmp(s[3], "memory_versions") == 0) {
         out->name = "version";
         if (!mt_routes_version_id(&vid, s[4]))
@@ -153,7 +153,7 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         else if (is(req, "GET"))
             mt_routes_version_get(out, reg, req, s[2], vid, 0);
         else
-            bad_method(out, req, "GET");
+            mt_routes_bad_method(out, req, "GET");
     } else if (n == 6 && strcmp(s[3], "memory_versions") == 0 && strcmp(s[5], "redact") == 0) {
         out->name = "version_redact";
         if (!mt_routes_version_id(&vid, s[4]))
@@ -161,7 +161,7 @@ void mt_routes_dispatch(mt_http_reply *out, mt_registry *reg, const mt_http_requ
         else if (is(req, "POST"))
             mt_routes_version_get(out, reg, req, s[2], vid, 1);
         else
-            bad_method(out, req, "POST");
+            mt_routes_bad_method(out, req, "POST");
     } else {
         not_found(out, req);
     }

@@ -18,6 +18,7 @@ typedef struct {
     size_t body_len;
     const mt_key_info *key; /* who asks (authenticated) */
     const char *request_id;
+    const char *actor; /* what changes are recorded as; NULL: "api:" and key->id */
 } mt_http_request;
 
 typedef struct {

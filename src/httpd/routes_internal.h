@@ -16,6 +16,8 @@
 
 void mt_routes_fail(mt_http_reply *out, const mt_http_request *req, int rc);
 void mt_routes_ok(mt_http_reply *out, json_t *body);
+/* 405, naming the methods allowed ("GET, POST"). */
+void mt_routes_bad_method(mt_http_reply *out, const mt_http_request *req, const char *allowed);
 int mt_routes_is_hex(const char *s, size_t n);
 int mt_routes_store_id_ok(const char *s);
 int mt_routes_memory_id_ok(const char *s);

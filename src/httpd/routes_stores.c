@@ -97,9 +97,9 @@ static int description_check(mt_http_reply *out, const mt_http_request *req, con
 
 const char *mt_routes_actor_of(const mt_http_request *req, char buf[48])
 {
-    /* A front end's session (memtool web: "web:...") is its own actor. */
-    if (strncmp(req->key->id, "web:", 4) == 0)
-        snprintf(buf, 48, "%s", req->key->id);
+    /* A front end that vouched for the request named its actor itself. */
+    if (req->actor && *req->actor)
+        snprintf(buf, 48, "%s", req->actor);
     else
         snprintf(buf, 48, "api:%s", req->key->id);
     return buf;

@@ -21,10 +21,14 @@ typedef struct mt_web mt_web;
 int mt_web_new(mt_web **out, const char *tenant, int open_browser);
 
 /* memtool server's page at /ui/: a person logs in with a key of keys_path
- * (the server's keys file), which the session keeps and checks again on
- * every request (a revoked key ends its sessions). Requests without the
- * session cookie are left to the server's key check, as before. */
-int mt_web_new_server(mt_web **out, const char *keys_path);
+ * (the server's keys file); the session keeps the key's id, and looks it up
+ * again on every request (a revoked key ends its sessions). The page, and
+ * API requests with its cookie, answer only a Host naming listen's address
+ * (ADDR:PORT, as the server's --listen) or one of public_hosts (NULL, or
+ * NAME[:PORT] names, comma-separated). Requests without the session cookie
+ * are left to the server's key check, as before. */
+int mt_web_new_server(mt_web **out, const char *keys_path, const char *listen,
+                      const char *public_hosts);
 void mt_web_free(mt_web *w);
 
 /* The hook to give mt_httpd_run (valid while w is). */

@@ -1,5 +1,5 @@
-// memtool web in a real browser: Debian's chromium, driven by puppeteer-core
-// (which downloads nothing), with axe-core checking each view. The flows of
+// memtool web in a real browser: Debian's chromium or firefox-esr
+// (MEMTOOL_WEB_BROWSER, lib.mjs), driven by puppeteer-core (which downloads nothing), with axe-core checking each view. The flows of
 // docs/web.md, an XSS corpus that must stay text, and the server's side:
 // the versions those flows leave (actor web:...), 401 without a session, the
 // login token used once, CSRF, CSP. Screenshots of each step go to
@@ -7,16 +7,19 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM, launchChromium, axeCheck } from './lib.mjs';
+import { BROWSER, SHOT_PREFIX, assertBrowser, launchBrowser, watchCsp, axeCheck } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
 
 const dir = mkdtempSync(join(tmpdir(), 'memtool-web-'));
-const root = join(dir, 'store');
+// MEMTOOL_WEB_STORE=sqlite: the same flows on a SQLite store (--store
+// sqlite:PATH); otherwise the file store (--root).
+const STORE = process.env.MEMTOOL_WEB_STORE || 'file';
+const store = STORE === 'sqlite' ? ['--store', 'sqlite:' + join(dir, 'store.db')] : ['--root', join(dir, 'store')];
 const audit = join(dir, 'audit.log');
 const cleanups = [];
 after(async () => {
@@ -25,7 +28,7 @@ after(async () => {
 });
 
 function memtool(args, input) {
-  return execFileSync(MEMTOOL, ['--root', root, '--audit', audit, ...args], {
+  return execFileSync(MEMTOOL, [...store, '--audit', audit, ...args], {
     input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30000,
   });
 }
@@ -68,10 +71,13 @@ const XSS_NAME = '/xss/<img src=x onerror=window.__xss=1>.md';
 const XSS_TEXT = '<script>window.__xss=2;alert(1)</script>\n[click me](javascript:alert(3))\n' +
   '<img src=x onerror="window.__xss=4">\n<a href="javascript:alert(5)">link</a> https://example.com/x\n';
 
-test('the memory browser, in chromium', { timeout: 120000 }, async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: scripts/install-deps.sh installs chromium`);
+test(`the memory browser, in ${BROWSER}, on the ${STORE} store`, { timeout: 150000 }, async () => {
+  assertBrowser();
   mkdirSync(SHOTS, { recursive: true });
-  for (const f of readdirSync(SHOTS)) if (f.endsWith('.png')) rmSync(join(SHOTS, f));
+  // This browser's screenshots of the last run (the other's are left alone).
+  const prefix = SHOT_PREFIX + (STORE === 'file' ? '' : STORE + '-');
+  const mine = prefix ? (f) => f.startsWith(prefix) : (f) => /^\d/.test(f);
+  for (const f of readdirSync(SHOTS)) if (f.endsWith('.png') && mine(f)) rmSync(join(SHOTS, f));
   create('/notes/todo.md', '# Todo\n- ship the browser\n- write `docs/web.md`\n');
   create('/notes/long.md', Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
   create('/data/config.json', '{"name": "memtool", "retries": 3, "ok": true}\n');
@@ -79,13 +85,16 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   create('/old/secret.md', 'first draft with a password hint\n');
   call({ command: 'str_replace', path: '/memories/old/secret.md', old_str: 'first draft with a password hint', new_str: 'clean' });
   create(XSS_NAME, XSS_TEXT);
+  // A history longer than the page's first 100 versions.
+  create('/notes/busy.md', 'n0\n');
+  for (let i = 1; i <= 105; i++) call({ command: 'str_replace', path: '/memories/notes/busy.md', old_str: `n${i - 1}`, new_str: `n${i}` });
   // The agent tries to keep a token: the guard refuses it, and the audit log says so.
   assert.throws(() => create('/notes/keys.md', 'deploy with\n' + TOKEN + '\n'), (e) => e.status === 1 && /would contain a secret/.test(e.stdout));
 
   // A memory store of memtool server in the same store, for tenant "default".
   const keys = join(dir, 'keys');
   const key = execFileSync(MEMTOOL, ['server', 'keys', 'add', 'default', '--keys', keys], { encoding: 'utf8' }).trim();
-  const srv = start(['--root', root, 'server', '--listen', '127.0.0.1:0', '--keys', keys]);
+  const srv = start([...store, 'server', '--listen', '127.0.0.1:0', '--keys', keys]);
   const base = (await srv.line).trim();
   const auth = { authorization: 'Bearer ' + key, 'content-type': 'application/json' };
   const ms = await (await fetch(base + '/v1/memory_stores', { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Team notes' }) })).json();
@@ -94,7 +103,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   await srv.stop();
 
   // memtool web: exactly one line on stdout, the address with its token.
-  const web = start(['--root', root, '--audit', audit, 'web']);
+  const web = start([...store, '--audit', audit, 'web']);
   const printed = await web.line;
   await new Promise((r) => setTimeout(r, 200));
   assert.match(web.out(), /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}\n$/);
@@ -117,18 +126,21 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   const html = await page0.text();
   assert.ok(!/<script>|<style>| style=| on[a-z]+=/i.test(html), 'no inline script or style in the page');
 
-  const browser = await launchChromium(dir);
+  const browser = await launchBrowser(dir);
   cleanups.push(() => browser.close());
   const page = await browser.newPage();
   page.setDefaultTimeout(10000);
   await page.setViewport({ width: 1200, height: 800 });
   const dialogs = [];
   const outside = [];
+  const seen = [];
   const cspErrors = [];
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
-  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) cspErrors.push(m.text()); });
+  page.on('console', (m) => { if (/Content.Security.Policy|Refused to/.test(m.text())) cspErrors.push(m.text()); });
+  await watchCsp(page);
   await page.setRequestInterception(true);
   page.on('request', (r) => {
+    seen.push(r.url());
     if (new URL(r.url()).origin !== origin && !r.url().startsWith('data:')) {
       outside.push(r.url());
       r.abort();
@@ -136,7 +148,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   });
 
   let shot = 0;
-  const snap = async (name) => page.screenshot({ path: join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  const snap = async (name) => page.screenshot({ path: join(SHOTS, `${prefix}${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
   const axe = (name) => axeCheck(page, name);
   const ready = () => page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
   const statusText = () => page.$eval('#status', (e) => e.textContent);
@@ -160,7 +172,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   await page.goto(url);
   await ready();
   assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
-  const reuse = await fetch(origin + '/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: new URL(url).searchParams.get('token') }) });
+  const reuse = await fetch(origin + '/session', { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ token: new URL(url).searchParams.get('token') }) });
   assert.equal(reuse.status, 401, 'the token works once');
   const cookies = await page.cookies();
   const session = cookies.find((c) => c.name === 'mt_session_' + new URL(url).port);
@@ -313,6 +325,22 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.equal(versions('/memories/old/secret.md').at(-1).redacted, true);
   assert.throws(() => memtool(['show', String(old.id)]));
 
+  // A history of 106 versions: the first 100, then the older ones on request.
+  await click('button[aria-label="busy.md"]');
+  await heading('/notes/busy.md');
+  await click('aria/History[role="button"]');
+  await page.waitForSelector('#history tbody tr');
+  assert.equal(await page.$$eval('#history tbody tr', (r) => r.length), 100);
+  const busyLog = memtool(['log', '--json', '--limit', '1000', '/memories/notes/busy.md']).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(busyLog.length, 106);
+  const firstBusy = busyLog.at(-1);
+  assert.equal(await page.$(`#history tr[data-version="memver_${firstBusy.id}"]`), null);
+  await click('#history-more');
+  await page.waitForFunction(() => document.querySelectorAll('#history tbody tr').length === 106);
+  assert.ok(await page.$(`#history tr[data-version="memver_${firstBusy.id}"]`), 'the first version, on the second page');
+  assert.ok(await page.$eval('#history-more', (b) => b.hidden), 'no more pages');
+  assert.equal(await page.$$eval('#history tbody tr', (rs) => rs.filter((r) => r.textContent.includes('(current)')).length), 1);
+
   // Search, with the match highlighted.
   await click('#nav-search');
   await page.type('#search-q', '東京');
@@ -361,7 +389,7 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
 
   // A second memtool web on this machine, opened in the same browser: each
   // keeps its own session (a host's cookies go to all of its ports).
-  const web2 = start(['--root', root, 'web']);
+  const web2 = start([...store, 'web']);
   const url2 = (await web2.line).trim();
   const page2 = await browser.newPage();
   await page2.goto(url2);
@@ -376,16 +404,24 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.deepEqual(dialogs, [], 'no dialog opened');
   assert.deepEqual(outside, [], 'no request left 127.0.0.1');
   assert.deepEqual(cspErrors, [], 'the page broke none of its own policy');
+  assert.deepEqual(await page.evaluate(() => window.__cspViolations), [], 'no CSP violation reported');
+  // Both watches are live in this browser, so the three checks above could fail:
+  // interception saw the page's own requests, and a request the policy forbids
+  // is reported as a violation.
+  assert.ok(seen.some((u) => u.endsWith('/assets/app.js')), 'request interception saw the page load its script');
+  await page.evaluate(() => fetch('http://192.0.2.1/x').catch(() => null));
+  await page.waitForFunction(() => window.__cspViolations.some((v) => v.startsWith('connect-src')), { timeout: 5000 });
 
-  // CSRF: a change with the session cookie but without the token is 403.
+  // CSRF: a change with the session cookie and the page's Origin but without the token is 403.
   const cookie = `${session.name}=${session.value}`;
   const noCsrf = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
+    method: 'POST', headers: { cookie, origin, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });
   assert.equal(noCsrf.status, 403);
+  assert.match((await noCsrf.json()).error.message, /CSRF/);
   const { csrf_token: csrf } = await (await fetch(origin + '/session', { headers: { cookie } })).json();
   const withCsrf = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
+    method: 'POST', headers: { cookie, origin, 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });
   assert.equal(withCsrf.status, 200);
   const otherOrigin = await fetch(`${origin}/v1/memory_stores/memstore_0000000000000000/memories`, {
@@ -404,5 +440,5 @@ test('the memory browser, in chromium', { timeout: 120000 }, async () => {
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'nothing wider than a narrow window');
   await axe('narrow');
   await snap('narrow');
-  writeFileSync(join(SHOTS, 'README'), 'Screenshots of tests/web/browser.test.mjs, newest run.\n');
+  writeFileSync(join(SHOTS, 'README'), 'Screenshots of tests/web/browser.test.mjs (firefox-*: in Firefox) and server_ui.test.mjs, newest run.\n');
 });

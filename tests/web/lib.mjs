@@ -1,23 +1,75 @@
-// What the browser tests share: Debian's chromium started as this machine needs it
-// (no network of its own, no sandbox as root, a fresh profile), and axe-core run on a page.
+// What the browser tests share: the browser they run in, started as this
+// machine needs it (no network of its own, no sandbox as root, a fresh
+// profile), and axe-core run on a page.
+//
+// MEMTOOL_WEB_BROWSER picks the browser: "chromium" (the default, Debian's,
+// driven over CDP) or "firefox" (Debian's firefox-esr, driven over WebDriver
+// BiDi). A browser that is missing fails the test: it is never skipped.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const CHROMIUM = process.env.MEMTOOL_CHROMIUM || '/usr/bin/chromium';
 const AXE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
-// A headless chromium with its profile under dir; the caller closes it.
-export function launchChromium(dir) {
+export const BROWSER = process.env.MEMTOOL_WEB_BROWSER || 'chromium';
+const PATHS = {
+  chromium: process.env.MEMTOOL_CHROMIUM || '/usr/bin/chromium',
+  firefox: process.env.MEMTOOL_FIREFOX || '/usr/bin/firefox-esr',
+};
+const PACKAGES = { chromium: 'chromium', firefox: 'firefox-esr' };
+export const BROWSER_PATH = PATHS[BROWSER];
+// Screenshots of each browser under names of their own: both tests may run
+// at once into one folder. Chromium's keep the names they always had.
+export const SHOT_PREFIX = BROWSER === 'chromium' ? '' : BROWSER + '-';
+
+// The browser is known and installed, or the test fails here, saying which.
+export function assertBrowser() {
+  assert.ok(BROWSER_PATH, `MEMTOOL_WEB_BROWSER=${BROWSER}: chromium or firefox`);
+  assert.ok(existsSync(BROWSER_PATH), `${BROWSER_PATH} is missing: scripts/install-deps.sh installs ${PACKAGES[BROWSER]}`);
+}
+
+// A headless browser with its profile under dir; the caller closes it.
+export function launchBrowser(dir) {
+  assertBrowser();
+  if (BROWSER === 'firefox') {
+    return puppeteer.launch({
+      browser: 'firefox',
+      executablePath: BROWSER_PATH,
+      headless: true,
+      userDataDir: mkdtempSync(join(dir, 'firefox-')),
+      // No update checks, telemetry or captive-portal probes: nothing but the
+      // page's own requests leaves the browser.
+      extraPrefsFirefox: {
+        'app.update.enabled': false,
+        'network.captive-portal-service.enabled': false,
+        'network.connectivity-service.enabled': false,
+        'toolkit.telemetry.enabled': false,
+        'datareporting.policy.dataSubmissionEnabled': false,
+      },
+    });
+  }
   return puppeteer.launch({
-    executablePath: CHROMIUM,
+    executablePath: BROWSER_PATH,
     headless: true,
     userDataDir: mkdtempSync(join(dir, 'chromium-')),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// Before any of the page's code: every CSP violation the page meets is kept
+// in window.__cspViolations. The event is the browsers' own report of a
+// blocked load or script, and both browsers fire it (Firefox does not send its
+// CSP messages to the console that puppeteer sees over BiDi).
+export async function watchCsp(page) {
+  await page.evaluateOnNewDocument(() => {
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+    });
   });
 }
 

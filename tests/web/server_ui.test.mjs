@@ -1,14 +1,14 @@
 // memtool server's page at /ui/: a person logs in with an API key, which the
 // session keeps checking (a revoked key ends it); the key's tenant and
 // access hold; requests without the page's cookie are the API's as before.
-// Debian's chromium, puppeteer-core and axe-core, as browser.test.mjs.
+// Debian's chromium or firefox-esr, puppeteer-core and axe-core, as browser.test.mjs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM, launchChromium, axeCheck } from './lib.mjs';
+import { SHOT_PREFIX, assertBrowser, launchBrowser, axeCheck } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
@@ -26,7 +26,7 @@ const keyAdd = (tenant, ...flags) =>
 const keyList = () => JSON.parse(execFileSync(MEMTOOL, ['server', 'keys', 'list', '--json', '--keys', keys], { encoding: 'utf8' }));
 
 test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: scripts/install-deps.sh installs chromium`);
+  assertBrowser();
   const alice = keyAdd('alice');
   const aliceRo = keyAdd('alice', '--read-only');
   const bob = keyAdd('bob');
@@ -63,7 +63,7 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   assert.equal(noSession.status, 401);
   assert.deepEqual(await noSession.json(), { login: 'key' });
 
-  const browser = await launchChromium(dir);
+  const browser = await launchBrowser(dir);
   cleanups.push(() => browser.close());
   const page = await browser.newPage();
   page.setDefaultTimeout(10000);
@@ -84,7 +84,7 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   assert.deepEqual(stores, [`Alice notes (${store.id})`], "alice's stores only, and no plain store");
   await page.waitForSelector('button[aria-label="plan.md"]');
   await axe('tree');
-  await page.screenshot({ path: join(SHOTS, 'ui-tree.png') });
+  await page.screenshot({ path: join(SHOTS, SHOT_PREFIX + 'ui-tree.png') });
 
   // An edit from the page: recorded as web: and the key's id.
   await page.click('button[aria-label="plan.md"]');
@@ -103,9 +103,10 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   const cookie = `${session.name}=${session.value}`;
   assert.equal((await fetch(`${base}/v1/memory_stores/${bobs.id}`, { headers: { cookie } })).status, 404);
   const noCsrf = await fetch(`${base}/v1/memory_stores/${store.id}/memories`, {
-    method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
+    method: 'POST', headers: { cookie, origin: base, 'content-type': 'application/json' }, body: JSON.stringify({ path: '/x.md', content: 'x' }),
   });
   assert.equal(noCsrf.status, 403);
+  assert.match((await noCsrf.json()).error.message, /CSRF/);
   // The SDK's way still works beside the page.
   assert.equal((await fetch(`${base}/v1/memory_stores/${store.id}/memories`, { headers: h(alice) })).status, 200);
 
@@ -133,6 +134,10 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   assert.equal(status, 401, 'a revoked key ends its sessions');
+  // The open page, at its next request, says so and asks for a key again.
+  await page.click('button[aria-label="plan.md"]');
+  await page.waitForSelector('#login-key');
+  await waitStatus(page, /log in/);
   await page.reload();
   await page.waitForSelector('#login-key');
 });

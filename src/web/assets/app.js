@@ -55,6 +55,18 @@
     });
     let json = null;
     try { json = await r.json(); } catch (e) { json = null; }
+    // 401 on anything but the login: the session ended (unused too long, past
+    // its lifetime, or its key revoked). The page says so and asks again,
+    // rather than failing every click from now on.
+    if (r.status === 401 && path !== 'session' && !state.relogin) {
+      state.relogin = true;
+      state.csrf = null;
+      status('The session ended (it expired, or its key was revoked): log in again.', true);
+      login().then(async (ok) => {
+        state.relogin = false;
+        if (ok) { await loadStores(); await loadTree(); }
+      });
+    }
     return { status: r.status, ok: r.ok, json };
   }
 
@@ -414,14 +426,17 @@
 
   // --- history, diff, restore, redact ---------------------------------
 
+  // The history comes 100 versions a page, newest first; "Older versions"
+  // fetches the next page (the API's next_page cursor) until there is none.
   async function showHistory(memoryId) {
-    const q = memoryId ? '?limit=100&memory_id=' + encodeURIComponent(memoryId) : '?limit=100';
+    const q = '?limit=100' + (memoryId ? '&memory_id=' + encodeURIComponent(memoryId) : '');
     const r = await api('GET', sPath() + '/memory_versions' + q);
     if (!r.ok) { status(errorText(r), true); return; }
     const title = memoryId && state.current ? 'History of ' + state.current.path : 'History of the store';
-    // A memory's current version cannot be redacted (change or delete it first).
+    // A memory's current version cannot be redacted (change or delete it first):
+    // the first version of each memory seen, newest first, across pages.
     const seen = new Set();
-    const rows = r.json.data.map((v) => {
+    const row = (v) => {
       const current = !seen.has(v.memory_id) && v.operation !== 'deleted';
       seen.add(v.memory_id);
       const actions = el('td', {},
@@ -437,11 +452,26 @@
         el('td', { text: fmtTime(v.created_at) }),
         el('td', { text: fmtSize(v.content_size_bytes) }),
         actions);
-    });
+    };
     const head = el('tr', {}, ...['Version', 'Operation'].concat(memoryId ? [] : ['Path'], ['Actor', 'Time', 'Size', 'Actions']).map((h) => el('th', { scope: 'col', text: h })));
+    const body = el('tbody', {}, ...r.json.data.map(row));
+    let next = r.json.next_page;
+    const more = el('button', { type: 'button', id: 'history-more', text: 'Older versions' });
+    more.hidden = !next;
+    more.onclick = async () => {
+      more.disabled = true;
+      const p = await api('GET', sPath() + '/memory_versions' + q + '&page=' + encodeURIComponent(next));
+      more.disabled = false;
+      if (!p.ok) { status(errorText(p), true); return; }
+      body.append(...p.json.data.map(row));
+      next = p.json.next_page;
+      more.hidden = !next;
+      status('Showing ' + body.children.length + ' versions' + (next ? '; older ones remain.' : ', all there are.'));
+    };
     view().replaceChildren(el('h2', { text: title }),
       memoryId ? el('div', { class: 'actions' }, el('button', { type: 'button', onclick: () => openMemory(memoryId), text: 'Back to the memory' })) : null,
-      el('table', { id: 'history' }, el('caption', { class: 'meta', text: title + ', newest first' }), el('thead', {}, head), el('tbody', {}, ...rows)),
+      el('table', { id: 'history' }, el('caption', { class: 'meta', text: title + ', newest first' }), el('thead', {}, head), body),
+      el('div', { class: 'actions' }, more),
       el('div', { id: 'diff-area' }));
   }
 
@@ -452,12 +482,15 @@
     const box = el('div', { class: 'code diff', role: 'region', 'aria-label': 'Diff of ' + v.id, tabindex: '0' });
     const text = r.json.diff;
     const lines = text ? text.replace(/\n$/, '').split('\n') : [];
-    if (!lines.length) box.append(el('div', { class: 'ln' }, el('span', { class: 'tx', text: r.json.redacted || r.json.previous_redacted ? '(a redacted version: nothing to compare)' : '(no change in content)' })));
+    if (!lines.length) box.append(el('div', { class: 'ln' }, el('span', { class: 'tx', text: r.json.redacted ? '(a redacted version: nothing to compare)' : '(no change in content)' })));
     for (const line of lines) {
       const cls = line.startsWith('@@') ? 'hunk' : line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : '';
       box.append(el('div', { class: 'ln ' + cls }, el('span', { class: 'tx', text: line })));
     }
-    area.replaceChildren(el('h3', { text: v.id + ' against ' + (r.json.previous_version_id || 'nothing (the first version)') }), box);
+    // Redacted versions have no content: the diff is against the readable one before them.
+    const passed = r.json.redacted_skipped || [];
+    area.replaceChildren(el('h3', { text: v.id + ' against ' + (r.json.previous_version_id || 'nothing (the first version)') }),
+      passed.length ? el('p', { class: 'meta', text: 'Passed over, redacted: ' + passed.join(', ') + '.' }) : null, box);
     void memoryId;
   }
 
