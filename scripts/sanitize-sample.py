@@ -12,7 +12,8 @@ variant per case, chosen round-robin over the variants a case has, runs every
 case once and every variant (store, encryption, front end) several times, at a
 tenth of the cost. Every other test (unit, stress, fault injection, fuzz
 replays, agent, MCP, bindings, memtool server) runs whole, but for some of the
-server's (server_first_pass_only says which and why), the lint checks (which
+server's (server_first_pass_only says which and why) and the memory browser's
+twins in Firefox and on SQLite (web_first_pass_only), the lint checks (which
 run no binary of the build) and the benchmarks' smoke runs (which only keep
 the benchmarks from rotting, and drive code paths the tests drive).
 
@@ -35,6 +36,15 @@ def server_first_pass_only(name: str) -> bool:
             or name.endswith("_sqlite"))
 
 
+def web_first_pass_only(name: str) -> bool:
+    """The memory browser's twins: the same flows in Firefox, or on a SQLite
+    store. The browser differs only on the page's side, which no sanitizer
+    sees, and the SQLite store's code runs under the sanitizers in the store
+    suites; the Chromium runs on the file store (web_browser, web_server_ui)
+    drive every server path of the page here."""
+    return name.startswith("web_") and name.endswith(("_firefox", "_sqlite"))
+
+
 def main() -> int:
     cases_dir = sys.argv[1]
     cases = sorted(f[:-5] for f in os.listdir(cases_dir) if f.endswith(".test"))
@@ -47,6 +57,7 @@ def main() -> int:
             and n[: -len("_nothread")] in present and n != "agent_session_nothread"}
     keep = [n for n in names if not n.startswith("golden_") and n not in twin
             and not (n.startswith("server_") and server_first_pass_only(n))
+            and not web_first_pass_only(n)
             and not n.startswith(("lint_", "bench_"))]
     variants = {}  # case -> {variant prefix: test name}
     for name in names:
