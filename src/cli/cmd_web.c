@@ -63,6 +63,8 @@ int mt_cmd_web(const mt_cli *cli, int argc, char **argv)
     cfg.hook = mt_web_hook(w);
     cfg.no_keys = 1;
     cfg.plain_store = 1;
+    /* The agents' expiry, when given: the page shows when each memory goes. */
+    cfg.expire_after_ms = cli->expire_after_ms;
     /* One person's page: a few threads are plenty. */
     cfg.threads = 4;
     cfg.max_conns = 64;

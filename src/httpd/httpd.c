@@ -589,6 +589,7 @@ int mt_httpd_run(const mt_httpd_config *cfg)
     if ((!cfg->no_keys && (rc = mt_keys_open(&s.keys, cfg->keys_path)) < 0) ||
         (rc = mt_registry_open(&s.reg, cfg->store_url, &cfg->opts, cfg->key, cfg->plain_store)) < 0)
         goto done;
+    mt_registry_set_expiry(s.reg, cfg->expire_after_ms);
     if (!threads)
         threads = cores > 2 ? (unsigned)cores * 4 : 8;
     if (cert)

@@ -73,12 +73,13 @@ typedef struct {
 } mt_httpd_hook;
 
 typedef struct {
-    const char *listen;    /* ADDR:PORT ("[::1]:PORT"); port 0 picks a free one */
-    const char *store_url; /* the store every memory store is a tenant of */
-    mt_crypt_key *key;     /* encryption at rest: every handle opened with it (NULL: none) */
-    mt_options opts;       /* limits, durability, secrets: as every command's */
-    const char *keys_path; /* the keys file (memtool server keys) */
-    const char *tls_cert;  /* PEM files: HTTPS; both or neither */
+    const char *listen;      /* ADDR:PORT ("[::1]:PORT"); port 0 picks a free one */
+    const char *store_url;   /* the store every memory store is a tenant of */
+    mt_crypt_key *key;       /* encryption at rest: every handle opened with it (NULL: none) */
+    int64_t expire_after_ms; /* the agents' --expire-after, for the stats' expiry (0: none) */
+    mt_options opts;         /* limits, durability, secrets: as every command's */
+    const char *keys_path;   /* the keys file (memtool server keys) */
+    const char *tls_cert;    /* PEM files: HTTPS; both or neither */
     const char *tls_key;
     int insecure_http;         /* plain HTTP on an address other than loopback, told so */
     size_t max_body;           /* bytes of a request body; 0: 1 MiB */

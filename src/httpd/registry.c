@@ -28,6 +28,7 @@ struct mt_registry {
     char *url;
     mt_options base;
     mt_crypt_key *key; /* the caller's, shared by every handle (NULL: a plain store) */
+    int64_t expire_after_ms;
     pthread_mutex_t lock;
     slot slots[HANDLES];
     uint64_t tick;
@@ -224,6 +225,16 @@ static int read_record(mt_registry_entry *out, mt_memory *reg, const char *store
 const char *mt_registry_audit(const mt_registry *r)
 {
     return r->base.audit;
+}
+
+void mt_registry_set_expiry(mt_registry *r, int64_t idle_ms)
+{
+    r->expire_after_ms = idle_ms > 0 ? idle_ms : 0;
+}
+
+int64_t mt_registry_expiry(const mt_registry *r)
+{
+    return r->expire_after_ms;
 }
 
 int mt_registry_is_plain(const mt_registry *r, const char *store_id)

@@ -34,6 +34,11 @@ const char *mt_registry_audit(const mt_registry *r);
 
 /* Whether store_id is the plain store of a registry that serves it. */
 int mt_registry_is_plain(const mt_registry *r, const char *store_id);
+/* The idle time after which the agents' memtool deletes a memory
+ * (--expire-after, as memtool web was told it; 0: unknown): what the
+ * stats endpoint counts each memory's expiry from. */
+void mt_registry_set_expiry(mt_registry *r, int64_t idle_ms);
+int64_t mt_registry_expiry(const mt_registry *r);
 void mt_registry_free(mt_registry *r);
 
 /* The handle of memory store store_id of tenant, borrowed until

@@ -205,18 +205,25 @@ done:
     mt_registry_release(reg, m);
 }
 
-static json_t *files_json(const mt_stats_file *f, size_t n)
+/* Each file's path, size and times; with expire_after_ms, when the agents'
+ * expiry deletes it (its last access plus that idle time). */
+static json_t *files_json(const mt_stats_file *f, size_t n, int64_t expire_after_ms)
 {
     json_t *a = json_array();
-    char t1[32], t2[32];
+    char t1[32], t2[32], t3[32];
     size_t i;
 
     for (i = 0; a && i < n; i++) {
+        json_t *o;
         mt_api_time(t1, f[i].last_access_ms);
         mt_api_time(t2, f[i].modified_ms);
-        json_array_append_new(a, json_pack("{s:o, s:I, s:s, s:s}", "path", mt_api_path(f[i].path),
-                                           "size", (json_int_t)f[i].size, "last_access_at", t1,
-                                           "modified_at", t2));
+        o = json_pack("{s:o, s:I, s:s, s:s}", "path", mt_api_path(f[i].path), "size",
+                      (json_int_t)f[i].size, "last_access_at", t1, "modified_at", t2);
+        if (o && expire_after_ms > 0 && f[i].last_access_ms > 0) {
+            mt_api_time(t3, f[i].last_access_ms + expire_after_ms);
+            json_object_set_new(o, "expires_at", json_string(t3));
+        }
+        json_array_append_new(a, o);
     }
     return a;
 }
@@ -224,6 +231,7 @@ static json_t *files_json(const mt_stats_file *f, size_t n)
 static void stats(mt_http_reply *out, mt_registry *reg, const mt_http_request *req,
                   const char *store_id)
 {
+    int64_t expiry = mt_registry_expiry(reg);
     mt_stats st;
     mt_memory *m;
     int rc;
@@ -235,15 +243,17 @@ static void stats(mt_http_reply *out, mt_registry *reg, const mt_http_request *r
         mt_routes_fail(out, req, rc);
     } else {
         mt_routes_ok(
-            out,
-            json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:I}", "type",
-                      "memory_store_stats", "used", "bytes", (json_int_t)st.usage.bytes, "memories",
-                      (json_int_t)st.usage.files, "directories", (json_int_t)st.usage.dirs,
-                      "limits", "max_memory_bytes", (json_int_t)st.max_file_size, "max_store_bytes",
-                      (json_int_t)st.max_store_size, "max_memories", (json_int_t)st.max_files,
-                      "max_directories", (json_int_t)st.max_dirs, "largest",
-                      files_json(st.largest, st.nlargest), "idlest",
-                      files_json(st.idlest, st.nidlest), "versions", (json_int_t)st.versions));
+            out, json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:I, s:o}",
+                           "type", "memory_store_stats", "used", "bytes",
+                           (json_int_t)st.usage.bytes, "memories", (json_int_t)st.usage.files,
+                           "directories", (json_int_t)st.usage.dirs, "limits", "max_memory_bytes",
+                           (json_int_t)st.max_file_size, "max_store_bytes",
+                           (json_int_t)st.max_store_size, "max_memories", (json_int_t)st.max_files,
+                           "max_directories", (json_int_t)st.max_dirs, "largest",
+                           files_json(st.largest, st.nlargest, 0), "idlest",
+                           files_json(st.idlest, st.nidlest, expiry), "versions",
+                           (json_int_t)st.versions, "expire_after_ms",
+                           expiry > 0 ? json_integer((json_int_t)expiry) : json_null()));
     }
     mt_stats_dispose(&st);
     mt_registry_release(reg, m);

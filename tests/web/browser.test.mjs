@@ -103,7 +103,9 @@ test(`the memory browser, in ${BROWSER}, on the ${STORE} store`, { timeout: 1500
   await srv.stop();
 
   // memtool web: exactly one line on stdout, the address with its token.
-  const web = start([...store, '--audit', audit, 'web']);
+  // --expire-after as the agent's memtool would be given it: the usage view
+  // shows when each memory expires.
+  const web = start([...store, '--audit', audit, '--expire-after', '30d', 'web']);
   const printed = await web.line;
   await new Promise((r) => setTimeout(r, 200));
   assert.match(web.out(), /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}\n$/);
@@ -363,6 +365,9 @@ test(`the memory browser, in ${BROWSER}, on the ${STORE} store`, { timeout: 1500
   // Usage and limits, and the store's history.
   await click('#nav-usage');
   await page.waitForSelector('#usage');
+  const expiring = await page.$$eval('#expiring li', (x) => x.map((e) => e.textContent));
+  assert.ok(expiring.length > 0, 'the memories closest to expiring are listed');
+  for (const line of expiring) assert.match(line, /^\/\S.* · expires in 29d 2[23]h, \d{4}-\d\d-\d\d /, line);
   await axe('usage');
   await click('#nav-store-history');
   await page.waitForSelector('#history tbody tr');

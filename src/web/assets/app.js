@@ -553,8 +553,30 @@
         row('Memories', s.used.memories, s.limits.max_memories, plain),
         row('Directories', s.used.directories, s.limits.max_directories, plain))),
       el('p', { class: 'meta', text: 'A memory may hold up to ' + fmtSize(s.limits.max_memory_bytes) + '. Versions kept: ' + s.versions + '.' }),
-      el('h3', { text: 'Idle longest (the first that memtool gc would expire)' }),
-      el('ul', {}, ...s.idlest.map((f) => el('li', {}, f.path + ' \u00b7 last read or changed ' + fmtTime(f.last_access_at)))));
+      ...expiring(s));
+  }
+
+  // A span of milliseconds as the CLI words idle times: "3d 4h", "5h 2m", "7m".
+  function fmtSpan(ms) {
+    const m = Math.floor(ms / 60000), d = Math.floor(m / 1440), h = Math.floor((m % 1440) / 60);
+    return d ? d + 'd ' + h + 'h' : h ? h + 'h ' + (m % 60) + 'm' : (m % 60) + 'm';
+  }
+
+  // The memories closest to expiring: with the agents' --expire-after (given
+  // to memtool web too), when each goes; without it, only which go first.
+  function expiring(s) {
+    if (!s.expire_after_ms) {
+      return [el('h3', { text: 'Idle longest (the first that expiry would delete)' }),
+        el('p', { class: 'meta', text: 'Start memtool web with the agent\'s --expire-after to see when each expires.' }),
+        el('ul', { id: 'expiring' }, ...s.idlest.map((f) => el('li', {}, f.path + ' \u00b7 last read or changed ' + fmtTime(f.last_access_at))))];
+    }
+    const now = Date.now();
+    return [el('h3', { text: 'Close to expiring (idle ' + fmtSpan(s.expire_after_ms) + ' deletes a memory)' }),
+      el('ul', { id: 'expiring' }, ...s.idlest.map((f) => {
+        const left = new Date(f.expires_at).getTime() - now;
+        return el('li', {}, f.path + ' \u00b7 ' + (left > 0 ? 'expires in ' + fmtSpan(left) + ', ' + fmtTime(f.expires_at)
+          : 'expired: the next expiry run deletes it'));
+      }))];
   }
 
   // What the secrets guard refused the agent, from the audit log: by kind
