@@ -5,13 +5,15 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SHOT_PREFIX, assertBrowser, launchBrowser, axeCheck } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
+// Made here too: this test may run before (or without) the one that makes it.
+mkdirSync(SHOTS, { recursive: true });
 
 const dir = mkdtempSync(join(tmpdir(), 'memtool-ui-'));
 const keys = join(dir, 'keys');
