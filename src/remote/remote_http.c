@@ -324,7 +324,8 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what)
     json_error_t jerr;
     json_t *v = NULL;
 
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) < 0 ||
+    /* A memory's content may hold NUL; its length is json_string_length. */
+    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, JSON_ALLOW_NUL, &jerr) < 0 ||
         !json_is_object(v)) {
         json_decref(v);
         mt_error_set(MT_EIO, "%s: the server's answer (HTTP %ld) is not a JSON object", what,
