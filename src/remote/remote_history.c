@@ -22,6 +22,8 @@
 #define HASHED ((int64_t)1 << 62)
 /* 1,000,000 versions: a bound for a history read through without the API's filters. */
 #define MAX_HISTORY_PAGES 10000
+/* The local stores' words for an id no version has (machinery/hist_read.c). */
+#define NO_VERSION "there is no version %lld (see memtool log; old versions are pruned)"
 
 /* The ids met that are not memtool server's, with their API form. */
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -253,6 +255,8 @@ nomem:
     return mt_error_set(MT_ENOMEM, "out of memory");
 }
 
+static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query);
+
 /* The API form of id, scanning the versions for a hashed id not met yet. */
 static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id)
 {
@@ -266,17 +270,68 @@ static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id
     memset(&q, 0, sizeof(q));
     q.limit = 100000;
     /* A history that could not be read is that error, not "no version". */
-    if ((rc = mt_remote_versions(&rs->base, &v, &n, &q)) < 0)
+    if ((rc = list_versions(&rs->base, &v, &n, &q)) < 0)
         return rc;
     mt_versions_free(v, n);
-    return api_form(out, size, id) ? 0
-                                   : mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+    return api_form(out, size, id) ? 0 : mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
 }
 
 static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
                             const mt_log_query *query);
 
+/*
+ * A rename's former path. The API's versions carry each version's path, not
+ * the one before it, so a modified version whose memory's previous version
+ * had another path is a rename from there. The previous version is looked for
+ * in the listing itself (newest first), else asked for: one request, by the
+ * memory's id, for the version just before.
+ */
+static int previous_paths(mt_store *st, mt_version *v, size_t n)
+{
+    size_t i, j;
+    int rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        const char *before = NULL;
+        mt_version *prev = NULL;
+        size_t np = 0;
+
+        if (v[i].operation != MT_VERSION_MODIFIED || !v[i].path || v[i].previous_path)
+            continue;
+        for (j = i + 1; j < n && strcmp(v[j].memory_id, v[i].memory_id) != 0; j++)
+            ;
+        if (j < n) {
+            before = v[j].path;
+        } else {
+            mt_log_query q;
+            memset(&q, 0, sizeof(q));
+            q.memory_id = v[i].memory_id;
+            q.before_id = v[i].id;
+            q.limit = 1;
+            if ((rc = list_versions(st, &prev, &np, &q)) < 0)
+                break;
+            before = np ? prev[0].path : NULL;
+        }
+        if (before && strcmp(before, v[i].path) != 0 && !(v[i].previous_path = strdup(before)))
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+        mt_versions_free(prev, np);
+    }
+    return rc;
+}
+
 int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
+{
+    int rc = list_versions(st, out, count, query);
+
+    if (rc == 0 && (rc = previous_paths(st, *out, *count)) < 0) {
+        mt_versions_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
 {
     mt_remote_store *rs = (mt_remote_store *)st;
     mt_buf target = MT_BUF_INIT, cursor = MT_BUF_INIT;
@@ -406,7 +461,7 @@ static int get_version(mt_remote_store *rs, mt_version *v, int64_t id, char **co
     if (rc < 0)
         return rc;
     if (r.status == 404)
-        rc = mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+        rc = mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
     else if (r.status != 200)
         rc = mt_remote_fail(&r, MT_EIO, "history");
     else if (!(o = mt_remote_json(&r, "history")))
@@ -433,9 +488,16 @@ int mt_remote_version_content(mt_store *st, char **out, size_t *len, int64_t id)
     *len = 0;
     if ((rc = get_version((mt_remote_store *)st, &v, id, out, len)) < 0)
         return rc;
-    if (!*out && (v.redacted || v.operation == MT_VERSION_DELETED))
-        rc = mt_error_set(MT_ENOTFOUND, "version %lld has no content (%s)", (long long)id,
-                          v.redacted ? "redacted" : "a deletion");
+    /* The local stores' words (machinery/hist_read.c), so that a command
+     * says the same on every store. */
+    if (!*out && v.redacted)
+        rc = mt_error_set(MT_ENOTFOUND, "version %lld was redacted: its content is gone",
+                          (long long)id);
+    else if (!*out && v.operation == MT_VERSION_DELETED)
+        rc = mt_error_set(MT_ENOTFOUND,
+                          "version %lld records a deletion: it has no content (try the version "
+                          "before it)",
+                          (long long)id);
     else if (!*out)
         rc = mt_error_set(MT_EIO, "history: the server answered version %lld without content",
                           (long long)id);
@@ -452,7 +514,10 @@ int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id)
     int rc;
 
     (void)op;
-    if ((rc = find_api_form(rs, api, sizeof(api), id)) < 0)
+    /* redact names no log to look in: the local stores' shorter words. */
+    if ((rc = find_api_form(rs, api, sizeof(api), id)) == MT_ENOTFOUND)
+        return mt_error_set(MT_ENOTFOUND, "there is no version %lld", (long long)id);
+    if (rc < 0)
         return rc;
     if (mt_buf_puts(&target, "/memory_versions/") < 0 || mt_remote_escape(&target, api) < 0 ||
         mt_buf_puts(&target, "/redact") < 0) {
@@ -467,9 +532,14 @@ int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id)
     if (r.status == 200)
         rc = 0;
     else if (r.status == 404)
-        rc = mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+        rc = mt_error_set(MT_ENOTFOUND, "there is no version %lld", (long long)id);
     else if (r.status == 409)
-        rc = mt_remote_fail(&r, MT_EINVAL, "redact");
+        /* The one version the API will not redact (a conflict_error): the
+         * memory's current content. Said as the local stores say it. */
+        rc = mt_error_set(MT_EINVAL,
+                          "version %lld is the memory's current content, which cannot be "
+                          "redacted: change or delete the memory first, then redact this version",
+                          (long long)id);
     else
         rc = mt_remote_fail(&r, MT_EIO, "redact");
     mt_remote_resp_dispose(&r);
@@ -495,7 +565,7 @@ static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
     all.path = NULL;
     all.before_id = 0;
     all.limit = (size_t)-1;
-    if ((rc = mt_remote_versions(st, &v, &n, &all)) < 0)
+    if ((rc = list_versions(st, &v, &n, &all)) < 0)
         return rc;
     if (n && !(ids = calloc(n, sizeof(*ids)))) {
         mt_versions_free(v, n);
