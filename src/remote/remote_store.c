@@ -645,12 +645,28 @@ static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const 
     for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
         if ((rc = mt_remote_find(rs, &m, from, 0)) == MT_ENOTFOUND && op->expect_sha256) {
             /* A retry of a rename that went through: its content at the
-             * destination, nothing at the source (store.h). */
+             * destination, nothing at the source (store.h). With new
+             * content, that content is the one at the destination. */
+            char want[65];
+            if (op->rename_content)
+                mt_sha256_hex(want, op->rename_data ? op->rename_data : "", op->rename_len);
+            else
+                memcpy(want, op->expect_sha256, 65);
             rc = mt_remote_find(rs, &m, to, 0);
-            if (rc == MT_NODE_FILE && strcmp(m.sha, op->expect_sha256) == 0)
+            if (rc == MT_NODE_FILE && strcmp(m.sha, want) == 0) {
                 rc = 0;
-            else if (rc >= 0 || rc == MT_ENOTFOUND)
+            } else if (rc == MT_NODE_FILE && op->rename_content &&
+                       strcmp(m.sha, op->expect_sha256) == 0) {
+                /* Moved without its new content (a rename sent alone went
+                 * first): the content goes in alone, one version more. */
+                if (mt_buf_printf(&dest, "/%s", to) < 0)
+                    rc = MT_ENOMEM;
+                else
+                    rc = move_one(rs, op, m.id, m.sha, dest.ptr, op->rename_data, op->rename_len, 1,
+                                  what.ptr);
+            } else if (rc >= 0 || rc == MT_ENOTFOUND) {
                 rc = MT_ENOTFOUND;
+            }
             mt_rmem_dispose(&m);
             goto done;
         }
