@@ -98,6 +98,39 @@ int mt_remote_url_parse(char **base, char **id, const char *url);
 int mt_remote_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                      const char *path, size_t limit);
 
+/* Edits that meet a change made meanwhile try again this many times. */
+#define MT_REMOTE_EDIT_ATTEMPTS 8
+
+/* The parts of a change the store's files share (remote_store.c). */
+/* A short wait before trying again, longer with each attempt. */
+void mt_remote_nap(unsigned attempt);
+/* The API's rule for a path (store path rel), in memtool's words. */
+int mt_remote_rules_check(const char *rel);
+/* The API's limit on a memory's bytes, in memtool's words. */
+int mt_remote_content_check(size_t len);
+/* The error of a refused write, by the API's error type. */
+int mt_remote_write_error(const mt_remote_resp *r, const char *what);
+/* A 409 path conflict: the path taken (MT_EEXISTS), or a memory where a
+ * directory of api would be (MT_ENOTDIR). */
+int mt_remote_path_conflict(const mt_remote_resp *r, const char *api);
+int mt_remote_is_path_conflict(const mt_remote_resp *r);
+/* op->version from a write's answer. */
+void mt_remote_note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer);
+int mt_remote_not_a_file(void);
+/* What a remote store cannot do, said so (MT_ENOSYS). */
+int mt_remote_not_here(const char *what);
+/* A memory's JSON body: path (api, with with_path), content (with
+ * with_content) and a content_sha256 precondition (sha, when not NULL). */
+char *mt_remote_memory_body(const char *api, const char *data, size_t len, const char *sha,
+                            int with_path, int with_content);
+/* POST /memories/{id} with body: 0 with r filled (any status), or an error. */
+int mt_remote_update(mt_remote_store *rs, mt_remote_resp *r, const char *id, const char *body,
+                     const char *what);
+
+/* Removes and renames (remote_move.c). */
+int mt_remote_remove(mt_store *st, mt_store_op *op, const char *path);
+int mt_remote_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);
+
 /* History over memory_versions (remote_history.c). */
 int64_t mt_remote_version_id(mt_remote_store *rs, const char *api_id);
 int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query);
