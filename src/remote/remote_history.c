@@ -25,35 +25,8 @@
 /* The local stores' words for an id no version has (machinery/hist_read.c). */
 #define NO_VERSION "there is no version %lld (see memtool log; old versions are pruned)"
 
-/* The ids met that are not memtool server's, with their API form. */
-static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    int64_t id;
-    char *api;
-} * seen;
-static size_t seen_count, seen_cap;
-
-static void remember(int64_t id, const char *api)
-{
-    size_t i;
-
-    pthread_mutex_lock(&seen_lock);
-    for (i = 0; i < seen_count; i++)
-        if (seen[i].id == id)
-            goto done;
-    if (seen_count == seen_cap) {
-        size_t cap = seen_cap ? seen_cap * 2 : 64;
-        void *grown = realloc(seen, cap * sizeof(*seen));
-        if (!grown)
-            goto done;
-        seen = grown;
-        seen_cap = cap;
-    }
-    if ((seen[seen_count].api = strdup(api)) != NULL)
-        seen[seen_count++].id = id;
-done:
-    pthread_mutex_unlock(&seen_lock);
-}
+/* The version ids met that are not memtool server's, with their API form. */
+static mt_remote_ids version_ids = MT_REMOTE_IDS_INIT;
 
 int64_t mt_remote_version_id(mt_remote_store *rs, const char *api)
 {
@@ -76,30 +49,20 @@ int64_t mt_remote_version_id(mt_remote_store *rs, const char *api)
             h = (h << 8) | md[i];
         n = HASHED | (int64_t)(h & (uint64_t)(HASHED - 1));
     }
-    remember(n, api);
+    mt_remote_ids_put(&version_ids, (uint64_t)n, api);
     return n;
 }
 
 /* The API form of id: 1 with out filled, 0 when not known (yet). */
 static int api_form(char *out, size_t size, int64_t id)
 {
-    size_t i;
-    int found = 0;
-
     if (id <= 0)
         return 0;
     if (id < HASHED) {
         snprintf(out, size, "memver_%lld", (long long)id);
         return 1;
     }
-    pthread_mutex_lock(&seen_lock);
-    for (i = 0; i < seen_count && !found; i++)
-        if (seen[i].id == id && strlen(seen[i].api) < size) {
-            memcpy(out, seen[i].api, strlen(seen[i].api) + 1);
-            found = 1;
-        }
-    pthread_mutex_unlock(&seen_lock);
-    return found;
+    return mt_remote_ids_get(&version_ids, (uint64_t)id, out, size);
 }
 
 /* RFC 3339 ("2026-11-29T05:01:21.123Z", or with +hh:mm) in ms, or -1. */
@@ -255,9 +218,11 @@ nomem:
     return mt_error_set(MT_ENOMEM, "out of memory");
 }
 
-static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query);
+static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query,
+                         int64_t until);
 
-/* The API form of id, scanning the versions for a hashed id not met yet. */
+/* The API form of id, scanning the versions for a hashed id not met yet,
+ * up to that id. */
 static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id)
 {
     mt_version *v = NULL;
@@ -270,7 +235,7 @@ static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id
     memset(&q, 0, sizeof(q));
     q.limit = 100000;
     /* A history that could not be read is that error, not "no version". */
-    if ((rc = list_versions(&rs->base, &v, &n, &q)) < 0)
+    if ((rc = list_versions(&rs->base, &v, &n, &q, id)) < 0)
         return rc;
     mt_versions_free(v, n);
     return api_form(out, size, id) ? 0 : mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
@@ -308,7 +273,7 @@ static int previous_paths(mt_store *st, mt_version *v, size_t n)
             q.memory_id = v[i].memory_id;
             q.before_id = v[i].id;
             q.limit = 1;
-            if ((rc = list_versions(st, &prev, &np, &q)) < 0)
+            if ((rc = list_versions(st, &prev, &np, &q, 0)) < 0)
                 break;
             before = np ? prev[0].path : NULL;
         }
@@ -321,7 +286,7 @@ static int previous_paths(mt_store *st, mt_version *v, size_t n)
 
 int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
 {
-    int rc = list_versions(st, out, count, query);
+    int rc = list_versions(st, out, count, query, 0);
 
     if (rc == 0 && (rc = previous_paths(st, *out, *count)) < 0) {
         mt_versions_free(*out, *count);
@@ -331,10 +296,13 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
     return rc;
 }
 
-static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
+/* The versions query asks for; with until, none past the version of that id. */
+static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query,
+                         int64_t until)
 {
     mt_remote_store *rs = (mt_remote_store *)st;
-    mt_buf target = MT_BUF_INIT, cursor = MT_BUF_INIT;
+    mt_buf target = MT_BUF_INIT;
+    mt_remote_walk w;
     size_t limit = query && query->limit ? query->limit : 100, cap = 0, pages = 0;
     const char *p = query && query->path ? query->path : "";
     size_t plen = strlen(p);
@@ -345,6 +313,7 @@ static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt
     *count = 0;
     if (plen)
         return versions_of_path(st, out, count, query);
+    mt_remote_walk_init(&w, (size_t)MAX_HISTORY_PAGES * MT_REMOTE_PAGE_ITEMS);
     for (;;) {
         json_t *o, *data, *item;
         size_t i;
@@ -370,12 +339,12 @@ static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt
             rfc3339(when, query->until);
             rc = mt_buf_printf(&target, "&created_at%%5Blte%%5D=%s", when);
         }
-        if (rc == 0 && cursor.len)
+        if (rc == 0 && w.cursor.len)
             rc = mt_buf_puts(&target, "&page=") < 0 ? MT_ENOMEM
-                                                    : mt_remote_escape(&target, cursor.ptr);
+                                                    : mt_remote_escape(&target, w.cursor.ptr);
         if (rc < 0)
             break;
-        if ((rc = mt_remote_page_get(rs, &o, &data, target.ptr, "history", NULL)) < 0)
+        if ((rc = mt_remote_page_get(rs, &w, &o, &data, target.ptr, "history", NULL)) < 0)
             break;
         json_array_foreach(data, i, item)
         {
@@ -412,11 +381,13 @@ static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt
                 cap = c2;
             }
             (*out)[(*count)++] = v;
-            if (*count >= limit)
+            if (*count >= limit || (until && v.id == until)) {
+                limit = *count; /* no page more */
                 break;
+            }
         }
         if (rc == 0 && *count < limit) {
-            int step = mt_remote_page_next(&cursor, o, "history");
+            int step = mt_remote_page_next(&w, o, "history");
             /* A filter the API cannot apply (an actor, a hashed memory id)
              * reads on, but not without end. */
             if (step > 0 && ++pages > MAX_HISTORY_PAGES)
@@ -432,7 +403,7 @@ static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt
         break;
     }
     mt_buf_dispose(&target);
-    mt_buf_dispose(&cursor);
+    mt_remote_walk_dispose(&w);
     if (rc < 0) {
         mt_versions_free(*out, *count);
         *out = NULL;
@@ -565,7 +536,7 @@ static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
     all.path = NULL;
     all.before_id = 0;
     all.limit = (size_t)-1;
-    if ((rc = list_versions(st, &v, &n, &all)) < 0)
+    if ((rc = list_versions(st, &v, &n, &all, 0)) < 0)
         return rc;
     if (n && !(ids = calloc(n, sizeof(*ids)))) {
         mt_versions_free(v, n);

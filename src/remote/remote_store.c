@@ -34,50 +34,24 @@ void mt_remote_nap(unsigned attempt)
     nanosleep(&ts, NULL);
 }
 
-/* The memory ids met, memtool's form with the API's, for a filter by
- * memory: a hashed id cannot be turned back. */
-static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    char mid[24];
-    char *api;
-} * ids;
-static size_t ids_count, ids_cap;
+/* The memory ids met, for a filter by memory: a hashed id cannot be turned
+ * back. */
+static mt_remote_ids memory_ids = MT_REMOTE_IDS_INIT;
 
-static void ids_remember(const char mid[24], const char *api_id)
+/* The 64 bits of a memtool memory id ("mem_" and 16 hex digits). */
+static uint64_t memory_key(const char *mid)
 {
+    uint64_t k = 0;
     size_t i;
 
-    pthread_mutex_lock(&ids_lock);
-    for (i = 0; i < ids_count; i++)
-        if (strcmp(ids[i].mid, mid) == 0)
-            goto done;
-    if (ids_count == ids_cap) {
-        size_t cap = ids_cap ? ids_cap * 2 : 64;
-        void *grown = realloc(ids, cap * sizeof(*ids));
-        if (!grown)
-            goto done; /* only a filter's shortcut is lost */
-        ids = grown;
-        ids_cap = cap;
-    }
-    if ((ids[ids_count].api = strdup(api_id)) != NULL)
-        memcpy(ids[ids_count++].mid, mid, 24);
-done:
-    pthread_mutex_unlock(&ids_lock);
+    for (i = 4; i < 20 && mid[i]; i++)
+        k = (k << 4) | (uint64_t)(mid[i] <= '9' ? mid[i] - '0' : mid[i] - 'a' + 10);
+    return k;
 }
 
 int mt_remote_memory_api_id(char *out, size_t size, const char *mid)
 {
-    size_t i;
-    int found = 0;
-
-    pthread_mutex_lock(&ids_lock);
-    for (i = 0; i < ids_count && !found; i++)
-        if (strcmp(ids[i].mid, mid) == 0 && strlen(ids[i].api) < size) {
-            memcpy(out, ids[i].api, strlen(ids[i].api) + 1);
-            found = 1;
-        }
-    pthread_mutex_unlock(&ids_lock);
-    return found;
+    return strlen(mid) == 20 && mt_remote_ids_get(&memory_ids, memory_key(mid), out, size);
 }
 
 void mt_remote_memory_id(char out[24], const char *api_id)
@@ -96,7 +70,7 @@ void mt_remote_memory_id(char out[24], const char *api_id)
         memcpy(out + 4, hex, 16);
         out[20] = '\0';
     }
-    ids_remember(out, api_id);
+    mt_remote_ids_put(&memory_ids, memory_key(out), api_id);
 }
 
 /* The API's rule for a path, in memtool's words, before any request. */

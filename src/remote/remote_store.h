@@ -32,15 +32,34 @@ typedef int (*mt_remote_item_cb)(void *payload, mt_rmem *m, const char *path);
 
 /* The memories (and, at depth 1, prefixes) beneath prefix ("/" or "/x/"),
  * at most max_pages pages; *more (may be NULL) set when pages were left. */
-/* One page of a list (GET target): *page the answer (json_decref it), *data
+/* The most items a page may hold: the most a request asks for. */
+#define MT_REMOTE_PAGE_ITEMS 100
+
+/* One walk through a list's pages, bounded against a server that would
+ * page on without end: every cursor followed is remembered (a cycle A, B, A
+ * is refused, not only A, A), and the items of all its pages are counted,
+ * prefixes as memories. */
+typedef struct {
+    mt_buf cursor;             /* the next page's cursor ("": the first page) */
+    unsigned char (*seen)[32]; /* the SHA-256 of each cursor followed */
+    size_t nseen, cap;
+    size_t items, max_items;
+} mt_remote_walk;
+
+void mt_remote_walk_init(mt_remote_walk *w, size_t max_items);
+void mt_remote_walk_dispose(mt_remote_walk *w);
+
+/* One page of a walk (GET target): *page the answer (json_decref it), *data
  * its array; a status other than 200 is an error in the server's words
- * (not_there, when given, for a 404), as is a page without a data array or
- * with a next_page that is neither a string nor null. */
-int mt_remote_page_get(mt_remote_store *rs, json_t **page, json_t **data, const char *target,
-                       const char *what, const char *not_there);
-/* The page's next_page into *cursor: 1 (go on), 0 (the last page), or an
- * error for a cursor no client can follow (over 4 KiB, or the same again). */
-int mt_remote_page_next(mt_buf *cursor, const json_t *page, const char *what);
+ * (not_there, when given, for a 404), as is a page without a data array,
+ * with a next_page that is neither a string nor null, with more than
+ * MT_REMOTE_PAGE_ITEMS items, or past the walk's max_items. */
+int mt_remote_page_get(mt_remote_store *rs, mt_remote_walk *w, json_t **page, json_t **data,
+                       const char *target, const char *what, const char *not_there);
+/* The page's next_page into w->cursor: 1 (go on), 0 (the last page), or an
+ * error for a cursor no client can follow (over 4 KiB, or one this walk
+ * followed already). */
+int mt_remote_page_next(mt_remote_walk *w, const json_t *page, const char *what);
 int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full, size_t max_pages,
                    mt_remote_item_cb cb, void *payload, int *more);
 int mt_remote_scan_all(mt_remote_store *rs, const char *prefix, int depth, int full,
@@ -126,6 +145,29 @@ char *mt_remote_memory_body(const char *api, const char *data, size_t len, const
 /* POST /memories/{id} with body: 0 with r filled (any status), or an error. */
 int mt_remote_update(mt_remote_store *rs, mt_remote_resp *r, const char *id, const char *body,
                      const char *what);
+
+/* The API ids met in this process by memtool's 64-bit form (remote_ids.c):
+ * at most MT_REMOTE_IDS_SLOTS, each found among MT_REMOTE_IDS_PROBE slots. */
+#define MT_REMOTE_IDS_SLOTS 4096
+#define MT_REMOTE_IDS_PROBE 4
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        uint64_t key;
+        char *api; /* NULL: a free slot */
+    } slot[MT_REMOTE_IDS_SLOTS];
+} mt_remote_ids;
+
+#define MT_REMOTE_IDS_INIT                                                                         \
+    {                                                                                              \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                                          \
+    }
+
+/* Remember api under key (an id already there is replaced; with every
+ * slot of its place taken, one goes). */
+void mt_remote_ids_put(mt_remote_ids *t, uint64_t key, const char *api);
+/* The API form of key: 1 with out filled, 0 when not known. */
+int mt_remote_ids_get(mt_remote_ids *t, uint64_t key, char *out, size_t size);
 
 /* Removes and renames (remote_move.c). */
 int mt_remote_remove(mt_store *st, mt_store_op *op, const char *path);

@@ -193,10 +193,13 @@ class Handler(BaseHTTPRequestHandler):
                 vs = [v for v in reversed(S.versions)
                       if not q.get("memory_id") or v["memory_id"] == q["memory_id"]]
                 size = min(int(q.get("limit", "20")), 20)
-                start = int(base64.b64decode(q["page"]).decode()) if q.get("page") else 0
+                cycle = S.faults.get("cycle_versions")
+                start = int(base64.b64decode(q["page"]).decode()) if q.get("page") and not cycle else 0
                 nxt = base64.b64encode(str(start + size).encode()).decode() if start + size < len(vs) else None
                 if S.take("loop_versions") is not None:
                     nxt = base64.b64encode(b"0").decode()  # the same cursor, again and again
+                if cycle:
+                    nxt = {None: "A", "A": "B", "B": "A"}[q.get("page")]  # A, B, A, B, ...
                 return self.answer(200, {"data": [version_json(v, q.get("view") == "full")
                                                   for v in vs[start:start + size]], "next_page": nxt})
             m = re.fullmatch(r"/memory_versions/(memver_\w+)(/redact)?", p)
@@ -234,6 +237,13 @@ class Handler(BaseHTTPRequestHandler):
         # Pages of at most 20, whatever the view or the limit asked for.
         size = min(int(q.get("limit", "20")), 20)
         start = int(base64.b64decode(q["page"]).decode()) if q.get("page") else 0
+        if S.faults.get("fat_page"):  # more items on one page than any limit asks for
+            return self.answer(200, {"data": [{"type": "memory_prefix", "path": "/f%d/" % i}
+                                              for i in range(101)], "next_page": None})
+        if S.faults.get("endless_prefixes"):  # new prefixes and new cursors without end
+            return self.answer(200, {"data": [{"type": "memory_prefix", "path": "/e%d/" % (start + i)}
+                                              for i in range(20)],
+                                     "next_page": base64.b64encode(str(start + 20).encode()).decode()})
         page = items[start:start + size]
         nxt = base64.b64encode(str(start + size).encode()).decode() if start + size < len(items) else None
         return self.answer(200, {"data": page, "next_page": nxt})
@@ -436,10 +446,31 @@ def main():
         S.faults["loop_versions"] = 100
     r = subprocess.run([MEMTOOL, "--store", url, "log", "--actor", "nobody"], capture_output=True,
                        text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
-    check(r.returncode != 0 and "cursor is unusable" in r.stderr,
+    check(r.returncode != 0 and "leads back to a page already read" in r.stderr,
           "a repeating history cursor fails the command: %r %r" % (r.stdout, r.stderr))
     with S.lock:
         S.faults.pop("loop_versions", None)
+    # Cursors that come back after others (A, B, A): remembered, all of them.
+    with S.lock:
+        S.faults["cycle_versions"] = True
+    r = subprocess.run([MEMTOOL, "--store", url, "log", "--actor", "nobody"], capture_output=True,
+                       text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
+    check(r.returncode != 0 and "leads back to a page already read" in r.stderr,
+          "a history cursor cycle A, B, A fails the command: %r %r" % (r.stdout, r.stderr))
+    with S.lock:
+        S.faults.pop("cycle_versions", None)
+    # A page of more items than asked for, and prefixes without end (counted as memories
+    # are): refused, and the command ends.
+    for fault, said in (("fat_page", "a page of more items than asked for"),
+                        ("endless_prefixes", "more items than a memory store holds")):
+        with S.lock:
+            S.faults[fault] = True
+        r = subprocess.run([MEMTOOL, "--store", url, "view", "/memories"], capture_output=True,
+                           text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
+        with S.lock:
+            S.faults.pop(fault, None)
+        check(r.returncode != 0 and said in r.stdout + r.stderr,
+              "%s: the listing is refused: %r %r" % (fault, r.stdout, r.stderr))
 
     # History with version ids of no form memtool knows (memver_ and hex): ids 2^62 and up,
     # the same in every process, found again by a scan; show, restore and redact by them.
