@@ -335,21 +335,6 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what)
     return v;
 }
 
-const char *mt_remote_error_type(const mt_remote_resp *r, char *buf, size_t size)
-{
-    json_error_t jerr;
-    json_t *v = NULL;
-    const char *t;
-
-    buf[0] = '\0';
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) == 0 &&
-        (t = json_string_value(json_object_get(json_object_get(v, "error"), "type"))) &&
-        strlen(t) < size)
-        memcpy(buf, t, strlen(t) + 1);
-    json_decref(v);
-    return buf;
-}
-
 /* Printable ASCII only, at most max bytes: what a server says goes into
  * messages a model reads. */
 static void clean(mt_buf *out, const char *s, size_t max)
@@ -362,18 +347,32 @@ static void clean(mt_buf *out, const char *s, size_t max)
         mt_buf_puts(out, "...");
 }
 
-int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
+json_t *mt_remote_error_body(const mt_remote_resp *r)
 {
     json_error_t jerr;
-    json_t *v = NULL, *e;
-    mt_buf m = MT_BUF_INIT;
-    const char *type = NULL, *msg = NULL;
+    json_t *v = NULL;
 
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) == 0) {
-        e = json_object_get(v, "error");
-        type = json_string_value(json_object_get(e, "type"));
-        msg = json_string_value(json_object_get(e, "message"));
-    }
+    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) < 0)
+        return NULL;
+    return v;
+}
+
+int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
+{
+    json_t *v = mt_remote_error_body(r);
+    int rc = mt_remote_fail_with(r, v, code, what);
+
+    json_decref(v);
+    return rc;
+}
+
+int mt_remote_fail_with(const mt_remote_resp *r, const json_t *v, int code, const char *what)
+{
+    const json_t *e = json_object_get(v, "error");
+    const char *type = json_string_value(json_object_get(e, "type"));
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    mt_buf m = MT_BUF_INIT;
+
     mt_buf_printf(&m, "%s%sHTTP %ld", what, *what ? ": " : "", r->status);
     if (type) {
         mt_buf_puts(&m, " ");
@@ -385,7 +384,6 @@ int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
     }
     if (r->request_id[0])
         mt_buf_printf(&m, " (request %s)", r->request_id);
-    json_decref(v);
     mt_error_set(code, "%s", m.ptr ? m.ptr : "out of memory");
     mt_buf_dispose(&m);
     return code;

@@ -67,9 +67,11 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what);
 /* An error answer as an mt_error: the API's error type and message (cut,
  * control characters dropped), its status and request id. Returns code. */
 int mt_remote_fail(const mt_remote_resp *r, int code, const char *what);
-
-/* The API's error type of an error answer ("" when it has none). */
-const char *mt_remote_error_type(const mt_remote_resp *r, char *buf, size_t size);
+/* The same with the answer's body read already (v: mt_remote_error_body's,
+ * may be NULL). */
+int mt_remote_fail_with(const mt_remote_resp *r, const json_t *v, int code, const char *what);
+/* An error answer's body as JSON (json_decref it), or NULL. */
+json_t *mt_remote_error_body(const mt_remote_resp *r);
 
 /* Append s percent-encoded for a query value or a path segment. */
 int mt_remote_escape(mt_buf *out, const char *s);

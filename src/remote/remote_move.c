@@ -19,8 +19,9 @@ static int delete_one(mt_remote_store *rs, const char *id, const char *sha, cons
     mt_remote_resp r;
     int rc;
 
-    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0 ||
-        mt_buf_printf(&target, "?expected_content_sha256=%s", sha) < 0) {
+    if (mt_remote_memory_target(&target, id) < 0 ||
+        mt_buf_puts(&target, "?expected_content_sha256=") < 0 ||
+        mt_remote_escape(&target, sha) < 0) {
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
@@ -39,6 +40,18 @@ static int delete_one(mt_remote_store *rs, const char *id, const char *sha, cons
         rc = mt_remote_fail(&r, MT_EIO, what);
     mt_remote_resp_dispose(&r);
     return rc;
+}
+
+/* The server refused a change for content other than the one read: what
+ * the memory at path holds now, for op->current_sha256 ("" when it is gone). */
+static void current_now(mt_remote_store *rs, mt_store_op *op, const char *path)
+{
+    mt_rmem m;
+
+    op->current_sha256[0] = '\0';
+    if (mt_remote_find(rs, &m, path, 0) == MT_NODE_FILE)
+        memcpy(op->current_sha256, m.sha, 65);
+    mt_rmem_dispose(&m);
 }
 
 /* Say what a directory's change did before it failed. */
@@ -87,10 +100,18 @@ int mt_remote_remove(mt_store *st, mt_store_op *op, const char *path)
             rc = MT_ECONFLICT;
             goto done;
         }
-        rc = delete_one(rs, m.id, op->expect_sha256 ? op->expect_sha256 : m.sha, what.ptr);
-        if (rc == MT_ECONFLICT && op->expect_sha256)
+        if (op->expect_sha256 && strcmp(op->expect_sha256, m.sha) != 0) {
             memcpy(op->current_sha256, m.sha, 65);
+            mt_rmem_dispose(&m);
+            rc = MT_ECONFLICT;
+            goto done;
+        }
+        rc = delete_one(rs, m.id, m.sha, what.ptr);
         mt_rmem_dispose(&m);
+        if (rc == MT_ECONFLICT && op->expect_sha256) {
+            current_now(rs, op, path);
+            goto done;
+        }
         if (rc == MT_ECONFLICT && !op->expect_sha256) {
             mt_remote_nap(attempt); /* edited meanwhile: a remove takes what is there now */
             continue;
@@ -163,11 +184,11 @@ static int move_one(mt_remote_store *rs, mt_store_op *op, const char *id, const 
             json_decref(o);
         }
         rc = 0;
-    } else if (mt_remote_is_path_conflict(&r)) {
-        rc = mt_remote_path_conflict(&r, to_api);
-        op->culprit = 1;
     } else {
-        rc = mt_remote_write_error(&r, what);
+        int conflict;
+        rc = mt_remote_write_refused(&r, to_api, &conflict, what);
+        if (conflict)
+            op->culprit = 1;
     }
     mt_remote_resp_dispose(&r);
     return rc;
@@ -251,6 +272,10 @@ int mt_remote_rename(mt_store *st, mt_store_op *op, const char *from, const char
         rc = move_one(rs, op, m.id, m.sha, dest.ptr, op->rename_data, op->rename_len,
                       op->rename_content, what.ptr);
         mt_rmem_dispose(&m);
+        if (rc == MT_ECONFLICT && op->expect_sha256) {
+            current_now(rs, op, from);
+            goto done;
+        }
         if ((rc == MT_ECONFLICT || rc == MT_ENOTFOUND) && !op->expect_sha256 && !op->culprit) {
             mt_remote_nap(attempt); /* changed or moved meanwhile: look again */
             continue;

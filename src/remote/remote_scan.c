@@ -340,15 +340,20 @@ static int find_cb(void *payload, mt_rmem *m, const char *path)
     return 1;
 }
 
-int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *what)
+int mt_remote_memory_target(mt_buf *out, const char *id)
+{
+    return mt_buf_puts(out, "/memories/") < 0 || mt_remote_escape(out, id) < 0 ? MT_ENOMEM : 0;
+}
+
+int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *path,
+                  const char *what)
 {
     mt_buf target = MT_BUF_INIT;
     mt_remote_resp r;
     json_t *o;
     int rc;
 
-    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0 ||
-        mt_buf_puts(&target, "?view=full") < 0) {
+    if (mt_remote_memory_target(&target, id) < 0 || mt_buf_puts(&target, "?view=full") < 0) {
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
@@ -374,6 +379,13 @@ int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char 
     if (rc == 0 && !out->has_content) {
         mt_rmem_dispose(out);
         rc = mt_error_set(MT_EIO, "%s: the server answered a memory without its content", what);
+    } else if (rc == 0 && strcmp(out->id, id) != 0) {
+        mt_rmem_dispose(out);
+        rc = mt_error_set(MT_EIO, "%s: the server answered another memory than the one asked for",
+                          what);
+    } else if (rc == 0 && path && strcmp(out->path, path) != 0) {
+        mt_rmem_dispose(out);
+        rc = MT_ENOTFOUND; /* moved meanwhile: not at path any more */
     }
     return rc;
 }
@@ -404,7 +416,7 @@ int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full)
         char *id = out->id;
         out->id = NULL;
         mt_rmem_dispose(out);
-        rc = mt_remote_get(rs, out, id, "read");
+        rc = mt_remote_get(rs, out, id, api, "read");
         free(id);
         if (rc == MT_ENOTFOUND)
             f.found = 0, rc = 0; /* deleted meanwhile */

@@ -6,11 +6,13 @@
  * rename carry the SHA-256 of what they read. A directory is what the paths
  * imply: it acts on every memory beneath it, one request each.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "util/path.h"
 #include "contract/store_contract.h"
 #include "remote/remote_store.h"
 #include "util/api_path.h"
@@ -31,7 +33,9 @@ void mt_remote_nap(unsigned attempt)
     ms = (5L << (attempt < 6 ? attempt : 6)) + (long)(ts.tv_nsec / 1000 % 10);
     ts.tv_sec = 0;
     ts.tv_nsec = ms * 1000000L;
-    nanosleep(&ts, NULL);
+    /* A signal cuts the wait short: the rest of it, still waited. */
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
 }
 
 /* The memory ids met, for a filter by memory: a hashed id cannot be turned
@@ -103,45 +107,36 @@ int mt_remote_content_check(size_t len)
     return 0;
 }
 
-/* The error of a refused write, by the API's error type. */
-int mt_remote_write_error(const mt_remote_resp *r, const char *what)
+int mt_remote_write_refused(const mt_remote_resp *r, const char *api, int *path_conflict,
+                            const char *what)
 {
-    char type[64];
-
-    mt_remote_error_type(r, type, sizeof(type));
-    if (r->status == 400 || r->status == 413 || r->status == 422)
-        return mt_remote_fail(r, MT_EINVAL, what);
-    if (r->status == 404)
-        return mt_remote_fail(r, MT_ENOTFOUND, what);
-    if (r->status == 401 || r->status == 403)
-        return mt_remote_fail(r, MT_EIO, what);
-    if (r->status == 409 && strcmp(type, "memory_precondition_failed_error") == 0)
-        return mt_remote_fail(r, MT_ECONFLICT, what);
-    return mt_remote_fail(r, MT_EIO, what);
-}
-
-/* A 409 path conflict: the path taken (MT_EEXISTS), or a memory where a
- * directory of it would be (MT_ENOTDIR). */
-int mt_remote_path_conflict(const mt_remote_resp *r, const char *api)
-{
-    json_t *o = mt_remote_json(r, "write");
-    const char *cp =
-        json_string_value(json_object_get(json_object_get(o, "error"), "conflicting_path"));
-    int rc = MT_EEXISTS;
+    json_t *v = mt_remote_error_body(r);
+    const json_t *e = json_object_get(v, "error");
+    const char *type = json_string_value(json_object_get(e, "type")), *cp;
+    int rc;
     size_t n;
 
-    if (cp && (n = strlen(cp)) < strlen(api) && strncmp(api, cp, n) == 0 && api[n] == '/')
-        rc = MT_ENOTDIR;
-    json_decref(o);
+    if (path_conflict)
+        *path_conflict = 0;
+    if (r->status == 409 && api && type && strcmp(type, "memory_path_conflict_error") == 0) {
+        /* The path taken, or a memory where a directory of it would be. */
+        cp = json_string_value(json_object_get(e, "conflicting_path"));
+        rc = cp && (n = strlen(cp)) < strlen(api) && strncmp(api, cp, n) == 0 && api[n] == '/'
+                 ? MT_ENOTDIR
+                 : MT_EEXISTS;
+        if (path_conflict)
+            *path_conflict = 1;
+    } else if (r->status == 400 || r->status == 413 || r->status == 422) {
+        rc = mt_remote_fail_with(r, v, MT_EINVAL, what);
+    } else if (r->status == 404) {
+        rc = mt_remote_fail_with(r, v, MT_ENOTFOUND, what);
+    } else if (r->status == 409 && type && strcmp(type, "memory_precondition_failed_error") == 0) {
+        rc = mt_remote_fail_with(r, v, MT_ECONFLICT, what);
+    } else {
+        rc = mt_remote_fail_with(r, v, MT_EIO, what);
+    }
+    json_decref(v);
     return rc;
-}
-
-int mt_remote_is_path_conflict(const mt_remote_resp *r)
-{
-    char type[64];
-
-    return r->status == 409 &&
-           strcmp(mt_remote_error_type(r, type, sizeof(type)), "memory_path_conflict_error") == 0;
 }
 
 void mt_remote_note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer)
@@ -234,6 +229,30 @@ done:
     return s;
 }
 
+static int count_cb(void *payload, mt_rmem *m, const char *path)
+{
+    (void)path;
+    *(size_t *)payload += m != NULL;
+    return 0;
+}
+
+/* rc, or the error of a store that holds the API's most memories. */
+static int store_full(mt_remote_store *rs, int rc)
+{
+    char why[600];
+    size_t n = 0;
+
+    snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+    if (mt_remote_scan_all(rs, "/", 0, 0, count_cb, &n) < 0 || n < MT_REMOTE_MAX_MEMORIES) {
+        mt_error_set(rc, "%s", why);
+        return rc;
+    }
+    return mt_error_set(MT_EINVAL,
+                        "the memory store holds %zu memories, the memory-store API's limit of "
+                        "2,000 a store; delete or merge memories that are no longer needed",
+                        n);
+}
+
 static int remote_create(mt_store *st, mt_store_op *op, const char *path, const char *data,
                          size_t len)
 {
@@ -269,14 +288,19 @@ static int remote_create(mt_store *st, mt_store_op *op, const char *path, const 
             json_decref(o);
         }
         rc = 0;
-    } else if (mt_remote_is_path_conflict(&r)) {
-        rc = mt_remote_path_conflict(&r, api);
     } else if (r.status == 404) {
         rc = mt_remote_fail(&r, MT_EIO,
                             "the memory store is not there (check its id, and that "
                             "the key is the store's)");
     } else {
-        rc = mt_remote_write_error(&r, what.ptr);
+        int conflict;
+        rc = mt_remote_write_refused(&r, api, &conflict, what.ptr);
+        /* A refusal the API's cap of memories a store may explain: said in
+         * memtool's words when the store is full (the count is known only
+         * now, by one listing). */
+        if (!conflict && r.status >= 400 && r.status < 500 && r.status != 401 && r.status != 404 &&
+            r.status != 429)
+            rc = store_full(rs, rc);
     }
     mt_remote_resp_dispose(&r);
 done:
@@ -294,7 +318,7 @@ int mt_remote_update(mt_remote_store *rs, mt_remote_resp *r, const char *id, con
     mt_buf target = MT_BUF_INIT;
     int rc;
 
-    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0) {
+    if (mt_remote_memory_target(&target, id) < 0) {
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
@@ -406,7 +430,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
          * more than once may have been the change itself (checked above). */
         if (r.attempts < 2)
             sent[0] = '\0';
-        rc = mt_remote_write_error(&r, what.ptr);
+        rc = mt_remote_write_refused(&r, NULL, NULL, what.ptr);
         mt_remote_resp_dispose(&r);
         if (rc != MT_ECONFLICT && rc != MT_ENOTFOUND)
             break;
@@ -427,11 +451,6 @@ int mt_remote_not_here(const char *what)
                         "%s is not available on a remote store (a memory store of the "
                         "memory-store API)",
                         what);
-}
-
-static int hidden(const char *name, size_t len)
-{
-    return (len && name[0] == '.') || (len == 12 && strncmp(name, "node_modules", 12) == 0);
 }
 
 static int remote_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
@@ -463,7 +482,7 @@ static int remote_list(mt_store *st, mt_store_listing *out, const char *path, un
         if (skip && strncmp(n->path, skip, skip_len) == 0 && n->path[skip_len] == '/')
             continue;
         skip = NULL;
-        if (n->depth > depth || hidden(name, strlen(name))) {
+        if (n->depth > depth || mt_path_is_hidden(name, strlen(name))) {
             skip = n->path;
             skip_len = strlen(skip);
             continue;
@@ -590,7 +609,6 @@ static void remote_free(mt_store *st)
     if (!rs)
         return;
     mt_remote_http_dispose(&rs->http);
-    free(rs->store_id);
     free(rs);
 }
 
@@ -622,9 +640,10 @@ int mt_store_remote_open(mt_store **out, const char *url)
         free(id);
         return mt_error_set(MT_ENOMEM, "out of memory");
     }
-    rs->store_id = id;
+    /* The store's id is the base URL's last segment: nothing keeps it apart. */
     rc = mt_remote_http_init(&rs->http, base, key);
     free(base);
+    free(id);
     rs->base.version = MT_STORE_VERSION;
     rs->base.stat = remote_stat;
     rs->base.read = remote_read;

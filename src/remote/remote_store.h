@@ -7,7 +7,6 @@
 typedef struct {
     mt_store base;
     mt_remote_http http;
-    char *store_id; /* memstore_... */
 } mt_remote_store;
 
 /* A memory as the API answers it, checked. */
@@ -75,8 +74,14 @@ int mt_remote_paths(char **parent, char **api, const char *rel);
  * content too), MT_NODE_DIR, or MT_ENOTFOUND. */
 int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full);
 
-/* One memory by id, with its content: 0, MT_ENOTFOUND, or an error. */
-int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *what);
+/* Append "/memories/" and the id, escaped: a memory's target. */
+int mt_remote_memory_target(mt_buf *out, const char *id);
+
+/* One memory by id, with its content: 0, MT_ENOTFOUND, or an error. The
+ * answer must be the memory asked for, and at path (the API path) when path
+ * is not NULL: a memory moved meanwhile is MT_ENOTFOUND there. */
+int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *path,
+                  const char *what);
 
 /* Everything beneath a directory, and the directories the paths imply:
  * sorted as listings are, each directory with the bytes and files beneath. */
@@ -127,12 +132,13 @@ void mt_remote_nap(unsigned attempt);
 int mt_remote_rules_check(const char *rel);
 /* The API's limit on a memory's bytes, in memtool's words. */
 int mt_remote_content_check(size_t len);
-/* The error of a refused write, by the API's error type. */
-int mt_remote_write_error(const mt_remote_resp *r, const char *what);
-/* A 409 path conflict: the path taken (MT_EEXISTS), or a memory where a
- * directory of api would be (MT_ENOTDIR). */
-int mt_remote_path_conflict(const mt_remote_resp *r, const char *api);
-int mt_remote_is_path_conflict(const mt_remote_resp *r);
+/* The error of a refused write, from one reading of its answer: with api
+ * (the path written), a path conflict is MT_EEXISTS (the path taken) or
+ * MT_ENOTDIR (a memory where a directory of it would be), without a message,
+ * and *path_conflict (may be NULL) says so; a failed precondition is
+ * MT_ECONFLICT; the rest in the server's words. */
+int mt_remote_write_refused(const mt_remote_resp *r, const char *api, int *path_conflict,
+                            const char *what);
 /* op->version from a write's answer. */
 void mt_remote_note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer);
 int mt_remote_not_a_file(void);

@@ -182,6 +182,8 @@ class Handler(BaseHTTPRequestHandler):
                 if mid not in S.mems:
                     return self.error(404, "not_found_error", "no memory")
                 exp = q.get("expected_content_sha256")
+                if S.take("race_delete") is not None:
+                    S.mems[mid]["content"] += "racer\n"  # another writer, just before the delete
                 if exp and exp != sha(S.mems[mid]["content"]):
                     return self.error(409, "memory_precondition_failed_error", "changed")
                 record(mid, "deleted", S.mems[mid])
@@ -250,6 +252,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def create(self, body):
         path, content = body["path"], body["content"]
+        if S.faults.get("cap") and len(S.mems) >= 2000:  # the API's words are not documented
+            return self.error(400, "invalid_request_error", "memory store is full")
         for mid, m in S.mems.items():
             if overlap(m["path"], path):
                 return self.error(409, "memory_path_conflict_error", "taken",
@@ -507,6 +511,35 @@ def main():
         check(rc != 0 and bad[5:] not in out, "a server path with %r is refused: %r" % (bad, out))
         with S.lock:
             S.mems.pop("mem_bad", None)
+
+    # A precondition the server finds broken (another writer came in between the read and
+    # the change): the error names the content there now, not the one read.
+    for cmd, fault in (({"command": "delete", "path": "/memories/race.md"}, "race_delete"),
+                       ({"command": "rename", "old_path": "/memories/race.md",
+                         "new_path": "/memories/race2.md"}, "race")):
+        call(url, {"command": "delete", "path": "/memories/race.md"})
+        call(url, {"command": "create", "path": "/memories/race.md", "file_text": "r\n"})
+        with S.lock:
+            S.faults[fault] = 1
+        rc, out = call(url, dict(cmd, expected_sha256=sha("r\n")))
+        with S.lock:
+            S.faults.pop(fault, None)
+        check(rc != 0 and "sha256 now %s" % sha("r\nracer\n") in out,
+              "%s refused by the server: the content now is named: %r" % (cmd["command"], out))
+
+    # A full store (the API's 2,000 memories): a create the server refuses says so in
+    # memtool's words.
+    with S.lock:
+        for i in range(2000 - len(S.mems)):
+            S.mems["mem_full%04d" % i] = {"path": "/full/m%04d.md" % i, "content": "x\n", "vid": "memver_f"}
+        S.faults["cap"] = True
+    rc, out = call(url, {"command": "create", "path": "/memories/one-more.md", "file_text": "x\n"})
+    with S.lock:
+        S.faults.pop("cap", None)
+        for k in [k for k in S.mems if k.startswith("mem_full")]:
+            del S.mems[k]
+    check(rc != 0 and "holds 2000 memories, the memory-store API's limit of 2,000 a store" in out,
+          "a create into a full store: %r" % out)
 
     # A delete of a directory spanning pages; a key the server refuses.
     rc, out = call(url, {"command": "delete", "path": "/memories/p"})
