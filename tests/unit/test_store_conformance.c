@@ -16,6 +16,7 @@
 
 #include "helpers.h"
 #include "core/memory.h"
+#include "search/words.h"
 #include "util/sha256.h"
 #include "store_openers.h"
 
@@ -1324,6 +1325,26 @@ static void test_search(void **state)
     found(&s, "検索", "/memories/intl/ja.md\n");
     found(&s, "日本語のテキスト", "/memories/intl/ja.md\n");
     found(&s, "本", "/memories/intl/ja.md\n");
+#ifdef MT_TEST_REMOTE
+    /* The remote store's search, at a path that is a memory: that memory
+     * alone ("at or beneath path", store.h, as the SQL stores do; the file
+     * store's walk and the encryption shims' take a directory only, and
+     * memory_search.c asks no store for a file's). */
+    for (i = 1; i < MT_TEST_NSTORES; i++) {
+        mt_search_query *q = NULL;
+        mt_store_hit *hits = NULL;
+        size_t n = 0;
+        mt_store *st = s.mem[i]->store;
+
+        assert_int_equal(mt_search_query_parse(&q, "cache", 5), 0);
+        if (st->search(st, &hits, &n, q, "five.md", 10) < 0)
+            fail_msg("%s: %s", mt_test_stores[i].name, mt_error_last()->message);
+        if (n != 1 || strcmp(hits[0].path, "five.md") != 0)
+            fail_msg("%s: a search at five.md found %zu memories", mt_test_stores[i].name, n);
+        mt_store_hits_free(hits, n);
+        mt_search_query_free(q);
+    }
+#endif
     found(&s, "テキスト検索", "-");
 
     /* Changes through memtool between searches. */
