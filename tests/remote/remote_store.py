@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 MEMTOOL = os.environ["MEMTOOL"]
@@ -102,7 +103,8 @@ def directories(url, key):
     rc, out, _ = call(url, key, {"command": "delete", "path": "/memories/e"})
     check(rc == 0, "delete of a directory: %r" % out)
     rc, out, _ = call(url, key, {"command": "view", "path": "/memories"})
-    check("/memories/e" not in out, "nothing is left beneath a deleted directory: %r" % out)
+    check(rc == 0 and "/memories/e" not in out,
+          "nothing is left beneath a deleted directory: %r %r" % (rc, out))
 
 
 def race(url, key):
@@ -127,8 +129,13 @@ def race(url, key):
         bad = sum(pool.map(worker, range(8)), [])
     check(not bad, "every racing edit succeeded: %r" % bad[:3])
     rc, out, _ = call(url, key, {"command": "view", "path": "/memories/race.md"})
-    lines = set(re.findall(r"w\d-\d+", out))
-    check(len(lines) == 200, "8 x 25 racing edits, none lost: %d of 200 there" % len(lines))
+    check(rc == 0, "the raced memory can be viewed: %r" % out[:200])
+    # Each edit exactly once: none lost, none made twice.
+    made = Counter(re.findall(r"\bw\d-\d+\b", out))
+    want = {"w%d-%d" % (w, i) for w in range(8) for i in range(25)}
+    check(set(made) == want and all(n == 1 for n in made.values()),
+          "8 x 25 racing edits, each once: %d of 200 there, made twice: %r"
+          % (len(set(made) & want), [t for t, n in made.items() if n > 1][:5]))
 
 
 def cli(url, key, *args):
