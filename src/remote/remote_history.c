@@ -17,6 +17,8 @@
 #include <time.h>
 
 #include "remote/remote_store.h"
+#include "util/api_actor.h"
+#include "util/rfc3339.h"
 #include "util/sha256.h"
 
 #define HASHED ((int64_t)1 << 62)
@@ -65,100 +67,6 @@ static int api_form(char *out, size_t size, int64_t id)
     return mt_remote_ids_get(&version_ids, (uint64_t)id, out, size);
 }
 
-/* RFC 3339 ("2026-11-29T05:01:21.123Z", or with +hh:mm) in ms, or -1. */
-static int digits(const char *s, int n, int *out)
-{
-    int i, v = 0;
-
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-static int64_t rfc3339_ms(const char *s)
-{
-    struct tm tm;
-    int y, mo, d, h, mi, sec, ms = 0, off = 0, oh, om;
-    const char *p;
-    time_t t;
-
-    if (!s || strlen(s) < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||
-        s[7] != '-' || digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
-        digits(s + 17, 2, &sec))
-        return -1;
-    p = s + 19;
-    if (*p == '.') {
-        int scale = 100;
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-            ms += (*p - '0') * scale;
-            scale /= 10;
-        }
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if ((*p == '+' || *p == '-') && !digits(p + 1, 2, &oh) && p[3] == ':' &&
-               !digits(p + 4, 2, &om)) {
-        off = (oh * 60 + om) * (*p == '+' ? 1 : -1);
-        p += 6;
-    } else {
-        return -1;
-    }
-    if (*p)
-        return -1;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    if ((t = timegm(&tm)) == (time_t)-1)
-        return -1;
-    return ((int64_t)t - (int64_t)off * 60) * 1000 + ms;
-}
-
-static void rfc3339(char out[40], int64_t ms)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    char base[32];
-
-    gmtime_r(&t, &tm);
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, 40, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
-/* memtool's actor for the API's created_by (docs/server.md's table, read
- * backwards). */
-static char *actor_of(const json_t *by)
-{
-    const char *type = json_string_value(json_object_get(by, "type")), *v = NULL, *pre = "";
-    mt_buf b = MT_BUF_INIT;
-    size_t i;
-
-    if (!type)
-        return strdup("external");
-    if (strcmp(type, "api_actor") == 0)
-        v = json_string_value(json_object_get(by, "api_key_id")), pre = "api:";
-    else if (strcmp(type, "session_actor") == 0)
-        v = json_string_value(json_object_get(by, "session_id")), pre = "session:";
-    else if (strcmp(type, "user_actor") == 0)
-        v = json_string_value(json_object_get(by, "user_id"));
-    else if (strcmp(type, "service_account_actor") == 0)
-        v = json_string_value(json_object_get(by, "service_account_id")), pre = "service:";
-    if (!v)
-        return strdup("external");
-    mt_buf_puts(&b, pre);
-    for (i = 0; i < 128 && v[i]; i++)
-        mt_buf_putc(&b, v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?');
-    return mt_buf_detach(&b, NULL);
-}
-
 static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, char **content,
                          size_t *content_len)
 {
@@ -182,8 +90,8 @@ static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, ch
     if (!v->operation)
         return mt_error_set(MT_EIO, "history: the server answered an unknown operation");
     v->redacted = red && !json_is_null(red);
-    v->created_at = rfc3339_ms(json_string_value(json_object_get(o, "created_at")));
-    if (v->created_at < 0)
+    /* A time the server writes wrong is no reason to refuse its version. */
+    if (mt_rfc3339_parse(&v->created_at, json_string_value(json_object_get(o, "created_at"))) < 0)
         v->created_at = 0;
     if (json_is_string(jp)) {
         if (!mt_remote_api_path_ok(json_string_value(jp), json_string_length(jp)))
@@ -196,7 +104,7 @@ static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, ch
     if (json_is_integer(js) && json_integer_value(js) >= 0 &&
         json_integer_value(js) <= MT_REMOTE_MAX_CONTENT)
         v->content_size = (uint64_t)json_integer_value(js);
-    if (!(v->actor = actor_of(json_object_get(o, "created_by"))))
+    if (!(v->actor = mt_api_actor_name(json_object_get(o, "created_by"))))
         goto nomem;
     if (content && json_is_string(jc)) {
         char got[65];
@@ -307,7 +215,7 @@ static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt
     const char *p = query && query->path ? query->path : "";
     size_t plen = strlen(p);
     int rc = 0, passed = !(query && query->before_id);
-    char when[40], api_mem[200];
+    char when[MT_RFC3339_SIZE], api_mem[200];
 
     *out = NULL;
     *count = 0;
@@ -332,11 +240,11 @@ static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt
                                : query->operation == MT_VERSION_MODIFIED ? "modified"
                                                                          : "deleted");
         if (rc == 0 && query && query->since > 0) {
-            rfc3339(when, query->since);
+            mt_rfc3339_format(when, query->since);
             rc = mt_buf_printf(&target, "&created_at%%5Bgte%%5D=%s", when);
         }
         if (rc == 0 && query && query->until > 0) {
-            rfc3339(when, query->until);
+            mt_rfc3339_format(when, query->until);
             rc = mt_buf_printf(&target, "&created_at%%5Blte%%5D=%s", when);
         }
         if (rc == 0 && w.cursor.len)

@@ -34,7 +34,9 @@ typedef struct {
     long status;
     mt_buf body;
     long retry_after_ms; /* -1: none given */
-    int should_retry;    /* x-should-retry: -1 none, 0 false, 1 true */
+    /* retry-after-ms and retry-after as sent (cut), read into retry_after_ms */
+    char retry_after_ms_sent[32], retry_after_sent[40];
+    int should_retry; /* x-should-retry: -1 none, 0 false, 1 true */
     char request_id[64];
     int too_big;
     unsigned attempts; /* sent this many times (a retry after a connection failure: > 1) */
