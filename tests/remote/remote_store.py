@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -216,6 +217,29 @@ def migrate(tmp, url, key):
     check(got == "theirs\n", "the local copy holds the remote content: %r" % got)
 
 
+def nul(url, key):
+    """Content with NUL bytes crosses the API as \\u0000, both ways; any other string of
+    a body with one is refused (memtool server reads those up to the NUL)."""
+    def post(target, body):
+        req = urllib.request.Request(url + target, method="POST", data=json.dumps(body).encode(),
+                                     headers={"Authorization": "Bearer " + key,
+                                              "content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.load(r)
+        except urllib.error.HTTPError as e:
+            return e.code, json.load(e)
+    status, got = post("/memories?view=full", {"path": "/nul.bin", "content": "a\u0000b"})
+    check(status == 200 and got.get("content") == "a\u0000b" and got.get("content_size_bytes") == 3,
+          "content with a NUL is kept whole: %r %r" % (status, got))
+    r = subprocess.run([MEMTOOL, "--store", url, "cat", "/memories/nul.bin"], capture_output=True,
+                       env=env(MEMTOOL_API_KEY=key))
+    check(r.returncode == 0 and r.stdout == b"a\x00b", "and read back through the store: %r" % r.stdout)
+    status, got = post("/memories", {"path": "/x\u0000y.md", "content": "z"})
+    check(status == 400 and "must not hold a NUL" in got["error"]["message"],
+          "a path with a NUL is refused: %r %r" % (status, got))
+
+
 def refusals(base, url, key):
     r = subprocess.run([MEMTOOL, "--store", "http://example.com/v1/memory_stores/memstore_x", "view",
                         "/memories"], capture_output=True, text=True, env=env(MEMTOOL_API_KEY=key))
@@ -297,6 +321,7 @@ def main():
         counts(new_store(base, key), key)
         directories(new_store(base, key), key)
         race(new_store(base, key), key)
+        nul(new_store(base, key), key)
         history(new_store(base, key), key)
         migrate(tmp, new_store(base, key), key)
         https(tmp, keys, key)
