@@ -16,6 +16,7 @@
 #include <memtool/store.h>
 
 #include "util/buf.h"
+#include "util/rfc3339.h"
 #include "api/sse.h"
 
 /* A response body that is not a stream is read whole; more than this is no
@@ -160,42 +161,11 @@ int mt_api_should_retry(long status, const char *x_should_retry)
     return status == 408 || status == 409 || status == 429 || status >= 500;
 }
 
-/* A non-negative decimal number, the whole string; -1 when it is not one. */
-static double parse_number(const char *s)
-{
-    char *end;
-    double v;
-
-    if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
-        return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || *end || !isfinite(v))
-        return -1;
-    return v;
-}
-
 long mt_api_retry_delay_ms(unsigned retry, const char *retry_after_ms, const char *retry_after,
                            double random01)
 {
-    double ms = parse_number(retry_after_ms), backoff;
+    double ms = mt_retry_after_ms(retry_after_ms, retry_after), backoff;
 
-    if (ms < 0 && retry_after) {
-        double s = parse_number(retry_after);
-
-        if (s >= 0) {
-            ms = s * 1000;
-        } else {
-            /* retry-after may be an HTTP date instead. */
-            struct tm tm;
-            const char *end;
-
-            memset(&tm, 0, sizeof(tm));
-            end = strptime(retry_after, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-            if (end && !*end)
-                ms = difftime(timegm(&tm), time(NULL)) * 1000;
-        }
-    }
     if (ms >= 0 && ms <= MT_API_MAX_RETRY_AFTER_MS)
         return (long)ms;
     backoff = 500.0 * (double)(1u << (retry < 4 ? retry : 4)); /* 0.5 s, 1, 2, 4, 8 */

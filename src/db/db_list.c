@@ -5,6 +5,7 @@
  * "a-c" < "a/b" bytewise), hidden names and node_modules left out with
  * what is beneath them, yet counted in the sizes.
  */
+#include "util/path.h"
 #include "db/db_core.h"
 
 #include <stdlib.h>
@@ -61,11 +62,6 @@ static int tree_cmp(const void *pa, const void *pb)
     if (*b == '/' || !*b)
         return 1;
     return *a < *b ? -1 : 1;
-}
-
-static int is_hidden(const char *name, size_t len)
-{
-    return name[0] == '.' || (len == 12 && memcmp(name, "node_modules", 12) == 0);
 }
 
 typedef struct {
@@ -163,7 +159,8 @@ static int list_in(mt_db *db, void *arg)
         /* Close the directories this row is not beneath. */
         while (top > 0 && top >= level)
             top--;
-        show = level <= a->depth && !is_hidden(name, strlen(name)) && (top == 0 || shown[top - 1]);
+        show = level <= a->depth && !mt_path_is_hidden(name, strlen(name)) &&
+               (top == 0 || shown[top - 1]);
         if (show && a->max_entries && out->count == a->max_entries) {
             out->more = 1;
             show = 0;

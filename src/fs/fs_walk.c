@@ -4,6 +4,7 @@
  * the levels shown, or past the entries asked for) is only added up, by fs_count.c, on helper
  * threads when there are many (the store's shared walk, fs_pool.c).
  */
+#include "util/path.h"
 #include "fs/fs.h"
 
 #include <dirent.h>
@@ -37,11 +38,6 @@ static int dirent_cmp(const void *a, const void *b)
 {
     return strcmp(sort_names + ((const mt_dirent *)a)->name,
                   sort_names + ((const mt_dirent *)b)->name);
-}
-
-static int is_hidden(const char *name)
-{
-    return name[0] == '.' || strcmp(name, "node_modules") == 0;
 }
 
 void mt_fs_dir_dispose(mt_dir *d)
@@ -147,7 +143,7 @@ static int walk(mt_walk *w, int dirfd, unsigned level, mt_fs_sum *sum)
         return rc;
     for (i = 0; i < d.count && rc == 0; i++) {
         const char *name = dir_name(&d, i);
-        int show = level <= w->max_depth && !is_hidden(name);
+        int show = level <= w->max_depth && !mt_path_is_hidden(name, strlen(name));
         mt_fs_sum *child_sum = sum;
         struct stat sb;
         size_t index = 0;

@@ -15,8 +15,7 @@ void mt_api_time(char out[32], int64_t ms);
 /* An RFC 3339 time as ms since the epoch: 0, or MT_EINVAL. */
 int mt_api_time_parse(int64_t *out, const char *s);
 
-/* created_by / redacted_by: an actor memtool recorded, as the API's. */
-json_t *mt_api_actor(const char *actor);
+/* created_by / redacted_by: util/api_actor.h. */
 
 /* A memory (or a memory_prefix item); content only with full. */
 json_t *mt_api_memory(const mt_memstore_memory *mem, const char *store_id, int full);

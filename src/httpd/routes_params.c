@@ -210,10 +210,35 @@ bad:
     return -1;
 }
 
+/* Whether a value is or holds a string with a NUL byte: the rest of the
+ * server (names, paths, metadata, the registry's records) reads strings up to
+ * their first NUL. */
+static int holds_nul(json_t *v)
+{
+    const char *key;
+    json_t *m;
+    size_t i;
+
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+    json_object_foreach(v, key, m)
+    {
+        if (holds_nul(m))
+            return 1;
+    }
+    json_array_foreach(v, i, m)
+    {
+        if (holds_nul(m))
+            return 1;
+    }
+    return 0;
+}
+
 json_t *mt_routes_body_object(mt_http_reply *out, const mt_http_request *req, int required)
 {
     json_error_t err;
-    json_t *j;
+    json_t *j, *v;
+    const char *key;
 
     if (!req->body_len) {
         if (!required)
@@ -222,7 +247,9 @@ json_t *mt_routes_body_object(mt_http_reply *out, const mt_http_request *req, in
                         "the request needs a JSON body");
         return NULL;
     }
-    j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
+    /* A memory's content is any text, NUL included (the API takes it, and so
+     * does every memtool store); every other string is refused one. */
+    j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
     if (!j) {
         mt_routes_error(out, 400, "invalid_request_error", req->request_id,
                         "the body is not valid JSON: %s (line %d, column %d)", err.text, err.line,
@@ -234,6 +261,15 @@ json_t *mt_routes_body_object(mt_http_reply *out, const mt_http_request *req, in
         mt_routes_error(out, 400, "invalid_request_error", req->request_id,
                         "the body must be a JSON object");
         return NULL;
+    }
+    json_object_foreach(j, key, v)
+    {
+        if (strcmp(key, "content") != 0 && holds_nul(v)) {
+            json_decref(j);
+            mt_routes_error(out, 400, "invalid_request_error", req->request_id,
+                            "%.64s must not hold a NUL character (\\u0000)", key);
+            return NULL;
+        }
     }
     return j;
 }

@@ -17,41 +17,18 @@
 #include <time.h>
 
 #include "remote/remote_store.h"
+#include "util/api_actor.h"
+#include "util/rfc3339.h"
 #include "util/sha256.h"
 
 #define HASHED ((int64_t)1 << 62)
 /* 1,000,000 versions: a bound for a history read through without the API's filters. */
 #define MAX_HISTORY_PAGES 10000
+/* The local stores' words for an id no version has (machinery/hist_read.c). */
+#define NO_VERSION "there is no version %lld (see memtool log; old versions are pruned)"
 
-/* The ids met that are not memtool server's, with their API form. */
-static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    int64_t id;
-    char *api;
-} * seen;
-static size_t seen_count, seen_cap;
-
-static void remember(int64_t id, const char *api)
-{
-    size_t i;
-
-    pthread_mutex_lock(&seen_lock);
-    for (i = 0; i < seen_count; i++)
-        if (seen[i].id == id)
-            goto done;
-    if (seen_count == seen_cap) {
-        size_t cap = seen_cap ? seen_cap * 2 : 64;
-        void *grown = realloc(seen, cap * sizeof(*seen));
-        if (!grown)
-            goto done;
-        seen = grown;
-        seen_cap = cap;
-    }
-    if ((seen[seen_count].api = strdup(api)) != NULL)
-        seen[seen_count++].id = id;
-done:
-    pthread_mutex_unlock(&seen_lock);
-}
+/* The version ids met that are not memtool server's, with their API form. */
+static mt_remote_ids version_ids = MT_REMOTE_IDS_INIT;
 
 int64_t mt_remote_version_id(mt_remote_store *rs, const char *api)
 {
@@ -74,124 +51,20 @@ int64_t mt_remote_version_id(mt_remote_store *rs, const char *api)
             h = (h << 8) | md[i];
         n = HASHED | (int64_t)(h & (uint64_t)(HASHED - 1));
     }
-    remember(n, api);
+    mt_remote_ids_put(&version_ids, (uint64_t)n, api);
     return n;
 }
 
 /* The API form of id: 1 with out filled, 0 when not known (yet). */
 static int api_form(char *out, size_t size, int64_t id)
 {
-    size_t i;
-    int found = 0;
-
     if (id <= 0)
         return 0;
     if (id < HASHED) {
         snprintf(out, size, "memver_%lld", (long long)id);
         return 1;
     }
-    pthread_mutex_lock(&seen_lock);
-    for (i = 0; i < seen_count && !found; i++)
-        if (seen[i].id == id && strlen(seen[i].api) < size) {
-            memcpy(out, seen[i].api, strlen(seen[i].api) + 1);
-            found = 1;
-        }
-    pthread_mutex_unlock(&seen_lock);
-    return found;
-}
-
-/* RFC 3339 ("2026-11-29T05:01:21.123Z", or with +hh:mm) in ms, or -1. */
-static int digits(const char *s, int n, int *out)
-{
-    int i, v = 0;
-
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-static int64_t rfc3339_ms(const char *s)
-{
-    struct tm tm;
-    int y, mo, d, h, mi, sec, ms = 0, off = 0, oh, om;
-    const char *p;
-    time_t t;
-
-    if (!s || strlen(s) < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||
-        s[7] != '-' || digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
-        digits(s + 17, 2, &sec))
-        return -1;
-    p = s + 19;
-    if (*p == '.') {
-        int scale = 100;
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-            ms += (*p - '0') * scale;
-            scale /= 10;
-        }
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if ((*p == '+' || *p == '-') && !digits(p + 1, 2, &oh) && p[3] == ':' &&
-               !digits(p + 4, 2, &om)) {
-        off = (oh * 60 + om) * (*p == '+' ? 1 : -1);
-        p += 6;
-    } else {
-        return -1;
-    }
-    if (*p)
-        return -1;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    if ((t = timegm(&tm)) == (time_t)-1)
-        return -1;
-    return ((int64_t)t - (int64_t)off * 60) * 1000 + ms;
-}
-
-static void rfc3339(char out[40], int64_t ms)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    char base[32];
-
-    gmtime_r(&t, &tm);
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, 40, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
-/* memtool's actor for the API's created_by (docs/server.md's table, read
- * backwards). */
-static char *actor_of(const json_t *by)
-{
-    const char *type = json_string_value(json_object_get(by, "type")), *v = NULL, *pre = "";
-    mt_buf b = MT_BUF_INIT;
-    size_t i;
-
-    if (!type)
-        return strdup("external");
-    if (strcmp(type, "api_actor") == 0)
-        v = json_string_value(json_object_get(by, "api_key_id")), pre = "api:";
-    else if (strcmp(type, "session_actor") == 0)
-        v = json_string_value(json_object_get(by, "session_id")), pre = "session:";
-    else if (strcmp(type, "user_actor") == 0)
-        v = json_string_value(json_object_get(by, "user_id"));
-    else if (strcmp(type, "service_account_actor") == 0)
-        v = json_string_value(json_object_get(by, "service_account_id")), pre = "service:";
-    if (!v)
-        return strdup("external");
-    mt_buf_puts(&b, pre);
-    for (i = 0; i < 128 && v[i]; i++)
-        mt_buf_putc(&b, v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?');
-    return mt_buf_detach(&b, NULL);
+    return mt_remote_ids_get(&version_ids, (uint64_t)id, out, size);
 }
 
 static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, char **content,
@@ -217,8 +90,8 @@ static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, ch
     if (!v->operation)
         return mt_error_set(MT_EIO, "history: the server answered an unknown operation");
     v->redacted = red && !json_is_null(red);
-    v->created_at = rfc3339_ms(json_string_value(json_object_get(o, "created_at")));
-    if (v->created_at < 0)
+    /* A time the server writes wrong is no reason to refuse its version. */
+    if (mt_rfc3339_parse(&v->created_at, json_string_value(json_object_get(o, "created_at"))) < 0)
         v->created_at = 0;
     if (json_is_string(jp)) {
         if (!mt_remote_api_path_ok(json_string_value(jp), json_string_length(jp)))
@@ -231,7 +104,7 @@ static int version_parse(mt_remote_store *rs, mt_version *v, const json_t *o, ch
     if (json_is_integer(js) && json_integer_value(js) >= 0 &&
         json_integer_value(js) <= MT_REMOTE_MAX_CONTENT)
         v->content_size = (uint64_t)json_integer_value(js);
-    if (!(v->actor = actor_of(json_object_get(o, "created_by"))))
+    if (!(v->actor = mt_api_actor_name(json_object_get(o, "created_by"))))
         goto nomem;
     if (content && json_is_string(jc)) {
         char got[65];
@@ -253,7 +126,11 @@ nomem:
     return mt_error_set(MT_ENOMEM, "out of memory");
 }
 
-/* The API form of id, scanning the versions for a hashed id not met yet. */
+static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query,
+                         int64_t until);
+
+/* The API form of id, scanning the versions for a hashed id not met yet,
+ * up to that id. */
 static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id)
 {
     mt_version *v = NULL;
@@ -266,30 +143,85 @@ static int find_api_form(mt_remote_store *rs, char *out, size_t size, int64_t id
     memset(&q, 0, sizeof(q));
     q.limit = 100000;
     /* A history that could not be read is that error, not "no version". */
-    if ((rc = mt_remote_versions(&rs->base, &v, &n, &q)) < 0)
+    if ((rc = list_versions(&rs->base, &v, &n, &q, id)) < 0)
         return rc;
     mt_versions_free(v, n);
-    return api_form(out, size, id) ? 0
-                                   : mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+    return api_form(out, size, id) ? 0 : mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
 }
 
 static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
                             const mt_log_query *query);
 
+/*
+ * A rename's former path. The API's versions carry each version's path, not
+ * the one before it, so a modified version whose memory's previous version
+ * had another path is a rename from there. The previous version is looked for
+ * in the listing itself (newest first), else asked for: one request, by the
+ * memory's id, for the version just before.
+ */
+static int previous_paths(mt_store *st, mt_version *v, size_t n)
+{
+    size_t i, j;
+    int rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        const char *before = NULL;
+        mt_version *prev = NULL;
+        size_t np = 0;
+
+        if (v[i].operation != MT_VERSION_MODIFIED || !v[i].path || v[i].previous_path)
+            continue;
+        for (j = i + 1; j < n && strcmp(v[j].memory_id, v[i].memory_id) != 0; j++)
+            ;
+        if (j < n) {
+            before = v[j].path;
+        } else {
+            mt_log_query q;
+            memset(&q, 0, sizeof(q));
+            q.memory_id = v[i].memory_id;
+            q.before_id = v[i].id;
+            q.limit = 1;
+            if ((rc = list_versions(st, &prev, &np, &q, 0)) < 0)
+                break;
+            before = np ? prev[0].path : NULL;
+        }
+        if (before && strcmp(before, v[i].path) != 0 && !(v[i].previous_path = strdup(before)))
+            rc = mt_error_set(MT_ENOMEM, "out of memory");
+        mt_versions_free(prev, np);
+    }
+    return rc;
+}
+
 int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query)
 {
+    int rc = list_versions(st, out, count, query, 0);
+
+    if (rc == 0 && (rc = previous_paths(st, *out, *count)) < 0) {
+        mt_versions_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+/* The versions query asks for; with until, none past the version of that id. */
+static int list_versions(mt_store *st, mt_version **out, size_t *count, const mt_log_query *query,
+                         int64_t until)
+{
     mt_remote_store *rs = (mt_remote_store *)st;
-    mt_buf target = MT_BUF_INIT, cursor = MT_BUF_INIT;
+    mt_buf target = MT_BUF_INIT;
+    mt_remote_walk w;
     size_t limit = query && query->limit ? query->limit : 100, cap = 0, pages = 0;
     const char *p = query && query->path ? query->path : "";
     size_t plen = strlen(p);
     int rc = 0, passed = !(query && query->before_id);
-    char when[40], api_mem[200];
+    char when[MT_RFC3339_SIZE], api_mem[200];
 
     *out = NULL;
     *count = 0;
     if (plen)
         return versions_of_path(st, out, count, query);
+    mt_remote_walk_init(&w, (size_t)MAX_HISTORY_PAGES * MT_REMOTE_PAGE_ITEMS);
     for (;;) {
         json_t *o, *data, *item;
         size_t i;
@@ -308,19 +240,19 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
                                : query->operation == MT_VERSION_MODIFIED ? "modified"
                                                                          : "deleted");
         if (rc == 0 && query && query->since > 0) {
-            rfc3339(when, query->since);
+            mt_rfc3339_format(when, query->since);
             rc = mt_buf_printf(&target, "&created_at%%5Bgte%%5D=%s", when);
         }
         if (rc == 0 && query && query->until > 0) {
-            rfc3339(when, query->until);
+            mt_rfc3339_format(when, query->until);
             rc = mt_buf_printf(&target, "&created_at%%5Blte%%5D=%s", when);
         }
-        if (rc == 0 && cursor.len)
+        if (rc == 0 && w.cursor.len)
             rc = mt_buf_puts(&target, "&page=") < 0 ? MT_ENOMEM
-                                                    : mt_remote_escape(&target, cursor.ptr);
+                                                    : mt_remote_escape(&target, w.cursor.ptr);
         if (rc < 0)
             break;
-        if ((rc = mt_remote_page_get(rs, &o, &data, target.ptr, "history", NULL)) < 0)
+        if ((rc = mt_remote_page_get(rs, &w, &o, &data, target.ptr, "history", NULL)) < 0)
             break;
         json_array_foreach(data, i, item)
         {
@@ -357,11 +289,13 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
                 cap = c2;
             }
             (*out)[(*count)++] = v;
-            if (*count >= limit)
+            if (*count >= limit || (until && v.id == until)) {
+                limit = *count; /* no page more */
                 break;
+            }
         }
         if (rc == 0 && *count < limit) {
-            int step = mt_remote_page_next(&cursor, o, "history");
+            int step = mt_remote_page_next(&w, o, "history");
             /* A filter the API cannot apply (an actor, a hashed memory id)
              * reads on, but not without end. */
             if (step > 0 && ++pages > MAX_HISTORY_PAGES)
@@ -377,7 +311,7 @@ int mt_remote_versions(mt_store *st, mt_version **out, size_t *count, const mt_l
         break;
     }
     mt_buf_dispose(&target);
-    mt_buf_dispose(&cursor);
+    mt_remote_walk_dispose(&w);
     if (rc < 0) {
         mt_versions_free(*out, *count);
         *out = NULL;
@@ -406,7 +340,7 @@ static int get_version(mt_remote_store *rs, mt_version *v, int64_t id, char **co
     if (rc < 0)
         return rc;
     if (r.status == 404)
-        rc = mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+        rc = mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
     else if (r.status != 200)
         rc = mt_remote_fail(&r, MT_EIO, "history");
     else if (!(o = mt_remote_json(&r, "history")))
@@ -433,9 +367,16 @@ int mt_remote_version_content(mt_store *st, char **out, size_t *len, int64_t id)
     *len = 0;
     if ((rc = get_version((mt_remote_store *)st, &v, id, out, len)) < 0)
         return rc;
-    if (!*out && (v.redacted || v.operation == MT_VERSION_DELETED))
-        rc = mt_error_set(MT_ENOTFOUND, "version %lld has no content (%s)", (long long)id,
-                          v.redacted ? "redacted" : "a deletion");
+    /* The local stores' words (machinery/hist_read.c), so that a command
+     * says the same on every store. */
+    if (!*out && v.redacted)
+        rc = mt_error_set(MT_ENOTFOUND, "version %lld was redacted: its content is gone",
+                          (long long)id);
+    else if (!*out && v.operation == MT_VERSION_DELETED)
+        rc = mt_error_set(MT_ENOTFOUND,
+                          "version %lld records a deletion: it has no content (try the version "
+                          "before it)",
+                          (long long)id);
     else if (!*out)
         rc = mt_error_set(MT_EIO, "history: the server answered version %lld without content",
                           (long long)id);
@@ -452,7 +393,10 @@ int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id)
     int rc;
 
     (void)op;
-    if ((rc = find_api_form(rs, api, sizeof(api), id)) < 0)
+    /* redact names no log to look in: the local stores' shorter words. */
+    if ((rc = find_api_form(rs, api, sizeof(api), id)) == MT_ENOTFOUND)
+        return mt_error_set(MT_ENOTFOUND, "there is no version %lld", (long long)id);
+    if (rc < 0)
         return rc;
     if (mt_buf_puts(&target, "/memory_versions/") < 0 || mt_remote_escape(&target, api) < 0 ||
         mt_buf_puts(&target, "/redact") < 0) {
@@ -467,9 +411,14 @@ int mt_remote_redact(mt_store *st, mt_store_op *op, int64_t id)
     if (r.status == 200)
         rc = 0;
     else if (r.status == 404)
-        rc = mt_error_set(MT_ENOTFOUND, "no version %lld", (long long)id);
+        rc = mt_error_set(MT_ENOTFOUND, "there is no version %lld", (long long)id);
     else if (r.status == 409)
-        rc = mt_remote_fail(&r, MT_EINVAL, "redact");
+        /* The one version the API will not redact (a conflict_error): the
+         * memory's current content. Said as the local stores say it. */
+        rc = mt_error_set(MT_EINVAL,
+                          "version %lld is the memory's current content, which cannot be "
+                          "redacted: change or delete the memory first, then redact this version",
+                          (long long)id);
     else
         rc = mt_remote_fail(&r, MT_EIO, "redact");
     mt_remote_resp_dispose(&r);
@@ -495,7 +444,7 @@ static int versions_of_path(mt_store *st, mt_version **out, size_t *count,
     all.path = NULL;
     all.before_id = 0;
     all.limit = (size_t)-1;
-    if ((rc = mt_remote_versions(st, &v, &n, &all)) < 0)
+    if ((rc = list_versions(st, &v, &n, &all, 0)) < 0)
         return rc;
     if (n && !(ids = calloc(n, sizeof(*ids)))) {
         mt_versions_free(v, n);

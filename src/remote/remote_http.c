@@ -13,6 +13,7 @@
 
 #include "remote/remote_http.h"
 #include "util/json.h"
+#include "util/rfc3339.h"
 
 /* Attempts in all for a request that may be repeated, and the longest wait
  * between two (a retry-after above it is not waited for: the error says so). */
@@ -109,28 +110,11 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata)
     return mt_buf_put(&r->body, data, len) < 0 ? 0 : len;
 }
 
-/* A non-negative number of at most 9 digits, whole, or -1. */
-static long small_number(const char *s, size_t n)
-{
-    long v = 0;
-    size_t i;
-
-    if (n == 0 || n > 9)
-        return -1;
-    for (i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
-}
-
 static size_t on_header(char *data, size_t size, size_t n, void *userdata)
 {
     mt_remote_resp *r = userdata;
     size_t len = size * n, name_len, vlen;
     const char *colon = memchr(data, ':', len), *v;
-    long num;
 
     if (!colon)
         return len;
@@ -144,12 +128,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *userdata)
     while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
         vlen--;
     if (name_len == 14 && strncasecmp(data, "retry-after-ms", 14) == 0) {
-        if ((num = small_number(v, vlen)) >= 0)
-            r->retry_after_ms = num;
+        snprintf(r->retry_after_ms_sent, sizeof(r->retry_after_ms_sent), "%.*s", (int)vlen, v);
     } else if (name_len == 11 && strncasecmp(data, "retry-after", 11) == 0) {
-        /* Seconds only; an HTTP date is taken as "not said". */
-        if ((num = small_number(v, vlen)) >= 0 && r->retry_after_ms < 0)
-            r->retry_after_ms = num > 100000 ? 100000000L : num * 1000;
+        snprintf(r->retry_after_sent, sizeof(r->retry_after_sent), "%.*s", (int)vlen, v);
     } else if (name_len == 14 && strncasecmp(data, "x-should-retry", 14) == 0) {
         if (vlen == 4 && strncmp(v, "true", 4) == 0)
             r->should_retry = 1;
@@ -180,10 +161,12 @@ static int perform(mt_remote_http *c, mt_remote_resp *r, const char *method, con
 {
     CURL *h = c->h;
     CURLcode e = CURLE_OK;
+    double wait;
 
     mt_buf_truncate(&r->body, 0);
     r->status = 0;
     r->retry_after_ms = -1;
+    r->retry_after_ms_sent[0] = r->retry_after_sent[0] = '\0';
     r->should_retry = -1;
     r->request_id[0] = '\0';
     r->too_big = 0;
@@ -224,6 +207,12 @@ static int perform(mt_remote_http *c, mt_remote_resp *r, const char *method, con
     *cc = c->curl->easy_perform(h);
     if (*cc == CURLE_OK)
         c->curl->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    /* The wait asked for, in ms (util/rfc3339.h), held to what a long keeps:
+     * anything over MAX_WAIT_MS is refused as too long anyway. */
+    wait = mt_retry_after_ms(r->retry_after_ms_sent[0] ? r->retry_after_ms_sent : NULL,
+                             r->retry_after_sent[0] ? r->retry_after_sent : NULL);
+    if (wait >= 0)
+        r->retry_after_ms = wait > 1e8 ? 100000000L : (long)wait;
     return 0;
 }
 
@@ -324,7 +313,8 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what)
     json_error_t jerr;
     json_t *v = NULL;
 
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) < 0 ||
+    /* A memory's content may hold NUL; its length is json_string_length. */
+    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, JSON_ALLOW_NUL, &jerr) < 0 ||
         !json_is_object(v)) {
         json_decref(v);
         mt_error_set(MT_EIO, "%s: the server's answer (HTTP %ld) is not a JSON object", what,
@@ -332,21 +322,6 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what)
         return NULL;
     }
     return v;
-}
-
-const char *mt_remote_error_type(const mt_remote_resp *r, char *buf, size_t size)
-{
-    json_error_t jerr;
-    json_t *v = NULL;
-    const char *t;
-
-    buf[0] = '\0';
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) == 0 &&
-        (t = json_string_value(json_object_get(json_object_get(v, "error"), "type"))) &&
-        strlen(t) < size)
-        memcpy(buf, t, strlen(t) + 1);
-    json_decref(v);
-    return buf;
 }
 
 /* Printable ASCII only, at most max bytes: what a server says goes into
@@ -361,18 +336,32 @@ static void clean(mt_buf *out, const char *s, size_t max)
         mt_buf_puts(out, "...");
 }
 
-int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
+json_t *mt_remote_error_body(const mt_remote_resp *r)
 {
     json_error_t jerr;
-    json_t *v = NULL, *e;
-    mt_buf m = MT_BUF_INIT;
-    const char *type = NULL, *msg = NULL;
+    json_t *v = NULL;
 
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) == 0) {
-        e = json_object_get(v, "error");
-        type = json_string_value(json_object_get(e, "type"));
-        msg = json_string_value(json_object_get(e, "message"));
-    }
+    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) < 0)
+        return NULL;
+    return v;
+}
+
+int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
+{
+    json_t *v = mt_remote_error_body(r);
+    int rc = mt_remote_fail_with(r, v, code, what);
+
+    json_decref(v);
+    return rc;
+}
+
+int mt_remote_fail_with(const mt_remote_resp *r, const json_t *v, int code, const char *what)
+{
+    const json_t *e = json_object_get(v, "error");
+    const char *type = json_string_value(json_object_get(e, "type"));
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    mt_buf m = MT_BUF_INIT;
+
     mt_buf_printf(&m, "%s%sHTTP %ld", what, *what ? ": " : "", r->status);
     if (type) {
         mt_buf_puts(&m, " ");
@@ -384,7 +373,6 @@ int mt_remote_fail(const mt_remote_resp *r, int code, const char *what)
     }
     if (r->request_id[0])
         mt_buf_printf(&m, " (request %s)", r->request_id);
-    json_decref(v);
     mt_error_set(code, "%s", m.ptr ? m.ptr : "out of memory");
     mt_buf_dispose(&m);
     return code;

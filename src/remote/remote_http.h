@@ -34,7 +34,9 @@ typedef struct {
     long status;
     mt_buf body;
     long retry_after_ms; /* -1: none given */
-    int should_retry;    /* x-should-retry: -1 none, 0 false, 1 true */
+    /* retry-after-ms and retry-after as sent (cut), read into retry_after_ms */
+    char retry_after_ms_sent[32], retry_after_sent[40];
+    int should_retry; /* x-should-retry: -1 none, 0 false, 1 true */
     char request_id[64];
     int too_big;
     unsigned attempts; /* sent this many times (a retry after a connection failure: > 1) */
@@ -67,9 +69,11 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what);
 /* An error answer as an mt_error: the API's error type and message (cut,
  * control characters dropped), its status and request id. Returns code. */
 int mt_remote_fail(const mt_remote_resp *r, int code, const char *what);
-
-/* The API's error type of an error answer ("" when it has none). */
-const char *mt_remote_error_type(const mt_remote_resp *r, char *buf, size_t size);
+/* The same with the answer's body read already (v: mt_remote_error_body's,
+ * may be NULL). */
+int mt_remote_fail_with(const mt_remote_resp *r, const json_t *v, int code, const char *what);
+/* An error answer's body as JSON (json_decref it), or NULL. */
+json_t *mt_remote_error_body(const mt_remote_resp *r);
 
 /* Append s percent-encoded for a query value or a path segment. */
 int mt_remote_escape(mt_buf *out, const char *s);

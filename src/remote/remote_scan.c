@@ -106,11 +106,25 @@ nomem:
     return mt_error_set(MT_ENOMEM, "out of memory");
 }
 
-int mt_remote_page_get(mt_remote_store *rs, json_t **page, json_t **data, const char *target,
-                       const char *what, const char *not_there)
+void mt_remote_walk_init(mt_remote_walk *w, size_t max_items)
+{
+    memset(w, 0, sizeof(*w)); /* the cursor an empty mt_buf, as MT_BUF_INIT */
+    w->max_items = max_items;
+}
+
+void mt_remote_walk_dispose(mt_remote_walk *w)
+{
+    mt_buf_dispose(&w->cursor);
+    free(w->seen);
+    memset(w, 0, sizeof(*w));
+}
+
+int mt_remote_page_get(mt_remote_store *rs, mt_remote_walk *w, json_t **page, json_t **data,
+                       const char *target, const char *what, const char *not_there)
 {
     mt_remote_resp r;
     json_t *o, *next;
+    size_t n;
     int rc;
 
     *page = *data = NULL;
@@ -131,33 +145,61 @@ int mt_remote_page_get(mt_remote_store *rs, json_t **page, json_t **data, const 
         json_decref(o);
         return mt_error_set(MT_EIO, "%s: the server's page has no data array", what);
     }
+    n = json_array_size(json_object_get(o, "data"));
+    if (n > MT_REMOTE_PAGE_ITEMS || (w->items += n) > w->max_items) {
+        json_decref(o);
+        return mt_error_set(MT_EIO, "%s: the server answered %s", what,
+                            n > MT_REMOTE_PAGE_ITEMS ? "a page of more items than asked for"
+                                                     : "more items than a memory store holds");
+    }
     *page = o;
     *data = json_object_get(o, "data");
     return 0;
 }
 
-int mt_remote_page_next(mt_buf *cursor, const json_t *page, const char *what)
+int mt_remote_page_next(mt_remote_walk *w, const json_t *page, const char *what)
 {
     const json_t *next = json_object_get(page, "next_page");
     const char *n = json_string_value(next);
+    unsigned char md[32];
+    size_t i;
 
     if (!n || !*n)
         return 0;
-    if (json_string_length(next) > 4096 || (cursor->len && strcmp(n, cursor->ptr) == 0))
+    if (json_string_length(next) > 4096)
         return mt_error_set(MT_EIO, "%s: the server's next_page cursor is unusable", what);
-    mt_buf_truncate(cursor, 0);
-    return mt_buf_puts(cursor, n) < 0 ? MT_ENOMEM : 1;
+    mt_sha256_digest(md, n, json_string_length(next));
+    for (i = 0; i < w->nseen; i++)
+        if (memcmp(w->seen[i], md, 32) == 0)
+            return mt_error_set(MT_EIO,
+                                "%s: the server's next_page cursor leads back to a page already "
+                                "read",
+                                what);
+    if (w->nseen == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        void *grown = realloc(w->seen, cap * sizeof(*w->seen));
+        if (!grown)
+            return mt_error_set(MT_ENOMEM, "out of memory");
+        w->seen = grown;
+        w->cap = cap;
+    }
+    memcpy(w->seen[w->nseen++], md, 32);
+    mt_buf_truncate(&w->cursor, 0);
+    return mt_buf_puts(&w->cursor, n) < 0 ? MT_ENOMEM : 1;
 }
 
 int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full, size_t max_pages,
                    mt_remote_item_cb cb, void *payload, int *more)
 {
-    mt_buf target = MT_BUF_INIT, cursor = MT_BUF_INIT;
+    mt_buf target = MT_BUF_INIT;
+    mt_remote_walk w;
     size_t pages = 0;
     int rc = 0, stop = 0;
 
     if (more)
         *more = 0;
+    /* A store holds at most 2,000 memories, and as many prefixes. */
+    mt_remote_walk_init(&w, 2 * MT_REMOTE_MAX_MEMORIES);
     for (;;) {
         json_t *o, *data, *item;
         size_t i;
@@ -166,12 +208,12 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
         if (mt_buf_printf(&target, "/memories?view=%s&limit=%d&depth=%d&path_prefix=",
                           full ? "full" : "basic", full ? 20 : 100, depth) < 0 ||
             mt_remote_escape(&target, prefix) < 0 ||
-            (cursor.len &&
-             (mt_buf_puts(&target, "&page=") < 0 || mt_remote_escape(&target, cursor.ptr) < 0))) {
+            (w.cursor.len &&
+             (mt_buf_puts(&target, "&page=") < 0 || mt_remote_escape(&target, w.cursor.ptr) < 0))) {
             rc = MT_ENOMEM;
             break;
         }
-        if ((rc = mt_remote_page_get(rs, &o, &data, target.ptr, "list",
+        if ((rc = mt_remote_page_get(rs, &w, &o, &data, target.ptr, "list",
                                      "the memory store is not there (check its id, and that "
                                      "the key is the store's)")) < 0)
             break;
@@ -209,7 +251,7 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
         if (rc > 0)
             rc = 0;
         if (!stop) {
-            int step = mt_remote_page_next(&cursor, o, "list");
+            int step = mt_remote_page_next(&w, o, "list");
             if (step > 0 && ++pages >= max_pages) {
                 if (more)
                     *more = 1;
@@ -227,7 +269,7 @@ int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full,
             break;
     }
     mt_buf_dispose(&target);
-    mt_buf_dispose(&cursor);
+    mt_remote_walk_dispose(&w);
     return rc;
 }
 
@@ -298,15 +340,20 @@ static int find_cb(void *payload, mt_rmem *m, const char *path)
     return 1;
 }
 
-int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *what)
+int mt_remote_memory_target(mt_buf *out, const char *id)
+{
+    return mt_buf_puts(out, "/memories/") < 0 || mt_remote_escape(out, id) < 0 ? MT_ENOMEM : 0;
+}
+
+int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *path,
+                  const char *what)
 {
     mt_buf target = MT_BUF_INIT;
     mt_remote_resp r;
     json_t *o;
     int rc;
 
-    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0 ||
-        mt_buf_puts(&target, "?view=full") < 0) {
+    if (mt_remote_memory_target(&target, id) < 0 || mt_buf_puts(&target, "?view=full") < 0) {
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
@@ -332,6 +379,13 @@ int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char 
     if (rc == 0 && !out->has_content) {
         mt_rmem_dispose(out);
         rc = mt_error_set(MT_EIO, "%s: the server answered a memory without its content", what);
+    } else if (rc == 0 && strcmp(out->id, id) != 0) {
+        mt_rmem_dispose(out);
+        rc = mt_error_set(MT_EIO, "%s: the server answered another memory than the one asked for",
+                          what);
+    } else if (rc == 0 && path && strcmp(out->path, path) != 0) {
+        mt_rmem_dispose(out);
+        rc = MT_ENOTFOUND; /* moved meanwhile: not at path any more */
     }
     return rc;
 }
@@ -362,7 +416,7 @@ int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full)
         char *id = out->id;
         out->id = NULL;
         mt_rmem_dispose(out);
-        rc = mt_remote_get(rs, out, id, "read");
+        rc = mt_remote_get(rs, out, id, api, "read");
         free(id);
         if (rc == MT_ENOTFOUND)
             f.found = 0, rc = 0; /* deleted meanwhile */

@@ -6,25 +6,24 @@
  * rename carry the SHA-256 of what they read. A directory is what the paths
  * imply: it acts on every memory beneath it, one request each.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "util/path.h"
 #include "contract/store_contract.h"
 #include "remote/remote_store.h"
 #include "util/api_path.h"
 #include "util/sha256.h"
-
-/* Edits that meet a change made meanwhile try again this many times. */
-#define EDIT_ATTEMPTS 8
 
 static mt_remote_store *R(mt_store *st)
 {
     return (mt_remote_store *)st;
 }
 
-static void nap(unsigned attempt)
+void mt_remote_nap(unsigned attempt)
 {
     struct timespec ts;
     long ms;
@@ -34,53 +33,29 @@ static void nap(unsigned attempt)
     ms = (5L << (attempt < 6 ? attempt : 6)) + (long)(ts.tv_nsec / 1000 % 10);
     ts.tv_sec = 0;
     ts.tv_nsec = ms * 1000000L;
-    nanosleep(&ts, NULL);
+    /* A signal cuts the wait short: the rest of it, still waited. */
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
 }
 
-/* The memory ids met, memtool's form with the API's, for a filter by
- * memory: a hashed id cannot be turned back. */
-static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    char mid[24];
-    char *api;
-} * ids;
-static size_t ids_count, ids_cap;
+/* The memory ids met, for a filter by memory: a hashed id cannot be turned
+ * back. */
+static mt_remote_ids memory_ids = MT_REMOTE_IDS_INIT;
 
-static void ids_remember(const char mid[24], const char *api_id)
+/* The 64 bits of a memtool memory id ("mem_" and 16 hex digits). */
+static uint64_t memory_key(const char *mid)
 {
+    uint64_t k = 0;
     size_t i;
 
-    pthread_mutex_lock(&ids_lock);
-    for (i = 0; i < ids_count; i++)
-        if (strcmp(ids[i].mid, mid) == 0)
-            goto done;
-    if (ids_count == ids_cap) {
-        size_t cap = ids_cap ? ids_cap * 2 : 64;
-        void *grown = realloc(ids, cap * sizeof(*ids));
-        if (!grown)
-            goto done; /* only a filter's shortcut is lost */
-        ids = grown;
-        ids_cap = cap;
-    }
-    if ((ids[ids_count].api = strdup(api_id)) != NULL)
-        memcpy(ids[ids_count++].mid, mid, 24);
-done:
-    pthread_mutex_unlock(&ids_lock);
+    for (i = 4; i < 20 && mid[i]; i++)
+        k = (k << 4) | (uint64_t)(mid[i] <= '9' ? mid[i] - '0' : mid[i] - 'a' + 10);
+    return k;
 }
 
 int mt_remote_memory_api_id(char *out, size_t size, const char *mid)
 {
-    size_t i;
-    int found = 0;
-
-    pthread_mutex_lock(&ids_lock);
-    for (i = 0; i < ids_count && !found; i++)
-        if (strcmp(ids[i].mid, mid) == 0 && strlen(ids[i].api) < size) {
-            memcpy(out, ids[i].api, strlen(ids[i].api) + 1);
-            found = 1;
-        }
-    pthread_mutex_unlock(&ids_lock);
-    return found;
+    return strlen(mid) == 20 && mt_remote_ids_get(&memory_ids, memory_key(mid), out, size);
 }
 
 void mt_remote_memory_id(char out[24], const char *api_id)
@@ -99,11 +74,11 @@ void mt_remote_memory_id(char out[24], const char *api_id)
         memcpy(out + 4, hex, 16);
         out[20] = '\0';
     }
-    ids_remember(out, api_id);
+    mt_remote_ids_put(&memory_ids, memory_key(out), api_id);
 }
 
 /* The API's rule for a path, in memtool's words, before any request. */
-static int rules_check(const char *rel)
+int mt_remote_rules_check(const char *rel)
 {
     mt_buf api = MT_BUF_INIT;
     char why[400];
@@ -122,7 +97,7 @@ static int rules_check(const char *rel)
                         why);
 }
 
-static int content_check(size_t len)
+int mt_remote_content_check(size_t len)
 {
     if (len > MT_REMOTE_MAX_CONTENT)
         return mt_error_set(MT_EINVAL,
@@ -132,48 +107,39 @@ static int content_check(size_t len)
     return 0;
 }
 
-/* The error of a refused write, by the API's error type. */
-static int write_error(const mt_remote_resp *r, const char *what)
+int mt_remote_write_refused(const mt_remote_resp *r, const char *api, int *path_conflict,
+                            const char *what)
 {
-    char type[64];
-
-    mt_remote_error_type(r, type, sizeof(type));
-    if (r->status == 400 || r->status == 413 || r->status == 422)
-        return mt_remote_fail(r, MT_EINVAL, what);
-    if (r->status == 404)
-        return mt_remote_fail(r, MT_ENOTFOUND, what);
-    if (r->status == 401 || r->status == 403)
-        return mt_remote_fail(r, MT_EIO, what);
-    if (r->status == 409 && strcmp(type, "memory_precondition_failed_error") == 0)
-        return mt_remote_fail(r, MT_ECONFLICT, what);
-    return mt_remote_fail(r, MT_EIO, what);
-}
-
-/* A 409 path conflict: the path taken (MT_EEXISTS), or a memory where a
- * directory of it would be (MT_ENOTDIR). */
-static int path_conflict(const mt_remote_resp *r, const char *api)
-{
-    json_t *o = mt_remote_json(r, "write");
-    const char *cp =
-        json_string_value(json_object_get(json_object_get(o, "error"), "conflicting_path"));
-    int rc = MT_EEXISTS;
+    json_t *v = mt_remote_error_body(r);
+    const json_t *e = json_object_get(v, "error");
+    const char *type = json_string_value(json_object_get(e, "type")), *cp;
+    int rc;
     size_t n;
 
-    if (cp && (n = strlen(cp)) < strlen(api) && strncmp(api, cp, n) == 0 && api[n] == '/')
-        rc = MT_ENOTDIR;
-    json_decref(o);
+    if (path_conflict)
+        *path_conflict = 0;
+    if (r->status == 409 && api && type && strcmp(type, "memory_path_conflict_error") == 0) {
+        /* The path taken, or a memory where a directory of it would be. */
+        cp = json_string_value(json_object_get(e, "conflicting_path"));
+        rc = cp && (n = strlen(cp)) < strlen(api) && strncmp(api, cp, n) == 0 && api[n] == '/'
+                 ? MT_ENOTDIR
+                 : MT_EEXISTS;
+        if (path_conflict)
+            *path_conflict = 1;
+    } else if (r->status == 400 || r->status == 413 || r->status == 422) {
+        rc = mt_remote_fail_with(r, v, MT_EINVAL, what);
+    } else if (r->status == 404) {
+        rc = mt_remote_fail_with(r, v, MT_ENOTFOUND, what);
+    } else if (r->status == 409 && type && strcmp(type, "memory_precondition_failed_error") == 0) {
+        rc = mt_remote_fail_with(r, v, MT_ECONFLICT, what);
+    } else {
+        rc = mt_remote_fail_with(r, v, MT_EIO, what);
+    }
+    json_decref(v);
     return rc;
 }
 
-static int is_path_conflict(const mt_remote_resp *r)
-{
-    char type[64];
-
-    return r->status == 409 &&
-           strcmp(mt_remote_error_type(r, type, sizeof(type)), "memory_path_conflict_error") == 0;
-}
-
-static void note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer)
+void mt_remote_note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer)
 {
     const char *v = json_string_value(json_object_get(answer, "memory_version_id"));
 
@@ -181,7 +147,7 @@ static void note_version(mt_remote_store *rs, mt_store_op *op, const json_t *ans
         op->version = mt_remote_version_id(rs, v);
 }
 
-static int not_a_file(void)
+int mt_remote_not_a_file(void)
 {
     return mt_error_set(MT_EINVAL, "an expected SHA-256 applies only to a regular file");
 }
@@ -239,8 +205,8 @@ static int remote_read(mt_store *st, uint64_t *size, const char *path, size_t wh
     return rc < 0 ? rc : 0;
 }
 
-static char *memory_body(const char *api, const char *data, size_t len, const char *sha,
-                         int with_path, int with_content)
+char *mt_remote_memory_body(const char *api, const char *data, size_t len, const char *sha,
+                            int with_path, int with_content)
 {
     json_t *o = json_object(), *c;
     char *s = NULL;
@@ -263,6 +229,30 @@ done:
     return s;
 }
 
+static int count_cb(void *payload, mt_rmem *m, const char *path)
+{
+    (void)path;
+    *(size_t *)payload += m != NULL;
+    return 0;
+}
+
+/* rc, or the error of a store that holds the API's most memories. */
+static int store_full(mt_remote_store *rs, int rc)
+{
+    char why[600];
+    size_t n = 0;
+
+    snprintf(why, sizeof(why), "%s", mt_error_last()->message);
+    if (mt_remote_scan_all(rs, "/", 0, 0, count_cb, &n) < 0 || n < MT_REMOTE_MAX_MEMORIES) {
+        mt_error_set(rc, "%s", why);
+        return rc;
+    }
+    return mt_error_set(MT_EINVAL,
+                        "the memory store holds %zu memories, the memory-store API's limit of "
+                        "2,000 a store; delete or merge memories that are no longer needed",
+                        n);
+}
+
 static int remote_create(mt_store *st, mt_store_op *op, const char *path, const char *data,
                          size_t len)
 {
@@ -276,11 +266,11 @@ static int remote_create(mt_store *st, mt_store_op *op, const char *path, const 
     op->version = 0;
     if (!*path)
         return mt_store_path_error(MT_EEXISTS, "cannot create", path);
-    if ((rc = content_check(len)) < 0 || (rc = rules_check(path)) < 0)
+    if ((rc = mt_remote_content_check(len)) < 0 || (rc = mt_remote_rules_check(path)) < 0)
         return rc;
     if ((rc = mt_remote_paths(&parent, &api, path)) < 0)
         return rc;
-    if (!(body = memory_body(api, data, len, NULL, 1, 1))) {
+    if (!(body = mt_remote_memory_body(api, data, len, NULL, 1, 1))) {
         rc = mt_error_set(MT_EINVAL, "the content is not valid UTF-8: the API takes text only");
         goto done;
     }
@@ -294,18 +284,23 @@ static int remote_create(mt_store *st, mt_store_op *op, const char *path, const 
         goto done;
     if (r.status == 200 || r.status == 201) {
         if ((o = mt_remote_json(&r, what.ptr)) != NULL) {
-            note_version(rs, op, o);
+            mt_remote_note_version(rs, op, o);
             json_decref(o);
         }
         rc = 0;
-    } else if (is_path_conflict(&r)) {
-        rc = path_conflict(&r, api);
     } else if (r.status == 404) {
         rc = mt_remote_fail(&r, MT_EIO,
                             "the memory store is not there (check its id, and that "
                             "the key is the store's)");
     } else {
-        rc = write_error(&r, what.ptr);
+        int conflict;
+        rc = mt_remote_write_refused(&r, api, &conflict, what.ptr);
+        /* A refusal the API's cap of memories a store may explain: said in
+         * memtool's words when the store is full (the count is known only
+         * now, by one listing). */
+        if (!conflict && r.status >= 400 && r.status < 500 && r.status != 401 && r.status != 404 &&
+            r.status != 429)
+            rc = store_full(rs, rc);
     }
     mt_remote_resp_dispose(&r);
 done:
@@ -317,13 +312,13 @@ done:
 }
 
 /* POST /memories/{id} with body; the answer's status (and r kept). */
-static int update(mt_remote_store *rs, mt_remote_resp *r, const char *id, const char *body,
-                  const char *what)
+int mt_remote_update(mt_remote_store *rs, mt_remote_resp *r, const char *id, const char *body,
+                     const char *what)
 {
     mt_buf target = MT_BUF_INIT;
     int rc;
 
-    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0) {
+    if (mt_remote_memory_target(&target, id) < 0) {
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
@@ -349,7 +344,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
         return mt_store_path_error(MT_EISDIR, "cannot edit", path);
     if (mt_buf_printf(&what, "the edit of /%s", path) < 0)
         return MT_ENOMEM;
-    for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
+    for (attempt = 0; attempt < MT_REMOTE_EDIT_ATTEMPTS; attempt++) {
         mt_rmem m;
         mt_remote_resp r;
         char *out = NULL, *body;
@@ -359,7 +354,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
         if ((rc = mt_remote_find(rs, &m, path, 1)) < 0)
             break;
         if (rc == MT_NODE_DIR) {
-            rc = op->expect_sha256 ? not_a_file() : MT_EISDIR;
+            rc = op->expect_sha256 ? mt_remote_not_a_file() : MT_EISDIR;
             break;
         }
         /* A write sent again after a lost answer, refused because the first
@@ -393,12 +388,12 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
             free(out);
             break;
         }
-        if ((rc = content_check(out_len)) < 0) {
+        if ((rc = mt_remote_content_check(out_len)) < 0) {
             mt_rmem_dispose(&m);
             free(out);
             break;
         }
-        body = memory_body(NULL, out, out_len, m.sha, 0, 1);
+        body = mt_remote_memory_body(NULL, out, out_len, m.sha, 0, 1);
         mt_sha256_hex(sent, out, out_len);
         snprintf(sent_id, sizeof(sent_id), "%s", m.id);
         free(out);
@@ -407,7 +402,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
             rc = mt_error_set(MT_EINVAL, "the new content is not valid UTF-8");
             break;
         }
-        rc = update(rs, &r, m.id, body, what.ptr);
+        rc = mt_remote_update(rs, &r, m.id, body, what.ptr);
         free(body);
         mt_rmem_dispose(&m);
         if (rc < 0)
@@ -416,7 +411,7 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
             const char *now;
             rc = 0;
             if ((o = mt_remote_json(&r, what.ptr)) != NULL) {
-                note_version(rs, op, o);
+                mt_remote_note_version(rs, op, o);
                 /* Moved by another client, content kept, between the read
                  * and the write: the precondition could not see it, so the
                  * edit landed at the new path. Said, not hidden. */
@@ -435,321 +430,27 @@ static int remote_edit(mt_store *st, mt_store_op *op, const char *path, mt_edit_
          * more than once may have been the change itself (checked above). */
         if (r.attempts < 2)
             sent[0] = '\0';
-        rc = write_error(&r, what.ptr);
+        rc = mt_remote_write_refused(&r, NULL, NULL, what.ptr);
         mt_remote_resp_dispose(&r);
         if (rc != MT_ECONFLICT && rc != MT_ENOTFOUND)
             break;
-        nap(attempt);
+        mt_remote_nap(attempt);
     }
-    if (attempt == EDIT_ATTEMPTS)
+    if (attempt == MT_REMOTE_EDIT_ATTEMPTS)
         rc = mt_error_set(MT_EBUSY,
                           "/%s kept changing while it was edited (%d attempts): nothing was "
                           "written; try again",
-                          path, EDIT_ATTEMPTS);
+                          path, MT_REMOTE_EDIT_ATTEMPTS);
     mt_buf_dispose(&what);
     return rc;
 }
 
-/* DELETE one memory, if it still holds sha: 0 (gone, by us or meanwhile),
- * MT_ECONFLICT (it holds other content now), or an error. */
-static int delete_one(mt_remote_store *rs, const char *id, const char *sha, const char *what)
-{
-    mt_buf target = MT_BUF_INIT;
-    mt_remote_resp r;
-    int rc;
-
-    if (mt_buf_puts(&target, "/memories/") < 0 || mt_remote_escape(&target, id) < 0 ||
-        mt_buf_printf(&target, "?expected_content_sha256=%s", sha) < 0) {
-        mt_buf_dispose(&target);
-        return MT_ENOMEM;
-    }
-    rc = mt_remote_send(&rs->http, &r, "DELETE", target.ptr, NULL, MT_REMOTE_SAFE, what);
-    mt_buf_dispose(&target);
-    if (rc < 0)
-        return rc;
-    /* A 404 to a delete sent again after a failure: the first went through. */
-    if (r.status == 200 || r.status == 204 || (r.status == 404 && r.attempts > 1))
-        rc = 0;
-    else if (r.status == 404)
-        rc = MT_ENOTFOUND;
-    else if (r.status == 409 || r.status == 412)
-        rc = MT_ECONFLICT;
-    else
-        rc = mt_remote_fail(&r, MT_EIO, what);
-    mt_remote_resp_dispose(&r);
-    return rc;
-}
-
-static int not_here(const char *what)
+int mt_remote_not_here(const char *what)
 {
     return mt_error_set(MT_ENOSYS,
                         "%s is not available on a remote store (a memory store of the "
                         "memory-store API)",
                         what);
-}
-
-/* Say what a directory's change did before it failed. */
-static int midway(int rc, const char *verb, size_t done, size_t total, const char *dir,
-                  const char *failed)
-{
-    char why[600];
-
-    if (done == 0)
-        return rc;
-    snprintf(why, sizeof(why), "%s", mt_error_last()->message);
-    return mt_error_set(rc == MT_ENOMEM ? MT_ENOMEM : MT_EIO,
-                        "%s %zu of the %zu memories beneath /%s, then failed on /%s: %s; the "
-                        "rest are as they were",
-                        verb, done, total, dir, failed, why);
-}
-
-static int remote_remove(mt_store *st, mt_store_op *op, const char *path)
-{
-    mt_remote_store *rs = R(st);
-    mt_remote_tree t;
-    mt_buf what = MT_BUF_INIT;
-    size_t i, total = 0, done = 0;
-    unsigned attempt;
-    int rc = 0;
-
-    op->version = 0;
-    if (op->idle_before_ms)
-        return not_here("removing idle memories (expiry)");
-    if (!*path)
-        return mt_error_set(MT_EINVAL, "the root of a store cannot be removed");
-    if (mt_buf_printf(&what, "the delete of /%s", path) < 0)
-        return MT_ENOMEM;
-    for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
-        mt_rmem m;
-        if ((rc = mt_remote_find(rs, &m, path, 0)) == MT_ENOTFOUND && op->expect_sha256) {
-            rc = 0; /* a retry of a remove that went through (store.h) */
-            goto done;
-        }
-        if (rc < 0)
-            goto done;
-        if (rc == MT_NODE_DIR)
-            break;
-        if (op->empty_dir) {
-            mt_rmem_dispose(&m);
-            rc = MT_ECONFLICT;
-            goto done;
-        }
-        rc = delete_one(rs, m.id, op->expect_sha256 ? op->expect_sha256 : m.sha, what.ptr);
-        if (rc == MT_ECONFLICT && op->expect_sha256)
-            memcpy(op->current_sha256, m.sha, 65);
-        mt_rmem_dispose(&m);
-        if (rc == MT_ECONFLICT && !op->expect_sha256) {
-            nap(attempt); /* edited meanwhile: a remove takes what is there now */
-            continue;
-        }
-        if (rc == MT_ENOTFOUND)
-            continue; /* gone or moved meanwhile: look again */
-        goto done;
-    }
-    if (attempt == EDIT_ATTEMPTS) {
-        rc = mt_error_set(MT_EBUSY, "/%s kept changing while it was deleted", path);
-        goto done;
-    }
-    /* A directory: every memory beneath it. */
-    if (op->expect_sha256) {
-        rc = not_a_file();
-        goto done;
-    }
-    if ((rc = mt_remote_tree_load(rs, &t, path)) < 0)
-        goto done;
-    if (op->empty_dir && t.files) {
-        mt_remote_tree_dispose(&t);
-        rc = MT_ECONFLICT;
-        goto done;
-    }
-    for (i = 0; i < t.count; i++)
-        total += t.nodes[i].type == MT_NODE_FILE;
-    for (i = 0; i < t.count && rc >= 0; i++) {
-        if (t.nodes[i].type != MT_NODE_FILE)
-            continue;
-        rc = delete_one(rs, t.nodes[i].id, t.nodes[i].sha, what.ptr);
-        if (rc == MT_ENOTFOUND)
-            rc = 0; /* gone meanwhile */
-        if (rc == MT_ECONFLICT)
-            rc = mt_error_set(MT_ECONFLICT, "/%s was changed meanwhile", t.nodes[i].path);
-        if (rc < 0)
-            rc = midway(rc, "deleted", done, total, path, t.nodes[i].path);
-        else
-            done++;
-    }
-    mt_remote_tree_dispose(&t);
-    if (rc == MT_ECONFLICT && done == 0)
-        rc = mt_error_set(MT_EIO,
-                          "a memory beneath /%s was changed while it was deleted: nothing "
-                          "was deleted; try again",
-                          path);
-done:
-    mt_buf_dispose(&what);
-    return rc;
-}
-
-/* Move one memory (and, with content, write it too) under its SHA-256. */
-static int move_one(mt_remote_store *rs, mt_store_op *op, const char *id, const char *sha,
-                    const char *to_api, const char *data, size_t len, int with_content,
-                    const char *what)
-{
-    mt_remote_resp r;
-    char *body = memory_body(to_api, data, len, sha, 1, with_content);
-    json_t *o;
-    int rc;
-
-    if (!body)
-        return mt_error_set(MT_EINVAL, "the content is not valid UTF-8");
-    rc = update(rs, &r, id, body, what);
-    free(body);
-    if (rc < 0)
-        return rc;
-    if (r.status == 200) {
-        if ((o = mt_remote_json(&r, what)) != NULL) {
-            note_version(rs, op, o);
-            json_decref(o);
-        }
-        rc = 0;
-    } else if (is_path_conflict(&r)) {
-        rc = path_conflict(&r, to_api);
-        op->culprit = 1;
-    } else {
-        rc = write_error(&r, what);
-    }
-    mt_remote_resp_dispose(&r);
-    return rc;
-}
-
-static int remote_rename(mt_store *st, mt_store_op *op, const char *from, const char *to)
-{
-    mt_remote_store *rs = R(st);
-    mt_remote_tree t;
-    mt_buf what = MT_BUF_INIT, dest = MT_BUF_INIT;
-    size_t i, total = 0, done = 0, from_len = strlen(from);
-    unsigned attempt;
-    mt_rmem m;
-    int rc = 0;
-
-    op->version = 0;
-    op->culprit = 0;
-    if (!*from || !*to)
-        return mt_error_set(MT_EINVAL, "the store root cannot be renamed, nor anything onto it");
-    if ((rc = rules_check(to)) < 0) {
-        op->culprit = 1;
-        return rc;
-    }
-    if (op->rename_content && (rc = content_check(op->rename_len)) < 0)
-        return rc;
-    if (mt_buf_printf(&what, "the rename of /%s to /%s", from, to) < 0)
-        return MT_ENOMEM;
-    for (attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
-        if ((rc = mt_remote_find(rs, &m, from, 0)) == MT_ENOTFOUND && op->expect_sha256) {
-            /* A retry of a rename that went through: its content at the
-             * destination, nothing at the source (store.h). */
-            rc = mt_remote_find(rs, &m, to, 0);
-            if (rc == MT_NODE_FILE && strcmp(m.sha, op->expect_sha256) == 0)
-                rc = 0;
-            else if (rc >= 0 || rc == MT_ENOTFOUND)
-                rc = MT_ENOTFOUND;
-            mt_rmem_dispose(&m);
-            goto done;
-        }
-        if (rc < 0)
-            goto done;
-        if (rc == MT_NODE_DIR)
-            break;
-        if (op->expect_sha256 && strcmp(op->expect_sha256, m.sha) != 0) {
-            memcpy(op->current_sha256, m.sha, 65);
-            mt_rmem_dispose(&m);
-            rc = MT_ECONFLICT;
-            goto done;
-        }
-        if (op->rename_content && op->max_file_size && op->rename_len > op->max_file_size) {
-            op->refused = MT_LIMIT_FILE_SIZE;
-            op->limit = op->max_file_size;
-            op->held = m.size;
-            op->would = op->rename_len;
-            mt_rmem_dispose(&m);
-            rc = MT_ELIMIT;
-            goto done;
-        }
-        mt_buf_truncate(&dest, 0);
-        if (mt_buf_printf(&dest, "/%s", to) < 0) {
-            mt_rmem_dispose(&m);
-            rc = MT_ENOMEM;
-            goto done;
-        }
-        rc = move_one(rs, op, m.id, m.sha, dest.ptr, op->rename_data, op->rename_len,
-                      op->rename_content, what.ptr);
-        mt_rmem_dispose(&m);
-        if ((rc == MT_ECONFLICT || rc == MT_ENOTFOUND) && !op->expect_sha256 && !op->culprit) {
-            nap(attempt); /* changed or moved meanwhile: look again */
-            continue;
-        }
-        goto done;
-    }
-    if (attempt == EDIT_ATTEMPTS) {
-        rc = mt_error_set(MT_EBUSY, "/%s kept changing while it was renamed", from);
-        goto done;
-    }
-    /* A directory: every memory beneath it, once the destination is free
-     * and every path it would make keeps the API's rules. */
-    if (op->rename_content || op->expect_sha256) {
-        rc = op->expect_sha256 ? not_a_file()
-                               : mt_error_set(MT_EINVAL, "only a memory takes new content");
-        goto done;
-    }
-    rc = mt_remote_find(rs, &m, to, 0);
-    mt_rmem_dispose(&m);
-    if (rc == MT_NODE_FILE || rc == MT_NODE_DIR) {
-        op->culprit = 1;
-        rc = MT_EEXISTS;
-        goto done;
-    }
-    if (rc != MT_ENOTFOUND) {
-        op->culprit = rc == MT_ENOTDIR; /* a memory where a directory of `to` would be */
-        goto done;
-    }
-    if ((rc = mt_remote_tree_load(rs, &t, from)) < 0)
-        goto done;
-    for (i = 0; i < t.count && rc == 0; i++) {
-        if (t.nodes[i].type != MT_NODE_FILE)
-            continue;
-        total++;
-        mt_buf_truncate(&dest, 0);
-        if (mt_buf_printf(&dest, "%s%s", to, t.nodes[i].path + from_len) < 0)
-            rc = MT_ENOMEM;
-        else if ((rc = rules_check(dest.ptr)) < 0)
-            op->culprit = 1;
-    }
-    for (i = 0; i < t.count && rc >= 0; i++) {
-        if (t.nodes[i].type != MT_NODE_FILE)
-            continue;
-        mt_buf_truncate(&dest, 0);
-        if (mt_buf_printf(&dest, "/%s%s", to, t.nodes[i].path + from_len) < 0) {
-            rc = MT_ENOMEM;
-            break;
-        }
-        rc = move_one(rs, op, t.nodes[i].id, t.nodes[i].sha, dest.ptr, NULL, 0, 0, what.ptr);
-        if (rc == MT_ECONFLICT)
-            rc = mt_error_set(MT_ECONFLICT, "/%s was changed meanwhile", t.nodes[i].path);
-        if (rc < 0)
-            rc = midway(rc, "moved", done, total, from, t.nodes[i].path);
-        else
-            done++;
-    }
-    mt_remote_tree_dispose(&t);
-    if (rc == 0 && total == 0)
-        rc = MT_ENOTFOUND; /* emptied meanwhile */
-done:
-    mt_buf_dispose(&what);
-    mt_buf_dispose(&dest);
-    return rc;
-}
-
-static int hidden(const char *name, size_t len)
-{
-    return (len && name[0] == '.') || (len == 12 && strncmp(name, "node_modules", 12) == 0);
 }
 
 static int remote_list(mt_store *st, mt_store_listing *out, const char *path, unsigned depth,
@@ -781,7 +482,7 @@ static int remote_list(mt_store *st, mt_store_listing *out, const char *path, un
         if (skip && strncmp(n->path, skip, skip_len) == 0 && n->path[skip_len] == '/')
             continue;
         skip = NULL;
-        if (n->depth > depth || hidden(name, strlen(name))) {
+        if (n->depth > depth || mt_path_is_hidden(name, strlen(name))) {
             skip = n->path;
             skip_len = strlen(skip);
             continue;
@@ -874,7 +575,7 @@ static int remote_touch(mt_store *st, int64_t *recorded, const char *path, int64
     (void)recorded;
     (void)path;
     (void)now_ms;
-    return not_here("recording when a memory was last viewed (for expiry)");
+    return mt_remote_not_here("recording when a memory was last viewed (for expiry)");
 }
 
 static int remote_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payload)
@@ -883,14 +584,14 @@ static int remote_idle(mt_store *st, const char *path, mt_idle_cb cb, void *payl
     (void)path;
     (void)cb;
     (void)payload;
-    return not_here("expiry (when each memory was last used)");
+    return mt_remote_not_here("expiry (when each memory was last used)");
 }
 
 static int remote_version_count(mt_store *st, uint64_t *out)
 {
     (void)st;
     *out = 0;
-    return not_here("counting the versions kept");
+    return mt_remote_not_here("counting the versions kept");
 }
 
 static int remote_control(mt_store *st, int request, void *arg)
@@ -908,7 +609,6 @@ static void remote_free(mt_store *st)
     if (!rs)
         return;
     mt_remote_http_dispose(&rs->http);
-    free(rs->store_id);
     free(rs);
 }
 
@@ -940,16 +640,17 @@ int mt_store_remote_open(mt_store **out, const char *url)
         free(id);
         return mt_error_set(MT_ENOMEM, "out of memory");
     }
-    rs->store_id = id;
+    /* The store's id is the base URL's last segment: nothing keeps it apart. */
     rc = mt_remote_http_init(&rs->http, base, key);
     free(base);
+    free(id);
     rs->base.version = MT_STORE_VERSION;
     rs->base.stat = remote_stat;
     rs->base.read = remote_read;
     rs->base.create = remote_create;
     rs->base.edit = remote_edit;
-    rs->base.remove = remote_remove;
-    rs->base.rename = remote_rename;
+    rs->base.remove = mt_remote_remove;
+    rs->base.rename = mt_remote_rename;
     rs->base.list = remote_list;
     rs->base.usage = remote_usage;
     rs->base.free = remote_free;

@@ -7,7 +7,6 @@
 typedef struct {
     mt_store base;
     mt_remote_http http;
-    char *store_id; /* memstore_... */
 } mt_remote_store;
 
 /* A memory as the API answers it, checked. */
@@ -32,15 +31,34 @@ typedef int (*mt_remote_item_cb)(void *payload, mt_rmem *m, const char *path);
 
 /* The memories (and, at depth 1, prefixes) beneath prefix ("/" or "/x/"),
  * at most max_pages pages; *more (may be NULL) set when pages were left. */
-/* One page of a list (GET target): *page the answer (json_decref it), *data
+/* The most items a page may hold: the most a request asks for. */
+#define MT_REMOTE_PAGE_ITEMS 100
+
+/* One walk through a list's pages, bounded against a server that would
+ * page on without end: every cursor followed is remembered (a cycle A, B, A
+ * is refused, not only A, A), and the items of all its pages are counted,
+ * prefixes as memories. */
+typedef struct {
+    mt_buf cursor;             /* the next page's cursor ("": the first page) */
+    unsigned char (*seen)[32]; /* the SHA-256 of each cursor followed */
+    size_t nseen, cap;
+    size_t items, max_items;
+} mt_remote_walk;
+
+void mt_remote_walk_init(mt_remote_walk *w, size_t max_items);
+void mt_remote_walk_dispose(mt_remote_walk *w);
+
+/* One page of a walk (GET target): *page the answer (json_decref it), *data
  * its array; a status other than 200 is an error in the server's words
- * (not_there, when given, for a 404), as is a page without a data array or
- * with a next_page that is neither a string nor null. */
-int mt_remote_page_get(mt_remote_store *rs, json_t **page, json_t **data, const char *target,
-                       const char *what, const char *not_there);
-/* The page's next_page into *cursor: 1 (go on), 0 (the last page), or an
- * error for a cursor no client can follow (over 4 KiB, or the same again). */
-int mt_remote_page_next(mt_buf *cursor, const json_t *page, const char *what);
+ * (not_there, when given, for a 404), as is a page without a data array,
+ * with a next_page that is neither a string nor null, with more than
+ * MT_REMOTE_PAGE_ITEMS items, or past the walk's max_items. */
+int mt_remote_page_get(mt_remote_store *rs, mt_remote_walk *w, json_t **page, json_t **data,
+                       const char *target, const char *what, const char *not_there);
+/* The page's next_page into w->cursor: 1 (go on), 0 (the last page), or an
+ * error for a cursor no client can follow (over 4 KiB, or one this walk
+ * followed already). */
+int mt_remote_page_next(mt_remote_walk *w, const json_t *page, const char *what);
 int mt_remote_scan(mt_remote_store *rs, const char *prefix, int depth, int full, size_t max_pages,
                    mt_remote_item_cb cb, void *payload, int *more);
 int mt_remote_scan_all(mt_remote_store *rs, const char *prefix, int depth, int full,
@@ -56,8 +74,14 @@ int mt_remote_paths(char **parent, char **api, const char *rel);
  * content too), MT_NODE_DIR, or MT_ENOTFOUND. */
 int mt_remote_find(mt_remote_store *rs, mt_rmem *out, const char *rel, int full);
 
-/* One memory by id, with its content: 0, MT_ENOTFOUND, or an error. */
-int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *what);
+/* Append "/memories/" and the id, escaped: a memory's target. */
+int mt_remote_memory_target(mt_buf *out, const char *id);
+
+/* One memory by id, with its content: 0, MT_ENOTFOUND, or an error. The
+ * answer must be the memory asked for, and at path (the API path) when path
+ * is not NULL: a memory moved meanwhile is MT_ENOTFOUND there. */
+int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char *path,
+                  const char *what);
 
 /* Everything beneath a directory, and the directories the paths imply:
  * sorted as listings are, each directory with the bytes and files beneath. */
@@ -97,6 +121,63 @@ int mt_remote_url_parse(char **base, char **id, const char *url);
 /* Search by reading every memory beneath path (remote_search.c). */
 int mt_remote_search(mt_store *st, mt_store_hit **out, size_t *count, const mt_search_query *q,
                      const char *path, size_t limit);
+
+/* Edits that meet a change made meanwhile try again this many times. */
+#define MT_REMOTE_EDIT_ATTEMPTS 8
+
+/* The parts of a change the store's files share (remote_store.c). */
+/* A short wait before trying again, longer with each attempt. */
+void mt_remote_nap(unsigned attempt);
+/* The API's rule for a path (store path rel), in memtool's words. */
+int mt_remote_rules_check(const char *rel);
+/* The API's limit on a memory's bytes, in memtool's words. */
+int mt_remote_content_check(size_t len);
+/* The error of a refused write, from one reading of its answer: with api
+ * (the path written), a path conflict is MT_EEXISTS (the path taken) or
+ * MT_ENOTDIR (a memory where a directory of it would be), without a message,
+ * and *path_conflict (may be NULL) says so; a failed precondition is
+ * MT_ECONFLICT; the rest in the server's words. */
+int mt_remote_write_refused(const mt_remote_resp *r, const char *api, int *path_conflict,
+                            const char *what);
+/* op->version from a write's answer. */
+void mt_remote_note_version(mt_remote_store *rs, mt_store_op *op, const json_t *answer);
+int mt_remote_not_a_file(void);
+/* What a remote store cannot do, said so (MT_ENOSYS). */
+int mt_remote_not_here(const char *what);
+/* A memory's JSON body: path (api, with with_path), content (with
+ * with_content) and a content_sha256 precondition (sha, when not NULL). */
+char *mt_remote_memory_body(const char *api, const char *data, size_t len, const char *sha,
+                            int with_path, int with_content);
+/* POST /memories/{id} with body: 0 with r filled (any status), or an error. */
+int mt_remote_update(mt_remote_store *rs, mt_remote_resp *r, const char *id, const char *body,
+                     const char *what);
+
+/* The API ids met in this process by memtool's 64-bit form (remote_ids.c):
+ * at most MT_REMOTE_IDS_SLOTS, each found among MT_REMOTE_IDS_PROBE slots. */
+#define MT_REMOTE_IDS_SLOTS 4096
+#define MT_REMOTE_IDS_PROBE 4
+typedef struct {
+    pthread_mutex_t lock;
+    struct {
+        uint64_t key;
+        char *api; /* NULL: a free slot */
+    } slot[MT_REMOTE_IDS_SLOTS];
+} mt_remote_ids;
+
+#define MT_REMOTE_IDS_INIT                                                                         \
+    {                                                                                              \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                                          \
+    }
+
+/* Remember api under key (an id already there is replaced; with every
+ * slot of its place taken, one goes). */
+void mt_remote_ids_put(mt_remote_ids *t, uint64_t key, const char *api);
+/* The API form of key: 1 with out filled, 0 when not known. */
+int mt_remote_ids_get(mt_remote_ids *t, uint64_t key, char *out, size_t size);
+
+/* Removes and renames (remote_move.c). */
+int mt_remote_remove(mt_store *st, mt_store_op *op, const char *path);
+int mt_remote_rename(mt_store *st, mt_store_op *op, const char *from, const char *to);
 
 /* History over memory_versions (remote_history.c). */
 int64_t mt_remote_version_id(mt_remote_store *rs, const char *api_id);

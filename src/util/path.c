@@ -303,6 +303,11 @@ mt_path_status mt_path_parse(char **rel, const char *path, size_t len)
     return MT_PATH_OK;
 }
 
+int mt_path_is_hidden(const char *name, size_t len)
+{
+    return (len && name[0] == '.') || (len == 12 && memcmp(name, "node_modules", 12) == 0);
+}
+
 int mt_path_name_ok(const char *name, size_t len)
 {
     if (name == NULL || len == 0 || is_dot(name, len))

@@ -25,6 +25,10 @@ int mt_path_name_ok(const char *name, size_t len);
 
 /* Reserved in every component: the prefix of temporary files, and the
  * store's own directory (compared without regard to ASCII case). */
+/* Whether a listing leaves out an entry of that name (and what lies beneath
+ * it): hidden names (a leading '.') and node_modules, on every store. */
+int mt_path_is_hidden(const char *name, size_t len);
+
 #define MT_TMP_PREFIX     ".mt-tmp."
 #define MT_RESERVED_NAME  ".memtool"
 #define MT_PATH_MAX       4096

@@ -8,15 +8,21 @@ file (a directory), sqlite (a database file) or postgresql (the server named
 by $MEMTOOL_TEST_PG, each case in a tenant of its own; without the variable
 the run fails, it is not skipped), or remote (a memory store of `memtool
 server`, started on loopback by the run, reached over HTTP: src/remote). A
-remote store differs from a local one where docs/remote-store.md says; the
-cases that meet a difference are listed in REMOTE_EXCEPTIONS with the reason,
-and run.py --store remote does not run them.
+remote store differs from a local one where docs/remote-store.md says, and
+only the steps that meet a difference are marked, each with why (below);
+every other step of every case runs there and is compared byte for byte.
 
 A .test file is a script of steps, each starting at the beginning of a line:
 
     # a comment
     #! stores: file             the first line of a case that only the file store can run
                                 (it makes symbolic links, FIFOs, or edits files by hand)
+    #! not remote: REASON       the next step is not run on a remote store (REASON: the
+                                difference of docs/remote-store.md it meets)
+    #! remote differs: REASON   the next call or `~` step runs on a remote store and its
+                                exit status is checked, but not its output
+    #! not remote begin: REASON ... #! not remote end
+                                no step between the two lines runs on a remote store
     @ --view-limit 300          options for the memtool calls that follow
     + a/b.txt "x\n" * 3         a file put in the store through memtool create: its exact
                                 content, a Python expression giving text or bytes
@@ -93,64 +99,11 @@ STEP = ("# ", "#!", "@ ", "$ ", "| ", "+ ", "- ", "/ ", "> ", "! ", "? ", "= ", 
         "~?")
 STORES = ("file", "sqlite", "postgresql", "remote")
 
-# The cases whose results differ on a remote store, each for a difference
-# docs/remote-store.md documents. Every other case gives the same bytes.
-REMOTE_EXCEPTIONS = {
-    'cli_options':
-        "content with a NUL byte: memtool server refuses \\u0000 in a JSON body (its parser, not the API's rule)",
-    'create':
-        "content with a NUL byte: memtool server refuses \\u0000 in a JSON body (its parser, not the API's rule)",
-    'depth':
-        "the API's path limit of 20 segments (a memtool path may have 32)",
-    'encrypted_store':
-        'encryption at rest is not available on a remote store',
-    'expected_sha256':
-        'a memory store has no empty directories: one exists while a memory lies beneath it (line 52: the directory left empty is gone)',
-    'gc':
-        'expiry: the API keeps no last access of a memory',
-    'history':
-        "the server records its own actor on each version (api:apikey_...), not memtool's --actor",
-    'history_cli':
-        "the server records its own actor on each version (api:apikey_...), not memtool's --actor",
-    'history_diff_redacted':
-        "the API's versions carry no previous path, so a diff cannot say a rename's former path",
-    'history_log':
-        "the server records its own actor on each version (api:apikey_...), not memtool's --actor",
-    'history_noop':
-        "the server records its own actor on each version (api:apikey_...), not memtool's --actor",
-    'init':
-        'a remote store has no tenants (--tenant): the key chooses the memory stores',
-    'insert':
-        'a memory store has no empty directories: one exists while a memory lies beneath it',
-    'limits':
-        "memtool's --max-store-size, --max-files and --max-dirs are not checked on a remote store: the server's limits hold (2,000 memories, 102,400 bytes each)",
-    'migrate':
-        "content with a NUL byte: memtool server refuses \\u0000 in a JSON body (its parser, not the API's rule)",
-    'migrate_history':
-        "expiry: the API keeps no last access of a memory (stats' idle times)",
-    'migrate_keys':
-        'encryption at rest is not available on a remote store',
-    'paths':
-        "the API's path limit of 20 segments (a memtool path may have 32)",
-    'rekey':
-        'encryption at rest is not available on a remote store',
-    'secrets':
-        "the server records its own actor on each version (api:apikey_...), not memtool's --actor",
-    'secrets_scan':
-        'memtool server applies its own --secrets policy and refuses the memory the case writes',
-    'status':
-        'a remote store has no tenants (--tenant): the key chooses the memory stores',
-    'store_cli':
-        "content with a NUL byte: memtool server refuses \\u0000 in a JSON body (its parser, not the API's rule)",
-    'str_replace':
-        'a memory store has no empty directories: one exists while a memory lies beneath it',
-    'truncate':
-        "the API's path limit of 20 segments (a memtool path may have 32)",
-    'view_dir':
-        "content with a NUL byte: memtool server refuses \\u0000 in a JSON body (its parser, not the API's rule); and the API's limit of 102,400 bytes a memory",
-    'view_file':
-        "the API's limit of 102,400 bytes a memory",
-}
+NOT_REMOTE = "#! not remote: "
+NOT_REMOTE_BEGIN = "#! not remote begin: "
+NOT_REMOTE_END = "#! not remote end"
+DIFFERS = "#! remote differs: "
+SKIPPED = []  # (case:line, why, ran) of the steps a remote run left out or did not compare
 EXIT = {">": 0, "!": 1, "?": 2}
 CLI_EXIT = {"~ ": 0, "~!": 1, "~?": 2}
 ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -173,16 +126,35 @@ def parse(path):
     if lines and lines[-1] == b"":
         lines.pop()
     i = 0
+    # Why the next step (or each step of an open block) is not run on a
+    # remote store; None where it is.
+    skip_next = skip_block = None
     while i < len(lines):
         line = lines[i]
         i += 1
         text = line.decode("utf-8")
         if text.startswith("#! plain: ") and i <= 2:
             continue
+        if text.startswith(NOT_REMOTE_BEGIN):
+            if skip_block is not None:
+                raise SystemExit(f"{path}:{i}: a '#! not remote begin' block is already open")
+            skip_block = text[len(NOT_REMOTE_BEGIN):].strip()
+            continue
+        if text == NOT_REMOTE_END:
+            if skip_block is None:
+                raise SystemExit(f"{path}:{i}: '#! not remote end' without a begin")
+            skip_block = None
+            continue
+        if text.startswith(NOT_REMOTE):
+            skip_next = text[len(NOT_REMOTE):].strip()
+            continue
+        if text.startswith(DIFFERS):
+            skip_next = ("differs", text[len(DIFFERS):].strip())
+            continue
         if text.startswith("#!"):
             if i != 1 or not text.startswith("#! stores: "):
                 raise SystemExit(f"{path}:{i}: '#! stores: ...' is the first line or nothing")
-            steps.append(("#!", text[len("#! stores: "):].split(), None, i))
+            steps.append(("#!", text[len("#! stores: "):].split(), None, i, None))
             continue
         if text == "" or text == "#" or text.startswith("# "):
             continue
@@ -190,12 +162,18 @@ def parse(path):
         if kind not in STEP:
             raise SystemExit(f"{path}:{i}: not a step: {text!r}")
         arg = line[2:]
+        why, skip_next = skip_next or skip_block, None
+        if why == "" or why == ("differs", ""):
+            raise SystemExit(f"{path}:{i}: a '#! not remote' marker says why")
+        if isinstance(why, tuple) and kind[0] not in EXIT and kind not in CLI_EXIT:
+            raise SystemExit(f"{path}:{i}: '#! remote differs' is for a call or a `~` step")
         if kind in CLI_EXIT:
             block = []
             start = i + 1
             if i < len(lines) and lines[i].startswith(b"% "):
                 steps.append((kind, arg.strip(),
-                              json.loads(lines[i][2:].decode("utf-8")).encode("utf-8"), start - 1))
+                              json.loads(lines[i][2:].decode("utf-8")).encode("utf-8"), start - 1,
+                              why))
                 i += 1
                 continue
             while i < len(lines) and lines[i].decode("utf-8")[:2] not in STEP:
@@ -203,7 +181,7 @@ def parse(path):
                 i += 1
             while block and block[-1] == b"":
                 block.pop()
-            steps.append((kind, arg.strip(), b"\n".join(block), start - 1))
+            steps.append((kind, arg.strip(), b"\n".join(block), start - 1, why))
         elif kind[0] in EXIT:
             block = []
             start = i + 1
@@ -217,9 +195,11 @@ def parse(path):
                 while block and block[-1] == b"":
                     block.pop()
                 expected = b"\n".join(block)
-            steps.append((kind[0], arg, expected, start - 1))
+            steps.append((kind[0], arg, expected, start - 1, why))
         else:
-            steps.append((kind[0], arg, None, i))
+            steps.append((kind[0], arg, None, i, why))
+    if skip_next is not None or skip_block is not None:
+        raise SystemExit(f"{path}: a '#! not remote' marker with no step after it")
     return steps
 
 
@@ -300,7 +280,10 @@ def remote_store(memtool):
         keys = os.path.join(tmp, "keys")
         key = subprocess.run([memtool, "server", "keys", "add", "golden", "--keys", keys],
                              capture_output=True, text=True, check=True, env=clean_env()).stdout.strip()
-        srv = subprocess.Popen([memtool, "--store", "sqlite:" + os.path.join(tmp, "s.db"), "server",
+        # --secrets off: the server keeps what it is sent, as the hosted API does,
+        # so the secrets policy that applies is the calling memtool's own.
+        srv = subprocess.Popen([memtool, "--secrets", "off", "--store",
+                                "sqlite:" + os.path.join(tmp, "s.db"), "server",
                                 "--listen", "127.0.0.1:0", "--keys", keys],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                env=clean_env())
@@ -426,11 +409,19 @@ def run_file(memtool, path, kind="file", via="cli", encrypt=False):
         import via_python
         binding = via_python.Caller(sargs)
     try:
-        for kind_, arg, expected, line in parse(path):
+        for kind_, arg, expected, line, why in parse(path):
             where = f"{os.path.basename(path)}:{line}"
             step = kind_
             if step == "#!":
                 continue
+            # Compared on a remote store: all of the step, its exit status
+            # only (#! remote differs), or none of it (#! not remote).
+            compare = why is None or kind != "remote"
+            if not compare:
+                SKIPPED.append((where, why[1] if isinstance(why, tuple) else why,
+                                isinstance(why, tuple)))
+                if not isinstance(why, tuple):
+                    continue
             if step in CLI_EXIT:
                 words, extra = cli_command(arg.decode())
                 r = subprocess.run([memtool, *sargs, *opts, *words],
@@ -441,7 +432,7 @@ def run_file(memtool, path, kind="file", via="cli", encrypt=False):
                     failures.append(f"{where}: exit {r.returncode}, expected {CLI_EXIT[step]}"
                                     f"\n  command: {arg!r}\n  stdout: {r.stdout!r}"
                                     f"\n  stderr: {r.stderr!r}")
-                elif not matches(expected, got):
+                elif compare and not matches(expected, got):
                     failures.append(f"{where}: wrong output\n  command:  {arg!r}"
                                     f"\n  expected: {expected!r}\n  got:      {got!r}")
             elif step == "@":
@@ -492,7 +483,7 @@ def run_file(memtool, path, kind="file", via="cli", encrypt=False):
                 if status != EXIT[step]:
                     failures.append(f"{where}: is_error {bool(status)}, expected "
                                     f"{bool(EXIT[step])}\n  input:  {arg!r}\n  result: {out!r}")
-                elif out != expected:
+                elif compare and out != expected:
                     failures.append(f"{where}: wrong output through the binding\n  input:    "
                                     f"{arg!r}\n  expected: {expected!r}\n  got:      {out!r}")
             else:
@@ -505,7 +496,7 @@ def run_file(memtool, path, kind="file", via="cli", encrypt=False):
                     failures.append(f"{where}: exit {r.returncode}, expected {EXIT[step]}"
                                     f"\n  input:  {arg!r}\n  stdout: {r.stdout!r}"
                                     f"\n  stderr: {r.stderr!r}")
-                elif step != "?" and r.stdout != expected:
+                elif step != "?" and compare and r.stdout != expected:
                     failures.append(f"{where}: wrong output\n  input:    {arg!r}"
                                     f"\n  expected: {expected!r}\n  got:      {r.stdout!r}")
                 elif step == "?" and (r.stdout != b"" or not r.stderr.startswith(b"memtool")):
@@ -536,19 +527,19 @@ def main():
         raise SystemExit("usage: run.py [--store file|sqlite|postgresql|remote] [--via python|NAME] "
                          "[--encrypt] MEMTOOL FILE.test...")
     memtool, files = args[0], args[1:]
-    failed = skipped = 0
+    failed = 0
     for path in files:
-        name = os.path.basename(path).split(".")[0]
-        if kind == "remote" and name in REMOTE_EXCEPTIONS:
-            print(f"{name}: not run on a remote store: {REMOTE_EXCEPTIONS[name]}")
-            skipped += 1
-            continue
         failures = run_file(memtool, path, kind, via, encrypt)
         for f in failures:
             print(f"FAIL {f}")
         failed += bool(failures)
-    print(f"{len(files) - failed - skipped} passed, {failed} failed" +
-          (f", {skipped} not run (REMOTE_EXCEPTIONS)" if skipped else ""))
+    for where, why, ran in SKIPPED:
+        print(f"{where}: {'output not compared' if ran else 'step not run'} on a remote store: "
+              f"{why}")
+    ran = sum(1 for s in SKIPPED if s[2])
+    print(f"{len(files) - failed} passed, {failed} failed" +
+          (f"; on a remote store {len(SKIPPED) - ran} steps not run, {ran} outputs not compared"
+           if SKIPPED else ""))
     sys.exit(1 if failed else 0)
 
 

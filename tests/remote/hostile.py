@@ -182,6 +182,8 @@ class Handler(BaseHTTPRequestHandler):
                 if mid not in S.mems:
                     return self.error(404, "not_found_error", "no memory")
                 exp = q.get("expected_content_sha256")
+                if S.take("race_delete") is not None:
+                    S.mems[mid]["content"] += "racer\n"  # another writer, just before the delete
                 if exp and exp != sha(S.mems[mid]["content"]):
                     return self.error(409, "memory_precondition_failed_error", "changed")
                 record(mid, "deleted", S.mems[mid])
@@ -193,10 +195,13 @@ class Handler(BaseHTTPRequestHandler):
                 vs = [v for v in reversed(S.versions)
                       if not q.get("memory_id") or v["memory_id"] == q["memory_id"]]
                 size = min(int(q.get("limit", "20")), 20)
-                start = int(base64.b64decode(q["page"]).decode()) if q.get("page") else 0
+                cycle = S.faults.get("cycle_versions")
+                start = int(base64.b64decode(q["page"]).decode()) if q.get("page") and not cycle else 0
                 nxt = base64.b64encode(str(start + size).encode()).decode() if start + size < len(vs) else None
                 if S.take("loop_versions") is not None:
                     nxt = base64.b64encode(b"0").decode()  # the same cursor, again and again
+                if cycle:
+                    nxt = {None: "A", "A": "B", "B": "A"}[q.get("page")]  # A, B, A, B, ...
                 return self.answer(200, {"data": [version_json(v, q.get("view") == "full")
                                                   for v in vs[start:start + size]], "next_page": nxt})
             m = re.fullmatch(r"/memory_versions/(memver_\w+)(/redact)?", p)
@@ -234,12 +239,21 @@ class Handler(BaseHTTPRequestHandler):
         # Pages of at most 20, whatever the view or the limit asked for.
         size = min(int(q.get("limit", "20")), 20)
         start = int(base64.b64decode(q["page"]).decode()) if q.get("page") else 0
+        if S.faults.get("fat_page"):  # more items on one page than any limit asks for
+            return self.answer(200, {"data": [{"type": "memory_prefix", "path": "/f%d/" % i}
+                                              for i in range(101)], "next_page": None})
+        if S.faults.get("endless_prefixes"):  # new prefixes and new cursors without end
+            return self.answer(200, {"data": [{"type": "memory_prefix", "path": "/e%d/" % (start + i)}
+                                              for i in range(20)],
+                                     "next_page": base64.b64encode(str(start + 20).encode()).decode()})
         page = items[start:start + size]
         nxt = base64.b64encode(str(start + size).encode()).decode() if start + size < len(items) else None
         return self.answer(200, {"data": page, "next_page": nxt})
 
     def create(self, body):
         path, content = body["path"], body["content"]
+        if S.faults.get("cap") and len(S.mems) >= 2000:  # the API's words are not documented
+            return self.error(400, "invalid_request_error", "memory store is full")
         for mid, m in S.mems.items():
             if overlap(m["path"], path):
                 return self.error(409, "memory_path_conflict_error", "taken",
@@ -436,10 +450,31 @@ def main():
         S.faults["loop_versions"] = 100
     r = subprocess.run([MEMTOOL, "--store", url, "log", "--actor", "nobody"], capture_output=True,
                        text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
-    check(r.returncode != 0 and "cursor is unusable" in r.stderr,
+    check(r.returncode != 0 and "leads back to a page already read" in r.stderr,
           "a repeating history cursor fails the command: %r %r" % (r.stdout, r.stderr))
     with S.lock:
         S.faults.pop("loop_versions", None)
+    # Cursors that come back after others (A, B, A): remembered, all of them.
+    with S.lock:
+        S.faults["cycle_versions"] = True
+    r = subprocess.run([MEMTOOL, "--store", url, "log", "--actor", "nobody"], capture_output=True,
+                       text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
+    check(r.returncode != 0 and "leads back to a page already read" in r.stderr,
+          "a history cursor cycle A, B, A fails the command: %r %r" % (r.stdout, r.stderr))
+    with S.lock:
+        S.faults.pop("cycle_versions", None)
+    # A page of more items than asked for, and prefixes without end (counted as memories
+    # are): refused, and the command ends.
+    for fault, said in (("fat_page", "a page of more items than asked for"),
+                        ("endless_prefixes", "more items than a memory store holds")):
+        with S.lock:
+            S.faults[fault] = True
+        r = subprocess.run([MEMTOOL, "--store", url, "view", "/memories"], capture_output=True,
+                           text=True, env=dict(env_plain(), MEMTOOL_API_KEY=KEY), timeout=60)
+        with S.lock:
+            S.faults.pop(fault, None)
+        check(r.returncode != 0 and said in r.stdout + r.stderr,
+              "%s: the listing is refused: %r %r" % (fault, r.stdout, r.stderr))
 
     # History with version ids of no form memtool knows (memver_ and hex): ids 2^62 and up,
     # the same in every process, found again by a scan; show, restore and redact by them.
@@ -476,6 +511,35 @@ def main():
         check(rc != 0 and bad[5:] not in out, "a server path with %r is refused: %r" % (bad, out))
         with S.lock:
             S.mems.pop("mem_bad", None)
+
+    # A precondition the server finds broken (another writer came in between the read and
+    # the change): the error names the content there now, not the one read.
+    for cmd, fault in (({"command": "delete", "path": "/memories/race.md"}, "race_delete"),
+                       ({"command": "rename", "old_path": "/memories/race.md",
+                         "new_path": "/memories/race2.md"}, "race")):
+        call(url, {"command": "delete", "path": "/memories/race.md"})
+        call(url, {"command": "create", "path": "/memories/race.md", "file_text": "r\n"})
+        with S.lock:
+            S.faults[fault] = 1
+        rc, out = call(url, dict(cmd, expected_sha256=sha("r\n")))
+        with S.lock:
+            S.faults.pop(fault, None)
+        check(rc != 0 and "sha256 now %s" % sha("r\nracer\n") in out,
+              "%s refused by the server: the content now is named: %r" % (cmd["command"], out))
+
+    # A full store (the API's 2,000 memories): a create the server refuses says so in
+    # memtool's words.
+    with S.lock:
+        for i in range(2000 - len(S.mems)):
+            S.mems["mem_full%04d" % i] = {"path": "/full/m%04d.md" % i, "content": "x\n", "vid": "memver_f"}
+        S.faults["cap"] = True
+    rc, out = call(url, {"command": "create", "path": "/memories/one-more.md", "file_text": "x\n"})
+    with S.lock:
+        S.faults.pop("cap", None)
+        for k in [k for k in S.mems if k.startswith("mem_full")]:
+            del S.mems[k]
+    check(rc != 0 and "holds 2000 memories, the memory-store API's limit of 2,000 a store" in out,
+          "a create into a full store: %r" % out)
 
     # A delete of a directory spanning pages; a key the server refuses.
     rc, out = call(url, {"command": "delete", "path": "/memories/p"})

@@ -20,7 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 MEMTOOL = os.environ["MEMTOOL"]
@@ -102,7 +104,8 @@ def directories(url, key):
     rc, out, _ = call(url, key, {"command": "delete", "path": "/memories/e"})
     check(rc == 0, "delete of a directory: %r" % out)
     rc, out, _ = call(url, key, {"command": "view", "path": "/memories"})
-    check("/memories/e" not in out, "nothing is left beneath a deleted directory: %r" % out)
+    check(rc == 0 and "/memories/e" not in out,
+          "nothing is left beneath a deleted directory: %r %r" % (rc, out))
 
 
 def race(url, key):
@@ -127,8 +130,13 @@ def race(url, key):
         bad = sum(pool.map(worker, range(8)), [])
     check(not bad, "every racing edit succeeded: %r" % bad[:3])
     rc, out, _ = call(url, key, {"command": "view", "path": "/memories/race.md"})
-    lines = set(re.findall(r"w\d-\d+", out))
-    check(len(lines) == 200, "8 x 25 racing edits, none lost: %d of 200 there" % len(lines))
+    check(rc == 0, "the raced memory can be viewed: %r" % out[:200])
+    # Each edit exactly once: none lost, none made twice.
+    made = Counter(re.findall(r"\bw\d-\d+\b", out))
+    want = {"w%d-%d" % (w, i) for w in range(8) for i in range(25)}
+    check(set(made) == want and all(n == 1 for n in made.values()),
+          "8 x 25 racing edits, each once: %d of 200 there, made twice: %r"
+          % (len(set(made) & want), [t for t, n in made.items() if n > 1][:5]))
 
 
 def cli(url, key, *args):
@@ -207,6 +215,29 @@ def migrate(tmp, url, key):
     got = subprocess.run([MEMTOOL, "--root", back, "cat", "/memories/a.md"], capture_output=True,
                          text=True, env=env()).stdout
     check(got == "theirs\n", "the local copy holds the remote content: %r" % got)
+
+
+def nul(url, key):
+    """Content with NUL bytes crosses the API as \\u0000, both ways; any other string of
+    a body with one is refused (memtool server reads those up to the NUL)."""
+    def post(target, body):
+        req = urllib.request.Request(url + target, method="POST", data=json.dumps(body).encode(),
+                                     headers={"Authorization": "Bearer " + key,
+                                              "content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.load(r)
+        except urllib.error.HTTPError as e:
+            return e.code, json.load(e)
+    status, got = post("/memories?view=full", {"path": "/nul.bin", "content": "a\u0000b"})
+    check(status == 200 and got.get("content") == "a\u0000b" and got.get("content_size_bytes") == 3,
+          "content with a NUL is kept whole: %r %r" % (status, got))
+    r = subprocess.run([MEMTOOL, "--store", url, "cat", "/memories/nul.bin"], capture_output=True,
+                       env=env(MEMTOOL_API_KEY=key))
+    check(r.returncode == 0 and r.stdout == b"a\x00b", "and read back through the store: %r" % r.stdout)
+    status, got = post("/memories", {"path": "/x\u0000y.md", "content": "z"})
+    check(status == 400 and "must not hold a NUL" in got["error"]["message"],
+          "a path with a NUL is refused: %r %r" % (status, got))
 
 
 def refusals(base, url, key):
@@ -290,6 +321,7 @@ def main():
         counts(new_store(base, key), key)
         directories(new_store(base, key), key)
         race(new_store(base, key), key)
+        nul(new_store(base, key), key)
         history(new_store(base, key), key)
         migrate(tmp, new_store(base, key), key)
         https(tmp, keys, key)

@@ -8,9 +8,11 @@
 #ifndef MT_TEST_STORE_OPENERS_REMOTE_H
 #define MT_TEST_STORE_OPENERS_REMOTE_H
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define mt_test_stores mt_test_stores_shared
 #include "store_openers.h"
@@ -31,6 +33,7 @@ static int mt_test_remote_url(char *url, size_t size, const char *dir, const cha
     char cmd[1200], got[512], path[700];
     FILE *f;
     size_t n;
+    int fd = -1;
     char *id, *end;
 
     if (!base || !key) {
@@ -45,15 +48,30 @@ static int mt_test_remote_url(char *url, size_t size, const char *dir, const cha
         fclose(f);
         return n ? 0 : -1;
     }
-    snprintf(cmd, sizeof(cmd),
-             "curl -sS -X POST -H 'Authorization: Bearer %s' -H 'content-type: application/json' "
-             "-d '{\"name\":\"conformance\"}' '%s/v1/memory_stores'",
-             key, base);
-    if (!(f = popen(cmd, "r")))
+    /* The key goes to curl in a file of the scratch directory (mode 0600),
+     * never on its command line, where every process may read it. */
+    snprintf(path, sizeof(path), "%s/remote-key-header", dir);
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || !(f = fdopen(fd, "w"))) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
+    fprintf(f, "Authorization: Bearer %s\n", key);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "curl -sS -X POST -H @'%s' -H 'content-type: application/json' "
+             "-d '{\"name\":\"conformance\"}' '%s/v1/memory_stores'",
+             path, base);
+    f = popen(cmd, "r");
+    if (!f) {
+        unlink(path);
+        return -1;
+    }
     n = fread(got, 1, sizeof(got) - 1, f);
     got[n] = '\0';
     pclose(f);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/remote-url%s%s", dir, tenant ? "-" : "", tenant ? tenant : "");
     if (!(id = strstr(got, "\"id\":\"memstore_")) || !(end = strchr(id + 6, '"'))) {
         fprintf(stderr, "cannot make a memory store: %s\n", got);
         return -1;
