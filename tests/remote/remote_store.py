@@ -26,6 +26,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 MEMTOOL = os.environ["MEMTOOL"]
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 failures = []
 
 
@@ -308,6 +309,74 @@ def https(tmp, keys, key):
         srv.wait(timeout=20)
 
 
+def front_ends(url, key):
+    """Every front end on a remote store: serve (JSON lines), mcp, the Python binding and the
+    agent (memtool run, against the stand-in Messages API of tests/agent), each reading what
+    another wrote."""
+    r = subprocess.run([MEMTOOL, "--store", url, "serve"], input=(
+        json.dumps({"command": "create", "path": "/memories/fe/serve.md", "file_text": "by serve\n"}) + "\n" +
+        json.dumps({"command": "view", "path": "/memories/fe/serve.md"}) + "\n").encode(),
+        capture_output=True, timeout=60, env=env(MEMTOOL_API_KEY=key))
+    lines = [json.loads(l) for l in r.stdout.decode().splitlines()]
+    check(r.returncode == 0 and len(lines) == 2 and not lines[0]["is_error"]
+          and lines[1]["content"].endswith("     1\tby serve"), "serve on a remote store: %r" % lines)
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory", "arguments": {
+                "command": "str_replace", "path": "/memories/fe/serve.md", "old_str": "by serve",
+                "new_str": "by serve, then mcp"}}}]
+    r = subprocess.run([MEMTOOL, "--store", url, "mcp"], input="".join(json.dumps(m) + "\n" for m in msgs).encode(),
+                       capture_output=True, timeout=60, env=env(MEMTOOL_API_KEY=key))
+    out = [json.loads(l) for l in r.stdout.decode().splitlines() if l.strip()]
+    got = [o for o in out if o.get("id") == 2]
+    check(r.returncode == 0 and got and got[0]["result"]["isError"] is False,
+          "mcp on a remote store: %r %r" % (out[-1:], r.stderr[-300:]))
+    # The Python binding, in a process of its own (it loads libmemtool).
+    lib = os.environ.get("MEMTOOL_LIBRARY")
+    check(bool(lib), "MEMTOOL_LIBRARY names libmemtool (ctest sets it)")
+    if lib:
+        prog = ("import memtool, sys\n"
+                "m = memtool.Memory(store=sys.argv[1])\n"
+                "r = m.call({'command': 'view', 'path': '/memories/fe/serve.md'})\n"
+                "print(r.text if not r.is_error else 'ERROR ' + r.text)\n"
+                "print(len(m.log('/memories/fe/serve.md')))\n")
+        r = subprocess.run([sys.executable, "-c", prog, url], capture_output=True, timeout=60, text=True,
+                           env=env(MEMTOOL_API_KEY=key, MEMTOOL_LIBRARY=lib, PYTHONPATH=os.path.join(
+                               SRC, "bindings", "python", "src")))
+        check(r.returncode == 0 and "     1\tby serve, then mcp\n2\n" in r.stdout,
+              "the Python binding on a remote store: %r %r" % (r.stdout, r.stderr[-300:]))
+    # The agent: the model creates a memory; the stand-in checks the tool result it gets back.
+    sys.path.insert(0, os.path.join(SRC, "tests", "agent"))
+    import fake_api
+
+    def msg(n, content, stop):
+        return {"message": {"model": "claude-sonnet-4-5", "id": "msg_%d" % n, "type": "message",
+                            "role": "assistant", "content": content, "stop_reason": stop,
+                            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}}
+    exchanges = [
+        {"respond": msg(1, [{"type": "tool_use", "id": "toolu_1", "name": "memory", "input": {
+            "command": "create", "path": "/memories/fe/agent.md", "file_text": "by the agent\n"}}], "tool_use")},
+        {"expect": {"tool_results": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": "File created successfully at: /memories/fe/agent.md",
+                                      "is_error": False}]},
+         "respond": msg(2, [{"type": "text", "text": "Saved."}], "end_turn")}]
+    api = fake_api.FakeAPI(exchanges, versions=("2026-10-21",), bearer=True, threads="off").start()
+    try:
+        e = {k: v for k, v in env(MEMTOOL_API_KEY=key).items()
+             if not k.lower().endswith("_proxy") and not k.startswith("ANTHROPIC_")}
+        e.update(ANTHROPIC_BASE_URL=api.url(), ANTHROPIC_API_KEY=fake_api.API_KEY, NO_PROXY="*")
+        r = subprocess.run([MEMTOOL, "--store", url, "run", "--no-thread", "--no-search", "--no-stream",
+                            "Remember this."], capture_output=True, timeout=60, env=e, text=True)
+        check(r.returncode == 0 and "Saved." in r.stdout and not api.failures,
+              "memtool run on a remote store: %d %r %r %r" % (r.returncode, r.stdout[-200:], r.stderr[-300:],
+                                                           api.failures))
+    finally:
+        api.stop()
+    rc, out, _ = call(url, key, {"command": "view", "path": "/memories/fe/agent.md"})
+    check(rc == 0 and out.endswith("     1\tby the agent"), "the agent's memory is in the remote store: %r" % out)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="memtool-remote-")
     keys = os.path.join(tmp, "keys")
@@ -327,6 +396,7 @@ def main():
         https(tmp, keys, key)
         url = new_store(base, key)
         refusals(base, url, key)
+        front_ends(new_store(base, key), key)
     finally:
         srv.send_signal(signal.SIGTERM)
         srv.wait(timeout=20)
