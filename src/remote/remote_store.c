@@ -609,6 +609,7 @@ static void remote_free(mt_store *st)
     if (!rs)
         return;
     mt_remote_http_dispose(&rs->http);
+    mt_remote_cache_free(rs->cache);
     free(rs);
 }
 
@@ -642,6 +643,8 @@ int mt_store_remote_open(mt_store **out, const char *url)
     }
     /* The store's id is the base URL's last segment: nothing keeps it apart. */
     rc = mt_remote_http_init(&rs->http, base, key);
+    if (rc == 0)
+        rc = mt_remote_cache_new(&rs->cache);
     free(base);
     free(id);
     rs->base.version = MT_STORE_VERSION;

@@ -4,9 +4,24 @@
 
 #include "remote/remote_http.h"
 
+/* What searches read, by memory, checked by content_sha256 (remote_cache.c). */
+typedef struct mt_remote_cache mt_remote_cache;
+int mt_remote_cache_new(mt_remote_cache **out);
+void mt_remote_cache_free(mt_remote_cache *c);
+/* 1 with *content (malloc'd, NUL-terminated) when the cache holds memory
+ * id's content of SHA-256 sha; 0 when not; or an error. */
+int mt_remote_cache_get(mt_remote_cache *c, char **content, size_t *size, const char *id,
+                        const char *sha);
+/* Whether the cache holds memory id's content of SHA-256 sha. */
+int mt_remote_cache_has(mt_remote_cache *c, const char *id, const char *sha);
+/* Keep content as memory id's, if its SHA-256 is sha. */
+void mt_remote_cache_put(mt_remote_cache *c, const char *id, const char *sha, const char *content,
+                         size_t size);
+
 typedef struct {
     mt_store base;
     mt_remote_http http;
+    mt_remote_cache *cache; /* searches' */
 } mt_remote_store;
 
 /* A memory as the API answers it, checked. */

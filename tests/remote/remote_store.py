@@ -309,6 +309,50 @@ def https(tmp, keys, key):
         srv.wait(timeout=20)
 
 
+def search_cache(url, key):
+    """Search reads what it needs and keeps it, checked by content_sha256: in one process, a
+    first search of 45 memories lists them (a basic page of 100) and reads them in full pages of
+    20 (4 requests); a second, nothing changed, only lists them (1); after another process
+    changed one memory, it lists them and reads that one (2), and finds the change. Besides,
+    each hit's lines are read (h requests): a cold search in a process of its own, once the
+    change is made, costs 4 + h."""
+    lines = "".join(json.dumps({"command": "create", "path": "/memories/s/n%02d.md" % i,
+                                "file_text": "note %d apple\n" % i}) + "\n" for i in range(45))
+    subprocess.run([MEMTOOL, "--store", url, "serve"], input=lines.encode(), capture_output=True,
+                   timeout=60, env=env(MEMTOOL_API_KEY=key), check=True)
+
+    def session():
+        return subprocess.Popen([MEMTOOL, "--store", url, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env(MEMTOOL_API_KEY=key, MEMTOOL_REMOTE_COUNT="1"))
+
+    def search(srv, query):
+        srv.stdin.write((json.dumps({"command": "search", "path": "/memories", "query": query}) + "\n").encode())
+        srv.stdin.flush()
+        return json.loads(srv.stdout.readline())["content"]
+
+    def requests(srv):
+        _, err = srv.communicate(timeout=60)
+        m = re.search(rb"memtool remote: (\d+) requests", err)
+        return int(m.group(1)) if m else None
+
+    a = session()
+    first = search(a, "zebra")
+    second = search(a, "zebra")
+    rc, _, _ = call(url, key, {"command": "str_replace", "path": "/memories/s/n07.md", "old_str": "apple",
+                               "new_str": "zebra"})
+    third = search(a, "zebra")
+    warm = requests(a)
+    c = session()
+    cold = search(c, "zebra")
+    cold_requests = requests(c)
+    check(rc == 0 and first == second and "/memories/s/n07.md" not in first and third == cold
+          and "/memories/s/n07.md" in third,
+          "a search sees the change another process made, as a fresh one does: %r %r" % (first[:80], third[:120]))
+    check(warm is not None and cold_requests is not None and warm == 4 + 1 + 2 + (cold_requests - 4),
+          "requests for a cold search, a warm one, and one after a change: 4 + 1 + 2 (+ the hit's lines), "
+          "not %r (a cold search: %r)" % (warm, cold_requests))
+
+
 def front_ends(url, key):
     """Every front end on a remote store: serve (JSON lines), mcp, the Python binding and the
     agent (memtool run, against the stand-in Messages API of tests/agent), each reading what
@@ -397,6 +441,7 @@ def main():
         url = new_store(base, key)
         refusals(base, url, key)
         front_ends(new_store(base, key), key)
+        search_cache(new_store(base, key), key)
     finally:
         srv.send_signal(signal.SIGTERM)
         srv.wait(timeout=20)
