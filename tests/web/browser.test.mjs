@@ -6,11 +6,11 @@
 // $MEMTOOL_WEB_SHOTS (the build directory; never in git).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BROWSER, SHOT_PREFIX, assertBrowser, launchBrowser, watchCsp, axeCheck } from './lib.mjs';
+import { BROWSER, SHOT_PREFIX, assertBrowser, launchBrowser, watchCsp, axeCheck, startMemtool } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
@@ -35,28 +35,7 @@ function memtool(args, input) {
 const call = (input) => memtool(['call'], JSON.stringify(input));
 const create = (path, text) => call({ command: 'create', path: '/memories' + path, file_text: text });
 
-// A child that prints one line on stdout (its address) before anything else.
-function start(args, env = {}) {
-  const child = spawn(MEMTOOL, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  let log = '';
-  let out = '';
-  child.stderr.on('data', (d) => (log += d));
-  const line = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no address in 10 s: ' + log)), 10000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) { clearTimeout(timer); resolve(out); }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${log}`)));
-  });
-  const stop = () => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.on('exit', resolve);
-    child.kill('SIGTERM');
-  });
-  cleanups.push(stop);
-  return { child, line, stop, log: () => log, out: () => out };
-}
+const start = (args, env) => startMemtool(args, cleanups, env);
 
 // The versions the memory tool lists (memtool log --json), newest first.
 function versions(path) {

@@ -6,6 +6,7 @@
 // driven over CDP) or "firefox" (Debian's firefox-esr, driven over WebDriver
 // BiDi). A browser that is missing fails the test: it is never skipped.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,4 +80,30 @@ export async function axeCheck(page, name) {
   const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
   const bad = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `axe on ${name}`);
+}
+
+// memtool (MEMTOOL) with args: a server that prints one line on stdout (its
+// address) before anything else, and is stopped with SIGTERM by what it
+// pushes on cleanups. {child, line: a promise of that line (with its
+// newline), stop, log(): its stderr so far, out(): its stdout so far}.
+export function startMemtool(args, cleanups, env = {}) {
+  const child = spawn(process.env.MEMTOOL, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let log = '';
+  let out = '';
+  child.stderr.on('data', (d) => (log += d));
+  const line = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no address in 10 s: ' + log)), 10000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) { clearTimeout(timer); resolve(out); }
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${log}`)));
+  });
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.on('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  cleanups.push(stop);
+  return { child, line, stop, log: () => log, out: () => out };
 }

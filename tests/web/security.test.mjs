@@ -6,11 +6,12 @@
 // and the sessions' bounds and lifetimes.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startMemtool } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const dir = mkdtempSync(join(tmpdir(), 'memtool-websec-'));
@@ -28,23 +29,8 @@ memtool(['call'], JSON.stringify({ command: 'create', path: '/memories/notes/tod
 const keyAdd = (tenant) => execFileSync(MEMTOOL, ['server', 'keys', 'add', tenant, '--keys', keys], { encoding: 'utf8' }).trim();
 const keyList = () => JSON.parse(execFileSync(MEMTOOL, ['server', 'keys', 'list', '--json', '--keys', keys], { encoding: 'utf8' }));
 
-// A child that prints its address on stdout first.
-async function start(args, env = {}) {
-  const child = spawn(MEMTOOL, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  let log = '';
-  child.stderr.on('data', (d) => (log += d));
-  cleanups.push(() => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.on('exit', resolve);
-    child.kill('SIGTERM');
-  }));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('no address: ' + log)), 10000);
-    child.stdout.on('data', (d) => { out += d; if (out.includes('\n')) { clearTimeout(timer); resolve(out.trim()); } });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${log}`)));
-  });
-}
+// A child that prints its address on stdout first: that address.
+const start = async (args, env) => (await startMemtool(args, cleanups, env).line).trim();
 
 // One HTTP/1.1 request, exactly as given: target, headers and body go out
 // unparsed. {status, headers (lowercase names), body}.

@@ -4,11 +4,11 @@
 // Debian's chromium or firefox-esr, puppeteer-core and axe-core, as browser.test.mjs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SHOT_PREFIX, assertBrowser, launchBrowser, axeCheck } from './lib.mjs';
+import { SHOT_PREFIX, assertBrowser, launchBrowser, axeCheck, startMemtool } from './lib.mjs';
 
 const MEMTOOL = process.env.MEMTOOL;
 const SHOTS = process.env.MEMTOOL_WEB_SHOTS || join(tmpdir(), 'memtool-web-shots');
@@ -35,19 +35,8 @@ test("memtool server's page at /ui/", { timeout: 120000 }, async () => {
   const ids = keyList();
   const aliceId = ids.find((k) => k.tenant === 'alice' && !k.read_only).id;
 
-  const child = spawn(MEMTOOL, ['--root', join(dir, 'store'), 'server', '--listen', '127.0.0.1:0', '--keys', keys], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d) => (log += d));
-  cleanups.push(() => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.on('exit', resolve);
-    child.kill('SIGTERM');
-  }));
-  const base = await new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('no address: ' + log)), 10000);
-    child.stdout.on('data', (d) => { out += d; if (out.includes('\n')) { clearTimeout(timer); resolve(out.trim()); } });
-  });
+  const srv = startMemtool(['--root', join(dir, 'store'), 'server', '--listen', '127.0.0.1:0', '--keys', keys], cleanups);
+  const base = (await srv.line).trim();
 
   // The API as before, with a key: a store of alice's, and one of bob's.
   const h = (k) => ({ authorization: 'Bearer ' + k, 'content-type': 'application/json' });
