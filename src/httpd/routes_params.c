@@ -265,9 +265,10 @@ json_t *mt_routes_body_object(mt_http_reply *out, const mt_http_request *req, in
     json_object_foreach(j, key, v)
     {
         if (strcmp(key, "content") != 0 && holds_nul(v)) {
-            json_decref(j);
+            /* key is the body's: worded before the body is freed */
             mt_routes_error(out, 400, "invalid_request_error", req->request_id,
                             "%.64s must not hold a NUL character (\\u0000)", key);
+            json_decref(j);
             return NULL;
         }
     }
