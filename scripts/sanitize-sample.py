@@ -13,7 +13,8 @@ case once and every variant (store, encryption, front end) several times, at a
 tenth of the cost. Every other test (unit, stress, fault injection, fuzz
 replays, agent, MCP, bindings, memtool server) runs whole, but for some of the
 server's (server_first_pass_only says which and why) and the memory browser's
-twins in Firefox and on SQLite (web_first_pass_only), the lint checks (which
+twins in Firefox and on SQLite (web_first_pass_only) and the golden suite on a
+remote store (remote_first_pass_only), the lint checks (which
 run no binary of the build) and the benchmarks' smoke runs (which only keep
 the benchmarks from rotting, and drive code paths the tests drive).
 
@@ -45,6 +46,13 @@ def web_first_pass_only(name: str) -> bool:
     return name.startswith("web_") and name.endswith(("_firefox", "_sqlite"))
 
 
+def remote_first_pass_only(name: str) -> bool:
+    """The golden suite on a remote store (one test, every case): the same
+    cases run here on the local stores, and the remote store's own code runs
+    here in remote_store, remote_hostile and test_store_conformance_remote."""
+    return name == "golden_remote"
+
+
 def main() -> int:
     cases_dir = sys.argv[1]
     cases = sorted(f[:-5] for f in os.listdir(cases_dir) if f.endswith(".test"))
@@ -57,7 +65,7 @@ def main() -> int:
             and n[: -len("_nothread")] in present and n != "agent_session_nothread"}
     keep = [n for n in names if not n.startswith("golden_") and n not in twin
             and not (n.startswith("server_") and server_first_pass_only(n))
-            and not web_first_pass_only(n)
+            and not web_first_pass_only(n) and not remote_first_pass_only(n)
             and not n.startswith(("lint_", "bench_"))]
     variants = {}  # case -> {variant prefix: test name}
     for name in names:
@@ -66,8 +74,10 @@ def main() -> int:
         rest = name[len("golden_"):]
         case = next((c for c in by_length if rest == c or rest.endswith("_" + c)), None)
         if case is None:
-            # A golden test this script cannot place runs whole: never drop one silently.
-            keep.append(name)
+            # A golden test this script cannot place runs whole: never drop one silently
+            # (but for the one said above, by name).
+            if not remote_first_pass_only(name):
+                keep.append(name)
             continue
         variants.setdefault(case, {})[rest[: len(rest) - len(case)]] = name
     all_variants = sorted({v for per in variants.values() for v in per})
