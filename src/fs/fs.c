@@ -19,16 +19,17 @@ int mt_fs_error(int err, const char *what, const char *rel)
 {
     const char *shown = rel && *rel ? rel : MT_STORE_SHOWN_ROOT;
 
+    /* The four every store words alike (contract/store_contract.h). */
     switch (err) {
     case ENOENT:
-        return mt_error_set(MT_ENOTFOUND, "%s %s: no such file or directory", what, shown);
+        return mt_store_path_error(MT_ENOTFOUND, what, rel);
     case EEXIST:
     case ENOTEMPTY:
-        return mt_error_set(MT_EEXISTS, "%s %s: it already exists", what, shown);
+        return mt_store_path_error(MT_EEXISTS, what, rel);
     case ENOTDIR:
-        return mt_error_set(MT_ENOTDIR, "%s %s: a component is not a directory", what, shown);
+        return mt_store_path_error(MT_ENOTDIR, what, rel);
     case EISDIR:
-        return mt_error_set(MT_EISDIR, "%s %s: it is a directory", what, shown);
+        return mt_store_path_error(MT_EISDIR, what, rel);
     case ELOOP:
         return mt_error_set(MT_ESYMLINK, "%s %s: the path goes through a symbolic link", what,
                             shown);

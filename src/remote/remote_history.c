@@ -324,7 +324,6 @@ static int get_version(mt_remote_store *rs, mt_version *v, int64_t id, char **co
 {
     char api[200];
     mt_buf target = MT_BUF_INIT;
-    mt_remote_resp r;
     json_t *o;
     int rc;
 
@@ -335,21 +334,14 @@ static int get_version(mt_remote_store *rs, mt_version *v, int64_t id, char **co
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
-    rc = mt_remote_send(&rs->http, &r, "GET", target.ptr, NULL, MT_REMOTE_SAFE, "history");
+    rc = mt_remote_get_json(&rs->http, &o, target.ptr, "history", NULL);
     mt_buf_dispose(&target);
+    if (rc == MT_ENOTFOUND)
+        return mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
     if (rc < 0)
         return rc;
-    if (r.status == 404)
-        rc = mt_error_set(MT_ENOTFOUND, NO_VERSION, (long long)id);
-    else if (r.status != 200)
-        rc = mt_remote_fail(&r, MT_EIO, "history");
-    else if (!(o = mt_remote_json(&r, "history")))
-        rc = MT_EIO;
-    else {
-        rc = version_parse(rs, v, o, content, len);
-        json_decref(o);
-    }
-    mt_remote_resp_dispose(&r);
+    rc = version_parse(rs, v, o, content, len);
+    json_decref(o);
     return rc;
 }
 

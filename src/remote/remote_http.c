@@ -324,6 +324,25 @@ json_t *mt_remote_json(const mt_remote_resp *r, const char *what)
     return v;
 }
 
+int mt_remote_get_json(mt_remote_http *c, json_t **out, const char *target, const char *what,
+                       const char *on_404)
+{
+    mt_remote_resp r;
+    int rc;
+
+    *out = NULL;
+    if ((rc = mt_remote_send(c, &r, "GET", target, NULL, MT_REMOTE_SAFE, what)) < 0)
+        return rc;
+    if (r.status == 404 && !on_404)
+        rc = MT_ENOTFOUND;
+    else if (r.status != 200)
+        rc = mt_remote_fail(&r, MT_EIO, r.status == 404 ? on_404 : what);
+    else if (!(*out = mt_remote_json(&r, what)))
+        rc = MT_EIO;
+    mt_remote_resp_dispose(&r);
+    return rc;
+}
+
 /* Printable ASCII only, at most max bytes: what a server says goes into
  * messages a model reads. */
 static void clean(mt_buf *out, const char *s, size_t max)

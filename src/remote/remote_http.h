@@ -66,6 +66,13 @@ void mt_remote_resp_dispose(mt_remote_resp *r);
 /* The response as a JSON object (NULL with an MT_EIO message: not one). */
 json_t *mt_remote_json(const mt_remote_resp *r, const char *what);
 
+/* GET target (safe to send again) and its answer as a JSON object in *out
+ * (json_decref it). A 404 is MT_ENOTFOUND with no error set when on_404 is
+ * NULL (the caller words it), else an error in the server's words named
+ * on_404; any other status but 200 is one named what. */
+int mt_remote_get_json(mt_remote_http *c, json_t **out, const char *target, const char *what,
+                       const char *on_404);
+
 /* An error answer as an mt_error: the API's error type and message (cut,
  * control characters dropped), its status and request id. Returns code. */
 int mt_remote_fail(const mt_remote_resp *r, int code, const char *what);

@@ -122,23 +122,13 @@ void mt_remote_walk_dispose(mt_remote_walk *w)
 int mt_remote_page_get(mt_remote_store *rs, mt_remote_walk *w, json_t **page, json_t **data,
                        const char *target, const char *what, const char *not_there)
 {
-    mt_remote_resp r;
     json_t *o, *next;
     size_t n;
     int rc;
 
     *page = *data = NULL;
-    if ((rc = mt_remote_send(&rs->http, &r, "GET", target, NULL, MT_REMOTE_SAFE, what)) < 0)
+    if ((rc = mt_remote_get_json(&rs->http, &o, target, what, not_there ? not_there : what)) < 0)
         return rc;
-    if (r.status != 200) {
-        rc = mt_remote_fail(&r, MT_EIO, r.status == 404 && not_there ? not_there : what);
-        mt_remote_resp_dispose(&r);
-        return rc;
-    }
-    o = mt_remote_json(&r, what);
-    mt_remote_resp_dispose(&r);
-    if (!o)
-        return MT_EIO;
     next = json_object_get(o, "next_page");
     if (!json_is_array(json_object_get(o, "data")) ||
         (next && !json_is_null(next) && !json_is_string(next))) {
@@ -349,7 +339,6 @@ int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char 
                   const char *what)
 {
     mt_buf target = MT_BUF_INIT;
-    mt_remote_resp r;
     json_t *o;
     int rc;
 
@@ -357,23 +346,10 @@ int mt_remote_get(mt_remote_store *rs, mt_rmem *out, const char *id, const char 
         mt_buf_dispose(&target);
         return MT_ENOMEM;
     }
-    rc = mt_remote_send(&rs->http, &r, "GET", target.ptr, NULL, MT_REMOTE_SAFE, what);
+    rc = mt_remote_get_json(&rs->http, &o, target.ptr, what, NULL);
     mt_buf_dispose(&target);
     if (rc < 0)
         return rc;
-    if (r.status == 404) {
-        mt_remote_resp_dispose(&r);
-        return MT_ENOTFOUND;
-    }
-    if (r.status != 200) {
-        rc = mt_remote_fail(&r, MT_EIO, what);
-        mt_remote_resp_dispose(&r);
-        return rc;
-    }
-    o = mt_remote_json(&r, what);
-    mt_remote_resp_dispose(&r);
-    if (!o)
-        return MT_EIO;
     rc = mt_rmem_parse(out, o, 1, what);
     json_decref(o);
     if (rc == 0 && !out->has_content) {
