@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "remote/remote_store.h"
-#include "util/sha256.h"
 
 /* A store holds at most 2,000 memories of at most 100 kB: the bytes bound
  * keeps a cache of a full store to a fraction of that. */
@@ -113,28 +112,26 @@ int mt_remote_cache_has(mt_remote_cache *c, const char *id, const char *sha)
     return has;
 }
 
-void mt_remote_cache_put(mt_remote_cache *c, const char *id, const char *sha, const char *content,
-                         size_t size)
+void mt_remote_cache_put(mt_remote_cache *c, const mt_rmem *m)
 {
-    char got[65];
+    size_t i, size = (size_t)m->size;
     entry e = {0};
-    size_t i;
 
-    /* Kept only as what the server's SHA-256 names: a later match of the
-     * SHA-256 then means this very content. */
-    mt_sha256_hex(got, content, size);
-    if (strcmp(got, sha) != 0 || size > CACHE_BYTES / 8)
+    /* Kept only as what the server's SHA-256 names (mt_rmem_parse checked
+     * the content against it): a later match of the SHA-256 then means this
+     * very content. */
+    if (!m->has_content || size > CACHE_BYTES / 8)
         return;
-    if (!(e.id = strdup(id)) || !(e.content = malloc(size + 1))) {
+    if (!(e.id = strdup(m->id)) || !(e.content = malloc(size + 1))) {
         free(e.id);
         return; /* a cache: a memory not kept is read again */
     }
-    memcpy(e.content, content, size);
+    memcpy(e.content, m->content, size);
     e.content[size] = '\0';
     e.size = size;
-    memcpy(e.sha, sha, sizeof(e.sha));
+    memcpy(e.sha, m->sha, sizeof(e.sha));
     pthread_mutex_lock(&c->lock);
-    if ((i = find(c, id)) < c->n)
+    if ((i = find(c, m->id)) < c->n)
         drop(c, i);
     while (c->n && (c->n >= CACHE_MEMORIES || c->bytes + size > CACHE_BYTES)) {
         size_t old = 0;

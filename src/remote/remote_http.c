@@ -360,7 +360,8 @@ json_t *mt_remote_error_body(const mt_remote_resp *r)
     json_error_t jerr;
     json_t *v = NULL;
 
-    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, 0, &jerr) < 0)
+    /* As an answer (mt_remote_json): a NUL anywhere must not hide the error's type. */
+    if (mt_json_loadb(&v, r->body.ptr ? r->body.ptr : "", r->body.len, JSON_ALLOW_NUL, &jerr) < 0)
         return NULL;
     return v;
 }

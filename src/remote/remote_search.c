@@ -78,7 +78,7 @@ static int full_cb(void *payload, mt_rmem *m, const char *path)
     if (!m || !m->has_content)
         return m ? mt_error_set(MT_EIO, "search: the server answered a memory without content") : 0;
     c->memories++;
-    mt_remote_cache_put(c->rs->cache, m->id, m->sha, m->content, (size_t)m->size);
+    mt_remote_cache_put(c->rs->cache, m);
     return mt_scan_rank_add(c->rank, path + 1, m->content, (size_t)m->size);
 }
 
@@ -111,7 +111,7 @@ static int beneath(mt_remote_store *rs, mt_scan_rank *r, size_t *memories, const
         } else if (rc == 0) {
             rc = mt_remote_get(rs, &m, l.v[i].id, l.v[i].path, "search");
             if (rc == 0) {
-                mt_remote_cache_put(rs->cache, m.id, m.sha, m.content, (size_t)m.size);
+                mt_remote_cache_put(rs->cache, &m);
                 rc = mt_scan_rank_add(r, l.v[i].path + 1, m.content, (size_t)m.size);
                 mt_rmem_dispose(&m);
             } else if (rc == MT_ENOTFOUND) {

@@ -55,7 +55,10 @@ static uint64_t memory_key(const char *mid)
 
 int mt_remote_memory_api_id(char *out, size_t size, const char *mid)
 {
-    return strlen(mid) == 20 && mt_remote_ids_get(&memory_ids, memory_key(mid), out, size);
+    /* Only memtool's form has a key: anything else (a typed id) is no memory met. */
+    return strlen(mid) == 20 && strncmp(mid, "mem_", 4) == 0 &&
+           strspn(mid + 4, "0123456789abcdef") == 16 &&
+           mt_remote_ids_get(&memory_ids, memory_key(mid), out, size);
 }
 
 void mt_remote_memory_id(char out[24], const char *api_id)

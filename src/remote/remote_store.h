@@ -6,18 +6,6 @@
 
 /* What searches read, by memory, checked by content_sha256 (remote_cache.c). */
 typedef struct mt_remote_cache mt_remote_cache;
-int mt_remote_cache_new(mt_remote_cache **out);
-void mt_remote_cache_free(mt_remote_cache *c);
-/* 1 with *content (malloc'd, NUL-terminated) when the cache holds memory
- * id's content of SHA-256 sha; 0 when not; or an error. */
-int mt_remote_cache_get(mt_remote_cache *c, char **content, size_t *size, const char *id,
-                        const char *sha);
-/* Whether the cache holds memory id's content of SHA-256 sha. */
-int mt_remote_cache_has(mt_remote_cache *c, const char *id, const char *sha);
-/* Keep content as memory id's, if its SHA-256 is sha. */
-void mt_remote_cache_put(mt_remote_cache *c, const char *id, const char *sha, const char *content,
-                         size_t size);
-
 typedef struct {
     mt_store base;
     mt_remote_http http;
@@ -38,6 +26,18 @@ typedef struct {
 void mt_rmem_dispose(mt_rmem *m);
 int mt_rmem_parse(mt_rmem *m, const json_t *o, int want_content, const char *what);
 int mt_remote_api_path_ok(const char *p, size_t len);
+
+int mt_remote_cache_new(mt_remote_cache **out);
+void mt_remote_cache_free(mt_remote_cache *c);
+/* 1 with *content (malloc'd, NUL-terminated) when the cache holds memory
+ * id's content of SHA-256 sha; 0 when not; or an error. */
+int mt_remote_cache_get(mt_remote_cache *c, char **content, size_t *size, const char *id,
+                        const char *sha);
+/* Whether the cache holds memory id's content of SHA-256 sha. */
+int mt_remote_cache_has(mt_remote_cache *c, const char *id, const char *sha);
+/* Keep m's content (a memory parsed with its content: mt_rmem_parse checked
+ * it against its content_sha256). */
+void mt_remote_cache_put(mt_remote_cache *c, const mt_rmem *m);
 
 /* An item of a listing: a memory (m, which the callback may take by
  * zeroing it), or a prefix (m NULL, path "/x/"). Return 0 to go on, 1 to
