@@ -863,7 +863,8 @@ static int rename_in(mt_db_txn *t, void *arg)
             goto done;
         }
     }
-    if ((rc = mt_store_move_limit(op, a->from, a->to, depth_of(a->to), height, longest)) < 0)
+    if ((rc = mt_store_move_limit(op, a->from, a->to, n.kind == MT_NODE_FILE, depth_of(a->to),
+                                  height, longest)) < 0)
         goto done;
     if (with && (rc = mt_store_content_limit(op, a->to, n.size, op->rename_len)) < 0)
         goto done;

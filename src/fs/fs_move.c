@@ -327,7 +327,7 @@ int mt_fs_rename(mt_store *st, mt_store_op *op, const char *from, const char *to
         rc = mt_fs_error(EEXIST, "cannot rename to", to);
         goto done;
     }
-    if ((rc = mt_store_move_limit(op, from, to, p.depth, height, longest)) < 0)
+    if ((rc = mt_store_move_limit(op, from, to, S_ISREG(sb.st_mode), p.depth, height, longest)) < 0)
         goto done;
     if (with && (rc = mt_store_content_limit(op, to, (uint64_t)sb.st_size, op->rename_len)) < 0)
         goto done;

@@ -46,8 +46,8 @@ int mt_store_content_limit(mt_store_op *op, const char *rel, uint64_t was, uint6
                   rel);
 }
 
-int mt_store_move_limit(mt_store_op *op, const char *from, const char *to, unsigned to_depth,
-                        unsigned height, size_t longest)
+int mt_store_move_limit(mt_store_op *op, const char *from, const char *to, int is_file,
+                        unsigned to_depth, unsigned height, size_t longest)
 {
     unsigned depth =
         op->max_depth && op->max_depth < MT_STORE_MAX_DEPTH ? op->max_depth : MT_STORE_MAX_DEPTH;
@@ -62,7 +62,8 @@ int mt_store_move_limit(mt_store_op *op, const char *from, const char *to, unsig
         op->would = to_depth + height;
         return mt_error_set(MT_ELIMIT, "moving %s to %s would nest it too deep", from, to);
     }
-    if (op->max_path_bytes && bytes > op->max_path_bytes) {
+    /* Only a regular file's path is bounded: a tree without one moves no file. */
+    if (op->max_path_bytes && (is_file || longest) && bytes > op->max_path_bytes) {
         op->refused = MT_LIMIT_PATH_BYTES;
         op->limit = op->max_path_bytes;
         op->held = strlen(from) + (longest ? 1 + longest : 0);

@@ -100,6 +100,15 @@ static void check(int kind)
     assert_int_equal(st->rename(st, &op, "a", "xyzw"), 0);
     assert_true(present(st, "xyzw/b/c/f.md"));
 
+    /* A tree holding no regular file moves no file: no path to bound. */
+    put(st, "e/x/f.md");
+    mt_store_op_init(&op);
+    assert_int_equal(st->remove(st, &op, "e/x/f.md"), 0);
+    assert_true(present(st, "e/x"));
+    mt_store_op_init(&op);
+    op.max_path_bytes = 4;
+    assert_int_equal(st->rename(st, &op, "e", "a-long-name"), 0);
+    assert_true(present(st, "a-long-name/x"));
     /* A file's own path counts too; 0 keeps the store's own depth. */
     mt_store_op_init(&op);
     op.max_path_bytes = 8;
